@@ -1,0 +1,314 @@
+/*
+ * internal.h - libsyncprof's internal data model and prototypes.
+ *
+ * Prototypes are grouped by the file that defines them (mimalloc style).
+ * Internal non-static names carry the sp_ prefix; all of them have hidden
+ * visibility (the library is built with -fvisibility=hidden).
+ *
+ * Data model.  A *site* is where a lock call was made: __FILE__/__LINE__/
+ * __func__ for instrumented code, a return address (pc) for interposed
+ * code.  An *entry* holds the statistics of one (site, object, op) in one
+ * thread; its key is immutable once published, its counters are written
+ * only by the owning thread with relaxed atomic stores, so a concurrent
+ * report never reads a torn value.  Entries live in append-only chunks that
+ * never move (see table.c); a report walks the chunks, never the index.
+ */
+#ifndef SP_INTERNAL_H
+#define SP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "syncprof.h"
+
+#define SP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SP_NOINLINE __attribute__((noinline))
+#define SP_COLD __attribute__((noinline, cold))
+#define SP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define SP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Memory orders are named at each use, as liburcu and mimalloc do. */
+#define sp_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define sp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define sp_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define sp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define sp_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+/* Lock types as reported (the "type" of a row). */
+enum sp_type {
+	SP_TYPE_MUTEX = 0,
+	SP_TYPE_REC_MUTEX,
+	SP_TYPE_CONDVAR,
+	SP_TYPE_RWLOCK_READ,
+	SP_TYPE_RWLOCK_WRITE,
+	SP_TYPE_SPINLOCK,
+	SP_TYPE_COUNT
+};
+
+/*
+ * Log2 histogram of contended waits: bucket b counts waits w with
+ * 2^b <= w < 2^(b+1) ns (bucket 0 also takes w < 1); the last bucket takes
+ * everything longer (2^39 ns is about nine minutes).  Uncontended
+ * acquisitions wait 0 and are not stored: they are acquisitions minus the
+ * sum of the buckets.
+ */
+#define SP_HIST_BUCKETS 40
+
+/* Most frames kept per entry for contended waits (interposed sites). */
+#define SP_MAX_FRAMES 16
+
+/* Identity of a call site, as the probe sees it. */
+struct sp_site {
+	const char *file; /* instrumented: __FILE__; NULL when interposed */
+	const char *func; /* instrumented: __func__; NULL when interposed */
+	uintptr_t pc;     /* interposed: return address; 0 when instrumented */
+	uint32_t line;    /* instrumented: __LINE__; 0 when interposed */
+};
+
+/*
+ * One (site, object, op) of one thread.  The first cache line holds what an
+ * uncontended acquisition touches: the key and the acquisition count.
+ */
+struct sp_entry {
+	/* key: written before publication, then immutable */
+	uintptr_t obj;
+	const char *file;
+	uintptr_t pc;
+	uint32_t line;
+	uint8_t op;   /* enum sp_type of the call made (mutex for rec_mutex) */
+	uint8_t type; /* enum sp_type reported (rec_mutex found at insertion) */
+	uint8_t n_frames;
+	uint8_t pad_;
+	const char *func;
+	/* counters: written by the owner only, relaxed stores */
+	uint64_t acquisitions;
+	uint64_t contended;
+	uint64_t wait_ns;
+	/* second cache line onwards: contended path only */
+	uint64_t wait_max_ns;
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;
+	uint64_t holds;
+	uint32_t epoch; /* sp_reset_epoch when the maxima were last reset */
+	uint32_t pad2_;
+	uint64_t hist[SP_HIST_BUCKETS];
+	uintptr_t frames[SP_MAX_FRAMES]; /* callers of the first contended wait */
+} __attribute__((aligned(64)));
+
+/*
+ * Per-thread table: an owner-only open-addressing index over append-only
+ * entry chunks.  Chunk k holds SP_CHUNK0 << k entries; chunks never move
+ * and are never freed while the table lives.
+ */
+#define SP_CHUNK0 64
+#define SP_MAX_CHUNKS 24
+
+struct sp_table {
+	struct sp_entry **index; /* owner only; NULL slots are free */
+	size_t index_mask;
+	size_t n_entries;        /* published with release; read with acquire */
+	struct sp_entry *chunks[SP_MAX_CHUNKS];
+};
+
+/* A thread known to the profiler. */
+struct sp_thread {
+	struct sp_table table;
+	struct sp_entry *last; /* one-entry cache in front of the index */
+	struct sp_thread *next, *prev;
+	pid_t tid;
+	char name[16];
+};
+
+/* Row of a report: merged statistics of one key. */
+struct sp_row {
+	uintptr_t obj;
+	const char *file;
+	const char *func;
+	uintptr_t pc;
+	uint32_t line;
+	uint8_t type;
+	uint8_t n_frames;
+	uint64_t n_objects;
+	uint64_t acquisitions;
+	uint64_t contended;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;
+	uint64_t holds;
+	uint64_t hist[SP_HIST_BUCKETS];
+	uintptr_t frames[SP_MAX_FRAMES];
+};
+
+struct sp_rows {
+	struct sp_row *v;
+	size_t n, cap;
+};
+
+/* Options read from SYNCPROF_OPTIONS (see options.c). */
+struct sp_options {
+	int enabled;
+	int report_at_exit;  /* -1: unset, report when profiling was ever on */
+	char *output;        /* NULL: stderr; "%p" expands to the pid */
+	struct syncprof_report_options report;
+	char *src_root;
+};
+
+/* ---- "util.c" --------------------------------------------------------- */
+
+/* A small futex lock, so that the profiler never calls the lock functions
+ * it profiles (a preloaded interposer would call itself). */
+typedef struct {
+	int state; /* 0 free, 1 locked, 2 locked with waiters */
+} sp_lock_t;
+#define SP_LOCK_INIT { 0 }
+void sp_lock(sp_lock_t *l);
+void sp_unlock(sp_lock_t *l);
+
+void *sp_mmap(size_t size);
+void sp_munmap(void *p, size_t size);
+pid_t sp_gettid(void);
+
+static inline uint64_t sp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline unsigned sp_hist_bucket(uint64_t ns)
+{
+	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+	return b < SP_HIST_BUCKETS ? b : SP_HIST_BUCKETS - 1;
+}
+
+/* ---- "table.c" -------------------------------------------------------- */
+
+void sp_table_init(struct sp_table *t);
+void sp_table_destroy(struct sp_table *t);
+/* Owner only.  NULL when out of memory. */
+struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
+				 int op, int type);
+struct sp_entry *sp_table_find(const struct sp_table *t, const struct sp_site *site,
+			       uintptr_t obj, int op);
+/* Any thread; entries [0, n) are fully initialised. */
+size_t sp_table_count(const struct sp_table *t);
+struct sp_entry *sp_table_at(const struct sp_table *t, size_t i);
+/* Fold @from into @into (owner of @into, i.e. under the registry lock). */
+int sp_table_fold(struct sp_table *into, const struct sp_table *from);
+
+static inline size_t sp_key_hash(const char *file, uintptr_t pc, uint32_t line, uintptr_t obj,
+				 int op)
+{
+	uint64_t h = (uint64_t)obj * 0x9E3779B97F4A7C15ull;
+	h ^= ((uint64_t)(uintptr_t)file + pc + ((uint64_t)line << 8) + (uint64_t)op) *
+	     0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static inline int sp_entry_matches(const struct sp_entry *e, const struct sp_site *site,
+				   uintptr_t obj, int op)
+{
+	return e->obj == obj && e->file == site->file && e->line == site->line &&
+	       e->pc == site->pc && e->op == op;
+}
+
+/* ---- "registry.c" ----------------------------------------------------- */
+
+extern SP_TLS struct sp_thread *sp_tls_self;
+extern uint32_t sp_reset_epoch;
+
+/* The calling thread's record, created on first use; NULL while the thread
+ * is inside the profiler or being torn down (its calls go unrecorded). */
+struct sp_thread *sp_thread_self__slowpath(void);
+/* Mark the calling thread busy inside the profiler: its lock calls pass
+ * through unrecorded until sp_thread_leave(). */
+struct sp_thread *sp_thread_enter(void);
+void sp_thread_leave(struct sp_thread *saved);
+/* Call @fn on every live thread's table and on the retired aggregate, with
+ * the registry lock held (threads keep recording; exiting ones wait). */
+void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg);
+size_t sp_registry_thread_count(void);
+void sp_lost_add(uint64_t n);
+uint64_t sp_lost_get(void);
+
+/* ---- "probe.c" -------------------------------------------------------- */
+
+/* Slow paths shared by every probe (instrumented and interposed). */
+struct sp_entry *sp_entry_lookup__slowpath(struct sp_thread *t, const struct sp_site *site,
+					   uintptr_t obj, int op, int type);
+void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired);
+int sp_mutex_type(const void *mutex);
+
+/* ---- "options.c" ------------------------------------------------------ */
+
+extern struct sp_options sp_opts;
+/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
+ * Returns the number of problems found (0: all understood). */
+int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
+void sp_options_defaults(struct sp_options *o);
+void sp_options_free(struct sp_options *o);
+const char *sp_sort_name(enum syncprof_sort s);
+const char *sp_format_name(enum syncprof_format f);
+
+/* ---- "report.c" ------------------------------------------------------- */
+
+int sp_rows_push(struct sp_rows *r, const struct sp_row *row);
+void sp_rows_free(struct sp_rows *r);
+/* Merge every thread and the retired aggregate into one row per key. */
+int sp_report_collect(struct sp_rows *out);
+/* out = cur - snap, rows with nothing left dropped; maxima kept from cur. */
+int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
+int sp_report_coalesce(struct sp_rows *rows);
+void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
+void sp_report_top(struct sp_rows *rows, unsigned top);
+/* The whole pipeline of syncprof_report() up to rendering. */
+int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o);
+int sp_report_snapshot(void);
+uint64_t sp_row_percentile(const struct sp_row *r, double q);
+const char *sp_type_name(int type);
+
+/* ---- "render_table.c", "render_json.c" -------------------------------- */
+
+struct sp_render_ctx {
+	const struct syncprof_report_options *opts;
+	uint64_t elapsed_ns;
+	uint64_t lost;
+	pid_t pid;
+	const char *command;
+};
+int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+/* Length of the directory prefix shared by every row's file (report.c). */
+size_t sp_rows_common_prefix(const struct sp_rows *rows);
+const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
+
+/* ---- "symbolize.c" --------------------------------------------------- */
+
+/* What is known of a code address; pointers valid until the next call. */
+struct sp_symbol {
+	const char *function; /* NULL when unknown */
+	const char *file;     /* NULL when there is no debug info */
+	const char *dso;      /* NULL when unknown */
+	unsigned line;        /* 0 when unknown */
+	uintptr_t offset;     /* from the start of function (or of dso) */
+};
+
+/* Report path only; not thread-safe (callers hold report_lock). */
+void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
+/* "function file:line", "function+0x12 [dso]", ... into @buf. */
+const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
+			   char *buf, size_t size);
+
+/* ---- "runtime.c" ------------------------------------------------------ */
+
+void sp_runtime_init(void);
+uint64_t sp_start_ns(void);
+const char *sp_command(void);
+
+#endif /* SP_INTERNAL_H */

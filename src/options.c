@@ -1,0 +1,251 @@
+/*
+ * options.c - SYNCPROF_OPTIONS, read once at start-up.
+ *
+ * Design: the sanitizers' convention, "key=value,key=value".  Each key has
+ * one row in the options table below: its name, a parser and the help text
+ * naming the valid values, so that a warning can list the choices and
+ * later features add a key by adding a row.  A problem (unknown key, bad
+ * value) prints one warning naming the key and what would have been valid;
+ * the rest of the string is still applied and the program runs on: the
+ * profiler never stops a program because of its own configuration.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct sp_options sp_opts;
+
+static const char *const sort_names[] = { "total", "avg", "max", "count", "contended", "hold" };
+static const char *const format_names[] = { "table", "json" };
+
+const char *sp_sort_name(enum syncprof_sort s)
+{
+	return (unsigned)s < sizeof(sort_names) / sizeof(*sort_names) ? sort_names[s] : "?";
+}
+
+const char *sp_format_name(enum syncprof_format f)
+{
+	return (unsigned)f < sizeof(format_names) / sizeof(*format_names) ? format_names[f] : "?";
+}
+
+static int name_index(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
+int syncprof_parse_sort(const char *name, enum syncprof_sort *out)
+{
+	int i = name ? name_index(sort_names, sizeof(sort_names) / sizeof(*sort_names), name) : -1;
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum syncprof_sort)i;
+	return 0;
+}
+
+int syncprof_parse_format(const char *name, enum syncprof_format *out)
+{
+	int i = name ? name_index(format_names, sizeof(format_names) / sizeof(*format_names), name)
+		     : -1;
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum syncprof_format)i;
+	return 0;
+}
+
+void syncprof_report_options_init(struct syncprof_report_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->top = 0;
+	o->sort = SYNCPROF_SORT_TOTAL;
+	o->coalesce = 1;
+	o->format = SYNCPROF_FORMAT_TABLE;
+	o->src_root = NULL;
+}
+
+void sp_options_defaults(struct sp_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->enabled = 0;
+	o->report_at_exit = -1;
+	syncprof_report_options_init(&o->report);
+}
+
+void sp_options_free(struct sp_options *o)
+{
+	free(o->output);
+	free(o->src_root);
+	o->output = o->src_root = NULL;
+	o->report.src_root = NULL;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
+		*out = 1;
+	else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_uint(const char *v, unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (!*v || *v == '-' || *v == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > UINT_MAX)
+		return -EINVAL;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int set_string(char **dst, const char *v)
+{
+	char *s;
+
+	if (!*v)
+		return -EINVAL;
+	s = strdup(v);
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int opt_enabled(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->enabled);
+}
+
+static int opt_report_at_exit(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->report_at_exit);
+}
+
+static int opt_coalesce(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->report.coalesce);
+}
+
+static int opt_output(struct sp_options *o, const char *v)
+{
+	return set_string(&o->output, v);
+}
+
+static int opt_src_root(struct sp_options *o, const char *v)
+{
+	int rc = set_string(&o->src_root, v);
+
+	o->report.src_root = o->src_root;
+	return rc;
+}
+
+static int opt_format(struct sp_options *o, const char *v)
+{
+	return syncprof_parse_format(v, &o->report.format);
+}
+
+static int opt_sort(struct sp_options *o, const char *v)
+{
+	return syncprof_parse_sort(v, &o->report.sort);
+}
+
+static int opt_top(struct sp_options *o, const char *v)
+{
+	return parse_uint(v, &o->report.top);
+}
+
+struct option_row {
+	const char *name;
+	int (*set)(struct sp_options *o, const char *value);
+	const char *valid;
+};
+
+static const struct option_row option_table[] = {
+	{ "enabled", opt_enabled, "1 or 0" },
+	{ "output", opt_output, "a file name (%p: the pid); default stderr" },
+	{ "format", opt_format, "table or json" },
+	{ "top", opt_top, "a number of rows, 0 for all" },
+	{ "sort", opt_sort, "total, avg, max, count, contended or hold" },
+	{ "coalesce", opt_coalesce, "1 or 0" },
+	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
+	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
+};
+
+#define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))
+
+static void warn_unknown(FILE *warn, const char *key, size_t klen)
+{
+	fprintf(warn, "syncprof: warning: unknown option '%.*s' in SYNCPROF_OPTIONS (known:", (int)klen,
+		key);
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		fprintf(warn, "%s %s", i ? "," : "", option_table[i].name);
+	fputs("); ignored\n", warn);
+}
+
+/* Apply one "key=value" of length @len. */
+static int parse_one(struct sp_options *o, const char *item, size_t len, FILE *warn)
+{
+	const char *eq = memchr(item, '=', len);
+	size_t klen = eq ? (size_t)(eq - item) : len;
+	char value[4096];
+
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_row *row = &option_table[i];
+
+		if (strlen(row->name) != klen || strncmp(row->name, item, klen))
+			continue;
+		if (!eq) {
+			fprintf(warn, "syncprof: warning: option '%s' needs a value (%s); ignored\n",
+				row->name, row->valid);
+			return 1;
+		}
+		if (len - klen - 1 >= sizeof(value)) {
+			fprintf(warn, "syncprof: warning: value of option '%s' is too long; ignored\n",
+				row->name);
+			return 1;
+		}
+		memcpy(value, eq + 1, len - klen - 1);
+		value[len - klen - 1] = '\0';
+		if (row->set(o, value)) {
+			fprintf(warn,
+				"syncprof: warning: bad value '%s' for option '%s' (valid: %s); "
+				"ignored\n",
+				value, row->name, row->valid);
+			return 1;
+		}
+		return 0;
+	}
+	warn_unknown(warn, item, klen);
+	return 1;
+}
+
+int sp_options_parse(struct sp_options *o, const char *s, FILE *warn)
+{
+	int problems = 0;
+
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+
+		if (len)
+			problems += parse_one(o, s, len, warn);
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return problems;
+}

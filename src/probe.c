@@ -1,0 +1,335 @@
+/*
+ * probe.c - the profiled lock calls of the public API (what
+ * syncprof/instrument.h maps pthread and C11 calls onto), and the slow
+ * paths that every probe shares.
+ *
+ * Design: see probe.h for the hot path.  Each entry point checks the
+ * enabled flag itself too (callers of the API need not use instrument.h),
+ * builds its site from __FILE__/__LINE__/__func__ and instantiates the
+ * inline probe with the real libc functions, so the uncontended path has no
+ * indirect call.  The slow paths here are noinline: timing a contended
+ * wait, counting a failed try, inserting a new entry.
+ *
+ * Counters of an entry are written only by the thread that owns it, with
+ * relaxed stores (see internal.h).  The maxima are reset lazily: a reset
+ * bumps sp_reset_epoch, and the owner zeroes its maxima at its next
+ * contended wait when the entry's epoch is stale; reports ignore stale
+ * maxima.  So a reset writes nothing into other threads' memory.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <threads.h>
+
+#include "probe.h"
+
+int syncprof__enabled;
+
+/*
+ * The reported type of a mutex: rec_mutex when it was initialised
+ * recursive.  glibc keeps the type in the low bits of __data.__kind (the
+ * PTHREAD_MUTEX_KIND_MASK_NP mask, 3), in the public structure layout; a C11
+ * mtx_t of glibc wraps a pthread_mutex_t.  Read once per new entry only.
+ */
+int sp_mutex_type(const void *mutex)
+{
+	const pthread_mutex_t *m = mutex;
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE ? SP_TYPE_REC_MUTEX : SP_TYPE_MUTEX;
+}
+
+struct sp_entry *sp_entry_lookup(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
+				 int op)
+{
+	struct sp_entry *e = sp_table_find(&t->table, site, obj, op);
+
+	if (SP_UNLIKELY(!e)) {
+		int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
+
+		e = sp_table_insert(&t->table, site, obj, op, type);
+		if (!e) {
+			sp_lost_add(1);
+			return NULL;
+		}
+	}
+	t->last = e;
+	return e;
+}
+
+static void entry_refresh_epoch(struct sp_entry *e)
+{
+	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
+
+	if (SP_UNLIKELY(e->epoch != epoch)) {
+		sp_store_relaxed(&e->wait_max_ns, 0);
+		sp_store_relaxed(&e->hold_max_ns, 0);
+		sp_store_release(&e->epoch, epoch);
+	}
+}
+
+void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
+{
+	unsigned b = sp_hist_bucket(wait_ns);
+
+	entry_refresh_epoch(e);
+	if (acquired)
+		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
+	sp_store_relaxed(&e->contended, e->contended + 1);
+	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
+	if (wait_ns > e->wait_max_ns)
+		sp_store_relaxed(&e->wait_max_ns, wait_ns);
+	sp_store_relaxed(&e->hist[b], e->hist[b] + 1);
+}
+
+SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
+					const struct sp_lock_ops *ops,
+					const struct timespec *abstime, const struct sp_site *site)
+{
+	uint64_t t0 = sp_now_ns();
+	int rc = ops->lock(obj, abstime);
+	uint64_t wait = sp_now_ns() - t0;
+	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+
+	if (e)
+		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
+	return rc;
+}
+
+SP_NOINLINE void sp_probe_try_failed(struct sp_thread *t, void *obj, int op,
+				     const struct sp_site *site)
+{
+	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+
+	if (e)
+		sp_store_relaxed(&e->contended, e->contended + 1);
+}
+
+/* A condition wait always waits: it counts as contended, all of it timed. */
+SP_NOINLINE int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0, int rc,
+				   const struct sp_site *site)
+{
+	uint64_t wait = sp_now_ns() - t0;
+	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)cond, SP_TYPE_CONDVAR);
+
+	if (e)
+		sp_entry_record_wait(e, wait, 1);
+	return rc;
+}
+
+/* ---- adapters from the real calls to the probe's signatures ----------- */
+
+#define SP_DEFINE_OPS(name, try_expr, lock_expr, ok_, busy_)                      \
+	static int name##_try(void *o)                                            \
+	{                                                                         \
+		return try_expr;                                                  \
+	}                                                                         \
+	static int name##_lock(void *o, const struct timespec *t)                 \
+	{                                                                         \
+		(void)t;                                                          \
+		return lock_expr;                                                 \
+	}                                                                         \
+	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
+
+SP_DEFINE_OPS(mutex, pthread_mutex_trylock(o), pthread_mutex_lock(o), 0, EBUSY);
+SP_DEFINE_OPS(mutex_timed, pthread_mutex_trylock(o), pthread_mutex_timedlock(o, t), 0, EBUSY);
+SP_DEFINE_OPS(rd, pthread_rwlock_tryrdlock(o), pthread_rwlock_rdlock(o), 0, EBUSY);
+SP_DEFINE_OPS(rd_timed, pthread_rwlock_tryrdlock(o), pthread_rwlock_timedrdlock(o, t), 0, EBUSY);
+SP_DEFINE_OPS(wr, pthread_rwlock_trywrlock(o), pthread_rwlock_wrlock(o), 0, EBUSY);
+SP_DEFINE_OPS(wr_timed, pthread_rwlock_trywrlock(o), pthread_rwlock_timedwrlock(o, t), 0, EBUSY);
+SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
+SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
+SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
+
+#define SITE const struct sp_site site = { file, func, 0, (uint32_t)line }
+#define OFF SP_UNLIKELY(!sp_load_relaxed(&syncprof__enabled))
+
+/* ---- public entry points ---------------------------------------------- */
+
+int syncprof_mutex_lock(pthread_mutex_t *m, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_mutex_lock(m);
+	return sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site);
+}
+
+int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_mutex_trylock(m);
+	return sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site);
+}
+
+int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
+			     const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_mutex_timedlock(m, abstime);
+	return sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site);
+}
+
+int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
+{
+	(void)file, (void)line, (void)func;
+	return pthread_mutex_unlock(m);
+}
+
+int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, int line,
+		       const char *func)
+{
+	SITE;
+	struct sp_thread *t;
+	uint64_t t0;
+
+	if (OFF || !(t = sp_thread_self()))
+		return pthread_cond_wait(c, m);
+	t0 = sp_now_ns();
+	return sp_probe_cond_wait(t, c, t0, pthread_cond_wait(c, m), &site);
+}
+
+int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
+			    const char *file, int line, const char *func)
+{
+	SITE;
+	struct sp_thread *t;
+	uint64_t t0;
+
+	if (OFF || !(t = sp_thread_self()))
+		return pthread_cond_timedwait(c, m, abstime);
+	t0 = sp_now_ns();
+	return sp_probe_cond_wait(t, c, t0, pthread_cond_timedwait(c, m, abstime), &site);
+}
+
+#define SP_RW_ENTRY(name, call, probe_call)                                          \
+	int syncprof_rwlock_##name(pthread_rwlock_t *l, const char *file, int line,  \
+				   const char *func)                                 \
+	{                                                                            \
+		SITE;                                                                \
+		if (OFF)                                                             \
+			return call;                                                 \
+		return probe_call;                                                   \
+	}
+
+SP_RW_ENTRY(rdlock, pthread_rwlock_rdlock(l),
+	    sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site))
+SP_RW_ENTRY(wrlock, pthread_rwlock_wrlock(l),
+	    sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site))
+SP_RW_ENTRY(tryrdlock, pthread_rwlock_tryrdlock(l),
+	    sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site))
+SP_RW_ENTRY(trywrlock, pthread_rwlock_trywrlock(l),
+	    sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site))
+
+int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
+				const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_rwlock_timedrdlock(l, abstime);
+	return sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site);
+}
+
+int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
+				const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_rwlock_timedwrlock(l, abstime);
+	return sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site);
+}
+
+int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
+{
+	(void)file, (void)line, (void)func;
+	return pthread_rwlock_unlock(l);
+}
+
+int syncprof_spin_lock(pthread_spinlock_t *s, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_spin_lock(s);
+	return sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site);
+}
+
+int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return pthread_spin_trylock(s);
+	return sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site);
+}
+
+int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
+{
+	(void)file, (void)line, (void)func;
+	return pthread_spin_unlock(s);
+}
+
+int syncprof_mtx_lock(void *m, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return mtx_lock(m);
+	return sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site);
+}
+
+int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return mtx_trylock(m);
+	return sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site);
+}
+
+int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *file, int line,
+			   const char *func)
+{
+	SITE;
+
+	if (OFF)
+		return mtx_timedlock(m, abstime);
+	return sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site);
+}
+
+int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
+{
+	(void)file, (void)line, (void)func;
+	return mtx_unlock(m);
+}
+
+int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *func)
+{
+	SITE;
+	struct sp_thread *t;
+	uint64_t t0;
+
+	if (OFF || !(t = sp_thread_self()))
+		return cnd_wait(c, m);
+	t0 = sp_now_ns();
+	return sp_probe_cond_wait(t, c, t0, cnd_wait(c, m), &site);
+}
+
+int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
+			   int line, const char *func)
+{
+	SITE;
+	struct sp_thread *t;
+	uint64_t t0;
+
+	if (OFF || !(t = sp_thread_self()))
+		return cnd_timedwait(c, m, abstime);
+	t0 = sp_now_ns();
+	return sp_probe_cond_wait(t, c, t0, cnd_timedwait(c, m, abstime), &site);
+}

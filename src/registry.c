@@ -1,0 +1,218 @@
+/*
+ * registry.c - the threads the profiler knows, and what is left of those
+ * that exited.
+ *
+ * Design: a thread gets a record (struct sp_thread, in its own mmap'd
+ * pages) at its first profiled lock call, found afterwards through an
+ * initial-exec TLS pointer.  Records are linked into a list under
+ * registry_lock.  A pthread key destructor runs when the thread exits: it
+ * folds the thread's table into the retired aggregate (one table, owned by
+ * whoever holds registry_lock), unlinks and unmaps the record.  Memory thus
+ * stays bounded by live threads plus the distinct keys ever seen.
+ *
+ * sp_tls_self is NULL both before registration and while the thread is
+ * inside the profiler (a report, an exit fold) or has been torn down; the
+ * probe's hot path only tests it for NULL and the slow path tells the cases
+ * apart through tls_state.
+ *
+ * Lock order: report_lock (report.c) before registry_lock.  Nothing else is
+ * taken while registry_lock is held; it is never held across a call the
+ * host program could observe.
+ *
+ * fork(): the child inherits the records of threads that do not exist in
+ * it.  pthread_atfork handlers hold registry_lock across fork so the child
+ * does not inherit it locked; the child then folds the records of the
+ * vanished threads into the retired aggregate, so their statistics (from
+ * before the fork) are kept and reported once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "internal.h"
+
+enum tls_state {
+	TLS_NEW = 0, /* no record yet */
+	TLS_LIVE,    /* record in sp_tls_self */
+	TLS_DEAD,    /* record folded at thread exit */
+};
+
+SP_TLS struct sp_thread *sp_tls_self;
+static SP_TLS struct sp_thread *tls_record; /* kept while busy */
+static SP_TLS int tls_state;
+static SP_TLS int tls_busy; /* depth of profiler-internal sections */
+
+uint32_t sp_reset_epoch;
+
+static sp_lock_t registry_lock = SP_LOCK_INIT;
+static struct sp_thread *threads;   /* list of live records */
+static size_t n_threads;
+static struct sp_table retired;     /* owned by registry_lock */
+static uint64_t lost_events;
+static pthread_key_t exit_key;
+static int key_state; /* 0: none, 1: creating, 2: ready, 3: failed */
+
+void sp_lost_add(uint64_t n)
+{
+	sp_add_relaxed(&lost_events, n);
+}
+
+uint64_t sp_lost_get(void)
+{
+	return sp_load_relaxed(&lost_events);
+}
+
+static void registry_unlink_locked(struct sp_thread *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	n_threads--;
+}
+
+static void record_free(struct sp_thread *t)
+{
+	sp_table_destroy(&t->table);
+	sp_munmap(t, sizeof(*t));
+}
+
+/* Fold a record into the retired aggregate and free it. */
+static void record_retire_locked(struct sp_thread *t)
+{
+	if (sp_table_fold(&retired, &t->table))
+		sp_lost_add(1);
+	registry_unlink_locked(t);
+	record_free(t);
+}
+
+static void thread_exit(void *arg)
+{
+	struct sp_thread *t = arg;
+
+	sp_tls_self = NULL;
+	tls_state = TLS_DEAD;
+	tls_record = NULL;
+	sp_lock(&registry_lock);
+	record_retire_locked(t);
+	sp_unlock(&registry_lock);
+}
+
+static void atfork_prepare(void)
+{
+	sp_lock(&registry_lock);
+}
+
+static void atfork_parent(void)
+{
+	sp_unlock(&registry_lock);
+}
+
+static void atfork_child(void)
+{
+	struct sp_thread *self = tls_record;
+	struct sp_thread *t = threads, *next;
+
+	for (; t; t = next) {
+		next = t->next;
+		if (t != self)
+			record_retire_locked(t);
+	}
+	if (self)
+		self->tid = sp_gettid();
+	sp_unlock(&registry_lock);
+}
+
+/* Create the exit key once; any thread, any time, lock-free. */
+static int exit_key_ready(void)
+{
+	int s = sp_load_acquire(&key_state);
+
+	if (SP_LIKELY(s == 2))
+		return 1;
+	if (s == 0 && __atomic_compare_exchange_n(&key_state, &s, 1, 0, __ATOMIC_ACQ_REL,
+						  __ATOMIC_ACQUIRE)) {
+		int ok = pthread_key_create(&exit_key, thread_exit) == 0;
+
+		if (ok)
+			pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		sp_store_release(&key_state, ok ? 2 : 3);
+		return ok;
+	}
+	while ((s = sp_load_acquire(&key_state)) == 1)
+		;
+	return s == 2;
+}
+
+struct sp_thread *sp_thread_self__slowpath(void)
+{
+	struct sp_thread *t;
+
+	if (tls_busy)
+		return NULL; /* the profiler's own calls */
+	if (tls_state != TLS_NEW || !exit_key_ready()) {
+		sp_lost_add(1); /* a call during thread teardown */
+		return NULL;
+	}
+	t = sp_mmap(sizeof(*t));
+	if (!t) {
+		sp_lost_add(1);
+		return NULL;
+	}
+	sp_table_init(&t->table);
+	t->tid = sp_gettid();
+	prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	if (pthread_setspecific(exit_key, t)) {
+		sp_munmap(t, sizeof(*t));
+		sp_lost_add(1);
+		return NULL;
+	}
+	sp_lock(&registry_lock);
+	t->next = threads;
+	if (threads)
+		threads->prev = t;
+	threads = t;
+	n_threads++;
+	sp_unlock(&registry_lock);
+	tls_record = t;
+	tls_state = TLS_LIVE;
+	sp_tls_self = t;
+	return t;
+}
+
+struct sp_thread *sp_thread_enter(void)
+{
+	struct sp_thread *saved = sp_tls_self;
+
+	tls_busy++;
+	sp_tls_self = NULL;
+	return saved;
+}
+
+void sp_thread_leave(struct sp_thread *saved)
+{
+	if (--tls_busy == 0 && tls_state == TLS_LIVE)
+		sp_tls_self = saved ? saved : tls_record;
+}
+
+void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg)
+{
+	sp_lock(&registry_lock);
+	for (struct sp_thread *t = threads; t; t = t->next)
+		fn(&t->table, arg);
+	fn(&retired, arg);
+	sp_unlock(&registry_lock);
+}
+
+size_t sp_registry_thread_count(void)
+{
+	size_t n;
+
+	sp_lock(&registry_lock);
+	n = n_threads;
+	sp_unlock(&registry_lock);
+	return n;
+}

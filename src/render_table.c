@@ -1,0 +1,89 @@
+/*
+ * render_table.c - the human-readable report.
+ *
+ * QSP's columns, in QSP's order - Type, Object, Call site, Wait Time (s),
+ * Count, Average (us) - followed by Contended, Max (us), p50 (us) and
+ * p99 (us).  Object is the lock's address, or "[N]" when coalescing merged
+ * N objects into the row.  Widths follow the content; numbers are right
+ * aligned.  A header line says what the report covers, and a footer says
+ * how many lock calls could not be recorded when that is not zero.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct cells {
+	char object[32];
+	char site[512];
+};
+
+static void object_cell(const struct sp_row *r, char *buf, size_t size)
+{
+	if (r->n_objects > 1)
+		snprintf(buf, size, "[%llu]", (unsigned long long)r->n_objects);
+	else
+		snprintf(buf, size, "%#lx", (unsigned long)r->obj);
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
+{
+	const struct syncprof_report_options *o = ctx->opts;
+	size_t auto_len = sp_rows_common_prefix(rows);
+	struct cells *c = calloc(rows->n ? rows->n : 1, sizeof(*c));
+	int wt = 4, wo = 6, ws = 9;
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct sp_row *r = &rows->v[i];
+		int n;
+
+		object_cell(r, c[i].object, sizeof(c[i].object));
+		sp_site_format(r, o->src_root, auto_len, c[i].site, sizeof(c[i].site));
+		n = (int)strlen(sp_type_name(r->type));
+		wt = n > wt ? n : wt;
+		n = (int)strlen(c[i].object);
+		wo = n > wo ? n : wo;
+		n = (int)strlen(c[i].site);
+		ws = n > ws ? n : ws;
+	}
+
+	fprintf(out, "syncprof: pid %d: %s\n", (int)ctx->pid, ctx->command && *ctx->command ? ctx->command : "?");
+	fprintf(out,
+		"syncprof: %.3f s profiled, %zu row%s, sorted by %s%s%s\n",
+		(double)ctx->elapsed_ns / 1e9, rows->n, rows->n == 1 ? "" : "s",
+		sp_sort_name(o->sort), o->coalesce ? ", objects coalesced per call site" : "",
+		o->top ? ", top rows only" : "");
+	fprintf(out, "%-*s  %*s  %-*s  %13s  %12s  %12s  %10s  %10s  %10s  %10s\n", wt, "Type", wo,
+		"Object", ws, "Call site", "Wait Time (s)", "Count", "Average (us)", "Contended",
+		"Max (us)", "p50 (us)", "p99 (us)");
+	for (int i = 0; i < wt + wo + ws + 13 + 12 * 2 + 10 * 4 + 2 * 9; i++)
+		fputc('-', out);
+	fputc('\n', out);
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct sp_row *r = &rows->v[i];
+		uint64_t avg = r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+
+		fprintf(out,
+			"%-*s  %*s  %-*s  %13.5f  %12llu  %12.2f  %10llu  %10.2f  %10.2f  %10.2f\n",
+			wt, sp_type_name(r->type), wo, c[i].object, ws, c[i].site,
+			(double)r->wait_ns / 1e9, (unsigned long long)r->acquisitions, us(avg),
+			(unsigned long long)r->contended, us(r->wait_max_ns),
+			us(sp_row_percentile(r, 0.50)), us(sp_row_percentile(r, 0.99)));
+	}
+	if (!rows->n)
+		fputs("(no lock activity recorded)\n", out);
+	if (ctx->lost)
+		fprintf(out, "syncprof: %llu lock call%s could not be recorded (out of memory or "
+			     "during thread exit); they are missing from the counts above\n",
+			(unsigned long long)ctx->lost, ctx->lost == 1 ? "" : "s");
+	free(c);
+	return 0;
+}

@@ -1,0 +1,458 @@
+/*
+ * report.c - from per-thread tables to sorted report rows.
+ *
+ * Pipeline (DESIGN.md, "Reports"):
+ *   collect: every live thread's table plus the retired aggregate, merged
+ *            into one row per (site, object, type), under the registry lock;
+ *   subtract the snapshot of the last reset;
+ *   coalesce objects per (site, type), if asked;
+ *   sort, cut to the top N; symbolizing and rendering come after, so their
+ *   cost is paid per printed row only.
+ *
+ * Rows are keyed by the *content* of file and function names, not their
+ * addresses: the same inline function in a header has one __FILE__ string
+ * per translation unit, and the user wants one row for it.
+ *
+ * Concurrency: collection reads other threads' counters with relaxed loads
+ * (each value whole, values of one entry possibly from slightly different
+ * moments).  Maxima of entries whose epoch predates the last reset are
+ * read as 0.  report_lock (runtime.c) serialises reports and resets, so
+ * the snapshot cannot change under a report.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const type_names[SP_TYPE_COUNT] = {
+	"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
+};
+
+const char *sp_type_name(int type)
+{
+	return type >= 0 && type < SP_TYPE_COUNT ? type_names[type] : "?";
+}
+
+int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct sp_row *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = *row;
+	return 0;
+}
+
+void sp_rows_free(struct sp_rows *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- a hash map from row keys to row indices -------------------------- */
+
+struct row_map {
+	size_t *slot; /* row index + 1; 0 is free */
+	size_t mask;
+	int with_obj;
+};
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+
+	if (!s)
+		return 0;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static size_t row_hash(const struct sp_row *r, int with_obj)
+{
+	size_t h = str_hash(r->file) ^ (str_hash(r->func) * 31);
+
+	h ^= (r->pc + ((size_t)r->line << 16) + r->type) * 0x9E3779B97F4A7C15ull;
+	if (with_obj)
+		h ^= r->obj * 0xC2B2AE3D27D4EB4Full;
+	return h ^ (h >> 31);
+}
+
+static int row_key_eq(const struct sp_row *a, const struct sp_row *b, int with_obj)
+{
+	return a->line == b->line && a->pc == b->pc && a->type == b->type &&
+	       (!with_obj || a->obj == b->obj) && str_eq(a->file, b->file) &&
+	       str_eq(a->func, b->func);
+}
+
+static int map_init(struct row_map *m, size_t expect, int with_obj)
+{
+	size_t cap = 64;
+
+	while (cap < expect * 2)
+		cap *= 2;
+	m->slot = calloc(cap, sizeof(*m->slot));
+	m->mask = cap - 1;
+	m->with_obj = with_obj;
+	return m->slot ? 0 : -ENOMEM;
+}
+
+static void map_free(struct row_map *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+}
+
+/* Index of the row with @key's key in @rows, or where it would go. */
+static size_t *map_probe(const struct row_map *m, const struct sp_rows *rows,
+			 const struct sp_row *key)
+{
+	for (size_t i = row_hash(key, m->with_obj) & m->mask;; i = (i + 1) & m->mask) {
+		size_t *s = &m->slot[i];
+
+		if (!*s || row_key_eq(&rows->v[*s - 1], key, m->with_obj))
+			return s;
+	}
+}
+
+static int map_grow(struct row_map *m, const struct sp_rows *rows)
+{
+	struct row_map n;
+
+	if (map_init(&n, (m->mask + 1), m->with_obj))
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->n; i++)
+		*map_probe(&n, rows, &rows->v[i]) = i + 1;
+	map_free(m);
+	*m = n;
+	return 0;
+}
+
+/* The row for @key, added (zeroed, key copied) when new; NULL on ENOMEM. */
+static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const struct sp_row *key)
+{
+	size_t *s = map_probe(m, rows, key);
+	struct sp_row fresh;
+
+	if (*s)
+		return &rows->v[*s - 1];
+	if ((rows->n + 1) * 2 > m->mask + 1) {
+		if (map_grow(m, rows))
+			return NULL;
+		s = map_probe(m, rows, key);
+	}
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.obj = key->obj;
+	fresh.file = key->file;
+	fresh.func = key->func;
+	fresh.pc = key->pc;
+	fresh.line = key->line;
+	fresh.type = key->type;
+	if (sp_rows_push(rows, &fresh))
+		return NULL;
+	*s = rows->n;
+	return &rows->v[rows->n - 1];
+}
+
+static void row_add(struct sp_row *d, const struct sp_row *s)
+{
+	d->acquisitions += s->acquisitions;
+	d->contended += s->contended;
+	d->wait_ns += s->wait_ns;
+	d->hold_ns += s->hold_ns;
+	d->holds += s->holds;
+	if (s->wait_max_ns > d->wait_max_ns)
+		d->wait_max_ns = s->wait_max_ns;
+	if (s->hold_max_ns > d->hold_max_ns)
+		d->hold_max_ns = s->hold_max_ns;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		d->hist[b] += s->hist[b];
+	if (!d->n_frames && s->n_frames) {
+		memcpy(d->frames, s->frames, sizeof(d->frames));
+		d->n_frames = s->n_frames;
+	}
+}
+
+/* ---- collect ---------------------------------------------------------- */
+
+struct collect_ctx {
+	struct sp_rows *rows;
+	struct row_map map;
+	uint32_t epoch;
+	int err;
+};
+
+static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->obj = e->obj;
+	r->file = e->file;
+	r->func = e->func;
+	r->pc = e->pc;
+	r->line = e->line;
+	r->type = e->type;
+	r->n_objects = 1;
+	r->acquisitions = sp_load_relaxed(&e->acquisitions);
+	r->contended = sp_load_relaxed(&e->contended);
+	r->wait_ns = sp_load_relaxed(&e->wait_ns);
+	r->hold_ns = sp_load_relaxed(&e->hold_ns);
+	r->holds = sp_load_relaxed(&e->holds);
+	if (sp_load_acquire(&e->epoch) == epoch) {
+		r->wait_max_ns = sp_load_relaxed(&e->wait_max_ns);
+		r->hold_max_ns = sp_load_relaxed(&e->hold_max_ns);
+	}
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		r->hist[b] = sp_load_relaxed(&e->hist[b]);
+	r->n_frames = sp_load_acquire(&e->n_frames);
+	if (r->n_frames > SP_MAX_FRAMES)
+		r->n_frames = SP_MAX_FRAMES;
+	memcpy(r->frames, e->frames, r->n_frames * sizeof(*r->frames));
+}
+
+static void collect_table(const struct sp_table *t, void *arg)
+{
+	struct collect_ctx *c = arg;
+	size_t n = sp_table_count(t);
+
+	for (size_t i = 0; i < n && !c->err; i++) {
+		struct sp_row r;
+		struct sp_row *d;
+
+		entry_to_row(sp_table_at(t, i), c->epoch, &r);
+		d = map_get(&c->map, c->rows, &r);
+		if (!d) {
+			c->err = -ENOMEM;
+			return;
+		}
+		d->n_objects = 1;
+		row_add(d, &r);
+	}
+}
+
+int sp_report_collect(struct sp_rows *out)
+{
+	struct collect_ctx c = { .rows = out };
+
+	memset(out, 0, sizeof(*out));
+	c.epoch = sp_load_relaxed(&sp_reset_epoch);
+	if (map_init(&c.map, 1024, 1))
+		return -ENOMEM;
+	sp_registry_foreach(collect_table, &c);
+	map_free(&c.map);
+	if (c.err)
+		sp_rows_free(out);
+	return c.err;
+}
+
+/* ---- subtract, coalesce, sort, top ------------------------------------ */
+
+static uint64_t sub_clamp(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap)
+{
+	struct row_map m;
+	size_t kept = 0;
+
+	if (!snap || !snap->n)
+		return 0;
+	if (map_init(&m, snap->n, 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->n; i++)
+		*map_probe(&m, snap, &snap->v[i]) = i + 1;
+	for (size_t i = 0; i < cur->n; i++) {
+		struct sp_row *r = &cur->v[i];
+		size_t *s = map_probe(&m, snap, r);
+
+		if (*s) {
+			const struct sp_row *o = &snap->v[*s - 1];
+
+			r->acquisitions = sub_clamp(r->acquisitions, o->acquisitions);
+			r->contended = sub_clamp(r->contended, o->contended);
+			r->wait_ns = sub_clamp(r->wait_ns, o->wait_ns);
+			r->hold_ns = sub_clamp(r->hold_ns, o->hold_ns);
+			r->holds = sub_clamp(r->holds, o->holds);
+			for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+				r->hist[b] = sub_clamp(r->hist[b], o->hist[b]);
+		}
+		if (r->acquisitions || r->contended)
+			cur->v[kept++] = *r;
+	}
+	cur->n = kept;
+	map_free(&m);
+	return 0;
+}
+
+int sp_report_coalesce(struct sp_rows *rows)
+{
+	struct sp_rows out = { 0 };
+	struct row_map m;
+
+	if (map_init(&m, rows->n, 0))
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->n; i++) {
+		struct sp_row *d = map_get(&m, &out, &rows->v[i]);
+
+		if (!d) {
+			map_free(&m);
+			sp_rows_free(&out);
+			return -ENOMEM;
+		}
+		d->n_objects += rows->v[i].n_objects;
+		row_add(d, &rows->v[i]);
+	}
+	map_free(&m);
+	sp_rows_free(rows);
+	*rows = out;
+	return 0;
+}
+
+static uint64_t row_avg(const struct sp_row *r)
+{
+	return r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+}
+
+static uint64_t sort_value(const struct sp_row *r, enum syncprof_sort key)
+{
+	switch (key) {
+	case SYNCPROF_SORT_AVG: return row_avg(r);
+	case SYNCPROF_SORT_MAX: return r->wait_max_ns;
+	case SYNCPROF_SORT_COUNT: return r->acquisitions;
+	case SYNCPROF_SORT_CONTENDED: return r->contended;
+	case SYNCPROF_SORT_HOLD: return r->hold_ns;
+	case SYNCPROF_SORT_TOTAL:
+	default: return r->wait_ns;
+	}
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static enum syncprof_sort sort_key;
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct sp_row *a = pa, *b = pb;
+	uint64_t va = sort_value(a, sort_key), vb = sort_value(b, sort_key);
+	int c;
+
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	/* Ties: by total wait, then by site and object, so output is stable. */
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns ? -1 : 1;
+	c = cmp_str(a->file, b->file);
+	if (c)
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	return a->obj < b->obj ? -1 : a->obj > b->obj;
+}
+
+/* Called under report_lock, which makes the static sort_key safe. */
+void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
+{
+	sort_key = key;
+	qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
+}
+
+void sp_report_top(struct sp_rows *rows, unsigned top)
+{
+	if (top && rows->n > top)
+		rows->n = top;
+}
+
+/*
+ * Percentile @q (0..1) of the waits of all acquisitions: uncontended ones
+ * wait 0; a contended wait is taken as the upper bound of its log2 bucket,
+ * but never more than the maximum seen.
+ */
+uint64_t sp_row_percentile(const struct sp_row *r, double q)
+{
+	uint64_t timed = 0, zeros, total, rank, seen;
+
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		timed += r->hist[b];
+	zeros = r->acquisitions > timed ? r->acquisitions - timed : 0;
+	total = zeros + timed;
+	if (!total)
+		return 0;
+	rank = (uint64_t)(q * (double)total + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank <= zeros)
+		return 0;
+	seen = zeros;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+		seen += r->hist[b];
+		if (seen >= rank) {
+			uint64_t hi = b + 1 < 64 ? (2ull << b) - 1 : UINT64_MAX;
+
+			return r->wait_max_ns && hi > r->wait_max_ns ? r->wait_max_ns : hi;
+		}
+	}
+	return r->wait_max_ns;
+}
+
+size_t sp_rows_common_prefix(const struct sp_rows *rows)
+{
+	const char *first = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; i < rows->n; i++) {
+		const char *f = rows->v[i].file;
+		size_t j = 0;
+
+		if (!f || f[0] != '/')
+			continue;
+		if (!first) {
+			first = f;
+			len = strlen(f);
+			continue;
+		}
+		while (j < len && f[j] && f[j] == first[j])
+			j++;
+		len = j;
+	}
+	if (!first)
+		return 0;
+	while (len && first[len - 1] != '/')
+		len--;
+	return len;
+}
+
+const char *sp_path_strip(const char *file, const char *root, size_t auto_len)
+{
+	if (!file)
+		return NULL;
+	if (root && *root) {
+		size_t n = strlen(root);
+
+		if (!strncmp(file, root, n) && (file[n] == '/' || root[n - 1] == '/')) {
+			file += n;
+			while (*file == '/')
+				file++;
+		}
+		return file;
+	}
+	return file[0] == '/' && strlen(file) > auto_len ? file + auto_len : file;
+}

@@ -1,0 +1,248 @@
+/*
+ * runtime.c - start-up, the control API and the report at exit.
+ *
+ * Design: a constructor reads SYNCPROF_OPTIONS once (options.c), switches
+ * profiling on if asked and registers the report at exit.  Everything here
+ * is idempotent and safe to reach before the constructor ran (a lock call
+ * from another library's constructor simply goes unrecorded, as profiling
+ * is still off then).
+ *
+ * Enabling is one relaxed store to syncprof__enabled, read by every probe;
+ * the flag's cache line is written only here, so it stays shared-clean in
+ * every core's cache (QSP swaps function pointers for the same effect).
+ *
+ * A reset takes a snapshot of everything collected so far and bumps the
+ * reset epoch (which retires the maxima, see probe.c); reports subtract the
+ * snapshot.  report_lock serialises reports and resets; it is taken before
+ * the registry lock.  The reporting thread is marked busy, so lock calls it
+ * makes while reporting (stdio, malloc) are not recorded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static sp_lock_t report_lock = SP_LOCK_INIT;
+static struct sp_rows snapshot; /* under report_lock */
+static uint64_t window_start_ns; /* start of what reports cover */
+static int ever_enabled;
+static int init_state;
+static char command[4096];
+
+uint64_t sp_start_ns(void)
+{
+	return sp_load_relaxed(&window_start_ns);
+}
+
+const char *sp_command(void)
+{
+	return command;
+}
+
+static void read_command(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, command, sizeof(command) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (!command[i])
+			command[i] = ' ';
+	while (n > 0 && command[n - 1] == ' ')
+		n--;
+	command[n] = '\0';
+}
+
+void syncprof_enable(void)
+{
+	sp_store_relaxed(&ever_enabled, 1);
+	sp_store_relaxed(&syncprof__enabled, 1);
+}
+
+void syncprof_disable(void)
+{
+	sp_store_relaxed(&syncprof__enabled, 0);
+}
+
+int syncprof_is_enabled(void)
+{
+	return sp_load_relaxed(&syncprof__enabled);
+}
+
+unsigned long long syncprof_lost_events(void)
+{
+	return sp_lost_get();
+}
+
+int sp_report_snapshot(void)
+{
+	struct sp_rows now;
+	int rc;
+
+	rc = sp_report_collect(&now);
+	if (rc)
+		return rc;
+	sp_rows_free(&snapshot);
+	snapshot = now;
+	/* After the snapshot: an event between the two is in the snapshot's
+	 * counts; only its maximum is forgotten. */
+	sp_add_relaxed(&sp_reset_epoch, 1);
+	sp_store_relaxed(&window_start_ns, sp_now_ns());
+	return 0;
+}
+
+int syncprof_reset(void)
+{
+	struct sp_thread *saved = sp_thread_enter();
+	int rc;
+
+	sp_lock(&report_lock);
+	rc = sp_report_snapshot();
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+	return rc;
+}
+
+static int check_options(const struct syncprof_report_options *o)
+{
+	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_JSON)
+		return -EINVAL;
+	return 0;
+}
+
+int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o)
+{
+	int rc = sp_report_collect(out);
+
+	if (!rc)
+		rc = sp_report_subtract(out, &snapshot);
+	if (!rc && o->coalesce)
+		rc = sp_report_coalesce(out);
+	if (rc) {
+		sp_rows_free(out);
+		return rc;
+	}
+	sp_report_sort(out, o->sort);
+	sp_report_top(out, o->top);
+	return 0;
+}
+
+int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
+{
+	struct sp_thread *saved;
+	struct sp_render_ctx ctx;
+	struct sp_rows rows;
+	int rc;
+
+	if (!opts) {
+		sp_runtime_init();
+		opts = &sp_opts.report;
+	}
+	if (!out || check_options(opts))
+		return -EINVAL;
+	saved = sp_thread_enter();
+	sp_lock(&report_lock);
+	rc = sp_report_build(&rows, opts);
+	if (!rc) {
+		ctx.opts = opts;
+		ctx.elapsed_ns = sp_now_ns() - sp_start_ns();
+		ctx.lost = sp_lost_get();
+		ctx.pid = getpid();
+		ctx.command = command;
+		if (opts->format == SYNCPROF_FORMAT_JSON)
+			rc = sp_render_json(out, &rows, &ctx);
+		else
+			rc = sp_render_table(out, &rows, &ctx);
+		sp_rows_free(&rows);
+		if (!rc && (fflush(out) || ferror(out)))
+			rc = -EIO;
+	}
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+	return rc;
+}
+
+/* Expand %p to the pid and %% to %; NULL when the result does not fit. */
+static char *expand_path(const char *tmpl, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = tmpl; *p; p++) {
+		int n;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + o, size - o, "%d", (int)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			n = snprintf(buf + o, size - o, "%%");
+			p++;
+		} else {
+			n = snprintf(buf + o, size - o, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - o)
+			return NULL;
+		o += (size_t)n;
+	}
+	return buf;
+}
+
+static void report_at_exit(void)
+{
+	char path[4096];
+	FILE *f = stderr;
+	int rc;
+
+	if (sp_opts.report_at_exit == 0 ||
+	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&ever_enabled)))
+		return;
+	if (sp_opts.output) {
+		const char *p = expand_path(sp_opts.output, path, sizeof(path));
+
+		f = p ? fopen(p, "we") : NULL;
+		if (!f) {
+			fprintf(stderr,
+				"syncprof: cannot write the report to '%s' (%s); writing it to "
+				"stderr\n",
+				sp_opts.output, p ? strerror(errno) : "name too long");
+			f = stderr;
+		}
+	}
+	rc = syncprof_report(f, &sp_opts.report);
+	if (rc)
+		fprintf(stderr, "syncprof: the report at exit failed: %s\n", strerror(-rc));
+	if (f != stderr && fclose(f))
+		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));
+}
+
+void sp_runtime_init(void)
+{
+	int s = 0;
+
+	if (!__atomic_compare_exchange_n(&init_state, &s, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (sp_load_acquire(&init_state) == 1)
+			;
+		return;
+	}
+	sp_options_defaults(&sp_opts);
+	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
+	read_command();
+	sp_store_relaxed(&window_start_ns, sp_now_ns());
+	atexit(report_at_exit);
+	if (sp_opts.enabled)
+		syncprof_enable();
+	sp_store_release(&init_state, 2);
+}
+
+__attribute__((constructor)) static void syncprof_constructor(void)
+{
+	sp_runtime_init();
+}

@@ -1,0 +1,212 @@
+/*
+ * table.c - per-thread table of lock statistics, one entry per
+ * (call site, object, op).
+ *
+ * Design: entries are appended to chunks that never move; chunk k holds
+ * SP_CHUNK0 << k entries, so 24 chunks hold about a billion entries and no
+ * entry is ever copied.  An open-addressing index (linear probing, load at
+ * most 1/2) maps a key to its entry; only the owning thread reads or writes
+ * the index, so it needs no synchronisation and is simply rebuilt into a
+ * larger mapping when it fills.  A reader in another thread (a report) sees
+ * the first n_entries entries, n_entries being stored with release after an
+ * entry's key is written, and loaded with acquire.
+ *
+ * Memory comes from mmap, never malloc (see util.c).
+ *
+ * Invariants: index slots point into the chunks; every entry is in the index
+ * exactly once; n_entries only grows.
+ *
+ * Alternatives considered: one concurrent hash table shared by all threads
+ * (QSP's qht) puts a shared cache line on every acquisition; a per-thread
+ * table with entries inside the index needs the index to stay put for
+ * readers, so growing it would need RCU-like reclamation.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define INDEX_MIN 256
+
+static size_t chunk_cap(unsigned k)
+{
+	return (size_t)SP_CHUNK0 << k;
+}
+
+static size_t chunk_bytes(unsigned k)
+{
+	return chunk_cap(k) * sizeof(struct sp_entry);
+}
+
+/* Chunk and offset of entry i: chunk k starts at SP_CHUNK0 * (2^k - 1). */
+static void entry_locate(size_t i, unsigned *k, size_t *off)
+{
+	size_t q = i / SP_CHUNK0 + 1;
+	unsigned kk = 63u - (unsigned)__builtin_clzll(q);
+
+	*k = kk;
+	*off = i - (size_t)SP_CHUNK0 * (((size_t)1 << kk) - 1);
+}
+
+void sp_table_init(struct sp_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void sp_table_destroy(struct sp_table *t)
+{
+	for (unsigned k = 0; k < SP_MAX_CHUNKS; k++)
+		sp_munmap(t->chunks[k], chunk_bytes(k));
+	if (t->index)
+		sp_munmap(t->index, (t->index_mask + 1) * sizeof(*t->index));
+	memset(t, 0, sizeof(*t));
+}
+
+size_t sp_table_count(const struct sp_table *t)
+{
+	return sp_load_acquire(&t->n_entries);
+}
+
+struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
+{
+	unsigned k;
+	size_t off;
+
+	entry_locate(i, &k, &off);
+	return &t->chunks[k][off];
+}
+
+static size_t slot_of(const struct sp_table *t, const char *file, uintptr_t pc, uint32_t line,
+		      uintptr_t obj, int op)
+{
+	return sp_key_hash(file, pc, line, obj, op) & t->index_mask;
+}
+
+struct sp_entry *sp_table_find(const struct sp_table *t, const struct sp_site *site,
+			       uintptr_t obj, int op)
+{
+	if (!t->index)
+		return NULL;
+	for (size_t i = slot_of(t, site->file, site->pc, site->line, obj, op);;
+	     i = (i + 1) & t->index_mask) {
+		struct sp_entry *e = t->index[i];
+
+		if (!e || sp_entry_matches(e, site, obj, op))
+			return e;
+	}
+}
+
+static void index_put(struct sp_entry **index, size_t mask, struct sp_entry *e)
+{
+	size_t i = sp_key_hash(e->file, e->pc, e->line, e->obj, e->op) & mask;
+
+	while (index[i])
+		i = (i + 1) & mask;
+	index[i] = e;
+}
+
+static int index_grow(struct sp_table *t)
+{
+	size_t cap = t->index ? (t->index_mask + 1) * 2 : INDEX_MIN;
+	struct sp_entry **nidx = sp_mmap(cap * sizeof(*nidx));
+	size_t n = t->n_entries;
+
+	if (!nidx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		index_put(nidx, cap - 1, sp_table_at(t, i));
+	if (t->index)
+		sp_munmap(t->index, (t->index_mask + 1) * sizeof(*t->index));
+	t->index = nidx;
+	t->index_mask = cap - 1;
+	return 0;
+}
+
+static struct sp_entry *entry_alloc(struct sp_table *t)
+{
+	size_t n = t->n_entries;
+	unsigned k;
+	size_t off;
+
+	entry_locate(n, &k, &off);
+	if (k >= SP_MAX_CHUNKS)
+		return NULL;
+	if (!t->chunks[k]) {
+		/* Published to readers by the release store of n_entries. */
+		t->chunks[k] = sp_mmap(chunk_bytes(k));
+		if (!t->chunks[k])
+			return NULL;
+	}
+	return &t->chunks[k][off]; /* fresh mmap pages are zero */
+}
+
+struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
+				 int op, int type)
+{
+	struct sp_entry *e;
+
+	if ((!t->index || (t->n_entries + 1) * 2 > t->index_mask + 1) && index_grow(t))
+		return NULL;
+	e = entry_alloc(t);
+	if (!e)
+		return NULL;
+	e->obj = obj;
+	e->file = site->file;
+	e->func = site->func;
+	e->pc = site->pc;
+	e->line = site->line;
+	e->op = (uint8_t)op;
+	e->type = (uint8_t)type;
+	e->epoch = sp_load_relaxed(&sp_reset_epoch);
+	index_put(t->index, t->index_mask, e);
+	sp_store_release(&t->n_entries, t->n_entries + 1);
+	return e;
+}
+
+/*
+ * Fold the counters of @from into @into.  Maxima count only when taken in
+ * the current reset epoch, so that a report after a reset does not show a
+ * maximum from before it.
+ */
+int sp_table_fold(struct sp_table *into, const struct sp_table *from)
+{
+	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
+	size_t n = sp_table_count(from);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sp_entry *s = sp_table_at(from, i);
+		struct sp_site site = { s->file, s->func, s->pc, s->line };
+		struct sp_entry *d = sp_table_find(into, &site, s->obj, s->op);
+
+		if (!d)
+			d = sp_table_insert(into, &site, s->obj, s->op, s->type);
+		if (!d)
+			return -ENOMEM;
+		if (d->epoch != epoch) {
+			d->wait_max_ns = 0;
+			d->hold_max_ns = 0;
+			d->epoch = epoch;
+		}
+		d->acquisitions += sp_load_relaxed(&s->acquisitions);
+		d->contended += sp_load_relaxed(&s->contended);
+		d->wait_ns += sp_load_relaxed(&s->wait_ns);
+		d->hold_ns += sp_load_relaxed(&s->hold_ns);
+		d->holds += sp_load_relaxed(&s->holds);
+		if (sp_load_relaxed(&s->epoch) == epoch) {
+			uint64_t wm = sp_load_relaxed(&s->wait_max_ns);
+			uint64_t hm = sp_load_relaxed(&s->hold_max_ns);
+
+			if (wm > d->wait_max_ns)
+				d->wait_max_ns = wm;
+			if (hm > d->hold_max_ns)
+				d->hold_max_ns = hm;
+		}
+		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+			d->hist[b] += sp_load_relaxed(&s->hist[b]);
+		if (!d->n_frames && s->n_frames) {
+			memcpy(d->frames, s->frames, sizeof(d->frames));
+			d->n_frames = s->n_frames;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * util.c - the profiler's own primitives: a futex lock, page allocation and
+ * thread ids.
+ *
+ * Design: the profiler must never call the functions it profiles.  When the
+ * preload library interposes pthread_mutex_lock, a pthread mutex inside the
+ * profiler would call back into the interposer; malloc may itself take
+ * pthread locks (jemalloc does) or be replaced by the host program.  So the
+ * profiler's data lives in mmap'd pages and its few locks are a three-state
+ * futex mutex (Drepper, "Futexes Are Tricky", mutex #3).  They are taken
+ * only off the hot path: thread registration and exit, reports, resets.
+ *
+ * Alternatives considered: a spinlock (a report over a large table would
+ * make exiting threads burn a core), and pthread mutexes resolved through
+ * dlsym(RTLD_NEXT) (dlsym may allocate and take locks itself, and is not
+ * usable before the dynamic loader finished relocating us).
+ */
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static long futex(int *uaddr, int op, int val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+void sp_lock(sp_lock_t *l)
+{
+	int c = 0;
+
+	if (__atomic_compare_exchange_n(&l->state, &c, 1, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		futex(&l->state, FUTEX_WAIT_PRIVATE, 2);
+		c = __atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+void sp_unlock(sp_lock_t *l)
+{
+	if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+		futex(&l->state, FUTEX_WAKE_PRIVATE, 1);
+}
+
+void *sp_mmap(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void sp_munmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+pid_t sp_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}

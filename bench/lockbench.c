@@ -1,0 +1,243 @@
+/*
+ * lockbench.c - the atomic_add-bench -m pattern of QEMU, for syncprof.
+ *
+ * N threads increment M mutex-protected counters picked at random for a
+ * fixed time.  One invocation measures, round after round so that machine
+ * noise falls on every mode alike:
+ *   plain  pthread_mutex_lock/unlock, no syncprof;
+ *   off    the same loop compiled with syncprof/instrument.h, profiling off;
+ *   on     the same instrumented loop, profiling on.
+ * and prints the median ns per operation (lock + increment + unlock) and
+ * throughput of each mode, and each mode's ratio to plain.  Run it under
+ * LD_PRELOAD=libsyncprof-preload.so to measure the interposer: "plain" is
+ * then the interposed loop (see bench/README.md).
+ *
+ * Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct counter {
+	pthread_mutex_t lock;
+	unsigned long value;
+} __attribute__((aligned(64)));
+
+struct worker {
+	pthread_t thread;
+	unsigned seed;
+	unsigned long ops;
+	int mode;
+} __attribute__((aligned(64)));
+
+static struct counter *counters;
+static unsigned n_locks = 1;
+static int stop;
+static int go;
+
+static unsigned xorshift(unsigned *s)
+{
+	unsigned x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
+
+static void wait_go(void)
+{
+	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+		;
+}
+
+/* The plain loop: compiled before instrument.h is included. */
+static void *loop_plain(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ops = 0;
+
+	wait_go();
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
+
+		pthread_mutex_lock(&c->lock);
+		c->value++;
+		pthread_mutex_unlock(&c->lock);
+		ops++;
+	}
+	w->ops = ops;
+	return NULL;
+}
+
+#include <syncprof/instrument.h>
+
+/* The same loop, instrumented: lock calls go through syncprof. */
+static void *loop_instrumented(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ops = 0;
+
+	wait_go();
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
+
+		pthread_mutex_lock(&c->lock);
+		c->value++;
+		pthread_mutex_unlock(&c->lock);
+		ops++;
+	}
+	w->ops = ops;
+	return NULL;
+}
+
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, N_MODES };
+static const char *const mode_names[N_MODES] = { "plain", "off", "on" };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One timed run; returns ns per operation per thread. */
+static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
+{
+	struct worker *w = calloc(n_threads, sizeof(*w));
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	unsigned long total = 0, check = 0;
+	double t0, t1;
+
+	if (!w) {
+		perror("lockbench");
+		exit(1);
+	}
+	for (unsigned i = 0; i < n_locks; i++)
+		counters[i].value = 0;
+	if (mode == MODE_ON)
+		syncprof_enable();
+	else
+		syncprof_disable();
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&go, 0, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n_threads; i++) {
+		w[i].seed = 2463534242u + i * 7919u;
+		w[i].mode = mode;
+		if (pthread_create(&w[i].thread, NULL, mode == MODE_PLAIN ? loop_plain : loop_instrumented,
+				   &w[i])) {
+			perror("lockbench: pthread_create");
+			exit(1);
+		}
+	}
+	t0 = now_s();
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	nanosleep(&d, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n_threads; i++) {
+		pthread_join(w[i].thread, NULL);
+		total += w[i].ops;
+	}
+	t1 = now_s();
+	syncprof_disable();
+	for (unsigned i = 0; i < n_locks; i++)
+		check += counters[i].value;
+	if (check != total) {
+		fprintf(stderr, "lockbench: counters sum to %lu, threads counted %lu\n", check, total);
+		exit(1);
+	}
+	free(w);
+	*mops = (double)total / (t1 - t0) / 1e6;
+	return (t1 - t0) * 1e9 * n_threads / (double)total;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]\n"
+	      "  -t  threads (default 1)        -m  mutex-protected counters (default 1)\n"
+	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
+	      "  -M  comma-separated modes among plain,off,on (default all)\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n_threads = 1, ms = 300, rounds = 7;
+	int want[N_MODES] = { 1, 1, 1 };
+	double ns[N_MODES][64], mops[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
+	int c;
+
+	while ((c = getopt(argc, argv, "t:m:d:r:M:h")) != -1) {
+		switch (c) {
+		case 't': n_threads = (unsigned)atoi(optarg); break;
+		case 'm': n_locks = (unsigned)atoi(optarg); break;
+		case 'd': ms = (unsigned)atoi(optarg); break;
+		case 'r': rounds = (unsigned)atoi(optarg); break;
+		case 'M':
+			memset(want, 0, sizeof(want));
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+				int found = 0;
+
+				for (int m = 0; m < N_MODES; m++)
+					if (!strcmp(tok, mode_names[m]))
+						want[m] = found = 1;
+				if (!found) {
+					fprintf(stderr, "lockbench: unknown mode '%s'\n", tok);
+					return 2;
+				}
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!n_threads || n_threads > 256 || !n_locks || !ms || !rounds || rounds > 64) {
+		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
+		return 2;
+	}
+	if (posix_memalign((void **)&counters, 64, n_locks * sizeof(*counters))) {
+		perror("lockbench");
+		return 1;
+	}
+	for (unsigned i = 0; i < n_locks; i++)
+		pthread_mutex_init(&counters[i].lock, NULL);
+
+	printf("lockbench: %u thread%s, %u lock%s, %u ms x %u rounds (medians)\n", n_threads,
+	       n_threads == 1 ? "" : "s", n_locks, n_locks == 1 ? "" : "s", ms, rounds);
+	for (unsigned r = 0; r < rounds; r++)
+		for (int m = 0; m < N_MODES; m++)
+			if (want[m])
+				ns[m][r] = run_once(m, n_threads, ms, &mops[m][r]);
+	printf("%-6s %12s %12s %14s %14s\n", "mode", "ns/op", "Mops/s", "time vs plain",
+	       "thrpt vs plain");
+	for (int m = 0; m < N_MODES; m++) {
+		if (!want[m])
+			continue;
+		med_ns[m] = median(ns[m], rounds);
+		med_mops[m] = median(mops[m], rounds);
+		printf("%-6s %12.2f %12.2f", mode_names[m], med_ns[m], med_mops[m]);
+		if (want[MODE_PLAIN] && m != MODE_PLAIN)
+			printf(" %13.3fx %13.3fx", med_ns[m] / med_ns[MODE_PLAIN],
+			       med_mops[m] / med_mops[MODE_PLAIN]);
+		putchar('\n');
+	}
+	return 0;
+}

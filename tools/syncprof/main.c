@@ -5,9 +5,11 @@
  * exit status; usage errors exit 2, failures 1.  The tool uses libsyncprof
  * like any other client.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "syncprof.h"
 
 static const char usage[] =
@@ -17,15 +19,40 @@ static const char usage[] =
 	"It reports the call sites where threads waited for mutexes, recursive\n"
 	"mutexes, condition variables, reader-writer locks and spinlocks.\n"
 	"\n"
+	"Commands:\n"
+	"  run      profile a program:   syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
+	"  report   re-render a saved JSON profile\n"
+	"  ctl      control a running profiled process\n"
+	"  trace    read a lock-event trace file\n"
+	"'syncprof COMMAND --help' describes each.\n"
+	"\n"
 	"Profiling with compile-time instrumentation (exact file:line sites):\n"
 	"  cc -include syncprof/instrument.h prog.c $(pkg-config --cflags --libs syncprof)\n"
 	"  SYNCPROF_OPTIONS=enabled=1 ./a.out        # report on stderr at exit\n"
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
-	"report_at_exit, src_root (see docs/options.md).\n"
-	"\n"
-	"Commands: none yet besides --help and --version; 'run', 'report', 'ctl'\n"
-	"and 'trace' are planned.\n";
+	"report_at_exit, src_root (docs/options.md has them all).\n";
+
+static const struct {
+	const char *name;
+	cli_cmd_fn fn;
+} commands[] = {
+	{ "run", cmd_run },
+	{ "report", cmd_report },
+	{ "ctl", cmd_ctl },
+	{ "trace", cmd_trace },
+};
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "syncprof %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 int main(int argc, char **argv)
 {
@@ -41,6 +68,9 @@ int main(int argc, char **argv)
 		printf("syncprof %s\n", SYNCPROF_VERSION_STRING);
 		return 0;
 	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "syncprof: unknown command '%s' (try 'syncprof --help')\n", argv[1]);
 	return 2;
 }

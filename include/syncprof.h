@@ -83,6 +83,9 @@ enum syncprof_sort {
 enum syncprof_format {
 	SYNCPROF_FORMAT_TABLE = 0,
 	SYNCPROF_FORMAT_JSON,
+	SYNCPROF_FORMAT_CSV,      /* one line per row, RFC 4180 quoting */
+	SYNCPROF_FORMAT_FOLDED,   /* collapsed stacks weighted by wait ns */
+	SYNCPROF_FORMAT_PPROF,    /* gzipped profile.proto (binary) */
 };
 
 struct syncprof_report_options {
@@ -91,11 +94,15 @@ struct syncprof_report_options {
 	int coalesce;                 /* 1: one row per (site, type) */
 	enum syncprof_format format;
 	const char *src_root;         /* strip from paths; NULL = common prefix */
+	const char *columns;          /* table columns, comma-separated keys
+					 (type,object,site,wait,count,avg,
+					 contended,max,p50,p99); NULL = all */
 };
 
 /**
  * syncprof_report_options_init() - fill @opts with the defaults: top 0 (all
- * rows), sort by total wait, coalesced, table format, automatic source root.
+ * rows), sort by total wait, coalesced, table format, automatic source root,
+ * all table columns.
  */
 SYNCPROF_API void syncprof_report_options_init(struct syncprof_report_options *opts);
 
@@ -109,13 +116,15 @@ SYNCPROF_API void syncprof_report_options_init(struct syncprof_report_options *o
  * read torn.  Calls that the reporting thread itself makes while the report
  * runs are not recorded.
  *
- * Return: 0, -EINVAL for bad options, -ENOMEM, or -EIO when writing failed.
+ * Return: 0, -EINVAL for bad options (including an unknown column name),
+ * -ENOMEM, or -EIO when writing failed.
  */
 SYNCPROF_API int syncprof_report(FILE *out, const struct syncprof_report_options *opts);
 
 /**
  * syncprof_parse_sort() / syncprof_parse_format() - map a name ("total",
- * "avg", ...; "table", "json") to its value.  Return 0 or -EINVAL.
+ * "avg", ...; "table", "json", "csv", "folded", "pprof") to its value.
+ * Return 0 or -EINVAL.
  */
 SYNCPROF_API int syncprof_parse_sort(const char *name, enum syncprof_sort *out);
 SYNCPROF_API int syncprof_parse_format(const char *name, enum syncprof_format *out);

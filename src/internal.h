@@ -115,6 +115,28 @@ struct sp_table {
 	struct sp_entry *chunks[SP_MAX_CHUNKS];
 };
 
+/*
+ * What a thread is blocked on right now, for the long-wait watchdog
+ * (watchdog.c).  Written by the owner only, in the contended slow path and
+ * only while the watchdog runs; read by the watchdog thread under a
+ * sequence count (odd while the owner writes).  @warned is the one field
+ * the watchdog writes: the seq of a wait it warned about, so that the owner
+ * publishes that wait's total when it ends.
+ */
+struct sp_wait_pub {
+	uint32_t seq;
+	uint32_t warned;
+	uint64_t since_ns;   /* 0: not waiting */
+	uintptr_t obj;
+	const char *file;
+	const char *func;
+	uintptr_t pc;
+	uint32_t line;
+	uint8_t type;
+	uint32_t done_seq;   /* seq of the last warned wait that ended */
+	uint64_t done_ns;    /* its total wait */
+} __attribute__((aligned(64)));
+
 /* A thread known to the profiler. */
 struct sp_thread {
 	struct sp_table table;
@@ -122,6 +144,26 @@ struct sp_thread {
 	struct sp_thread *next, *prev;
 	pid_t tid;
 	char name[16];
+	struct sp_wait_pub wait; /* watchdog.c */
+};
+
+/*
+ * Names that are already resolved: a frame read back from a saved profile
+ * (cmd_report.c), or one symbolized for a renderer (names.c).
+ */
+struct sp_frame {
+	const char *function; /* NULL when unknown */
+	const char *file;     /* NULL when unknown */
+	const char *dso;      /* NULL when unknown */
+	unsigned line;        /* 0 when unknown */
+	uintptr_t address;    /* 0 when instrumented */
+	uintptr_t offset;     /* from function (or dso) start; 0 when unknown */
+};
+
+struct sp_names {
+	struct sp_frame site;
+	unsigned n_frames;
+	struct sp_frame frames[SP_MAX_FRAMES];
 };
 
 /* Row of a report: merged statistics of one key. */
@@ -143,6 +185,9 @@ struct sp_row {
 	uint64_t holds;
 	uint64_t hist[SP_HIST_BUCKETS];
 	uintptr_t frames[SP_MAX_FRAMES];
+	/* NULL for live rows (pcs are symbolized when rendered); set for rows
+	 * read from a saved profile, whose names are already resolved. */
+	const struct sp_names *names;
 };
 
 struct sp_rows {
@@ -157,6 +202,10 @@ struct sp_options {
 	char *output;        /* NULL: stderr; "%p" expands to the pid */
 	struct syncprof_report_options report;
 	char *src_root;
+	char *columns;         /* owns report.columns */
+	int control;           /* control.c: listen on the control socket */
+	int report_signal;     /* 0, or the signal that prints a report */
+	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
 };
 
 /* ---- "util.c" --------------------------------------------------------- */
@@ -233,6 +282,8 @@ void sp_thread_leave(struct sp_thread *saved);
 /* Call @fn on every live thread's table and on the retired aggregate, with
  * the registry lock held (threads keep recording; exiting ones wait). */
 void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg);
+/* Call @fn on every live thread record, registry lock held (watchdog). */
+void sp_registry_foreach_thread(void (*fn)(struct sp_thread *t, void *arg), void *arg);
 size_t sp_registry_thread_count(void);
 void sp_lost_add(uint64_t n);
 uint64_t sp_lost_get(void);
@@ -284,6 +335,32 @@ struct sp_render_ctx {
 };
 int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
 int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+
+/* ---- "render.c", "render_csv.c", "render_folded.c", "render_pprof.c" -- */
+
+/* Render @rows in ctx->opts->format. */
+int sp_render(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+/* Parse a --columns list into column ids (see render_table.c); returns the
+ * number of columns, or -EINVAL naming nothing (an unknown or repeated key,
+ * or more than @max).  NULL or "" means every column. */
+int sp_columns_parse(const char *list, int *ids, int max);
+#define SP_MAX_COLUMNS 16
+int sp_render_csv(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+int sp_render_folded(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+int sp_render_pprof(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
+
+/* ---- "names.c" -------------------------------------------------------- */
+
+/* Site and stack frame @i of a row, resolved: from r->names when the row
+ * came from a saved profile, else from file:line or by symbolizing the pc.
+ * Pointers in @out are valid until the next call (report path only). */
+void sp_row_site(const struct sp_row *r, struct sp_frame *out);
+void sp_row_frame(const struct sp_row *r, unsigned i, struct sp_frame *out);
+/* The Call site cell: like sp_site_format(), for live or loaded rows. */
+const char *sp_row_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
+			       char *buf, size_t size);
+/* One frame as a single name: "function", "file:line", "dso+0x1f", "0x..". */
+const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size);
 /* Length of the directory prefix shared by every row's file (report.c). */
 size_t sp_rows_common_prefix(const struct sp_rows *rows);
 const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
@@ -310,5 +387,65 @@ const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t 
 void sp_runtime_init(void);
 uint64_t sp_start_ns(void);
 const char *sp_command(void);
+/* Wall-clock time (CLOCK_REALTIME ns) of the last on/off switch, or of
+ * start-up when it never switched. */
+uint64_t sp_state_since_ns(void);
+/* report_lock: serialises reports, resets and symbolizing (watchdog). */
+void sp_report_lock(void);
+void sp_report_unlock(void);
+/* Check report options: 0 or -EINVAL. */
+int sp_report_options_check(const struct syncprof_report_options *o);
+
+/* ---- "control.c" ------------------------------------------------------ */
+
+/*
+ * Start the helper thread: the control socket when sp_opts.control is set,
+ * the long-wait watchdog when sp_opts.warn_wait_ms is, and the report on
+ * sp_opts.report_signal.  Idempotent; also restarts it in a forked child.
+ * Return: 0, or a negative errno (then the program runs on without it).
+ */
+int sp_control_start(void);
+/* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
+int sp_control_dir(char *buf, size_t size);
+
+/* ---- "control_proto.c" ------------------------------------------------ */
+
+#define SP_CTL_LINE_MAX 1024 /* longest request line, newline included */
+
+enum sp_ctl_verb { SP_CTL_STATUS, SP_CTL_ON, SP_CTL_OFF, SP_CTL_RESET, SP_CTL_REPORT };
+
+struct sp_ctl_request {
+	enum sp_ctl_verb verb;
+	struct syncprof_report_options report; /* for SP_CTL_REPORT */
+	char columns[256];                     /* report.columns points here */
+	char src_root[256];                    /* report.src_root points here */
+};
+
+/*
+ * Parse one request line (@len bytes, no NUL needed, newline optional) with
+ * @defaults as the report options.  Never reads past @len; allocates
+ * nothing.  Return 0, or -EINVAL with a message in @err.
+ */
+int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_options *defaults,
+		 struct sp_ctl_request *req, char *err, size_t err_size);
+/* Run a parsed request; the answer's payload goes to @out. */
+int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out);
+
+/* ---- "watchdog.c" ----------------------------------------------------- */
+
+extern unsigned sp_watch_on; /* non-zero: contended waits publish themselves */
+/* Contended slow path: publish / clear "waiting since t0 on obj at site". */
+void sp_watch_begin(struct sp_thread *t, uintptr_t obj, int type, const struct sp_site *site,
+		    uint64_t t0);
+void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
+/* One scan of every thread (helper thread); returns ms until the next. */
+unsigned sp_watchdog_scan(FILE *out);
+
+/*
+ * Hold tracking (branch preload): who holds @obj, where it was acquired and
+ * since when.  0 when held, -ENOENT otherwise.  Weak until that lands, so
+ * the watchdog names the holder only when the library has hold tracking.
+ */
+int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns);
 
 #endif /* SP_INTERNAL_H */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 struct sp_options sp_opts;
 
 static const char *const sort_names[] = { "total", "avg", "max", "count", "contended", "hold" };
-static const char *const format_names[] = { "table", "json" };
+static const char *const format_names[] = { "table", "json", "csv", "folded", "pprof" };
 
 const char *sp_sort_name(enum syncprof_sort s)
 {
@@ -82,8 +83,10 @@ void sp_options_free(struct sp_options *o)
 {
 	free(o->output);
 	free(o->src_root);
-	o->output = o->src_root = NULL;
+	free(o->columns);
+	o->output = o->src_root = o->columns = NULL;
 	o->report.src_root = NULL;
+	o->report.columns = NULL;
 }
 
 static int parse_bool(const char *v, int *out)
@@ -169,6 +172,51 @@ static int opt_top(struct sp_options *o, const char *v)
 	return parse_uint(v, &o->report.top);
 }
 
+static int opt_columns(struct sp_options *o, const char *v)
+{
+	int ids[SP_MAX_COLUMNS];
+	int rc;
+
+	/* Columns are separated by ':' here, as ',' separates options. */
+	char buf[256];
+
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, v);
+	for (char *p = buf; *p; p++)
+		if (*p == ':')
+			*p = ',';
+	if (sp_columns_parse(buf, ids, SP_MAX_COLUMNS) < 0)
+		return -EINVAL;
+	rc = set_string(&o->columns, buf);
+	o->report.columns = o->columns;
+	return rc;
+}
+
+static int opt_control(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->control);
+}
+
+static int opt_report_signal(struct sp_options *o, const char *v)
+{
+	/* Only the two signals that no one else claims by default. */
+	if (!strcmp(v, "USR1") || !strcmp(v, "SIGUSR1"))
+		o->report_signal = SIGUSR1;
+	else if (!strcmp(v, "USR2") || !strcmp(v, "SIGUSR2"))
+		o->report_signal = SIGUSR2;
+	else if (!strcmp(v, "0") || !strcmp(v, "none"))
+		o->report_signal = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int opt_warn_wait(struct sp_options *o, const char *v)
+{
+	return parse_uint(v, &o->warn_wait_ms);
+}
+
 struct option_row {
 	const char *name;
 	int (*set)(struct sp_options *o, const char *value);
@@ -178,12 +226,18 @@ struct option_row {
 static const struct option_row option_table[] = {
 	{ "enabled", opt_enabled, "1 or 0" },
 	{ "output", opt_output, "a file name (%p: the pid); default stderr" },
-	{ "format", opt_format, "table or json" },
+	{ "format", opt_format, "table, json, csv, folded or pprof" },
 	{ "top", opt_top, "a number of rows, 0 for all" },
 	{ "sort", opt_sort, "total, avg, max, count, contended or hold" },
 	{ "coalesce", opt_coalesce, "1 or 0" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
+	{ "columns", opt_columns,
+	  "table columns separated by ':' among type, object, site, wait, count, avg, "
+	  "contended, max, p50, p99" },
+	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
+	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
+	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))

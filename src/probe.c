@@ -87,10 +87,19 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
 					const struct timespec *abstime, const struct sp_site *site)
 {
 	uint64_t t0 = sp_now_ns();
-	int rc = ops->lock(obj, abstime);
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	/* The long-wait watchdog (watchdog.c) sees waits in progress. */
+	unsigned watch = sp_load_relaxed(&sp_watch_on);
+	int rc;
+	uint64_t wait;
+	struct sp_entry *e;
 
+	if (SP_UNLIKELY(watch))
+		sp_watch_begin(t, (uintptr_t)obj, op, site, t0);
+	rc = ops->lock(obj, abstime);
+	wait = sp_now_ns() - t0;
+	if (SP_UNLIKELY(watch))
+		sp_watch_end(t, wait);
+	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	if (e)
 		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
 	return rc;

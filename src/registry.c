@@ -207,6 +207,14 @@ void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *
 	sp_unlock(&registry_lock);
 }
 
+void sp_registry_foreach_thread(void (*fn)(struct sp_thread *t, void *arg), void *arg)
+{
+	sp_lock(&registry_lock);
+	for (struct sp_thread *t = threads; t; t = t->next)
+		fn(t, arg);
+	sp_unlock(&registry_lock);
+}
+
 size_t sp_registry_thread_count(void)
 {
 	size_t n;

@@ -58,14 +58,10 @@ static void json_frame(FILE *out, const char *function, const char *file, unsign
 
 static void json_site(FILE *out, const struct sp_row *r)
 {
-	struct sp_symbol sym;
+	struct sp_frame f;
 
-	if (r->file || !r->pc) {
-		json_frame(out, r->func, r->file, r->line, NULL, 0);
-		return;
-	}
-	sp_symbolize(r->pc, &sym);
-	json_frame(out, sym.function, sym.file, sym.line, sym.dso, r->pc);
+	sp_row_site(r, &f); /* names.c: live or read back from a profile */
+	json_frame(out, f.function, f.file, f.line, f.dso, f.address);
 }
 
 static void json_row(FILE *out, const struct sp_row *r, int hold)
@@ -80,13 +76,13 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 	fprintf(out, ",\"n_objects\":%llu,\"site\":", (unsigned long long)r->n_objects);
 	json_site(out, r);
 	fputs(",\"stack\":[", out);
-	for (unsigned i = 0; i < r->n_frames; i++) {
-		struct sp_symbol sym;
+	for (unsigned i = 0; i < (r->names ? r->names->n_frames : r->n_frames); i++) {
+		struct sp_frame f;
 
-		sp_symbolize(r->frames[i], &sym);
+		sp_row_frame(r, i, &f);
 		if (i)
 			fputc(',', out);
-		json_frame(out, sym.function, sym.file, sym.line, sym.dso, r->frames[i]);
+		json_frame(out, f.function, f.file, f.line, f.dso, f.address);
 	}
 	fprintf(out,
 		"],\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",

@@ -159,6 +159,7 @@ static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const str
 	fresh.pc = key->pc;
 	fresh.line = key->line;
 	fresh.type = key->type;
+	fresh.names = key->names;
 	if (sp_rows_push(rows, &fresh))
 		return NULL;
 	*s = rows->n;
@@ -181,6 +182,8 @@ static void row_add(struct sp_row *d, const struct sp_row *s)
 	if (!d->n_frames && s->n_frames) {
 		memcpy(d->frames, s->frames, sizeof(d->frames));
 		d->n_frames = s->n_frames;
+		if (s->names)
+			d->names = s->names; /* a saved profile's stack names */
 	}
 }
 

@@ -29,6 +29,7 @@ static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
 static uint64_t window_start_ns; /* start of what reports cover */
 static int ever_enabled;
+static uint64_t state_since_ns; /* CLOCK_REALTIME of the last on/off switch */
 static int init_state;
 static char command[4096];
 
@@ -61,14 +62,32 @@ static void read_command(void)
 	command[n] = '\0';
 }
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sp_state_since_ns(void)
+{
+	return sp_load_relaxed(&state_since_ns);
+}
+
 void syncprof_enable(void)
 {
 	sp_store_relaxed(&ever_enabled, 1);
+	/* Remember when the state changed, for 'syncprof ctl PID status'. */
+	if (!sp_load_relaxed(&syncprof__enabled))
+		sp_store_relaxed(&state_since_ns, realtime_ns());
 	sp_store_relaxed(&syncprof__enabled, 1);
 }
 
 void syncprof_disable(void)
 {
+	if (sp_load_relaxed(&syncprof__enabled))
+		sp_store_relaxed(&state_since_ns, realtime_ns());
 	sp_store_relaxed(&syncprof__enabled, 0);
 }
 
@@ -111,11 +130,24 @@ int syncprof_reset(void)
 	return rc;
 }
 
-static int check_options(const struct syncprof_report_options *o)
+int sp_report_options_check(const struct syncprof_report_options *o)
 {
-	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_JSON)
+	int ids[SP_MAX_COLUMNS];
+
+	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_PPROF ||
+	    sp_columns_parse(o->columns, ids, SP_MAX_COLUMNS) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+void sp_report_lock(void)
+{
+	sp_lock(&report_lock);
+}
+
+void sp_report_unlock(void)
+{
+	sp_unlock(&report_lock);
 }
 
 int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o)
@@ -146,7 +178,7 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 		sp_runtime_init();
 		opts = &sp_opts.report;
 	}
-	if (!out || check_options(opts))
+	if (!out || sp_report_options_check(opts))
 		return -EINVAL;
 	saved = sp_thread_enter();
 	sp_lock(&report_lock);
@@ -157,10 +189,7 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 		ctx.lost = sp_lost_get();
 		ctx.pid = getpid();
 		ctx.command = command;
-		if (opts->format == SYNCPROF_FORMAT_JSON)
-			rc = sp_render_json(out, &rows, &ctx);
-		else
-			rc = sp_render_table(out, &rows, &ctx);
+		rc = sp_render(out, &rows, &ctx);
 		sp_rows_free(&rows);
 		if (!rc && (fflush(out) || ferror(out)))
 			rc = -EIO;
@@ -236,10 +265,13 @@ void sp_runtime_init(void)
 	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
 	read_command();
 	sp_store_relaxed(&window_start_ns, sp_now_ns());
+	sp_store_relaxed(&state_since_ns, realtime_ns());
 	atexit(report_at_exit);
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);
+	if (sp_opts.control || sp_opts.warn_wait_ms || sp_opts.report_signal)
+		sp_control_start();
 }
 
 __attribute__((constructor)) static void syncprof_constructor(void)

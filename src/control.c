@@ -1,0 +1,462 @@
+/*
+ * control.c - the helper thread: control socket, long-wait watchdog and
+ * report on a signal.
+ *
+ * What it does.  With SYNCPROF_OPTIONS control=1 the process listens on
+ * the Unix socket DIR/PID.sock, DIR being $SYNCPROF_CONTROL_DIR or
+ * /tmp/syncprof-UID; 'syncprof ctl PID ...' connects there and sends one
+ * request line (control_proto.c).  With warn_wait=MS the same thread runs
+ * the watchdog (watchdog.c); with report_signal=USR2 it prints a report
+ * when the signal arrives.
+ *
+ * Access.  DIR is created 0700 and must be a directory owned by us with no
+ * group/other permission bits, else the socket is not created (a warning
+ * says why): that stops another user from pre-creating it in /tmp.  The
+ * socket is chmod'ed 0600.  Every accepted connection is checked with
+ * SO_PEERCRED: a peer that is neither our effective uid nor root is closed
+ * without a byte of answer.
+ *
+ * Never block.  The thread serves at most MAX_CLIENTS connections at once
+ * from one poll() loop, all sockets non-blocking.  A client must send its
+ * request line within REQUEST_MS and take the answer within ANSWER_MS;
+ * a line longer than SP_CTL_LINE_MAX is answered with an error.  Past the
+ * limits the connection is closed, so a silent or garbage-sending client
+ * costs one slot for a bounded time and never delays another client or
+ * the program.  More than MAX_CLIENTS at once: the newest is closed.
+ *
+ * Signals stay the program's: the helper thread blocks every signal, and
+ * no handler is installed unless report_signal is set; that handler only
+ * writes a byte to a non-blocking pipe, and the helper thread, woken by
+ * it, renders the report (no stdio or locks in the handler).
+ *
+ * Invisible to the profile: the helper thread marks itself inside the
+ * profiler (sp_thread_enter) for its whole life, so its own lock calls
+ * (stdio, malloc) are not recorded and it never registers as a thread.
+ * The lock bench sees it as a thread asleep in poll(): see
+ * docs/control.md for the measurement.
+ *
+ * fork(): the child has no helper thread, but the parent's descriptors.
+ * An atfork child handler closes them and starts a fresh helper thread
+ * with the child's own socket.  The socket file is removed at exit.
+ *
+ * Alternatives considered: abstract-namespace sockets (no file modes, so
+ * SO_PEERCRED would be the only guard, and no directory to list); a
+ * thread per connection (a stuck client pins a thread, unbounded threads);
+ * signalfd (needs the signal blocked in every thread of the program,
+ * which changes the program's signal behaviour).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_CLIENTS 8
+#define REQUEST_MS 2000
+#define ANSWER_MS 10000
+
+struct client {
+	int fd;                        /* -1: free slot */
+	uint64_t deadline_ns;
+	size_t in_len;
+	char in[SP_CTL_LINE_MAX];
+	char *out;                     /* answer being sent, malloc'd */
+	size_t out_len, out_off;
+};
+
+static sp_lock_t start_lock = SP_LOCK_INIT;
+static pid_t started_pid;           /* pid that runs the helper thread */
+static int listen_fd = -1;
+static int sig_pipe[2] = { -1, -1 };
+static struct client clients[MAX_CLIENTS];
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static int atfork_done, atexit_done;
+
+int sp_control_dir(char *buf, size_t size)
+{
+	const char *env = getenv("SYNCPROF_CONTROL_DIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, size, "%s", env);
+	else
+		n = snprintf(buf, size, "/tmp/syncprof-%u", (unsigned)geteuid());
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* DIR exists (or is created) as a private directory of ours. */
+static int private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+static int open_socket(void)
+{
+	struct sockaddr_un addr;
+	char dir[sizeof(sock_path)];
+	int fd, rc;
+
+	rc = sp_control_dir(dir, sizeof(dir) - 16);
+	if (rc)
+		return rc;
+	rc = private_dir(dir);
+	if (rc) {
+		fprintf(stderr,
+			"syncprof: control socket not started: %s must be a directory owned by "
+			"uid %u with mode 0700 (%s)\n",
+			dir, (unsigned)geteuid(), strerror(-rc));
+		return rc;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%d.sock", dir, (int)getpid()) >=
+	    (int)sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(addr.sun_path); /* a stale socket of an earlier process with our pid */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || chmod(addr.sun_path, 0600) ||
+	    listen(fd, MAX_CLIENTS)) {
+		rc = -errno;
+		fprintf(stderr, "syncprof: control socket %s: %s\n", addr.sun_path, strerror(-rc));
+		close(fd);
+		unlink(addr.sun_path);
+		return rc;
+	}
+	memcpy(sock_path, addr.sun_path, sizeof(sock_path));
+	listen_fd = fd;
+	return 0;
+}
+
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* Owner and root only; the others get no answer at all. */
+static int peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || len != sizeof(cred))
+		return 0;
+	return cred.uid == geteuid() || cred.uid == 0;
+}
+
+static void accept_clients(void)
+{
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct client *slot = NULL;
+
+		if (fd < 0)
+			return;
+		if (!peer_allowed(fd)) {
+			close(fd);
+			continue;
+		}
+		for (int i = 0; i < MAX_CLIENTS && !slot; i++)
+			if (clients[i].fd < 0)
+				slot = &clients[i];
+		if (!slot) {
+			static const char busy[] = "error too many control connections; retry\n";
+
+			(void)!send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+			close(fd);
+			continue;
+		}
+		slot->fd = fd;
+		slot->deadline_ns = sp_now_ns() + (uint64_t)REQUEST_MS * 1000000u;
+	}
+}
+
+/* Build the answer to the line in c->in[0, len). */
+static void answer(struct client *c, size_t len)
+{
+	struct sp_ctl_request *req = malloc(sizeof(*req));
+	char err[256] = "out of memory", head[64];
+	char *payload = NULL;
+	size_t plen = 0;
+	FILE *f = NULL;
+	int rc = -ENOMEM;
+
+	if (req)
+		rc = sp_ctl_parse(c->in, len, &sp_opts.report, req, err, sizeof(err));
+	if (!rc) {
+		f = open_memstream(&payload, &plen);
+		rc = f ? sp_ctl_execute(req, f) : -ENOMEM;
+		if (f && fclose(f) && !rc)
+			rc = -EIO;
+		if (rc)
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+	}
+	free(req);
+	if (rc) {
+		free(payload);
+		payload = NULL;
+		plen = 0;
+		snprintf(head, sizeof(head), "error ");
+	} else {
+		snprintf(head, sizeof(head), "ok %zu\n", plen);
+	}
+	c->out_len = strlen(head) + (rc ? strlen(err) + 1 : plen);
+	c->out = malloc(c->out_len);
+	if (!c->out) {
+		free(payload);
+		client_close(c);
+		return;
+	}
+	memcpy(c->out, head, strlen(head));
+	if (rc) {
+		memcpy(c->out + strlen(head), err, strlen(err));
+		c->out[c->out_len - 1] = '\n';
+	} else if (plen) {
+		memcpy(c->out + strlen(head), payload, plen);
+	}
+	free(payload);
+	c->out_off = 0;
+	c->deadline_ns = sp_now_ns() + (uint64_t)ANSWER_MS * 1000000u;
+}
+
+static void client_read(struct client *c)
+{
+	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+	char *nl;
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		client_close(c);
+		return;
+	}
+	if (n < 0)
+		return;
+	nl = memchr(c->in + c->in_len, '\n', (size_t)n);
+	c->in_len += (size_t)n;
+	if (nl)
+		answer(c, (size_t)(nl - c->in) + 1);
+	else if (c->in_len == sizeof(c->in))
+		answer(c, c->in_len); /* too long: the parser says so */
+}
+
+static void client_write(struct client *c)
+{
+	ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_close(c);
+		return;
+	}
+	c->out_off += (size_t)n;
+	if (c->out_off == c->out_len)
+		client_close(c);
+}
+
+static void signal_report(void)
+{
+	char buf[64];
+
+	while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+		;
+	syncprof_report(stderr, &sp_opts.report);
+}
+
+static void on_report_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	(void)!write(sig_pipe[1], "r", 1);
+	errno = saved;
+}
+
+static void *helper_main(void *arg)
+{
+	struct pollfd pfd[MAX_CLIENTS + 2];
+	uint64_t next_scan = 0;
+
+	(void)arg;
+	sp_thread_enter(); /* never recorded, never registered */
+	for (;;) {
+		uint64_t now = sp_now_ns();
+		int timeout = 1000, n = 0;
+
+		if (sp_opts.warn_wait_ms && now >= next_scan)
+			next_scan = now + (uint64_t)sp_watchdog_scan(stderr) * 1000000u;
+		if (sp_opts.warn_wait_ms)
+			timeout = (int)((next_scan - now) / 1000000u) + 1;
+		pfd[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &clients[i];
+			int left;
+
+			if (c->fd < 0)
+				continue;
+			if (now >= c->deadline_ns) {
+				client_close(c); /* silent or slow: drop it */
+				continue;
+			}
+			left = (int)((c->deadline_ns - now) / 1000000u) + 1;
+			timeout = left < timeout ? left : timeout;
+		}
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			pfd[n++] = (struct pollfd){ .fd = clients[i].fd,
+						    .events = clients[i].out ? POLLOUT : POLLIN };
+		if (poll(pfd, (nfds_t)n, timeout) <= 0)
+			continue;
+		if (pfd[1].revents & POLLIN)
+			signal_report();
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &clients[i];
+			short ev = pfd[2 + i].revents;
+
+			if (c->fd < 0 || !ev)
+				continue;
+			if (c->out)
+				client_write(c);
+			else if (ev & (POLLIN | POLLHUP | POLLERR))
+				client_read(c);
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_clients();
+	}
+	return NULL;
+}
+
+static void at_exit(void)
+{
+	struct sp_thread *saved;
+
+	if (started_pid != getpid())
+		return;
+	if (sock_path[0])
+		unlink(sock_path);
+	/* Totals of warned waits that ended since the helper's last scan. */
+	if (sp_opts.warn_wait_ms) {
+		saved = sp_thread_enter();
+		sp_watchdog_scan(stderr);
+		sp_thread_leave(saved);
+	}
+}
+
+static void close_inherited(void)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		if (clients[i].fd >= 0)
+			close(clients[i].fd);
+		free(clients[i].out);
+		memset(&clients[i], 0, sizeof(clients[i]));
+		clients[i].fd = -1;
+	}
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	sock_path[0] = '\0';
+}
+
+static void atfork_child(void)
+{
+	if (!started_pid)
+		return;
+	/* The parent's socket and helper thread are not ours. */
+	start_lock = (sp_lock_t)SP_LOCK_INIT;
+	close_inherited();
+	for (int i = 0; i < 2; i++) {
+		if (sig_pipe[i] >= 0)
+			close(sig_pipe[i]);
+		sig_pipe[i] = -1;
+	}
+	started_pid = 0;
+	sp_control_start();
+}
+
+static int start_locked(void)
+{
+	pthread_t th;
+	sigset_t all, old;
+	int rc;
+
+	static int clients_ready;
+
+	if (!clients_ready) {
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			clients[i].fd = -1;
+		clients_ready = 1;
+	}
+	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	if (sp_opts.control) {
+		rc = open_socket();
+		if (rc)
+			return rc;
+	}
+	if (sp_opts.warn_wait_ms)
+		sp_store_relaxed(&sp_watch_on, 1);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&th, NULL, helper_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		close_inherited();
+		return rc;
+	}
+	pthread_detach(th);
+	started_pid = getpid();
+	if (!atexit_done) {
+		atexit_done = 1;
+		atexit(at_exit);
+	}
+	if (!atfork_done) {
+		atfork_done = 1;
+		pthread_atfork(NULL, NULL, atfork_child);
+	}
+	if (sp_opts.report_signal) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_report_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sp_opts.report_signal, &sa, NULL);
+	}
+	return 0;
+}
+
+int sp_control_start(void)
+{
+	struct sp_thread *saved;
+	int rc = 0;
+
+	sp_runtime_init();
+	saved = sp_thread_enter();
+	sp_lock(&start_lock);
+	if (started_pid != getpid())
+		rc = start_locked();
+	sp_unlock(&start_lock);
+	sp_thread_leave(saved);
+	return rc;
+}

@@ -1,0 +1,98 @@
+/*
+ * ctl_target.c - a profiled program for the control and watchdog tests,
+ * compiled with -include syncprof/instrument.h (exact file:line sites).
+ *
+ *   ctl_target serve      two threads contend on one mutex until stdin
+ *                         reaches end of file; prints "ready\n" first.
+ *   ctl_target hold MS    a holder thread keeps a mutex MS ms while the
+ *                         main thread waits for it; prints the two sites.
+ *   ctl_target idle       no lock activity; waits for end of file on stdin.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static int stop;
+static unsigned long counter;
+static int hold_ms = 300;
+static int holder_has_it;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&hot); /* SITE_HOT */
+		for (volatile int i = 0; i < 200; i++)
+			;
+		counter++;
+		pthread_mutex_unlock(&hot);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held); /* SITE_HOLDER */
+	__atomic_store_n(&holder_has_it, 1, __ATOMIC_RELEASE);
+	sleep_ms(hold_ms);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+static void wait_eof(void)
+{
+	char buf[64];
+
+	while (fread(buf, 1, sizeof(buf), stdin) > 0)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[2];
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "serve")) {
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, worker, NULL);
+		printf("ready\n");
+		wait_eof();
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "hold")) {
+		if (argc >= 3)
+			hold_ms = atoi(argv[2]);
+		pthread_create(&t[0], NULL, holder, NULL);
+		while (!__atomic_load_n(&holder_has_it, __ATOMIC_ACQUIRE))
+			sleep_ms(1);
+		pthread_mutex_lock(&held); /* SITE_WAITER */
+		pthread_mutex_unlock(&held);
+		pthread_join(t[0], NULL);
+		printf("done\n");
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "idle")) {
+		printf("ready\n");
+		wait_eof();
+		return 0;
+	}
+	fprintf(stderr, "usage: ctl_target serve|hold [MS]|idle\n");
+	return 2;
+}

@@ -22,7 +22,9 @@
  * a line longer than SP_CTL_LINE_MAX is answered with an error.  Past the
  * limits the connection is closed, so a silent or garbage-sending client
  * costs one slot for a bounded time and never delays another client or
- * the program.  More than MAX_CLIENTS at once: the newest is closed.
+ * the program.  More than MAX_CLIENTS at once: the oldest connection that
+ * has not sent its request yet is closed to make room; when all of them
+ * are receiving answers, the newcomer gets "error too many ...".
  *
  * Signals stay the program's: the helper thread blocks every signal, and
  * no handler is installed unless report_signal is set; that handler only
@@ -180,6 +182,16 @@ static void accept_clients(void)
 		for (int i = 0; i < MAX_CLIENTS && !slot; i++)
 			if (clients[i].fd < 0)
 				slot = &clients[i];
+		/* All taken: the oldest client still silent makes room, so that
+		 * silent clients cannot lock the others out. */
+		if (!slot) {
+			for (int i = 0; i < MAX_CLIENTS; i++)
+				if (!clients[i].out &&
+				    (!slot || clients[i].deadline_ns < slot->deadline_ns))
+					slot = &clients[i];
+			if (slot)
+				client_close(slot);
+		}
 		if (!slot) {
 			static const char busy[] = "error too many control connections; retry\n";
 

@@ -7,12 +7,15 @@
  *   ctl_target hold MS    a holder thread keeps a mutex MS ms while the
  *                         main thread waits for it; prints the two sites.
  *   ctl_target idle       no lock activity; waits for end of file on stdin.
+ *   ctl_target fork       forks; the child prints "child PID\n", takes the
+ *                         lock once and waits for end of file on stdin.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +96,19 @@ int main(int argc, char **argv)
 		wait_eof();
 		return 0;
 	}
-	fprintf(stderr, "usage: ctl_target serve|hold [MS]|idle\n");
+	if (argc >= 2 && !strcmp(argv[1], "fork")) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			pthread_mutex_lock(&hot);
+			pthread_mutex_unlock(&hot);
+			printf("child %d\n", (int)getpid());
+			wait_eof();
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		return 0;
+	}
+	fprintf(stderr, "usage: ctl_target serve|hold [MS]|idle|fork\n");
 	return 2;
 }

@@ -9,6 +9,10 @@
 #ifndef SYNCPROF_CLI_H
 #define SYNCPROF_CLI_H
 
+#include <stdio.h>
+
+#include "syncprof.h"
+
 typedef int (*cli_cmd_fn)(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
@@ -18,5 +22,24 @@ int cmd_trace(int argc, char **argv);
 
 /* Print "syncprof CMD: " + printf-style message + newline to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- "render_opts.c": report options of report and ctl --------------- */
+
+struct cli_render_opts {
+	struct syncprof_report_options report;
+	const char *output;      /* NULL or "-": stdout */
+	const char *format_name; /* as given, NULL when not given */
+	const char *sort_name;
+	int coalesce_set;        /* --coalesce or --no-coalesce given */
+};
+
+void cli_render_opts_init(struct cli_render_opts *o);
+/* argv[*i] is a report option: consume it (and its value), return 1; not
+ * one: return 0; a bad value: print why and return -1. */
+int cli_render_option(const char *cmd, int argc, char **argv, int *i,
+		      struct cli_render_opts *o);
+FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o);
+int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f);
+extern const char cli_render_help[];
 
 #endif

@@ -1,11 +1,423 @@
 /*
- * cmd_ctl.c - 'syncprof ctl'.  Not implemented yet: says so and exits 1.
+ * cmd_ctl.c - 'syncprof ctl': control a running profiled process through
+ * its control socket (src/control.c, docs/control.md).
+ *
+ *   syncprof ctl PID status|on|off|reset|report [report options]
+ *   syncprof ctl --list
+ *
+ * Design: one connection per command; the request is one line
+ * ("report format=json top=5"), the answer "ok LEN\n" + LEN bytes or
+ * "error MESSAGE\n" (control_proto.c).  Before connecting, the PID is
+ * checked so that each way of failing gets its own message: no such
+ * process, someone else's process, a process without a control socket, a
+ * stale socket, a socket answered by another process, no answer (the
+ * process answers only its owner and root).  The answer must arrive
+ * within TIMEOUT_MS.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "internal.h"
+
+#define TIMEOUT_MS 30000
+
+static const char help[] =
+	"Usage: syncprof ctl PID status|on|off|reset|report [REPORT OPTIONS]\n"
+	"       syncprof ctl --list\n"
+	"\n"
+	"Control a running process profiled with syncprof, through its control\n"
+	"socket.  The process must have been started with SYNCPROF_OPTIONS\n"
+	"containing control=1 (e.g. SYNCPROF_OPTIONS=enabled=1,control=1 ./prog).\n"
+	"Only the process's owner and root get an answer.\n"
+	"\n"
+	"Commands:\n"
+	"  status   profiling on or off and since when, threads, sites tracked\n"
+	"  on       start recording          off      stop recording (data kept)\n"
+	"  reset    later reports show only what happens from now on\n"
+	"  report   print the report of the running process\n"
+	"  --list   list this user's processes that can be controlled\n"
+	"\n"
+	"%s"
+	"\n"
+	"Sockets live in $SYNCPROF_CONTROL_DIR, by default /tmp/syncprof-UID.\n"
+	"Exit status: 0 done, 1 the process could not be reached or refused,\n"
+	"2 bad usage.\n"
+	"Example: syncprof ctl 4242 report -n 10 -s avg\n";
+
+static const char *const verbs[] = { "status", "on", "off", "reset", "report" };
+
+/* DIR of the sockets of processes owned by @uid. */
+static int socket_dir(uid_t uid, char *buf, size_t size)
+{
+	const char *env = getenv("SYNCPROF_CONTROL_DIR");
+	int n = env && *env ? snprintf(buf, size, "%s", env)
+			    : snprintf(buf, size, "/tmp/syncprof-%u", (unsigned)uid);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int read_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	buf[0] = '\0';
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Connect to @pid's control socket; on failure print why (unless @quiet)
+ * and return -1.
+ */
+static int ctl_connect(pid_t pid, int quiet)
+{
+	struct sockaddr_un addr;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char dir[sizeof(addr.sun_path)], comm[64], proc[64];
+	struct stat st;
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	if (kill(pid, 0) && errno == ESRCH) {
+		if (!quiet)
+			cli_error("ctl", "no process %d (it exited, or the pid is wrong)", (int)pid);
+		return -1;
+	}
+	if (stat(proc, &st)) {
+		if (!quiet)
+			cli_error("ctl", "cannot look at process %d: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	read_comm(pid, comm, sizeof(comm));
+	if (st.st_uid != geteuid() && geteuid() != 0) {
+		if (!quiet)
+			cli_error("ctl",
+				  "process %d (%s) belongs to uid %u, not to you (uid %u); only "
+				  "its owner or root can control it",
+				  (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (socket_dir(st.st_uid, dir, sizeof(dir) - 16)) {
+		if (!quiet)
+			cli_error("ctl", "SYNCPROF_CONTROL_DIR is too long for a socket path");
+		return -1;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%.*s/%d.sock", (int)(sizeof(dir) - 16),
+		 dir, (int)pid);
+	if (lstat(addr.sun_path, &st) || !S_ISSOCK(st.st_mode)) {
+		if (!quiet)
+			cli_error("ctl",
+				  "process %d (%s) is not profiled with a control socket (no %s); "
+				  "start it with SYNCPROF_OPTIONS=control=1",
+				  (int)pid, comm, addr.sun_path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		int e = errno;
+
+		if (!quiet) {
+			if (e == ECONNREFUSED)
+				cli_error("ctl",
+					  "process %d (%s) does not listen on %s any more (a stale "
+					  "socket: the process exec'd or stopped its helper thread)",
+					  (int)pid, comm, addr.sun_path);
+			else
+				cli_error("ctl", "cannot connect to %s: %s", addr.sun_path,
+					  strerror(e));
+		}
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) && cred.pid != pid) {
+		if (!quiet)
+			cli_error("ctl", "%s is answered by process %d, not %d; not talking to it",
+				  addr.sun_path, (int)cred.pid, (int)pid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read the whole answer (until EOF) into a malloc'd buffer. */
+static char *recv_all(int fd, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+
+	while (buf) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, TIMEOUT_MS) <= 0) {
+			free(buf);
+			errno = ETIMEDOUT;
+			return NULL;
+		}
+		if (n == cap) {
+			char *b = realloc(buf, cap *= 2);
+
+			if (!b)
+				break;
+			buf = b;
+		}
+		r = recv(fd, buf + n, cap - n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0) {
+			*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Run @line on @pid; payload to *payload (malloc'd) on success.
+ * Return 0, or 1 after printing why (unless @quiet).
+ */
+static int ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, int quiet)
+{
+	int fd = ctl_connect(pid, quiet);
+	char *ans, *nl;
+	size_t len = 0;
+	unsigned long long want;
+
+	if (fd < 0)
+		return 1;
+	if (send_all(fd, line, strlen(line))) {
+		if (!quiet)
+			cli_error("ctl", "process %d: sending the request failed: %s", (int)pid,
+				  strerror(errno));
+		close(fd);
+		return 1;
+	}
+	ans = recv_all(fd, &len);
+	close(fd);
+	if (!ans) {
+		if (!quiet)
+			cli_error("ctl", "process %d: no answer: %s", (int)pid, strerror(errno));
+		return 1;
+	}
+	nl = memchr(ans, '\n', len);
+	if (!len || !nl) {
+		if (!quiet)
+			cli_error("ctl",
+				  "process %d closed the connection without answering (it answers "
+				  "only its owner and root)",
+				  (int)pid);
+		free(ans);
+		return 1;
+	}
+	if (!strncmp(ans, "error ", 6)) {
+		if (!quiet)
+			cli_error("ctl", "process %d: %.*s", (int)pid, (int)(nl - ans - 6), ans + 6);
+		free(ans);
+		return 1;
+	}
+	if (sscanf(ans, "ok %llu", &want) != 1 || want != len - (size_t)(nl + 1 - ans)) {
+		if (!quiet)
+			cli_error("ctl", "process %d: truncated or malformed answer", (int)pid);
+		free(ans);
+		return 1;
+	}
+	*plen = (size_t)want;
+	memmove(ans, nl + 1, *plen);
+	*payload = ans;
+	return 0;
+}
+
+/* "status" answer field @key ("threads: 3" -> "3"), into @buf. */
+static const char *field(const char *payload, const char *key, char *buf, size_t size)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = payload; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, k) && p[k] == ':' && p[k + 1] == ' ') {
+			snprintf(buf, size, "%.*s", (int)strcspn(p + k + 2, "\n"), p + k + 2);
+			return buf;
+		}
+	snprintf(buf, size, "?");
+	return buf;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int do_list(void)
+{
+	char dir[108], on[16], thr[16], sites[16], cmd[256];
+	int pids[4096], n = 0;
+	struct dirent *d;
+	DIR *dp;
+
+	if (socket_dir(geteuid(), dir, sizeof(dir))) {
+		cli_error("ctl", "SYNCPROF_CONTROL_DIR is too long");
+		return 1;
+	}
+	dp = opendir(dir);
+	if (!dp) {
+		if (errno == ENOENT) {
+			fprintf(stderr, "syncprof ctl: no controllable process (%s does not exist)\n",
+				dir);
+			return 0;
+		}
+		cli_error("ctl", "cannot read %s: %s", dir, strerror(errno));
+		return 1;
+	}
+	while ((d = readdir(dp)) && n < (int)(sizeof(pids) / sizeof(*pids))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (pid > 0 && !strcmp(end, ".sock"))
+			pids[n++] = (int)pid;
+	}
+	closedir(dp);
+	qsort(pids, (size_t)n, sizeof(*pids), cmp_pid);
+	printf("%8s  %-9s  %7s  %7s  %s\n", "PID", "profiling", "threads", "sites", "command");
+	for (int i = 0; i < n; i++) {
+		char *payload = NULL;
+		size_t plen;
+
+		if (ctl_request(pids[i], "status\n", &payload, &plen, 1)) {
+			char path[160];
+
+			/* The process is gone: its socket file is litter. */
+			snprintf(path, sizeof(path), "%s/%d.sock", dir, pids[i]);
+			if (kill(pids[i], 0) && errno == ESRCH)
+				unlink(path);
+			continue;
+		}
+		printf("%8d  %-9s  %7s  %7s  %s\n", pids[i],
+		       field(payload, "profiling", on, sizeof(on)),
+		       field(payload, "threads", thr, sizeof(thr)),
+		       field(payload, "sites", sites, sizeof(sites)),
+		       field(payload, "command", cmd, sizeof(cmd)));
+		free(payload);
+	}
+	return 0;
+}
+
+/* "report" request line from the report options. */
+static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "report format=%s sort=%s top=%u coalesce=%d",
+			 sp_format_name(o->report.format), sp_sort_name(o->report.sort),
+			 o->report.top, o->report.coalesce);
+
+	if (o->report.columns)
+		n += snprintf(buf + n, size - (size_t)n, " columns=%s", o->report.columns);
+	if (o->report.src_root)
+		n += snprintf(buf + n, size - (size_t)n, " src_root=%s", o->report.src_root);
+	if (n < 0 || (size_t)n + 2 > size)
+		return -1;
+	strcat(buf, "\n");
+	return 0;
+}
 
 int cmd_ctl(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	cli_error("ctl", "not implemented yet in this version");
-	return 1;
+	struct cli_render_opts o;
+	char line[SP_CTL_LINE_MAX + 1], *end, *payload = NULL;
+	const char *verb;
+	size_t plen = 0;
+	long pid;
+	int v = -1;
+	FILE *out;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf(help, cli_render_help);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--list"))
+		return do_list();
+	if (argc < 3) {
+		cli_error("ctl", "usage: syncprof ctl PID status|on|off|reset|report [OPTIONS] "
+				 "or syncprof ctl --list (see --help)");
+		return 2;
+	}
+	pid = strtol(argv[1], &end, 10);
+	if (!*argv[1] || *end || pid <= 0 || pid > 0x3fffffff) {
+		cli_error("ctl", "'%s' is not a process id", argv[1]);
+		return 2;
+	}
+	verb = argv[2];
+	for (int i = 0; i < (int)(sizeof(verbs) / sizeof(*verbs)); i++)
+		if (!strcmp(verb, verbs[i]))
+			v = i;
+	if (v < 0) {
+		cli_error("ctl", "unknown command '%s' (valid: status, on, off, reset, report)", verb);
+		return 2;
+	}
+	cli_render_opts_init(&o);
+	for (int i = 3; i < argc; i++) {
+		int r = v == 4 ? cli_render_option("ctl", argc, argv, &i, &o) : 0;
+
+		if (r < 0)
+			return 2;
+		if (r == 0) {
+			cli_error("ctl", "unexpected argument '%s' after '%s'", argv[i], verb);
+			return 2;
+		}
+	}
+	if (v == 4) {
+		if (report_line(&o, line, sizeof(line))) {
+			cli_error("ctl", "report options too long");
+			return 2;
+		}
+	} else {
+		snprintf(line, sizeof(line), "%s\n", verb);
+	}
+	if (ctl_request((pid_t)pid, line, &payload, &plen, 0))
+		return 1;
+	out = cli_open_output("ctl", &o);
+	if (!out) {
+		free(payload);
+		return 1;
+	}
+	fwrite(payload, 1, plen, out);
+	free(payload);
+	return cli_close_output("ctl", &o, out) ? 1 : 0;
 }

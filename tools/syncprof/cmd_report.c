@@ -1,11 +1,377 @@
 /*
- * cmd_report.c - 'syncprof report'.  Not implemented yet: says so and exits 1.
+ * cmd_report.c - 'syncprof report': render a saved profile again, or show
+ * what changed between two.
+ *
+ *   syncprof report [REPORT OPTIONS] PROFILE.json
+ *   syncprof report --diff [-n N] [-s wait|count|contended] [-f table|csv]
+ *                   BASE.json NEW.json
+ *
+ * Re-rendering runs the live report's pipeline (report.c) on rows read
+ * back from the file (profile_load.c): coalesce when asked, sort, top N,
+ * render in any format.  A profile saved coalesced has lost its objects,
+ * so --no-coalesce on it is refused with a message.
+ *
+ * Diff: both profiles are coalesced per (type, site); sites are matched by
+ * name (file:line and function, or function and DSO, or address when
+ * nothing else is known: addresses of interposed code move between runs),
+ * and each site gets base, new and change of wait, acquisitions and
+ * contended attempts, sorted by the absolute change of the chosen key
+ * (wait by default), largest first.  Sites in only one profile count as
+ * zero on the other side and are marked "new" or "gone".
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "internal.h"
+#include "profile_load.h"
+
+static const char help[] =
+	"Usage: syncprof report [REPORT OPTIONS] PROFILE.json\n"
+	"       syncprof report --diff [-n N] [-s wait|count|contended] [-f table|csv]\n"
+	"                       [-o FILE] BASE.json NEW.json\n"
+	"\n"
+	"Render a profile saved as JSON (SYNCPROF_OPTIONS=format=json,output=FILE, or\n"
+	"'syncprof ctl PID report -f json') again, in any format, sort and length.\n"
+	"--no-coalesce needs a profile saved with coalesce=0 (one row per lock).\n"
+	"\n"
+	"%s"
+	"\n"
+	"--diff compares two profiles site by site (type and call site; objects\n"
+	"are merged) and prints, for each site, wait time, acquisitions (count)\n"
+	"and contended attempts in BASE and NEW and the change, largest absolute\n"
+	"change of the -s key (default wait) first; sites found in one profile\n"
+	"only are marked new or gone.\n"
+	"\n"
+	"Exit status: 0 done, 1 a file could not be read or is not a profile,\n"
+	"2 bad usage.\n"
+	"Examples:\n"
+	"  syncprof report -n 5 -s avg prof.json\n"
+	"  syncprof report -f pprof -o prof.pb.gz prof.json\n"
+	"  syncprof report --diff before.json after.json\n";
+
+static int render_profile(const char *path, struct cli_render_opts *o)
+{
+	struct cli_profile p;
+	struct sp_render_ctx ctx;
+	FILE *out;
+	int rc;
+
+	if (cli_profile_load(path, &p)) {
+		cli_error("report", "%s", cli_profile_error());
+		return 1;
+	}
+	if (p.coalesced && o->coalesce_set && !o->report.coalesce) {
+		cli_error("report",
+			  "%s was saved with objects coalesced per call site; --no-coalesce "
+			  "needs a profile saved with coalesce=0 (--no-coalesce)",
+			  path);
+		cli_profile_free(&p);
+		return 1;
+	}
+	rc = o->report.coalesce ? sp_report_coalesce(&p.rows) : 0;
+	if (rc) {
+		cli_error("report", "%s", strerror(-rc));
+		cli_profile_free(&p);
+		return 1;
+	}
+	sp_report_sort(&p.rows, o->report.sort);
+	sp_report_top(&p.rows, o->report.top);
+	out = cli_open_output("report", o);
+	if (!out) {
+		cli_profile_free(&p);
+		return 1;
+	}
+	ctx.opts = &o->report;
+	ctx.elapsed_ns = p.elapsed_ns;
+	ctx.lost = p.lost;
+	ctx.pid = p.pid;
+	ctx.command = p.command;
+	rc = sp_render(out, &p.rows, &ctx);
+	if (rc)
+		cli_error("report", "rendering failed: %s", strerror(-rc));
+	if (cli_close_output("report", o, out))
+		rc = -EIO;
+	cli_profile_free(&p);
+	return rc ? 1 : 0;
+}
+
+/* ---- --diff ----------------------------------------------------------- */
+
+enum diff_key { DIFF_WAIT, DIFF_COUNT, DIFF_CONTENDED };
+
+struct diff_row {
+	char key[600];   /* type + site identity, for matching */
+	char label[512]; /* site as printed */
+	int type;
+	uint64_t base[3], cur[3]; /* wait_ns, acquisitions, contended */
+	int in_base, in_new;
+};
+
+static void site_key(const struct sp_row *r, char *buf, size_t size)
+{
+	const struct sp_frame *f = &r->names->site;
+
+	if (f->file)
+		snprintf(buf, size, "%d|%s:%u|%s", r->type, f->file, f->line,
+			 f->function ? f->function : "");
+	else if (f->function)
+		snprintf(buf, size, "%d|%s|%s", r->type, f->function, f->dso ? f->dso : "");
+	else
+		snprintf(buf, size, "%d|%#lx", r->type, (unsigned long)f->address);
+}
+
+static enum diff_key sort_by;
+
+static int64_t change(const struct diff_row *d, int k)
+{
+	return (int64_t)d->cur[k] - (int64_t)d->base[k];
+}
+
+static int diff_cmp(const void *pa, const void *pb)
+{
+	const struct diff_row *a = pa, *b = pb;
+	int64_t ca = llabs(change(a, sort_by)), cb = llabs(change(b, sort_by));
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	for (int k = 0; k < 3; k++) {
+		ca = llabs(change(a, k));
+		cb = llabs(change(b, k));
+		if (ca != cb)
+			return ca > cb ? -1 : 1;
+	}
+	return strcmp(a->key, b->key);
+}
+
+static int diff_add(struct diff_row **v, size_t *n, const struct cli_profile *p, int side,
+		    size_t auto_len)
+{
+	for (size_t i = 0; i < p->rows.n; i++) {
+		const struct sp_row *r = &p->rows.v[i];
+		struct diff_row *d = NULL;
+		char key[600];
+
+		site_key(r, key, sizeof(key));
+		for (size_t j = 0; j < *n && !d; j++) /* quadratic; profiles are short */
+			if (!strcmp((*v)[j].key, key))
+				d = &(*v)[j];
+		if (!d) {
+			struct diff_row *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+			if (!nv)
+				return -ENOMEM;
+			*v = nv;
+			d = &nv[(*n)++];
+			memset(d, 0, sizeof(*d));
+			snprintf(d->key, sizeof(d->key), "%s", key);
+			sp_row_site_format(r, NULL, auto_len, d->label, sizeof(d->label));
+			d->type = r->type;
+		}
+		uint64_t *dst = side ? d->cur : d->base;
+
+		dst[0] += r->wait_ns;
+		dst[1] += r->acquisitions;
+		dst[2] += r->contended;
+		if (side)
+			d->in_new = 1;
+		else
+			d->in_base = 1;
+	}
+	return 0;
+}
+
+static void print_diff(FILE *out, const struct diff_row *v, size_t n, int csv, const char *base,
+		       const char *cur)
+{
+	int ws = 9;
+
+	if (csv) {
+		fputs("type,site,status,wait_ns_base,wait_ns_new,wait_ns_change,count_base,"
+		      "count_new,count_change,contended_base,contended_new,contended_change\n",
+		      out);
+		for (size_t i = 0; i < n; i++) {
+			const struct diff_row *d = &v[i];
+
+			fprintf(out, "%s,\"", sp_type_name(d->type));
+			for (const char *s = d->label; *s; s++)
+				fprintf(out, *s == '"' ? "\"\"" : "%c", *s);
+			fprintf(out, "\",%s", d->in_base && d->in_new ? "" : d->in_new ? "new" : "gone");
+			for (int k = 0; k < 3; k++)
+				fprintf(out, ",%llu,%llu,%lld", (unsigned long long)d->base[k],
+					(unsigned long long)d->cur[k], (long long)change(d, k));
+			fputc('\n', out);
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int w = (int)strlen(v[i].label);
+
+		ws = w > ws ? w : ws;
+	}
+	fprintf(out, "syncprof: diff %s -> %s: %zu site%s, largest change of %s first\n", base,
+		cur, n, n == 1 ? "" : "s",
+		sort_by == DIFF_WAIT ? "wait" : sort_by == DIFF_COUNT ? "count" : "contended");
+	fprintf(out, "%-12s  %-*s  %6s  %12s  %12s  %13s  %10s  %10s  %11s  %9s  %9s  %10s\n",
+		"Type", ws, "Call site", "Status", "Wait base(s)", "Wait new(s)", "Wait change",
+		"Count base", "Count new", "Count chg", "Cont base", "Cont new", "Cont chg");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *d = &v[i];
+
+		fprintf(out,
+			"%-12s  %-*s  %6s  %12.5f  %12.5f  %+13.5f  %10llu  %10llu  %+11lld  %9llu  "
+			"%9llu  %+10lld\n",
+			sp_type_name(d->type), ws, d->label,
+			d->in_base && d->in_new ? "" : d->in_new ? "new" : "gone",
+			(double)d->base[0] / 1e9, (double)d->cur[0] / 1e9,
+			(double)change(d, 0) / 1e9, (unsigned long long)d->base[1],
+			(unsigned long long)d->cur[1], (long long)change(d, 1),
+			(unsigned long long)d->base[2], (unsigned long long)d->cur[2],
+			(long long)change(d, 2));
+	}
+	if (!n)
+		fputs("(no lock activity in either profile)\n", out);
+}
+
+static int do_diff(int argc, char **argv, int i)
+{
+	const char *files[2] = { NULL, NULL }, *output = NULL;
+	struct cli_profile p[2];
+	struct diff_row *v = NULL;
+	struct sp_rows all = { 0 };
+	size_t n = 0, auto_len;
+	unsigned top = 0;
+	int nf = 0, csv = 0, rc = 0;
+	FILE *out = stdout;
+
+	sort_by = DIFF_WAIT;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+
+		if ((!strcmp(a, "-n") || !strcmp(a, "--top")) && i + 1 < argc) {
+			char *end;
+
+			top = (unsigned)strtoul(argv[++i], &end, 10);
+			if (!*argv[i] || *end || *argv[i] == '-') {
+				cli_error("report", "bad --top '%s' (a number of rows)", argv[i]);
+				return 2;
+			}
+		} else if ((!strcmp(a, "-s") || !strcmp(a, "--sort")) && i + 1 < argc) {
+			a = argv[++i];
+			if (!strcmp(a, "wait") || !strcmp(a, "total"))
+				sort_by = DIFF_WAIT;
+			else if (!strcmp(a, "count"))
+				sort_by = DIFF_COUNT;
+			else if (!strcmp(a, "contended"))
+				sort_by = DIFF_CONTENDED;
+			else {
+				cli_error("report", "bad --diff sort key '%s' (valid: wait, count, "
+						    "contended)", a);
+				return 2;
+			}
+		} else if ((!strcmp(a, "-f") || !strcmp(a, "--format")) && i + 1 < argc) {
+			a = argv[++i];
+			if (!strcmp(a, "csv"))
+				csv = 1;
+			else if (strcmp(a, "table")) {
+				cli_error("report", "--diff prints a table or csv, not '%s'", a);
+				return 2;
+			}
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+			output = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			cli_error("report", "unknown or incomplete --diff option '%s' (valid: -n, -s, "
+					    "-f, -o)", a);
+			return 2;
+		} else if (nf < 2) {
+			files[nf++] = a;
+		} else {
+			cli_error("report", "--diff takes two profiles, got a third: '%s'", a);
+			return 2;
+		}
+	}
+	if (nf != 2) {
+		cli_error("report", "--diff needs two profiles: BASE.json NEW.json");
+		return 2;
+	}
+	for (int k = 0; k < 2; k++)
+		if (cli_profile_load(files[k], &p[k])) {
+			cli_error("report", "%s", cli_profile_error());
+			if (k)
+				cli_profile_free(&p[0]);
+			return 1;
+		}
+	for (int k = 0; k < 2 && !rc; k++)
+		rc = sp_report_coalesce(&p[k].rows);
+	for (int k = 0; k < 2 && !rc; k++)
+		for (size_t j = 0; j < p[k].rows.n && !rc; j++)
+			rc = sp_rows_push(&all, &p[k].rows.v[j]);
+	auto_len = sp_rows_common_prefix(&all);
+	sp_rows_free(&all);
+	for (int k = 0; k < 2 && !rc; k++)
+		rc = diff_add(&v, &n, &p[k], k, auto_len);
+	if (!rc) {
+		qsort(v, n, sizeof(*v), diff_cmp);
+		if (top && n > top)
+			n = top;
+		if (output && strcmp(output, "-"))
+			out = fopen(output, "we");
+		if (!out) {
+			cli_error("report", "cannot write '%s': %s", output, strerror(errno));
+			rc = -EIO;
+		} else {
+			print_diff(out, v, n, csv, files[0], files[1]);
+			if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
+				cli_error("report", "writing the diff failed: %s", strerror(errno));
+				rc = -EIO;
+			}
+		}
+	} else if (rc == -ENOMEM) {
+		cli_error("report", "out of memory");
+	}
+	free(v);
+	cli_profile_free(&p[0]);
+	cli_profile_free(&p[1]);
+	return rc ? 1 : 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	cli_error("report", "not implemented yet in this version");
-	return 1;
+	struct cli_render_opts o;
+	const char *path = NULL;
+
+	cli_render_opts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf(help, cli_render_help);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--diff"))
+			return do_diff(argc, argv, i + 1);
+		r = cli_render_option("report", argc, argv, &i, &o);
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("report", "unknown option '%s' (see syncprof report --help)",
+				  argv[i]);
+			return 2;
+		}
+		if (path) {
+			cli_error("report", "one profile at a time ('%s' and '%s'); --diff compares two",
+				  path, argv[i]);
+			return 2;
+		}
+		path = argv[i];
+	}
+	if (!path) {
+		cli_error("report", "no profile given (usage: syncprof report [OPTIONS] "
+				    "PROFILE.json; see --help)");
+		return 2;
+	}
+	return render_profile(path, &o);
 }

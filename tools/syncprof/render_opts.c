@@ -1,0 +1,173 @@
+/*
+ * render_opts.c - the report options shared by 'syncprof report' and
+ * 'syncprof ctl PID report' (and named like those of 'syncprof run'):
+ *   -f, --format table|json|csv|folded|pprof   -n, --top N
+ *   -s, --sort total|avg|max|count|contended|hold
+ *   --no-coalesce / --coalesce    --columns LIST    --src-root DIR
+ *   -o, --output FILE
+ * Both "--opt VALUE" and "--opt=VALUE" are accepted.  A bad value is one
+ * message naming the option and the valid values; the caller exits 2.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "internal.h"
+
+/* Value of option @name at argv[*i]: "--name=V" or the next argument. */
+static const char *take_value(const char *cmd, int argc, char **argv, int *i, const char *shortn,
+			      const char *longn, int *matched)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(longn);
+
+	*matched = 0;
+	if (!strncmp(a, longn, n) && a[n] == '=') {
+		*matched = 1;
+		return a + n + 1;
+	}
+	if (strcmp(a, longn) && (!shortn || strcmp(a, shortn)))
+		return NULL;
+	*matched = 1;
+	if (*i + 1 >= argc) {
+		cli_error(cmd, "option %s needs a value", a);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int cli_render_option(const char *cmd, int argc, char **argv, int *i,
+		      struct cli_render_opts *o)
+{
+	const char *a = argv[*i], *v;
+	int m;
+
+	if (!strcmp(a, "--no-coalesce")) {
+		o->report.coalesce = 0;
+		o->coalesce_set = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--coalesce")) {
+		o->report.coalesce = 1;
+		o->coalesce_set = 1;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, "-f", "--format", &m);
+	if (m) {
+		if (!v)
+			return -1;
+		if (syncprof_parse_format(v, &o->report.format)) {
+			cli_error(cmd, "bad format '%s' (valid: table, json, csv, folded, pprof)", v);
+			return -1;
+		}
+		o->format_name = v;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, "-n", "--top", &m);
+	if (m) {
+		char *end;
+		unsigned long n;
+
+		if (!v)
+			return -1;
+		n = strtoul(v, &end, 10);
+		if (!*v || *end || *v == '-' || n > 1000000000ul) {
+			cli_error(cmd, "bad --top '%s' (a number of rows, 0 for all)", v);
+			return -1;
+		}
+		o->report.top = (unsigned)n;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, "-s", "--sort", &m);
+	if (m) {
+		if (!v)
+			return -1;
+		if (syncprof_parse_sort(v, &o->report.sort)) {
+			cli_error(cmd,
+				  "bad sort key '%s' (valid: total, avg, max, count, contended, hold)",
+				  v);
+			return -1;
+		}
+		o->sort_name = v;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, NULL, "--columns", &m);
+	if (m) {
+		int ids[SP_MAX_COLUMNS];
+
+		if (!v)
+			return -1;
+		if (sp_columns_parse(v, ids, SP_MAX_COLUMNS) < 0) {
+			cli_error(cmd,
+				  "bad --columns '%s' (comma-separated, each once, among: type, "
+				  "object, site, wait, count, avg, contended, max, p50, p99)",
+				  v);
+			return -1;
+		}
+		o->report.columns = v;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, NULL, "--src-root", &m);
+	if (m) {
+		if (!v)
+			return -1;
+		if (!*v) {
+			cli_error(cmd, "--src-root needs a directory");
+			return -1;
+		}
+		o->report.src_root = v;
+		return 1;
+	}
+	v = take_value(cmd, argc, argv, i, "-o", "--output", &m);
+	if (m) {
+		if (!v)
+			return -1;
+		o->output = v;
+		return 1;
+	}
+	return 0;
+}
+
+void cli_render_opts_init(struct cli_render_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	syncprof_report_options_init(&o->report);
+}
+
+FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o)
+{
+	FILE *f;
+
+	if (!o->output || !strcmp(o->output, "-"))
+		return stdout;
+	f = fopen(o->output, "we");
+	if (!f)
+		cli_error(cmd, "cannot write '%s': %s", o->output, strerror(errno));
+	return f;
+}
+
+int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f)
+{
+	int bad = fflush(f) || ferror(f);
+
+	if (f != stdout)
+		bad |= fclose(f) != 0;
+	if (bad) {
+		cli_error(cmd, "writing '%s' failed: %s", o->output ? o->output : "stdout",
+			  strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+const char cli_render_help[] =
+	"Report options:\n"
+	"  -f, --format FMT    table (default), json, csv, folded or pprof\n"
+	"  -n, --top N         print the N rows with the highest sort key (0: all)\n"
+	"  -s, --sort KEY      total (default), avg, max, count, contended or hold\n"
+	"      --no-coalesce   one row per lock object instead of per call site\n"
+	"      --columns LIST  table columns, comma separated, in this order; among\n"
+	"                      type,object,site,wait,count,avg,contended,max,p50,p99\n"
+	"      --src-root DIR  strip DIR from source paths (default: common prefix)\n"
+	"  -o, --output FILE   write there instead of stdout\n";

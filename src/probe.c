@@ -39,19 +39,16 @@ int sp_mutex_type(const void *mutex)
 	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE ? SP_TYPE_REC_MUTEX : SP_TYPE_MUTEX;
 }
 
-struct sp_entry *sp_entry_lookup(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
-				 int op)
+SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
+						      const struct sp_site *site, uintptr_t obj,
+						      int op)
 {
-	struct sp_entry *e = sp_table_find(&t->table, site, obj, op);
+	int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
+	struct sp_entry *e = sp_table_insert(&t->table, site, obj, op, type);
 
-	if (SP_UNLIKELY(!e)) {
-		int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
-
-		e = sp_table_insert(&t->table, site, obj, op, type);
-		if (!e) {
-			sp_lost_add(1);
-			return NULL;
-		}
+	if (!e) {
+		sp_lost_add(1);
+		return NULL;
 	}
 	t->last = e;
 	return e;
@@ -61,10 +58,12 @@ static void entry_refresh_epoch(struct sp_entry *e)
 {
 	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
 
-	if (SP_UNLIKELY(e->epoch != epoch)) {
-		sp_store_relaxed(&e->wait_max_ns, 0);
-		sp_store_relaxed(&e->hold_max_ns, 0);
-		sp_store_release(&e->epoch, epoch);
+	struct sp_entry_cold *c = e->cold;
+
+	if (SP_UNLIKELY(c->epoch != epoch)) {
+		sp_store_relaxed(&c->wait_max_ns, 0);
+		sp_store_relaxed(&c->hold_max_ns, 0);
+		sp_store_release(&c->epoch, epoch);
 	}
 }
 
@@ -77,9 +76,9 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 	sp_store_relaxed(&e->contended, e->contended + 1);
 	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
-	if (wait_ns > e->wait_max_ns)
-		sp_store_relaxed(&e->wait_max_ns, wait_ns);
-	sp_store_relaxed(&e->hist[b], e->hist[b] + 1);
+	if (wait_ns > e->cold->wait_max_ns)
+		sp_store_relaxed(&e->cold->wait_max_ns, wait_ns);
+	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
 }
 
 SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
@@ -142,7 +141,7 @@ SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
 #define SITE const struct sp_site site = { file, func, 0, (uint32_t)line }
-#define OFF SP_UNLIKELY(!sp_load_relaxed(&syncprof__enabled))
+#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
 /* ---- public entry points ---------------------------------------------- */
 

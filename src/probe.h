@@ -36,8 +36,8 @@ struct sp_lock_ops {
 	int busy; /* return value of a failed try: EBUSY or thrd_busy */
 };
 
-struct sp_entry *sp_entry_lookup(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
-				 int op);
+struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t, const struct sp_site *site,
+					   uintptr_t obj, int op);
 int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op, const struct sp_lock_ops *ops,
 			    const struct timespec *abstime, const struct sp_site *site);
 void sp_probe_try_failed(struct sp_thread *t, void *obj, int op, const struct sp_site *site);
@@ -62,7 +62,11 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 
 	if (SP_LIKELY(e && sp_entry_matches(e, site, obj, op)))
 		return e;
-	return sp_entry_lookup(t, site, obj, op);
+	e = sp_table_find(&t->table, site, obj, op);
+	if (SP_UNLIKELY(!e))
+		return sp_entry_insert__slowpath(t, site, obj, op);
+	t->last = e;
+	return e;
 }
 
 static SP_ALWAYS_INLINE void sp_entry_acquired(struct sp_entry *e)

@@ -195,10 +195,12 @@ struct collect_ctx {
 
 static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r)
 {
+	const struct sp_entry_cold *c = e->cold;
+
 	memset(r, 0, sizeof(*r));
 	r->obj = e->obj;
 	r->file = e->file;
-	r->func = e->func;
+	r->func = c->func;
 	r->pc = e->pc;
 	r->line = e->line;
 	r->type = e->type;
@@ -206,18 +208,18 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
 	r->wait_ns = sp_load_relaxed(&e->wait_ns);
-	r->hold_ns = sp_load_relaxed(&e->hold_ns);
-	r->holds = sp_load_relaxed(&e->holds);
-	if (sp_load_acquire(&e->epoch) == epoch) {
-		r->wait_max_ns = sp_load_relaxed(&e->wait_max_ns);
-		r->hold_max_ns = sp_load_relaxed(&e->hold_max_ns);
+	r->hold_ns = sp_load_relaxed(&c->hold_ns);
+	r->holds = sp_load_relaxed(&c->holds);
+	if (sp_load_acquire(&c->epoch) == epoch) {
+		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
+		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
 	}
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hist[b] = sp_load_relaxed(&e->hist[b]);
-	r->n_frames = sp_load_acquire(&e->n_frames);
+		r->hist[b] = sp_load_relaxed(&c->hist[b]);
+	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
-	memcpy(r->frames, e->frames, r->n_frames * sizeof(*r->frames));
+	memcpy(r->frames, c->frames, r->n_frames * sizeof(*r->frames));
 }
 
 static void collect_table(const struct sp_table *t, void *arg)

@@ -64,17 +64,17 @@ static void read_command(void)
 void syncprof_enable(void)
 {
 	sp_store_relaxed(&ever_enabled, 1);
-	sp_store_relaxed(&syncprof__enabled, 1);
+	__atomic_fetch_or(&syncprof__enabled, SYNCPROF__PROFILING, __ATOMIC_RELAXED);
 }
 
 void syncprof_disable(void)
 {
-	sp_store_relaxed(&syncprof__enabled, 0);
+	__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED);
 }
 
 int syncprof_is_enabled(void)
 {
-	return sp_load_relaxed(&syncprof__enabled);
+	return !!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING);
 }
 
 unsigned long long syncprof_lost_events(void)

@@ -298,10 +298,12 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
 int sp_report_coalesce(struct sp_rows *rows);
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
 void sp_report_top(struct sp_rows *rows, unsigned top);
-/* The whole pipeline of syncprof_report() up to rendering. */
+/* The whole pipeline of syncprof_report() up to rendering; the caller
+ * holds report_lock (runtime.c). */
 int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o);
 int sp_report_snapshot(void);
 uint64_t sp_row_percentile(const struct sp_row *r, double q);
+uint64_t sp_row_avg(const struct sp_row *r);
 const char *sp_type_name(int type);
 
 /* ---- "render_table.c", "render_json.c" -------------------------------- */
@@ -339,6 +341,8 @@ const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t 
 /* ---- "runtime.c" ------------------------------------------------------ */
 
 void sp_runtime_init(void);
+/* sp_report_build() under report_lock, any thread (runtime.c). */
+int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o);
 uint64_t sp_start_ns(void);
 const char *sp_command(void);
 

@@ -27,6 +27,19 @@ static void object_cell(const struct sp_row *r, char *buf, size_t size)
 		snprintf(buf, size, "%#lx", (unsigned long)r->obj);
 }
 
+static const char *sort_label(enum syncprof_sort s)
+{
+	switch (s) {
+	case SYNCPROF_SORT_AVG: return "average wait";
+	case SYNCPROF_SORT_MAX: return "longest wait";
+	case SYNCPROF_SORT_COUNT: return "acquisitions";
+	case SYNCPROF_SORT_CONTENDED: return "contended attempts";
+	case SYNCPROF_SORT_HOLD: return "total hold time";
+	case SYNCPROF_SORT_TOTAL:
+	default: return "total wait";
+	}
+}
+
 static double us(uint64_t ns)
 {
 	return (double)ns / 1e3;
@@ -59,7 +72,7 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	fprintf(out,
 		"syncprof: %.3f s profiled, %zu row%s, sorted by %s%s%s\n",
 		(double)ctx->elapsed_ns / 1e9, rows->n, rows->n == 1 ? "" : "s",
-		sp_sort_name(o->sort), o->coalesce ? ", objects coalesced per call site" : "",
+		sort_label(o->sort), o->coalesce ? ", objects coalesced per call site" : "",
 		o->top ? ", top rows only" : "");
 	fprintf(out, "%-*s  %*s  %-*s  %13s  %12s  %12s  %10s  %10s  %10s  %10s\n", wt, "Type", wo,
 		"Object", ws, "Call site", "Wait Time (s)", "Count", "Average (us)", "Contended",
@@ -69,7 +82,7 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	fputc('\n', out);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct sp_row *r = &rows->v[i];
-		uint64_t avg = r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+		uint64_t avg = sp_row_avg(r);
 
 		fprintf(out,
 			"%-*s  %*s  %-*s  %13.5f  %12llu  %12.2f  %10llu  %10.2f  %10.2f  %10.2f\n",

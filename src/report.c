@@ -322,15 +322,19 @@ int sp_report_coalesce(struct sp_rows *rows)
 	return 0;
 }
 
-static uint64_t row_avg(const struct sp_row *r)
+/* Wait per acquisition; per contended attempt where nothing was acquired
+ * (a site whose timed waits all timed out). */
+uint64_t sp_row_avg(const struct sp_row *r)
 {
-	return r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+	if (r->acquisitions)
+		return r->wait_ns / r->acquisitions;
+	return r->contended ? r->wait_ns / r->contended : 0;
 }
 
 static uint64_t sort_value(const struct sp_row *r, enum syncprof_sort key)
 {
 	switch (key) {
-	case SYNCPROF_SORT_AVG: return row_avg(r);
+	case SYNCPROF_SORT_AVG: return sp_row_avg(r);
 	case SYNCPROF_SORT_MAX: return r->wait_max_ns;
 	case SYNCPROF_SORT_COUNT: return r->acquisitions;
 	case SYNCPROF_SORT_CONTENDED: return r->contended;
@@ -374,7 +378,8 @@ static int row_cmp(const void *pa, const void *pb)
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 {
 	sort_key = key;
-	qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
+	if (rows->n > 1)
+		qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
 }
 
 void sp_report_top(struct sp_rows *rows, unsigned top)

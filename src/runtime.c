@@ -135,6 +135,18 @@ int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o
 	return 0;
 }
 
+int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o)
+{
+	struct sp_thread *saved = sp_thread_enter();
+	int rc;
+
+	sp_lock(&report_lock);
+	rc = sp_report_build(out, o);
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+	return rc;
+}
+
 int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 {
 	struct sp_thread *saved;

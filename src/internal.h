@@ -159,6 +159,7 @@ struct sp_row {
 struct sp_rows {
 	struct sp_row *v;
 	size_t n, cap;
+	size_t n_total; /* rows before the top-N cut */
 };
 
 /* Options read from SYNCPROF_OPTIONS (see options.c). */

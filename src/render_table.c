@@ -69,11 +69,13 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	}
 
 	fprintf(out, "syncprof: pid %d: %s\n", (int)ctx->pid, ctx->command && *ctx->command ? ctx->command : "?");
-	fprintf(out,
-		"syncprof: %.3f s profiled, %zu row%s, sorted by %s%s%s\n",
-		(double)ctx->elapsed_ns / 1e9, rows->n, rows->n == 1 ? "" : "s",
-		sort_label(o->sort), o->coalesce ? ", objects coalesced per call site" : "",
-		o->top ? ", top rows only" : "");
+	fprintf(out, "syncprof: %.3f s profiled, ", (double)ctx->elapsed_ns / 1e9);
+	if (rows->n_total > rows->n)
+		fprintf(out, "top %zu of %zu rows", rows->n, rows->n_total);
+	else
+		fprintf(out, "%zu row%s", rows->n, rows->n == 1 ? "" : "s");
+	fprintf(out, ", sorted by %s%s\n", sort_label(o->sort),
+		o->coalesce ? ", objects coalesced per call site" : "");
 	fprintf(out, "%-*s  %*s  %-*s  %13s  %12s  %12s  %10s  %10s  %10s  %10s\n", wt, "Type", wo,
 		"Object", ws, "Call site", "Wait Time (s)", "Count", "Average (us)", "Contended",
 		"Max (us)", "p50 (us)", "p99 (us)");

@@ -384,6 +384,7 @@ void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 
 void sp_report_top(struct sp_rows *rows, unsigned top)
 {
+	rows->n_total = rows->n;
 	if (top && rows->n > top)
 		rows->n = top;
 }

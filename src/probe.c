@@ -23,8 +23,6 @@
 
 #include "probe.h"
 
-int syncprof__enabled;
-
 /*
  * The reported type of a mutex: rec_mutex when it was initialised
  * recursive.  glibc keeps the type in the low bits of __data.__kind (the

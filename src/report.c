@@ -445,7 +445,7 @@ size_t sp_rows_common_prefix(const struct sp_rows *rows)
 		return 0;
 	while (len && first[len - 1] != '/')
 		len--;
-	return len;
+	return len > 1 ? len : 0; /* "/" alone is no common root */
 }
 
 const char *sp_path_strip(const char *file, const char *root, size_t auto_len)

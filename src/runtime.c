@@ -25,6 +25,13 @@
 
 #include "internal.h"
 
+/*
+ * Defined here, next to the constructor, on purpose: every instrumented
+ * call site refers to it, so a static link always pulls in this object and
+ * with it the constructor that reads SYNCPROF_OPTIONS.
+ */
+int syncprof__enabled;
+
 static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
 static uint64_t window_start_ns; /* start of what reports cover */

@@ -79,39 +79,23 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
 }
 
-SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
+SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj,
 					const struct sp_lock_ops *ops,
-					const struct timespec *abstime, const struct sp_site *site)
+					const struct timespec *abstime)
 {
-	uint64_t t0 = sp_now_ns();
+	int mode;
+	uint64_t t0 = sp_wait_start(&mode);
 	int rc = ops->lock(obj, abstime);
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	uint64_t wait = sp_wait_ns(mode, t0);
 
 	if (e)
 		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
 	return rc;
 }
 
-SP_NOINLINE void sp_probe_try_failed(struct sp_thread *t, void *obj, int op,
-				     const struct sp_site *site)
+SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e)
 {
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
-
-	if (e)
-		sp_store_relaxed(&e->contended, e->contended + 1);
-}
-
-/* A condition wait always waits: it counts as contended, all of it timed. */
-SP_NOINLINE int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0, int rc,
-				   const struct sp_site *site)
-{
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)cond, SP_TYPE_CONDVAR);
-
-	if (e)
-		sp_entry_record_wait(e, wait, 1);
-	return rc;
+	sp_store_relaxed(&e->contended, e->contended + 1);
 }
 
 /* ---- adapters from the real calls to the probe's signatures ----------- */
@@ -181,26 +165,20 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 		       const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return pthread_cond_wait(c, m);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, pthread_cond_wait(c, m), &site);
+	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_wait(c, m));
 }
 
 int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
 			    const char *file, int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, pthread_cond_timedwait(c, m, abstime), &site);
+	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_timedwait(c, m, abstime));
 }
 
 #define SP_RW_ENTRY(name, call, probe_call)                                          \
@@ -309,24 +287,18 @@ int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
 int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return cnd_wait(c, m);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, cnd_wait(c, m), &site);
+	return SP_PROBE_COND_WAIT(c, &site, cnd_wait(c, m));
 }
 
 int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
 			   int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return cnd_timedwait(c, m, abstime);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, cnd_timedwait(c, m, abstime), &site);
+	return SP_PROBE_COND_WAIT(c, &site, cnd_timedwait(c, m, abstime));
 }

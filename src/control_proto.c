@@ -239,9 +239,7 @@ static int do_status(FILE *out)
 	syncprof_report_options_init(&o);
 	o.coalesce = 1;
 	saved = sp_thread_enter();
-	sp_report_lock();
-	rc = sp_report_build(&rows, &o);
-	sp_report_unlock();
+	rc = sp_report_rows(&rows, &o);
 	sp_thread_leave(saved);
 	if (rc)
 		return rc;

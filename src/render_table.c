@@ -76,6 +76,19 @@ int sp_columns_parse(const char *list, int *ids, int max)
 	return n ? n : -EINVAL;
 }
 
+static const char *sort_label(enum syncprof_sort s)
+{
+	switch (s) {
+	case SYNCPROF_SORT_AVG: return "average wait";
+	case SYNCPROF_SORT_MAX: return "longest wait";
+	case SYNCPROF_SORT_COUNT: return "acquisitions";
+	case SYNCPROF_SORT_CONTENDED: return "contended attempts";
+	case SYNCPROF_SORT_HOLD: return "total hold time";
+	case SYNCPROF_SORT_TOTAL:
+	default: return "total wait";
+	}
+}
+
 static double us(uint64_t ns)
 {
 	return (double)ns / 1e3;
@@ -84,7 +97,7 @@ static double us(uint64_t ns)
 static void cell(const struct sp_row *r, int id, const struct syncprof_report_options *o,
 		 size_t auto_len, char *buf)
 {
-	uint64_t avg = r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+	uint64_t avg = sp_row_avg(r);
 
 	switch (id) {
 	case C_TYPE: snprintf(buf, CELL, "%s", sp_type_name(r->type)); break;
@@ -151,10 +164,13 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 
 	fprintf(out, "syncprof: pid %d: %s\n", (int)ctx->pid,
 		ctx->command && *ctx->command ? ctx->command : "?");
-	fprintf(out, "syncprof: %.3f s profiled, %zu row%s, sorted by %s%s%s\n",
-		(double)ctx->elapsed_ns / 1e9, rows->n, rows->n == 1 ? "" : "s",
-		sp_sort_name(o->sort), o->coalesce ? ", objects coalesced per call site" : "",
-		o->top ? ", top rows only" : "");
+	fprintf(out, "syncprof: %.3f s profiled, ", (double)ctx->elapsed_ns / 1e9);
+	if (rows->n_total > rows->n)
+		fprintf(out, "top %zu of %zu rows", rows->n, rows->n_total);
+	else
+		fprintf(out, "%zu row%s", rows->n, rows->n == 1 ? "" : "s");
+	fprintf(out, ", sorted by %s%s\n", sort_label(o->sort),
+		o->coalesce ? ", objects coalesced per call site" : "");
 	print_line(out, ids, n, width, cells);
 	for (int c = 0; c < n; c++)
 		total += width[c] + (c ? 2 : 0);

@@ -198,10 +198,12 @@ struct collect_ctx {
 
 static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r)
 {
+	const struct sp_entry_cold *c = e->cold;
+
 	memset(r, 0, sizeof(*r));
 	r->obj = e->obj;
 	r->file = e->file;
-	r->func = e->func;
+	r->func = c->func;
 	r->pc = e->pc;
 	r->line = e->line;
 	r->type = e->type;
@@ -209,18 +211,18 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
 	r->wait_ns = sp_load_relaxed(&e->wait_ns);
-	r->hold_ns = sp_load_relaxed(&e->hold_ns);
-	r->holds = sp_load_relaxed(&e->holds);
-	if (sp_load_acquire(&e->epoch) == epoch) {
-		r->wait_max_ns = sp_load_relaxed(&e->wait_max_ns);
-		r->hold_max_ns = sp_load_relaxed(&e->hold_max_ns);
+	r->hold_ns = sp_load_relaxed(&c->hold_ns);
+	r->holds = sp_load_relaxed(&c->holds);
+	if (sp_load_acquire(&c->epoch) == epoch) {
+		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
+		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
 	}
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hist[b] = sp_load_relaxed(&e->hist[b]);
-	r->n_frames = sp_load_acquire(&e->n_frames);
+		r->hist[b] = sp_load_relaxed(&c->hist[b]);
+	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
-	memcpy(r->frames, e->frames, r->n_frames * sizeof(*r->frames));
+	memcpy(r->frames, c->frames, r->n_frames * sizeof(*r->frames));
 }
 
 static void collect_table(const struct sp_table *t, void *arg)
@@ -323,15 +325,19 @@ int sp_report_coalesce(struct sp_rows *rows)
 	return 0;
 }
 
-static uint64_t row_avg(const struct sp_row *r)
+/* Wait per acquisition; per contended attempt where nothing was acquired
+ * (a site whose timed waits all timed out). */
+uint64_t sp_row_avg(const struct sp_row *r)
 {
-	return r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+	if (r->acquisitions)
+		return r->wait_ns / r->acquisitions;
+	return r->contended ? r->wait_ns / r->contended : 0;
 }
 
 static uint64_t sort_value(const struct sp_row *r, enum syncprof_sort key)
 {
 	switch (key) {
-	case SYNCPROF_SORT_AVG: return row_avg(r);
+	case SYNCPROF_SORT_AVG: return sp_row_avg(r);
 	case SYNCPROF_SORT_MAX: return r->wait_max_ns;
 	case SYNCPROF_SORT_COUNT: return r->acquisitions;
 	case SYNCPROF_SORT_CONTENDED: return r->contended;
@@ -375,11 +381,13 @@ static int row_cmp(const void *pa, const void *pb)
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 {
 	sort_key = key;
-	qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
+	if (rows->n > 1)
+		qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
 }
 
 void sp_report_top(struct sp_rows *rows, unsigned top)
 {
+	rows->n_total = rows->n;
 	if (top && rows->n > top)
 		rows->n = top;
 }
@@ -440,7 +448,7 @@ size_t sp_rows_common_prefix(const struct sp_rows *rows)
 		return 0;
 	while (len && first[len - 1] != '/')
 		len--;
-	return len;
+	return len > 1 ? len : 0; /* "/" alone is no common root */
 }
 
 const char *sp_path_strip(const char *file, const char *root, size_t auto_len)

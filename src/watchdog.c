@@ -12,10 +12,11 @@
  * site" in the thread's own record (struct sp_wait_pub, a cache line only
  * the owner writes) under a sequence count, and clears it when the wait
  * ends.  The helper thread (control.c) calls sp_watchdog_scan() every
- * MS/4: it walks the registry, copies every wait older than MS, and
- * prints outside the registry lock.  Uncontended acquisitions are not
- * touched at all; a short contended wait costs five relaxed stores and two
- * fences on a line of its own thread.  Condition-variable waits are not
+ * MS/4: it walks the registry, copies every wait older than MS (with the
+ * key of the entry waited for), and prints outside the registry lock.
+ * Uncontended acquisitions are not touched at all; a contended wait costs
+ * one clock read, a few relaxed stores on a line of its own thread and a
+ * fence.  Condition-variable waits are not
  * watched: waiting there for long is what they are for.
  *
  * One warning per wait: a wait is identified by its sequence number; the
@@ -47,21 +48,16 @@
 
 unsigned sp_watch_on;
 
-void sp_watch_begin(struct sp_thread *t, uintptr_t obj, int type, const struct sp_site *site,
-		    uint64_t t0)
+void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e)
 {
 	struct sp_wait_pub *w = &t->wait;
 	uint32_t s = w->seq;
 
 	sp_store_relaxed(&w->seq, s + 1); /* odd: being written */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	sp_store_relaxed(&w->obj, obj);
-	sp_store_relaxed(&w->file, site->file);
-	sp_store_relaxed(&w->func, site->func);
-	sp_store_relaxed(&w->pc, site->pc);
-	sp_store_relaxed(&w->line, site->line);
-	sp_store_relaxed(&w->type, (uint8_t)type);
-	sp_store_relaxed(&w->since_ns, t0);
+	sp_store_relaxed(&w->entry, e);
+	/* Its own clock read: the wait's t0 may be in TSC ticks (clock.c). */
+	sp_store_relaxed(&w->since_ns, sp_now_ns());
 	sp_store_release(&w->seq, s + 2); /* even: a wait, identified by s + 2 */
 }
 
@@ -125,17 +121,24 @@ static int read_wait(struct sp_thread *t, struct wait_copy *c)
 
 		if (s1 & 1)
 			continue;
+		const struct sp_entry *e;
+
 		c->since_ns = sp_load_relaxed(&w->since_ns);
-		c->obj = sp_load_relaxed(&w->obj);
-		c->site.file = sp_load_relaxed(&w->file);
-		c->site.func = sp_load_relaxed(&w->func);
-		c->site.pc = sp_load_relaxed(&w->pc);
-		c->site.line = sp_load_relaxed(&w->line);
-		c->type = sp_load_relaxed(&w->type);
+		e = sp_load_relaxed(&w->entry);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = sp_load_relaxed(&w->seq);
 		if (s1 != s2)
 			continue;
+		if (!c->since_ns || !e)
+			return -ENOENT;
+		/* The entry's key is immutable, and the entry lives as long as
+		 * its thread's record, which the registry lock keeps. */
+		c->obj = e->obj;
+		c->site.file = e->file;
+		c->site.func = e->cold ? e->cold->func : NULL;
+		c->site.pc = e->pc;
+		c->site.line = e->line;
+		c->type = e->type;
 		c->id = s1;
 		c->tid = t->tid;
 		memcpy(c->name, t->name, sizeof(c->name));

@@ -1,0 +1,207 @@
+/*
+ * test_report_cli.c - 'syncprof report' on saved profiles: re-rendering in
+ * every format (a JSON re-render is still profile JSON v1 and keeps the
+ * totals; folded sums to the total wait; pprof decodes), sort and top N,
+ * --no-coalesce on a profile that kept its objects and its refusal on one
+ * that did not; --diff marks a new site, orders by the change and gets
+ * the numbers right; bad and missing files and bad options give one
+ * message and the documented exit status; --help tells the options.
+ *
+ * Usage: test_report_cli SYNCPROF_CLI SOURCE_DIR
+ */
+#include "internal.h"
+#include "workload.h"
+
+static const char *cli, *srcdir;
+static char base[128], cur[128], coalesced[128];
+
+static void save(const char *path, int coalesce)
+{
+	struct syncprof_report_options o;
+	FILE *f = fopen(path, "w");
+
+	T_ASSERT(f != NULL);
+	syncprof_report_options_init(&o);
+	o.format = SYNCPROF_FORMAT_JSON;
+	o.coalesce = coalesce;
+	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
+	fclose(f);
+}
+
+static unsigned long long file_sum(const char *path, const char *key)
+{
+	char *text = t_slurp_file(path);
+	unsigned long long n;
+
+	T_ASSERT(text != NULL);
+	n = t_json_sum(text, key);
+	free(text);
+	return n;
+}
+
+static void test_rerender(void)
+{
+	char *out, *err, path[160];
+	unsigned long long wait = file_sum(base, "wait_ns"), sum = 0;
+	int lines = 0;
+
+	T_ASSERT_UINT(wait, >, 0);
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, base), ==, 0);
+	T_ASSERT_CONTAINS(out, "Call site");
+	T_ASSERT_CONTAINS(out, "workload.h:");
+	T_ASSERT_CONTAINS(out, "objects coalesced per call site");
+	free(out), free(err);
+
+	/* JSON again: still version 1, same totals. */
+	snprintf(path, sizeof(path), "%s/again.json", t_tmp());
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json -o %s %s", cli, path, base), ==, 0);
+	free(out), free(err);
+	T_ASSERT_UINT(file_sum(path, "wait_ns"), ==, wait);
+	T_ASSERT_UINT(file_sum(path, "acquisitions"), ==, file_sum(base, "acquisitions"));
+	T_ASSERT_INT(t_run(&out, &err, "python3 %s/tests/check_profile_json.py %s", srcdir, path),
+		     ==, 0);
+	free(out), free(err);
+
+	/* Folded: sums to the profile's total wait. */
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f folded %s", cli, base), ==, 0);
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"), lines++)
+		sum += strtoull(strrchr(l, ' ') + 1, NULL, 10);
+	T_ASSERT_UINT(sum, ==, wait);
+	T_ASSERT_INT(lines, >=, 1);
+	free(out), free(err);
+
+	/* pprof from a saved profile decodes. */
+	snprintf(path, sizeof(path), "%s/p.pb.gz", t_tmp());
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f pprof -o %s %s", cli, path, base), ==, 0);
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err,
+			   "gzip -dc %s | protoc --decode=perftools.profiles.Profile -I%s/src "
+			   "%s/src/profile.proto",
+			   path, srcdir, srcdir),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "string_table: \"w_waiter\"");
+	free(out), free(err);
+
+	/* Objects kept: one row per object, sort and top N. */
+	T_ASSERT_INT(t_run(&out, &err, "%s report --no-coalesce -s count -n 1 -f csv %s", cli,
+			   base),
+		     ==, 0);
+	T_ASSERT_INT(t_count_lines(out, ","), ==, 2); /* header + 1 row */
+	T_ASSERT_CONTAINS(out, "mutex,0x");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report -s count --columns site,count %s", cli, base),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "sorted by acquisitions");
+	T_ASSERT(!strstr(out, "Wait Time"));
+	free(out), free(err);
+
+	/* A coalesced profile cannot be split again. */
+	T_ASSERT_INT(t_run(&out, &err, "%s report --no-coalesce %s", cli, coalesced), ==, 1);
+	T_ASSERT_CONTAINS(err, "was saved with objects coalesced");
+	free(out), free(err);
+}
+
+static void test_diff(void)
+{
+	char *out, *err, *first;
+	long long prev = -1;
+
+	T_ASSERT_INT(t_run(&out, &err, "%s report --diff %s %s", cli, base, cur), ==, 0);
+	T_ASSERT_CONTAINS(out, "syncprof: diff");
+	T_ASSERT_INT(t_count_lines(out, "  new  "), ==, 1); /* the w_second site */
+	T_ASSERT_CONTAINS(strstr(out, "  new  ") - 40, "workload.h:");
+	free(out), free(err);
+
+	/* CSV: sorted by |wait change|, the waiter's change is exact. */
+	T_ASSERT_INT(t_run(&out, &err, "%s report --diff -f csv %s %s", cli, base, cur), ==, 0);
+	first = strchr(out, '\n') + 1;
+	for (char *l = strtok(first, "\n"); l; l = strtok(NULL, "\n")) {
+		char *f = l;
+		long long chg;
+
+		for (int k = 0; k < 5; k++) /* wait_ns_change is field 5 */
+			f = strchr(f, ',') + 1;
+		chg = llabs(strtoll(f, NULL, 10));
+		if (prev >= 0)
+			T_ASSERT_INT(chg, <=, prev);
+		prev = chg;
+	}
+	free(out), free(err);
+
+	T_ASSERT_INT(t_run(&out, &err, "%s report --diff %s", cli, base), ==, 2);
+	T_ASSERT_CONTAINS(err, "needs two profiles");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report --diff -f pprof %s %s", cli, base, cur), ==, 2);
+	free(out), free(err);
+}
+
+static void test_errors(void)
+{
+	char *out, *err, path[160];
+	FILE *f;
+
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s/missing.json", cli, t_tmp()), ==, 1);
+	T_ASSERT_CONTAINS(err, "cannot read");
+	free(out), free(err);
+	snprintf(path, sizeof(path), "%s/broken.json", t_tmp());
+	f = fopen(path, "w");
+	fputs("{\"format\":\"syncprof-profile\",\"version\":1,\"rows\":[", f);
+	fclose(f);
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "is not valid JSON");
+	free(out), free(err);
+	f = fopen(path, "w");
+	fputs("{\"format\":\"syncprof-profile\",\"version\":2,\"rows\":[]}", f);
+	fclose(f);
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "version 2 is not supported");
+	free(out), free(err);
+	f = fopen(path, "w");
+	fputs("{\"format\":\"syncprof-profile\",\"version\":1,\"rows\":[{\"type\":\"gizmo\"}]}", f);
+	fclose(f);
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: bad or missing \"type\"");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report -s sideways %s", cli, base), ==, 2);
+	T_ASSERT_CONTAINS(err, "bad sort key 'sideways'");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report --columns site,nope %s", cli, base), ==, 2);
+	T_ASSERT_CONTAINS(err, "bad --columns");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report --frobnicate %s", cli, base), ==, 2);
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report", cli), ==, 2);
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s report --help", cli), ==, 0);
+	T_ASSERT_CONTAINS(out, "--diff");
+	T_ASSERT_CONTAINS(out, "--columns");
+	T_ASSERT_CONTAINS(out, "pprof");
+	free(out), free(err);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_report_cli SYNCPROF_CLI SOURCE_DIR\n");
+		return 2;
+	}
+	cli = argv[1];
+	srcdir = argv[2];
+	unsetenv("SYNCPROF_OPTIONS");
+	snprintf(base, sizeof(base), "%s/base.json", t_tmp());
+	snprintf(cur, sizeof(cur), "%s/new.json", t_tmp());
+	snprintf(coalesced, sizeof(coalesced), "%s/coalesced.json", t_tmp());
+	syncprof_enable();
+	w_run(10, 0);
+	save(base, 0);
+	save(coalesced, 1);
+	w_run(10, 1);
+	save(cur, 0);
+	syncprof_disable();
+	test_rerender();
+	test_diff();
+	test_errors();
+	t_run(NULL, NULL, "rm -rf %s", t_tmp());
+	fprintf(stderr, "test_report_cli: ok\n");
+	return 0;
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run-ctl-fuzz.sh SECONDS - build the control-request fuzzer with clang
+# (libFuzzer + ASan + UBSan) in its own build directory and run it for
+# SECONDS seconds on the seed corpus.  Exit status 0 when no crash, leak
+# or sanitizer report was found; a reproducer is left in the build
+# directory otherwise.  Environment: SYNCPROF_FUZZ_BUILD (build
+# directory, default build-fuzz in the source tree), JOBS (default 2).
+set -eu
+secs=${1:?usage: run-ctl-fuzz.sh SECONDS}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${SYNCPROF_FUZZ_BUILD:-$src/build-fuzz}
+CC=${CC:-clang} cmake -S "$src" -B "$build" -DSYNCPROF_FUZZ=ON -DSYNCPROF_BUILD_TESTS=OFF \
+	-DSYNCPROF_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"${JOBS:-2}" --target fuzz_ctl >/dev/null
+corpus=$build/fuzz-ctl-corpus
+mkdir -p "$corpus"
+cd "$build"
+export SYNCPROF_OPTIONS=report_at_exit=0
+exec "$build/tests/fuzz/fuzz_ctl" -max_total_time="$secs" -max_len=2048 -timeout=10 \
+	-rss_limit_mb=2048 -dict="$src/tests/fuzz/ctl.dict" -print_final_stats=1 \
+	"$corpus" "$src/tests/fuzz/ctl-seeds"

@@ -137,8 +137,9 @@ struct sp_table {
 struct sp_wait_pub {
 	uint32_t seq;
 	uint32_t warned;
-	uint64_t since_ns;              /* sp_now_ns() at the start; 0: not waiting */
-	const struct sp_entry *entry;   /* what is waited for: site, object, type */
+	uint64_t t0;                    /* sp_wait_start() at the start of the wait */
+	int mode;                       /* ... and its clock mode (clock.c) */
+	const struct sp_entry *entry;   /* what is waited for; NULL: not waiting */
 	uint32_t done_seq;              /* seq of the last warned wait that ended */
 	uint64_t done_ns;               /* its total wait */
 } __attribute__((aligned(64)));
@@ -497,7 +498,7 @@ int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out);
 
 extern unsigned sp_watch_on; /* non-zero: contended waits publish themselves */
 /* Contended slow path: publish / clear "waiting since t0 on obj at site". */
-void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e);
+void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, int mode);
 void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
 /* One scan of every thread (helper thread); returns ms until the next. */
 unsigned sp_watchdog_scan(FILE *out);

@@ -92,7 +92,7 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj,
 	uint64_t wait;
 
 	if (watched)
-		sp_watch_begin(watched, e);
+		sp_watch_begin(watched, e, t0, mode);
 	rc = ops->lock(obj, abstime);
 	wait = sp_wait_ns(mode, t0);
 	if (watched)

@@ -15,8 +15,9 @@
  * MS/4: it walks the registry, copies every wait older than MS (with the
  * key of the entry waited for), and prints outside the registry lock.
  * Uncontended acquisitions are not touched at all; a contended wait costs
- * one clock read, a few relaxed stores on a line of its own thread and a
- * fence.  Condition-variable waits are not
+ * a few relaxed stores on a line of its own thread and one full fence (no
+ * extra clock read: the wait's own start and clock mode are published, and
+ * the watchdog converts them, see clock.c).  Condition-variable waits are not
  * watched: waiting there for long is what they are for.
  *
  * One warning per wait: a wait is identified by its sequence number; the
@@ -48,16 +49,18 @@
 
 unsigned sp_watch_on;
 
-void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e)
+void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, int mode)
 {
 	struct sp_wait_pub *w = &t->wait;
 	uint32_t s = w->seq;
 
 	sp_store_relaxed(&w->seq, s + 1); /* odd: being written */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* The wait's own start (TSC ticks or ns, clock.c): no extra clock
+	 * read here; the watchdog converts with the same mode. */
+	sp_store_relaxed(&w->t0, t0);
+	sp_store_relaxed(&w->mode, mode);
 	sp_store_relaxed(&w->entry, e);
-	/* Its own clock read: the wait's t0 may be in TSC ticks (clock.c). */
-	sp_store_relaxed(&w->since_ns, sp_now_ns());
 	sp_store_release(&w->seq, s + 2); /* even: a wait, identified by s + 2 */
 }
 
@@ -68,7 +71,7 @@ void sp_watch_end(struct sp_thread *t, uint64_t wait_ns)
 
 	sp_store_relaxed(&w->seq, id + 1);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	sp_store_relaxed(&w->since_ns, 0);
+	sp_store_relaxed(&w->entry, NULL);
 	sp_store_release(&w->seq, id + 2);
 	/* Pairs with the fence in scan_thread(): one of us sees the other. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -87,7 +90,7 @@ struct wait_copy {
 	pid_t tid;
 	char name[16];
 	uint32_t id;
-	uint64_t since_ns;
+	uint64_t waited_ns; /* when copied */
 	uintptr_t obj;
 	struct sp_site site;
 	uint8_t type;
@@ -122,15 +125,19 @@ static int read_wait(struct sp_thread *t, struct wait_copy *c)
 		if (s1 & 1)
 			continue;
 		const struct sp_entry *e;
+		uint64_t t0;
+		int mode;
 
-		c->since_ns = sp_load_relaxed(&w->since_ns);
+		t0 = sp_load_relaxed(&w->t0);
+		mode = sp_load_relaxed(&w->mode);
 		e = sp_load_relaxed(&w->entry);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = sp_load_relaxed(&w->seq);
 		if (s1 != s2)
 			continue;
-		if (!c->since_ns || !e)
+		if (!e)
 			return -ENOENT;
+		c->waited_ns = sp_wait_ns(mode, t0);
 		/* The entry's key is immutable, and the entry lives as long as
 		 * its thread's record, which the registry lock keeps. */
 		c->obj = e->obj;
@@ -142,7 +149,7 @@ static int read_wait(struct sp_thread *t, struct wait_copy *c)
 		c->id = s1;
 		c->tid = t->tid;
 		memcpy(c->name, t->name, sizeof(c->name));
-		return c->since_ns ? 0 : -ENOENT;
+		return 0;
 	}
 	return -EAGAIN;
 }
@@ -164,7 +171,7 @@ static void scan_thread(struct sp_thread *t, void *arg)
 			c->seen[i] = 2; /* finished */
 		}
 	}
-	if (read_wait(t, &w) || c->now - w.since_ns < c->limit_ns)
+	if (read_wait(t, &w) || w.waited_ns < c->limit_ns)
 		return;
 	if (sp_load_relaxed(&t->wait.warned) == w.id || c->n_fresh >= MAX_NEW ||
 	    n_pending + c->n_fresh >= MAX_PENDING)
@@ -179,7 +186,8 @@ static void scan_thread(struct sp_thread *t, void *arg)
 static void format_site(const struct sp_site *s, char *buf, size_t size)
 {
 	if (s->file) {
-		snprintf(buf, size, "%s:%u%s%s%s", s->file, (unsigned)s->line,
+		snprintf(buf, size, "%s:%u%s%s%s",
+			 sp_path_strip(s->file, sp_opts.report.src_root, 0), (unsigned)s->line,
 			 s->func ? " (" : "", s->func ? s->func : "", s->func ? ")" : "");
 		return;
 	}
@@ -214,7 +222,7 @@ static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
 	fprintf(out,
 		"syncprof: warning: thread %d (%s) has been waiting %.1f ms for %s %#lx at %s; "
 		"%s\n",
-		(int)w->tid, w->name, (double)(now - w->since_ns) / 1e6, sp_type_name(w->type),
+		(int)w->tid, w->name, (double)w->waited_ns / 1e6, sp_type_name(w->type),
 		(unsigned long)w->obj, site, holder);
 }
 

@@ -66,7 +66,6 @@ static void test_live(void)
 	struct t_proc p;
 	struct stat st;
 	int fds[12];
-	double t0;
 
 	t_start(&p, "control=1,report_at_exit=0", argv, line, sizeof(line));
 	T_ASSERT_STR(line, "ready\n");
@@ -140,10 +139,9 @@ static void test_live(void)
 	 * server has slots; garbage gets an error answer. */
 	for (int i = 0; i < 12; i++)
 		fds[i] = connect_raw(p.pid);
-	t0 = t_now_ms();
+	/* Without eviction all slots would be taken: "too many" and exit 1. */
 	T_ASSERT_INT(t_run(&out, &err, "%s ctl %d status", cli, (int)p.pid), ==, 0);
 	T_ASSERT_CONTAINS(out, "profiling: off");
-	T_ASSERT_INT(t_now_ms() - t0, <, 1500);
 	free(out), free(err);
 	{
 		char junk[3000];

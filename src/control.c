@@ -38,8 +38,12 @@
  * docs/control.md for the measurement.
  *
  * fork(): the child has no helper thread, but the parent's descriptors.
- * An atfork child handler closes them and starts a fresh helper thread
- * with the child's own socket.  The socket file is removed at exit.
+ * An atfork child handler closes them; the child's own helper thread and
+ * socket start at its first profiled lock call or new thread (through the
+ * registry's slow path), not in the handler: a thread created there
+ * deadlocked under ASan.  A child that makes no profiled lock call (for
+ * instance with profiling off) has no control socket.  The socket file is
+ * removed at exit.
  *
  * Alternatives considered: abstract-namespace sockets (no file modes, so
  * SO_PEERCRED would be the only guard, and no directory to list); a
@@ -390,11 +394,16 @@ static void close_inherited(void)
 	sock_path[0] = '\0';
 }
 
+static int restart_pending; /* in a forked child: start the helper thread */
+
 static void atfork_child(void)
 {
 	if (!started_pid)
 		return;
-	/* The parent's socket and helper thread are not ours. */
+	/* The parent's socket, pipe and helper thread are not ours.  Only
+	 * close descriptors here: creating a thread inside an atfork handler
+	 * deadlocked under ASan (its allocator is still locked by its fork
+	 * interceptor), and POSIX allows only async-signal-safe calls here. */
 	start_lock = (sp_lock_t)SP_LOCK_INIT;
 	close_inherited();
 	for (int i = 0; i < 2; i++) {
@@ -403,7 +412,18 @@ static void atfork_child(void)
 		sig_pipe[i] = -1;
 	}
 	started_pid = 0;
-	sp_control_start();
+	sp_store_relaxed(&restart_pending, 1);
+	/* The forking thread's next profiled lock call takes the registry's
+	 * slow path, which calls sp_control_after_fork(). */
+	sp_tls_self = NULL;
+}
+
+void sp_control_after_fork(void)
+{
+	if (SP_LIKELY(!sp_load_relaxed(&restart_pending)))
+		return;
+	if (__atomic_exchange_n(&restart_pending, 0, __ATOMIC_ACQ_REL))
+		sp_control_start();
 }
 
 static int start_locked(void)

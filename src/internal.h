@@ -468,6 +468,10 @@ int sp_report_options_check(const struct syncprof_report_options *o);
  * Return: 0, or a negative errno (then the program runs on without it).
  */
 int sp_control_start(void);
+/* In a forked child, start the helper thread that fork() left behind; a
+ * no-op (one relaxed load) otherwise.  Called from the registry's slow
+ * path, at the child's first profiled lock call or new thread. */
+void sp_control_after_fork(void);
 /* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
 int sp_control_dir(char *buf, size_t size);
 

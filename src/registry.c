@@ -153,6 +153,14 @@ struct sp_thread *sp_thread_self__slowpath(void)
 
 	if (tls_busy)
 		return NULL; /* the profiler's own calls */
+	if (tls_state == TLS_LIVE && tls_record) {
+		/* First call after fork() in the child: control.c cleared
+		 * sp_tls_self to get here and restart its helper thread now,
+		 * outside the atfork handler. */
+		sp_tls_self = tls_record;
+		sp_control_after_fork();
+		return tls_record;
+	}
 	if (tls_state != TLS_NEW || !exit_key_ready()) {
 		sp_lost_add(1); /* a call during thread teardown */
 		return NULL;
@@ -180,6 +188,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	tls_record = t;
 	tls_state = TLS_LIVE;
 	sp_tls_self = t;
+	sp_control_after_fork(); /* a new thread in a forked child, see above */
 	return t;
 }
 

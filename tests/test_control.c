@@ -302,6 +302,7 @@ static void test_signal(void)
 		t_sleep_ms(10);
 	}
 	T_ASSERT_INT(t_stop(&p), ==, 0); /* survived the signal */
+	free(text);
 	text = t_slurp_file(errpath);
 	T_ASSERT_CONTAINS(text, "syncprof: pid");
 	T_ASSERT_CONTAINS(text, "ctl_target.c");

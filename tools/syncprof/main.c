@@ -31,7 +31,8 @@ static const char usage[] =
 	"  SYNCPROF_OPTIONS=enabled=1 ./a.out        # report on stderr at exit\n"
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
-	"report_at_exit, src_root (docs/options.md has them all).\n";
+	"report_at_exit, src_root, columns, control, warn_wait, report_signal\n"
+	"(docs/options.md has them all).\n";
 
 static const struct {
 	const char *name;

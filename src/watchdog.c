@@ -15,7 +15,7 @@
  * MS/4: it walks the registry, copies every wait older than MS (with the
  * key of the entry waited for), and prints outside the registry lock.
  * Uncontended acquisitions are not touched at all; a contended wait costs
- * a few relaxed stores on a line of its own thread and one full fence (no
+ * a few stores on a line of its own thread, one of them seq_cst (no
  * extra clock read: the wait's own start and clock mode are published, and
  * the watchdog converts them, see clock.c).  Condition-variable waits are not
  * watched: waiting there for long is what they are for.
@@ -23,7 +23,7 @@
  * One warning per wait: a wait is identified by its sequence number; the
  * watchdog writes that number into the record's @warned field, then
  * re-reads the sequence.  The owner, when its wait ends, bumps the
- * sequence, then reads @warned; full fences on both sides (Dekker) mean
+ * sequence, then reads @warned; seq_cst on both sides (Dekker) means
  * that at least one of them sees the other.  If the watchdog sees the
  * wait already over it prints nothing; otherwise the owner is bound to see
  * @warned and publishes the wait's total in done_seq/done_ns, which the
@@ -55,12 +55,13 @@ void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, 
 	uint32_t s = w->seq;
 
 	sp_store_relaxed(&w->seq, s + 1); /* odd: being written */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* The wait's own start (TSC ticks or ns, clock.c): no extra clock
-	 * read here; the watchdog converts with the same mode. */
-	sp_store_relaxed(&w->t0, t0);
-	sp_store_relaxed(&w->mode, mode);
-	sp_store_relaxed(&w->entry, e);
+	/* Release stores (plain moves on x86): a reader that sees one of
+	 * them also sees the odd seq above, and retries.  The wait's own
+	 * start (TSC ticks or ns, clock.c): no extra clock read here; the
+	 * watchdog converts it with the same mode. */
+	sp_store_release(&w->t0, t0);
+	sp_store_release(&w->mode, mode);
+	sp_store_release(&w->entry, e);
 	sp_store_release(&w->seq, s + 2); /* even: a wait, identified by s + 2 */
 }
 
@@ -70,12 +71,11 @@ void sp_watch_end(struct sp_thread *t, uint64_t wait_ns)
 	uint32_t id = w->seq;
 
 	sp_store_relaxed(&w->seq, id + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	sp_store_relaxed(&w->entry, NULL);
-	sp_store_release(&w->seq, id + 2);
-	/* Pairs with the fence in scan_thread(): one of us sees the other. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (sp_load_relaxed(&w->warned) == id) {
+	sp_store_release(&w->entry, NULL);
+	/* Sequentially consistent store then load, as scan_thread() does
+	 * with @warned and seq (Dekker): one of us sees the other. */
+	__atomic_store_n(&w->seq, id + 2, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&w->warned, __ATOMIC_SEQ_CST) == id) {
 		sp_store_relaxed(&w->done_ns, wait_ns);
 		sp_store_release(&w->done_seq, id);
 	}
@@ -128,10 +128,12 @@ static int read_wait(struct sp_thread *t, struct wait_copy *c)
 		uint64_t t0;
 		int mode;
 
-		t0 = sp_load_relaxed(&w->t0);
-		mode = sp_load_relaxed(&w->mode);
-		e = sp_load_relaxed(&w->entry);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/* Acquire loads: if one sees a store of a newer wait, the seq
+		 * load below sees that wait's odd or newer seq (no fences, which
+		 * ThreadSanitizer does not model). */
+		t0 = sp_load_acquire(&w->t0);
+		mode = sp_load_acquire(&w->mode);
+		e = sp_load_acquire(&w->entry);
 		s2 = sp_load_relaxed(&w->seq);
 		if (s1 != s2)
 			continue;
@@ -176,9 +178,8 @@ static void scan_thread(struct sp_thread *t, void *arg)
 	if (sp_load_relaxed(&t->wait.warned) == w.id || c->n_fresh >= MAX_NEW ||
 	    n_pending + c->n_fresh >= MAX_PENDING)
 		return;
-	sp_store_relaxed(&t->wait.warned, w.id);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with sp_watch_end() */
-	if (sp_load_relaxed(&t->wait.seq) != w.id)
+	__atomic_store_n(&t->wait.warned, w.id, __ATOMIC_SEQ_CST); /* see sp_watch_end() */
+	if (__atomic_load_n(&t->wait.seq, __ATOMIC_SEQ_CST) != w.id)
 		return; /* ended just now: not "still waiting" */
 	c->fresh[c->n_fresh++] = w;
 }
@@ -251,7 +252,7 @@ static sp_lock_t scan_lock = SP_LOCK_INIT;
 unsigned sp_watchdog_scan(FILE *out)
 {
 	static struct scan_ctx c; /* under scan_lock; too big for a stack */
-	unsigned keep = 0, interval;
+	unsigned keep = 0, interval, printed;
 
 	if (!sp_opts.warn_wait_ms)
 		return 1000;
@@ -280,8 +281,9 @@ unsigned sp_watchdog_scan(FILE *out)
 		pending[n_pending++] = c.fresh[i];
 	}
 	sp_report_unlock();
+	printed = c.n_done + c.n_fresh;
 	sp_unlock(&scan_lock);
-	if (c.n_done || c.n_fresh)
+	if (printed)
 		fflush(out);
 	interval = sp_opts.warn_wait_ms / 4;
 	return interval < 5 ? 5 : interval > 250 ? 250 : interval;

@@ -61,6 +61,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -85,6 +86,7 @@ static int sig_pipe[2] = { -1, -1 };
 static struct client clients[MAX_CLIENTS];
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int atfork_done, atexit_done;
+static int helper_ready; /* set by the helper thread once it runs */
 
 int sp_control_dir(char *buf, size_t size)
 {
@@ -316,6 +318,7 @@ static void *helper_main(void *arg)
 
 	(void)arg;
 	sp_thread_enter(); /* never recorded, never registered */
+	sp_store_release(&helper_ready, 1);
 	for (;;) {
 		uint64_t now = sp_now_ns();
 		int timeout = 1000, n = 0;
@@ -450,6 +453,7 @@ static int start_locked(void)
 		sp_store_relaxed(&sp_watch_on, 1);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sp_store_relaxed(&helper_ready, 0);
 	rc = -pthread_create(&th, NULL, helper_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
@@ -457,6 +461,14 @@ static int start_locked(void)
 		return rc;
 	}
 	pthread_detach(th);
+	/* Return once the thread runs: a fork() right after start-up then
+	 * does not catch it half-initialised (under ASan, a thread forked in
+	 * the middle of its start left the child's allocator locked). */
+	for (int i = 0; i < 20000 && !sp_load_acquire(&helper_ready); i++) {
+		struct timespec step = { 0, 100000 }; /* 0.1 ms, 2 s at most */
+
+		nanosleep(&step, NULL);
+	}
 	started_pid = getpid();
 	if (!atexit_done) {
 		atexit_done = 1;

@@ -175,6 +175,7 @@ struct sp_names {
 
 /* Row of a report: merged statistics of one key. */
 struct sp_row {
+	uint64_t site_hash; /* of the key without obj; 0 = not computed yet */
 	uintptr_t obj;
 	const char *file;
 	const char *func;
@@ -369,6 +370,7 @@ const char *sp_format_name(enum syncprof_format f);
 /* ---- "report.c" ------------------------------------------------------- */
 
 int sp_rows_push(struct sp_rows *r, const struct sp_row *row);
+int sp_rows_reserve(struct sp_rows *r, size_t n);
 void sp_rows_free(struct sp_rows *r);
 /* Merge every thread and the retired aggregate into one row per key. */
 int sp_report_collect(struct sp_rows *out);

@@ -45,7 +45,10 @@
 
 #include "internal.h"
 
-#pragma weak sp_hold_lookup
+/* Weak, so that this links without hold tracking (then its address is
+ * NULL), and hidden, so that it is never looked up in other libraries. */
+int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns)
+	__attribute__((weak, visibility("hidden")));
 
 unsigned sp_watch_on;
 

@@ -415,6 +415,7 @@ static void atfork_child(void)
 		sig_pipe[i] = -1;
 	}
 	started_pid = 0;
+	sp_watchdog_forget();
 	sp_store_relaxed(&restart_pending, 1);
 	/* The forking thread's next profiled lock call takes the registry's
 	 * slow path, which calls sp_control_after_fork(). */
@@ -444,11 +445,11 @@ static int start_locked(void)
 	}
 	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
-	if (sp_opts.control) {
-		rc = open_socket();
-		if (rc)
-			return rc;
-	}
+	/* Without its socket (a warning said why) the thread still serves the
+	 * watchdog and the report signal, when those are asked for. */
+	if (sp_opts.control && (rc = open_socket()) && !sp_opts.warn_wait_ms &&
+	    !sp_opts.report_signal)
+		return rc;
 	if (sp_opts.warn_wait_ms)
 		sp_store_relaxed(&sp_watch_on, 1);
 	sigfillset(&all);

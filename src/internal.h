@@ -508,6 +508,8 @@ void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, 
 void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
 /* One scan of every thread (helper thread); returns ms until the next. */
 unsigned sp_watchdog_scan(FILE *out);
+/* In a forked child: forget the parent's warned waits (atfork handler). */
+void sp_watchdog_forget(void);
 
 /*
  * Hold tracking (branch preload): who holds @obj, where it was acquired and

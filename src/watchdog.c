@@ -252,6 +252,14 @@ static void print_done(FILE *out, const struct done_copy *d)
  * turns (order: scan_lock, report_lock, registry lock). */
 static sp_lock_t scan_lock = SP_LOCK_INIT;
 
+void sp_watchdog_forget(void)
+{
+	/* Child of fork(): the warned waits were the parent's threads', and
+	 * the parent's helper thread may have held scan_lock. */
+	scan_lock = (sp_lock_t)SP_LOCK_INIT;
+	n_pending = 0;
+}
+
 unsigned sp_watchdog_scan(FILE *out)
 {
 	static struct scan_ctx c; /* under scan_lock; too big for a stack */

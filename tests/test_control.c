@@ -6,7 +6,8 @@
  * SO_PEERCRED check (needs root: it becomes nobody); a dead pid and a
  * process without a control socket; silent and garbage-sending clients
  * do not block others; a forked child gets its own socket; no signal
- * handler unless report_signal is set, and a report on SIGUSR2 when it is.
+ * handler unless report_signal is set, and a report on SIGUSR2 when it is;
+ * a control directory with group or other permissions is not used.
  *
  * Usage: test_control SYNCPROF_CLI CTL_TARGET
  */
@@ -234,6 +235,26 @@ static void test_refusals(void)
 	free(out), free(err);
 }
 
+/* A control directory that others could write to is not used. */
+static void test_unsafe_dir(void)
+{
+	char dir[128], *out, *err;
+
+	snprintf(dir, sizeof(dir), "%s/open", t_tmp());
+	T_ASSERT_INT(mkdir(dir, 0755), ==, 0);
+	T_ASSERT_INT(chmod(dir, 0757), ==, 0);
+	T_ASSERT_INT(t_run(&out, &err,
+			   "SYNCPROF_CONTROL_DIR=%s SYNCPROF_OPTIONS=control=1 %s idle </dev/null",
+			   dir, target),
+		     ==, 0);
+	T_ASSERT_CONTAINS(err, "control socket not started");
+	T_ASSERT_CONTAINS(err, "mode 0700");
+	free(out), free(err);
+	T_ASSERT_INT(t_run(&out, &err, "ls -A %s | wc -l", dir), ==, 0);
+	T_ASSERT_STR(out, "0\n"); /* no socket created */
+	free(out), free(err);
+}
+
 static __attribute__((unused)) void test_fork(void)
 {
 	char line[128], path[400], *out, *err;
@@ -321,6 +342,7 @@ int main(int argc, char **argv)
 	snprintf(ctl_dir, sizeof(ctl_dir), "%s/ctl", t_tmp());
 	setenv("SYNCPROF_CONTROL_DIR", ctl_dir, 1);
 	test_refusals();
+	test_unsafe_dir();
 	test_live();
 #if defined(__SANITIZE_THREAD__)
 	/* TSan refuses new threads in the child of a multi-threaded fork

@@ -31,6 +31,7 @@ struct cli_render_opts {
 	const char *format_name; /* as given, NULL when not given */
 	const char *sort_name;
 	int coalesce_set;        /* --coalesce or --no-coalesce given */
+	int top_set;             /* --top given */
 };
 
 void cli_render_opts_init(struct cli_render_opts *o);

@@ -340,18 +340,28 @@ static int do_list(void)
 	return 0;
 }
 
-/* "report" request line from the report options. */
+/*
+ * "report" request line: only the options given, so that the process's
+ * own SYNCPROF_OPTIONS (format, top, sort, ...) apply to the others.
+ */
 static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 {
-	int n = snprintf(buf, size, "report format=%s sort=%s top=%u coalesce=%d",
-			 sp_format_name(o->report.format), sp_sort_name(o->report.sort),
-			 o->report.top, o->report.coalesce);
+	size_t n = (size_t)snprintf(buf, size, "report");
 
-	if (o->report.columns)
-		n += snprintf(buf + n, size - (size_t)n, " columns=%s", o->report.columns);
-	if (o->report.src_root)
-		n += snprintf(buf + n, size - (size_t)n, " src_root=%s", o->report.src_root);
-	if (n < 0 || (size_t)n + 2 > size)
+	if (o->format_name)
+		n += (size_t)snprintf(buf + n, size - n, " format=%s",
+				      sp_format_name(o->report.format));
+	if (o->sort_name && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
+	if (o->top_set && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " top=%u", o->report.top);
+	if (o->coalesce_set && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " coalesce=%d", o->report.coalesce);
+	if (o->report.columns && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " columns=%s", o->report.columns);
+	if (o->report.src_root && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " src_root=%s", o->report.src_root);
+	if (n + 2 > size || (o->report.src_root && strchr(o->report.src_root, ' ')))
 		return -1;
 	strcat(buf, "\n");
 	return 0;
@@ -404,7 +414,7 @@ int cmd_ctl(int argc, char **argv)
 	}
 	if (v == 4) {
 		if (report_line(&o, line, sizeof(line))) {
-			cli_error("ctl", "report options too long");
+			cli_error("ctl", "report options too long (or --src-root with a space)");
 			return 2;
 		}
 	} else {

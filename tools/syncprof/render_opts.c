@@ -77,6 +77,7 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 			return -1;
 		}
 		o->report.top = (unsigned)n;
+		o->top_set = 1;
 		return 1;
 	}
 	v = take_value(cmd, argc, argv, i, "-s", "--sort", &m);

@@ -32,7 +32,9 @@
  * total was read is reported as such.
  *
  * Hold tracking (branch preload) provides sp_hold_lookup(); it is a weak
- * reference here, so this file links with or without it.
+ * reference here, so this file links with or without it.  It dates most
+ * holds from the first lookup of the lock, so every scan looks up the
+ * lock of every thread that waits, and the warning says "for at least".
  *
  * Alternatives considered: a timer per wait (a syscall on every contended
  * wait, and timers fire in the waiting thread); printing from the waiting
@@ -176,7 +178,19 @@ static void scan_thread(struct sp_thread *t, void *arg)
 			c->seen[i] = 2; /* finished */
 		}
 	}
-	if (read_wait(t, &w) || w.waited_ns < c->limit_ns)
+	if (read_wait(t, &w))
+		return;
+	/* Hold tracking dates a hold from the first time anyone looked it up
+	 * (hold.c): look at every waiter's lock on every scan, so that by the
+	 * warning the holder's age is known to within one scan interval. */
+	if (sp_hold_lookup) {
+		struct sp_site hs;
+		uint64_t since;
+		pid_t tid;
+
+		sp_hold_lookup(w.obj, &tid, &hs, &since);
+	}
+	if (w.waited_ns < c->limit_ns)
 		return;
 	if (sp_load_relaxed(&t->wait.warned) == w.id || c->n_fresh >= MAX_NEW ||
 	    n_pending + c->n_fresh >= MAX_PENDING)
@@ -218,8 +232,10 @@ static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
 		snprintf(holder, sizeof(holder), "holder unknown (no hold tracking in this build)");
 	else if (sp_hold_lookup(w->obj, &tid, &hs, &since) == 0) {
 		format_site(&hs, holder_site, sizeof(holder_site));
+		/* A lower bound: hold.c dates most holds from their first
+		 * lookup (see scan_thread()). */
 		snprintf(holder, sizeof(holder),
-			 "held by thread %d for %.1f ms, acquired at %s", (int)tid,
+			 "held by thread %d for at least %.1f ms, acquired at %s", (int)tid,
 			 since && now > since ? (double)(now - since) / 1e6 : 0.0, holder_site);
 	} else
 		snprintf(holder, sizeof(holder), "holder unknown");

@@ -117,7 +117,8 @@ SYNCPROF_API void syncprof_report_options_init(struct syncprof_report_options *o
  * runs are not recorded.
  *
  * Return: 0, -EINVAL for bad options (including an unknown column name),
- * -ENOMEM, or -EIO when writing failed.
+ * -ENOMEM, -EIO when writing failed, or -ENOTSUP for the pprof format in a
+ * program linked with libsyncprof.a but not with -lprotobuf-c -lz.
  */
 SYNCPROF_API int syncprof_report(FILE *out, const struct syncprof_report_options *opts);
 

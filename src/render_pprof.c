@@ -12,6 +12,8 @@
  *   (when the row is one object) and "acquisitions" (a number).
  * The message is encoded by protobuf-c from src/profile.proto (pprof's
  * published field numbers) and gzipped with zlib, in memory, then written.
+ * Both libraries are weak references (pprof_proto.c says why): without
+ * them this returns -ENOTSUP.
  *
  * Alternatives considered: a hand-written varint encoder (the issue asks
  * for Debian's protobuf-c and zlib, and a generated encoder cannot get a
@@ -25,6 +27,14 @@
 
 #include "internal.h"
 #include "profile.pb-c.h"
+
+/* Weak, like the protobuf-c references of pprof_proto.c: a static binary
+ * that does not link -lz gets -ENOTSUP here instead of a link error. */
+#pragma weak deflateInit2_
+#pragma weak deflate
+#pragma weak deflateEnd
+
+int sp_pprof_proto_available(void); /* pprof_proto.c */
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -452,6 +462,8 @@ int sp_render_pprof(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	size_t n = 0;
 	int rc;
 
+	if (!sp_pprof_proto_available() || !deflateInit2_ || !deflate || !deflateEnd)
+		return -ENOTSUP; /* a static binary without -lprotobuf-c -lz */
 	memset(&b, 0, sizeof(b));
 	memset(&s, 0, sizeof(s));
 	rc = intern_init(&b.string_map);

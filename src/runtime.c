@@ -264,7 +264,10 @@ static void report_at_exit(void)
 		}
 	}
 	rc = syncprof_report(f, &sp_opts.report);
-	if (rc)
+	if (rc == -ENOTSUP)
+		fprintf(stderr, "syncprof: the report at exit failed: this program has no pprof "
+				"output (linked with libsyncprof.a but not -lprotobuf-c -lz)\n");
+	else if (rc)
 		fprintf(stderr, "syncprof: the report at exit failed: %s\n", strerror(-rc));
 	if (f != stderr && fclose(f))
 		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));

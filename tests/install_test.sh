@@ -28,12 +28,9 @@ grep -q 'books balance' "$tmp/out" || fail "dynamic bank output: $(cat "$tmp/out
 grep -q 'bank.c:56' "$tmp/err" || fail "dynamic report lacks bank.c:56: $(cat "$tmp/err")"
 grep -q 'rwlock_write' "$tmp/err" || fail "dynamic report lacks rwlock_write"
 
-# Static: no shared library involved at all.  The archive's own
-# dependencies (protobuf-c and zlib, for the pprof output) come from
-# pkg-config --static.
-static_deps=$(pkg-config --static --libs-only-l syncprof | sed 's/-lsyncprof//')
+# Static: no shared library involved at all.
 cc -O2 -g -static -include syncprof/instrument.h $cflags "$src/examples/bank.c" \
-	"$libdir/libsyncprof.a" $static_deps -pthread -o "$tmp/bank-static" 2>"$tmp/ld-warnings" ||
+	"$libdir/libsyncprof.a" -pthread -o "$tmp/bank-static" 2>"$tmp/ld-warnings" ||
 	fail "static link: $(cat "$tmp/ld-warnings")"
 file_out=$(LC_ALL=C readelf -d "$tmp/bank-static" 2>&1 || true)
 echo "$file_out" | grep -q NEEDED && fail "static binary has NEEDED entries"

@@ -9,7 +9,7 @@
  * handler unless report_signal is set, and a report on SIGUSR2 when it is;
  * a control directory with group or other permissions is not used.
  *
- * Usage: test_control SYNCPROF_CLI CTL_TARGET
+ * Usage: test_control SYNCPROF_CLI CTL_TARGET SOURCE_DIR
  */
 #include <poll.h>
 #include <sys/socket.h>
@@ -18,7 +18,7 @@
 
 #include "tools_util.h"
 
-static const char *cli, *target;
+static const char *cli, *target, *srcdir;
 static char ctl_dir[80];
 
 static unsigned long long report_acquisitions(pid_t pid)
@@ -124,6 +124,15 @@ static void test_live(void)
 	T_ASSERT_CONTAINS(out, "Call site");
 	T_ASSERT_CONTAINS(out, "ctl_target.c:");
 	T_ASSERT(!strstr(out, "Wait Time"));
+	free(out), free(err);
+	/* pprof is encoded by the client from the process's JSON. */
+	T_ASSERT_INT(t_run(&out, &err,
+			   "%s ctl %d report -f pprof | gzip -dc | protoc "
+			   "--decode=perftools.profiles.Profile -I%s/src %s/src/profile.proto",
+			   cli, (int)p.pid, srcdir, srcdir),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "string_table: \"delay\"");
+	T_ASSERT_CONTAINS(out, "duration_nanos: "); /* samples only if it contended */
 	free(out), free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s ctl %d report -f nope", cli, (int)p.pid), ==, 2);
 	T_ASSERT_CONTAINS(err, "bad format 'nope'");
@@ -341,12 +350,13 @@ static void test_signal(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_control SYNCPROF_CLI CTL_TARGET\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: test_control SYNCPROF_CLI CTL_TARGET SOURCE_DIR\n");
 		return 2;
 	}
 	cli = argv[1];
 	target = argv[2];
+	srcdir = argv[3];
 	unsetenv("SYNCPROF_OPTIONS");
 	snprintf(ctl_dir, sizeof(ctl_dir), "%s/ctl", t_tmp());
 	setenv("SYNCPROF_CONTROL_DIR", ctl_dir, 1);

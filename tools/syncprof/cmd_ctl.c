@@ -13,6 +13,11 @@
  * stale socket, a socket answered by another process, no answer (the
  * process answers only its owner and root).  The answer must arrive
  * within TIMEOUT_MS.
+ *
+ * "report -f pprof" asks the process for JSON (its rows with names
+ * resolved there) and encodes pprof here: the process need not carry
+ * protobuf-c and zlib (libsyncprof.a refers to them weakly, and the
+ * preload library may not link them).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +32,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "profile_load.h"
 
 #define TIMEOUT_MS 30000
 
@@ -350,7 +356,9 @@ static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 
 	if (o->format_name)
 		n += (size_t)snprintf(buf + n, size - n, " format=%s",
-				      sp_format_name(o->report.format));
+				      o->report.format == SYNCPROF_FORMAT_PPROF
+					      ? "json" /* encoded here, see above */
+					      : sp_format_name(o->report.format));
 	if (o->sort_name && n < size)
 		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
 	if (o->top_set && n < size)
@@ -365,6 +373,32 @@ static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 		return -1;
 	strcat(buf, "\n");
 	return 0;
+}
+
+/* The process's JSON report, encoded as pprof to @out. */
+static int pprof_from_json(pid_t pid, const char *json, size_t len,
+			   const struct cli_render_opts *o, FILE *out)
+{
+	struct cli_profile p;
+	struct sp_render_ctx ctx;
+	char name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), "the report of process %d", (int)pid);
+	if (cli_profile_parse(name, json, len, &p)) {
+		cli_error("ctl", "%s", cli_profile_error());
+		return 1;
+	}
+	ctx.opts = &o->report;
+	ctx.elapsed_ns = p.elapsed_ns;
+	ctx.lost = p.lost;
+	ctx.pid = p.pid;
+	ctx.command = p.command;
+	rc = sp_render_pprof(out, &p.rows, &ctx);
+	if (rc)
+		cli_error("ctl", "encoding pprof failed: %s", strerror(-rc));
+	cli_profile_free(&p);
+	return rc ? 1 : 0;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -426,6 +460,14 @@ int cmd_ctl(int argc, char **argv)
 	if (!out) {
 		free(payload);
 		return 1;
+	}
+	if (v == 4 && o.report.format == SYNCPROF_FORMAT_PPROF) {
+		int rc = pprof_from_json((pid_t)pid, payload, plen, &o, out);
+
+		free(payload);
+		if (cli_close_output("ctl", &o, out))
+			rc = 1;
+		return rc;
 	}
 	fwrite(payload, 1, plen, out);
 	free(payload);

@@ -212,23 +212,32 @@ static char *slurp(const char *path, size_t *len)
 
 int cli_profile_load(const char *path, struct cli_profile *p)
 {
+	size_t len;
+	char *text = slurp(path, &len);
+	int rc;
+
+	if (!text) {
+		memset(p, 0, sizeof(*p));
+		return -EIO;
+	}
+	rc = cli_profile_parse(path, text, len, p);
+	free(text);
+	return rc;
+}
+
+int cli_profile_parse(const char *path, const char *text, size_t len, struct cli_profile *p)
+{
 	json_tokener *tok;
 	json_object *rows, *v;
-	size_t len, n;
-	char *text;
+	size_t n;
 	const char *fmt;
 	uint64_t version = 0, u;
 
 	memset(p, 0, sizeof(*p));
 	p->path = path;
-	text = slurp(path, &len);
-	if (!text)
-		return -EIO;
 	tok = json_tokener_new();
-	if (!tok) {
-		free(text);
+	if (!tok)
 		return fail("out of memory");
-	}
 	p->root = json_tokener_parse_ex(tok, text, (int)len);
 	if (!p->root || json_tokener_get_error(tok) != json_tokener_success) {
 		enum json_tokener_error e = json_tokener_get_error(tok);
@@ -238,12 +247,10 @@ int cli_profile_load(const char *path, struct cli_profile *p)
 						: json_tokener_error_desc(e),
 		     json_tokener_get_parse_end(tok));
 		json_tokener_free(tok);
-		free(text);
 		cli_profile_free(p);
 		return -EINVAL;
 	}
 	json_tokener_free(tok);
-	free(text);
 	fmt = get_str(p->root, "format");
 	if (!fmt || strcmp(fmt, "syncprof-profile")) {
 		cli_profile_free(p);

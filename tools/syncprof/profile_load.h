@@ -26,6 +26,8 @@ struct cli_profile {
 
 /* 0, or a negative errno with the message in cli_profile_error(). */
 int cli_profile_load(const char *path, struct cli_profile *p);
+/* The same from @len bytes of @text (not kept); @path names it in errors. */
+int cli_profile_parse(const char *path, const char *text, size_t len, struct cli_profile *p);
 void cli_profile_free(struct cli_profile *p);
 const char *cli_profile_error(void);
 

@@ -157,6 +157,8 @@ struct sp_options {
 	char *output;        /* NULL: stderr; "%p" expands to the pid */
 	struct syncprof_report_options report;
 	char *src_root;
+	char *trace;         /* trace=FILE: trace into FILE from start-up */
+	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
 };
 
 /* ---- "util.c" --------------------------------------------------------- */

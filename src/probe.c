@@ -86,13 +86,19 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
 					const struct sp_lock_ops *ops,
 					const struct timespec *abstime, const struct sp_site *site)
 {
-	uint64_t t0 = sp_now_ns();
-	int rc = ops->lock(obj, abstime);
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	uint64_t t0, wait;
+	struct sp_entry *e;
+	int rc;
 
+	SP_TRACE_LOCK(SP_EV_LOCK_WAIT, obj, op, site, 0, 0);
+	t0 = sp_now_ns();
+	rc = ops->lock(obj, abstime);
+	wait = sp_now_ns() - t0;
+	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	if (e)
 		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
+	if (rc == ops->ok || rc == EOWNERDEAD)
+		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait, 1);
 	return rc;
 }
 
@@ -103,6 +109,7 @@ SP_NOINLINE void sp_probe_try_failed(struct sp_thread *t, void *obj, int op,
 
 	if (e)
 		sp_store_relaxed(&e->contended, e->contended + 1);
+	SP_TRACE_LOCK(SP_EV_LOCK_TRY_FAILED, obj, op, site, 0, 0);
 }
 
 /* A condition wait always waits: it counts as contended, all of it timed. */
@@ -114,6 +121,8 @@ SP_NOINLINE int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0,
 
 	if (e)
 		sp_entry_record_wait(e, wait, 1);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_woken(cond, site, wait);
 	return rc;
 }
 
@@ -176,7 +185,9 @@ int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
 
 int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
 	return pthread_mutex_unlock(m);
 }
 
@@ -189,6 +200,8 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 
 	if (OFF || !(t = sp_thread_self()))
 		return pthread_cond_wait(c, m);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_wait(c, m, &site);
 	t0 = sp_now_ns();
 	return sp_probe_cond_wait(t, c, t0, pthread_cond_wait(c, m), &site);
 }
@@ -202,6 +215,8 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 
 	if (OFF || !(t = sp_thread_self()))
 		return pthread_cond_timedwait(c, m, abstime);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_wait(c, m, &site);
 	t0 = sp_now_ns();
 	return sp_probe_cond_wait(t, c, t0, pthread_cond_timedwait(c, m, abstime), &site);
 }
@@ -247,7 +262,9 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 
 int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site, 0, 0);
 	return pthread_rwlock_unlock(l);
 }
 
@@ -271,7 +288,9 @@ int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, con
 
 int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)s, SP_TYPE_SPINLOCK, &site, 0, 0);
 	return pthread_spin_unlock(s);
 }
 
@@ -305,7 +324,9 @@ int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *
 
 int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
 	return mtx_unlock(m);
 }
 
@@ -317,6 +338,8 @@ int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *
 
 	if (OFF || !(t = sp_thread_self()))
 		return cnd_wait(c, m);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_wait(c, m, &site);
 	t0 = sp_now_ns();
 	return sp_probe_cond_wait(t, c, t0, cnd_wait(c, m), &site);
 }
@@ -330,6 +353,8 @@ int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, con
 
 	if (OFF || !(t = sp_thread_self()))
 		return cnd_timedwait(c, m, abstime);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_wait(c, m, &site);
 	t0 = sp_now_ns();
 	return sp_probe_cond_wait(t, c, t0, cnd_timedwait(c, m, abstime), &site);
 }

@@ -25,6 +25,7 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "trace.h"
 
 typedef int (*sp_try_fn)(void *obj);
 typedef int (*sp_lock_fn)(void *obj, const struct timespec *abstime);
@@ -93,6 +94,7 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	if (SP_LIKELY(e))
 		sp_entry_acquired(e);
+	SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
 	return rc;
 }
 
@@ -116,6 +118,7 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	if (SP_LIKELY(e))
 		sp_entry_acquired(e);
+	SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
 	return rc;
 }
 

@@ -1,0 +1,1033 @@
+/*
+ * trace_file.c - the trace file: open, switch, close, the writer thread,
+ * event definitions, fork and process exit.
+ *
+ * Design: one writer thread sleeps on a futex with a 100 ms timeout; an
+ * emitter whose ring is half full kicks it (trace_buffer.c).  A drain pass
+ * holds io_lock and, for every ring, copies [tail, head) into a staging
+ * area, scans it for names the file does not have yet (the thread, the
+ * call-site strings and code addresses of lock events), appends the
+ * definitions and then the records to an output buffer, and publishes the
+ * new tail.  The output buffer goes to the file with write(2) at the end of
+ * every pass, so what a pass took from the rings is in the kernel when the
+ * pass ends: a SIGKILL loses only what was still in the rings (see
+ * docs/trace-format.md, "Crash safety").
+ *
+ * Definitions precede use: a new file starts with the header, every event
+ * definition, a CLOCK record and /proc/self/maps; THREAD, STRING records
+ * are written just before the first chunk that needs them; MAPS is written
+ * again before a chunk whose code address the last MAPS did not cover
+ * (dlopen).  No symbolization happens in the process (dladdr would take
+ * the loader's lock inside io_lock); the reader resolves code addresses to
+ * DSO + offset from MAPS, which addr2line turns into file:line.
+ *
+ * Switch (syncprof_trace_open with a file open): under io_lock the old file
+ * gets everything the rings hold, then is closed; the new file starts.
+ * Emitters never wait: an event committed before the switch took its
+ * snapshot of head goes to the old file, later ones to the new.
+ *
+ * Thread exit: the thread's key destructor (trace_buffer.c) drains its own
+ * ring and writes its pending drops under io_lock, then unmaps the ring.
+ * Process exit: an atexit handler stops the writer and drains everything,
+ * pending drops of every ring included.  fork: the atfork handlers hold all
+ * three locks across fork; the child drops the rings of threads it does not
+ * have, and either opens its own file (name with %p) and starts its own
+ * writer, or stops tracing.  The child never joins the parent's writer
+ * (the seed design hung there at exit).
+ *
+ * Lock order: ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
+ * tracer never calls the pthread functions it traces).  The writer takes
+ * only io_lock and list_lock.
+ *
+ * Alternatives considered: writing from the emitting threads themselves
+ * when their ring fills (LTTng's "blocking" mode) puts a system call in the
+ * hot path of exactly the thread that is busiest; mmap'ing the file and
+ * letting threads write into it directly survives SIGKILL completely but
+ * needs a shared allocation of file space per chunk and a sparse,
+ * pre-sized file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define WRITER_PERIOD_MS 100
+#define OUT_CAP (1u << 20)
+#define NAME_MAX_LEN 64
+#define ARG_MAX_LEN 32
+
+struct event_def {
+	char name[NAME_MAX_LEN];
+	char args[SP_TRACE_MAX_ARGS][ARG_MAX_LEN];
+	uint8_t nargs;
+	uint8_t defined;
+	uint8_t on;
+};
+
+unsigned sp_trace_test_writer_delay_us;
+int sp_trace_locks_on;
+
+static sp_lock_t ctl_lock = SP_LOCK_INIT;
+static sp_lock_t io_lock = SP_LOCK_INIT;
+static sp_lock_t list_lock = SP_LOCK_INIT;
+
+/* ctl_lock */
+static struct event_def defs[SP_TRACE_EVENTS];
+static int next_user_id = SP_EV_USER_FIRST;
+static int trace_on = 1; /* syncprof_trace_enable() state */
+static char path_tmpl[4096];
+static int initialised;
+static pthread_t writer;
+static int writer_running;
+static pid_t writer_pid;
+static uint64_t ticks_per_sec;
+
+/* io_lock */
+static int fd = -1;
+static uint32_t file_gen;
+static int io_error;
+static uint8_t *out;
+static size_t out_len;
+static uint8_t *staging;
+static size_t staging_cap;
+static uint64_t *seen; /* open addressing set of written names, 0 = free */
+static size_t seen_mask, seen_n;
+static uint64_t (*ranges)[2]; /* code ranges of the last MAPS written */
+static size_t n_ranges, ranges_cap;
+static uint64_t last_clock_ns;
+
+/* list_lock (links); walking it also needs io_lock (see drain_all_locked) */
+static struct sp_trace_buf *bufs;
+
+/* writer wake-up */
+static uint32_t kick_seq;
+static int writer_sleeping;
+static int writer_stop;
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void write_all_locked(const void *p, size_t n)
+{
+	while (n && fd >= 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			io_error = -errno;
+			return;
+		}
+		p = (const uint8_t *)p + w;
+		n -= (size_t)w;
+	}
+}
+
+static void out_flush_locked(void)
+{
+	if (out_len)
+		write_all_locked(out, out_len);
+	out_len = 0;
+}
+
+static void out_append_locked(const void *p, size_t n)
+{
+	if (!out && !(out = sp_mmap(OUT_CAP))) {
+		write_all_locked(p, n);
+		return;
+	}
+	if (out_len + n > OUT_CAP)
+		out_flush_locked();
+	if (n > OUT_CAP) {
+		write_all_locked(p, n);
+		return;
+	}
+	memcpy(out + out_len, p, n);
+	out_len += n;
+}
+
+/* A record of @type with a fixed part and NUL-terminated strings. */
+static void out_record_locked(uint16_t type, uint16_t aux, const void *fixed, size_t fixed_len,
+			      const char *const *strs, unsigned n_strs)
+{
+	struct sp_trace_rec_header h = { type, aux, 0 };
+	static const uint8_t zeros[8];
+	size_t len = sizeof(h) + fixed_len;
+	size_t slen[SP_TRACE_MAX_ARGS + 2];
+
+	for (unsigned i = 0; i < n_strs; i++) {
+		slen[i] = strnlen(strs[i], 4095) + 1;
+		len += slen[i];
+	}
+	h.size = (uint32_t)((len + 7) & ~(size_t)7);
+	out_append_locked(&h, sizeof(h));
+	out_append_locked(fixed, fixed_len);
+	for (unsigned i = 0; i < n_strs; i++) {
+		out_append_locked(strs[i], slen[i] - 1);
+		out_append_locked(zeros, 1);
+	}
+	out_append_locked(zeros, h.size - len);
+}
+
+static void out_def_locked(unsigned id)
+{
+	const struct event_def *d = &defs[id];
+	const char *strs[SP_TRACE_MAX_ARGS + 1];
+	uint32_t fixed[2] = { id, 0 };
+
+	strs[0] = d->name;
+	for (unsigned i = 0; i < d->nargs; i++)
+		strs[1 + i] = d->args[i];
+	out_record_locked(SP_REC_EVENT_DEF, d->nargs, fixed, sizeof(fixed), strs, 1 + d->nargs);
+}
+
+static void out_clock_locked(void)
+{
+	struct timespec rt;
+	struct sp_trace_rec_clock c = { { SP_REC_CLOCK, 0, sizeof(c) }, 0, 0, 0 };
+
+	c.tick = sp_trace_now();
+	c.mono_ns = sp_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	c.realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	last_clock_ns = c.mono_ns;
+	out_append_locked(&c, sizeof(c));
+}
+
+static void out_thread_locked(struct sp_trace_buf *b)
+{
+	uint32_t fixed[2] = { b->tid, 0 };
+	char name[17];
+	const char *s = name;
+
+	memcpy(name, b->name, 16);
+	name[16] = '\0';
+	out_record_locked(SP_REC_THREAD, 0, fixed, sizeof(fixed), &s, 1);
+	b->file_gen = file_gen;
+}
+
+/* ---- names already in this file --------------------------------------- */
+
+static int seen_insert_locked(uint64_t key)
+{
+	size_t i;
+
+	if (!key)
+		return 0;
+	if (seen_n + 1 > (seen_mask + 1) / 2) {
+		size_t cap = seen_mask ? (seen_mask + 1) * 2 : 4096;
+		uint64_t *n = sp_mmap(cap * sizeof(*n));
+
+		if (!n)
+			return 1; /* write the name again rather than never */
+		for (size_t j = 0; seen && j <= seen_mask; j++) {
+			if (!seen[j])
+				continue;
+			for (i = (seen[j] * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); n[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = seen[j];
+		}
+		sp_munmap(seen, seen ? (seen_mask + 1) * sizeof(*seen) : 0);
+		seen = n;
+		seen_mask = cap - 1;
+	}
+	for (i = (key * 0x9E3779B97F4A7C15ull) >> 20 & seen_mask; seen[i]; i = (i + 1) & seen_mask)
+		if (seen[i] == key)
+			return 0;
+	seen[i] = key;
+	seen_n++;
+	return 1;
+}
+
+static void seen_clear_locked(void)
+{
+	if (seen)
+		memset(seen, 0, (seen_mask + 1) * sizeof(*seen));
+	seen_n = 0;
+}
+
+/* ---- /proc/self/maps -------------------------------------------------- */
+
+static uint64_t parse_hex(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+static void ranges_add_locked(uint64_t lo, uint64_t hi)
+{
+	if (n_ranges == ranges_cap) {
+		size_t cap = ranges_cap ? ranges_cap * 2 : 256;
+		void *n = sp_mmap(cap * sizeof(*ranges));
+
+		if (!n)
+			return;
+		if (ranges)
+			memcpy(n, ranges, n_ranges * sizeof(*ranges));
+		sp_munmap(ranges, ranges_cap * sizeof(*ranges));
+		ranges = n;
+		ranges_cap = cap;
+	}
+	ranges[n_ranges][0] = lo;
+	ranges[n_ranges][1] = hi;
+	n_ranges++;
+}
+
+/* Parse one maps line into the executable ranges. */
+static void ranges_note_line_locked(const char *line)
+{
+	const char *p = line;
+	uint64_t lo = parse_hex(&p), hi;
+
+	if (*p++ != '-')
+		return;
+	hi = parse_hex(&p);
+	if (p[0] == ' ' && p[1] && p[2] && p[3] == 'x')
+		ranges_add_locked(lo, hi);
+}
+
+/* Write /proc/self/maps as MAPS records and remember its code ranges. */
+static void out_maps_locked(void)
+{
+	char buf[8192];
+	char line[512];
+	size_t line_len = 0;
+	int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (mfd < 0)
+		return;
+	n_ranges = 0;
+	while ((n = read(mfd, buf, sizeof(buf))) > 0) {
+		struct sp_trace_rec_header h = { SP_REC_MAPS, 0, 0 };
+		static const uint8_t zeros[8];
+		size_t padded = ((size_t)n + 7) & ~(size_t)7;
+
+		h.size = (uint32_t)(sizeof(h) + padded);
+		out_append_locked(&h, sizeof(h));
+		out_append_locked(buf, (size_t)n);
+		out_append_locked(zeros, padded - (size_t)n);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				line[line_len] = '\0';
+				ranges_note_line_locked(line);
+				line_len = 0;
+			} else if (line_len < sizeof(line) - 1) {
+				line[line_len++] = buf[i];
+			}
+		}
+	}
+	close(mfd);
+}
+
+static int pc_mapped_locked(uint64_t pc)
+{
+	for (size_t i = 0; i < n_ranges; i++)
+		if (pc >= ranges[i][0] && pc < ranges[i][1])
+			return 1;
+	return 0;
+}
+
+/* ---- draining --------------------------------------------------------- */
+
+static void out_string_locked(const char *s)
+{
+	uint64_t key = (uint64_t)(uintptr_t)s;
+
+	if (s && seen_insert_locked(key))
+		out_record_locked(SP_REC_STRING, 0, &key, sizeof(key), &s, 1);
+}
+
+/* Define what the lock events of @p[0, n) name before they are written. */
+static void define_names_locked(const uint8_t *p, size_t n)
+{
+	int maps_again = 0;
+
+	for (size_t off = 0; off + sizeof(struct sp_trace_rec_header) <= n;) {
+		const struct sp_trace_rec_event *e = (const void *)(p + off);
+
+		if (e->h.size < sizeof(struct sp_trace_rec_header))
+			break; /* cannot happen: we wrote it */
+		if (e->h.type == SP_REC_EVENT && e->id >= 1 && e->id <= SP_EV_LOCK_LAST &&
+		    e->h.aux > SP_LA_TYPE) {
+			if (e->args[SP_LA_LINE]) {
+				out_string_locked((const char *)(uintptr_t)e->args[SP_LA_SITE]);
+				out_string_locked((const char *)(uintptr_t)e->args[SP_LA_FUNC]);
+			} else if (seen_insert_locked(e->args[SP_LA_SITE] | 1ull << 63) &&
+				   !pc_mapped_locked(e->args[SP_LA_SITE])) {
+				maps_again = 1;
+			}
+		}
+		off += e->h.size;
+	}
+	if (maps_again)
+		out_maps_locked();
+}
+
+static void drain_buf_locked(struct sp_trace_buf *b)
+{
+	uint64_t head = sp_load_acquire(&b->head);
+	uint64_t tail = b->tail;
+	size_t n = (size_t)(head - tail), pos = (size_t)(tail & b->mask);
+	size_t ring = b->mask + 1;
+
+	if (!n || fd < 0)
+		return;
+	if (n > staging_cap) {
+		size_t cap = ring > n ? ring : n;
+		uint8_t *s = sp_mmap(cap);
+
+		if (!s)
+			return; /* try again next pass; the ring keeps it */
+		sp_munmap(staging, staging_cap);
+		staging = s;
+		staging_cap = cap;
+	}
+	if (pos + n <= ring) {
+		memcpy(staging, b->ring + pos, n);
+	} else {
+		memcpy(staging, b->ring + pos, ring - pos);
+		memcpy(staging + ring - pos, b->ring, n - (ring - pos));
+	}
+	/* Release: the owner may reuse the space once it sees the new tail,
+	 * and our reads of it are done (the copy above). */
+	sp_store_release(&b->tail, head);
+	if (b->file_gen != file_gen)
+		out_thread_locked(b);
+	define_names_locked(staging, n);
+	out_append_locked(staging, n);
+}
+
+/* Write @b's pending drops (caller: the owner, or the process exit). */
+static void out_drops_locked(struct sp_trace_buf *b)
+{
+	struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
+
+	d.count = sp_load_relaxed(&b->drop_count);
+	if (!d.count || fd < 0)
+		return;
+	if (b->file_gen != file_gen)
+		out_thread_locked(b);
+	d.first_ts = sp_load_relaxed(&b->drop_first);
+	d.last_ts = sp_load_relaxed(&b->drop_last);
+	d.tid = b->tid;
+	out_append_locked(&d, sizeof(d));
+	sp_store_relaxed(&b->drop_count, 0);
+}
+
+static void drain_all_locked(void)
+{
+	struct sp_trace_buf *b;
+
+	/* Rings are unlinked only under io_lock (which we hold) and linked at
+	 * the head, so after reading the head under list_lock the walk is
+	 * safe without it. */
+	sp_lock(&list_lock);
+	b = bufs;
+	sp_unlock(&list_lock);
+	for (; b; b = b->next)
+		drain_buf_locked(b);
+	if (fd >= 0 && sp_now_ns() - last_clock_ns > 1000000000u)
+		out_clock_locked();
+	out_flush_locked();
+}
+
+/* The flush of the calling thread's own pending drops, then everything. */
+static void flush_self_locked(void)
+{
+	struct sp_trace_buf *self = sp_trace_buf_self();
+
+	drain_all_locked();
+	if (self) {
+		drain_buf_locked(self);
+		out_drops_locked(self);
+	}
+	out_flush_locked();
+}
+
+/* ---- the writer thread ------------------------------------------------ */
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	sp_thread_enter(); /* its own lock calls (none expected) unrecorded */
+	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
+	while (!sp_load_acquire(&writer_stop)) {
+		struct timespec ts = { 0, WRITER_PERIOD_MS * 1000000L };
+		uint32_t seq = sp_load_acquire(&kick_seq);
+
+		sp_store_relaxed(&writer_sleeping, 1);
+		futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		sp_store_relaxed(&writer_sleeping, 0);
+		if (sp_trace_test_writer_delay_us) {
+			struct timespec d = { 0, (long)sp_trace_test_writer_delay_us * 1000L };
+
+			nanosleep(&d, NULL);
+		}
+		sp_lock(&io_lock);
+		drain_all_locked();
+		sp_unlock(&io_lock);
+	}
+	return NULL;
+}
+
+void sp_trace_writer_kick(void)
+{
+	if (sp_load_relaxed(&writer_sleeping)) {
+		sp_add_relaxed(&kick_seq, 1);
+		futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
+/* ctl_lock held.  Signals blocked so the writer never runs a handler. */
+static void writer_start_locked(void)
+{
+	sigset_t all, old;
+
+	if (writer_running)
+		return;
+	sp_store_relaxed(&writer_stop, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
+		writer_running = 1;
+		writer_pid = getpid();
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Without a writer, rings drain at thread exit, flush and close. */
+}
+
+static void writer_stop_locked(void)
+{
+	if (!writer_running)
+		return;
+	writer_running = 0;
+	if (writer_pid != getpid())
+		return; /* a fork child: the parent's writer is not ours */
+	sp_store_release(&writer_stop, 1);
+	sp_add_relaxed(&kick_seq, 1);
+	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	pthread_join(writer, NULL);
+}
+
+/* ---- rings ------------------------------------------------------------ */
+
+void sp_trace_buf_register(struct sp_trace_buf *b)
+{
+	sp_lock(&list_lock);
+	b->prev = NULL;
+	b->next = bufs;
+	if (bufs)
+		bufs->prev = b;
+	/* Release: a walker that reads bufs sees b's fields. */
+	sp_store_release(&bufs, b);
+	sp_unlock(&list_lock);
+}
+
+static void buf_unlink_locked(struct sp_trace_buf *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		bufs = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+}
+
+void sp_trace_buf_retire(struct sp_trace_buf *b)
+{
+	char name[16];
+
+	sp_lock(&io_lock);
+	if (fd >= 0) {
+		drain_buf_locked(b);
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (memcmp(name, b->name, sizeof(name))) {
+			memcpy(b->name, name, sizeof(name)); /* renamed since */
+			if (b->file_gen == file_gen)
+				out_thread_locked(b);
+		}
+		out_drops_locked(b);
+		out_flush_locked();
+	}
+	sp_lock(&list_lock);
+	buf_unlink_locked(b);
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	sp_munmap(b, b->map_size);
+}
+
+/* ---- event table and flags -------------------------------------------- */
+
+/* ctl_lock held; @file_open: events may be recorded at all. */
+static void recompute_flags_locked(int file_open)
+{
+	int any_lock = 0;
+
+	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++) {
+		int on = file_open && trace_on && defs[id].defined && defs[id].on;
+
+		sp_store_relaxed(&syncprof__trace_on[id], (unsigned char)on);
+		if (id <= SP_EV_LOCK_LAST)
+			any_lock |= on;
+	}
+	sp_store_relaxed(&sp_trace_locks_on, any_lock);
+}
+
+static void def_set(unsigned id, const char *name, const char *const *args, unsigned nargs)
+{
+	struct event_def *d = &defs[id];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	for (unsigned i = 0; i < nargs; i++) {
+		if (args && args[i])
+			snprintf(d->args[i], sizeof(d->args[i]), "%s", args[i]);
+		else
+			snprintf(d->args[i], sizeof(d->args[i]), "a%u", i);
+	}
+	d->nargs = (uint8_t)nargs;
+	d->on = 1;
+	d->defined = 1;
+}
+
+static int def_find_locked(const char *name)
+{
+	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
+		if (defs[id].defined && !strcmp(defs[id].name, name))
+			return (int)id;
+	return -ENOENT;
+}
+
+/* ---- fork and exit ---------------------------------------------------- */
+
+static char *expand_path(const char *tmpl, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = tmpl; *p; p++) {
+		int n;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + o, size - o, "%d", (int)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			n = snprintf(buf + o, size - o, "%%");
+			p++;
+		} else {
+			n = snprintf(buf + o, size - o, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - o)
+			return NULL;
+		o += (size_t)n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int path_has_pid(const char *tmpl)
+{
+	for (const char *p = tmpl; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p')
+			return 1;
+		if (p[0] == '%' && p[1] == '%')
+			p++;
+	}
+	return 0;
+}
+
+static void file_start_locked(int newfd);
+
+static void atfork_prepare(void)
+{
+	sp_lock(&ctl_lock);
+	sp_lock(&io_lock);
+	sp_lock(&list_lock);
+}
+
+static void atfork_parent(void)
+{
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	sp_unlock(&ctl_lock);
+}
+
+static void atfork_child(void)
+{
+	struct sp_trace_buf *self = sp_trace_buf_self(), *b, *next;
+	char path[4096];
+
+	for (b = bufs; b; b = next) {
+		next = b->next;
+		if (b != self) {
+			buf_unlink_locked(b);
+			sp_munmap(b, b->map_size);
+		}
+	}
+	sp_trace_buf_fork_child(self);
+	writer_running = 0; /* the writer thread stayed in the parent */
+	kick_seq = 0;
+	writer_sleeping = 0;
+	out_len = 0; /* the parent writes what was buffered */
+	if (fd >= 0) {
+		int newfd = -1;
+
+		close(fd);
+		fd = -1;
+		if (path_has_pid(path_tmpl) && expand_path(path_tmpl, path, sizeof(path)))
+			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (newfd >= 0)
+			file_start_locked(newfd);
+	}
+	recompute_flags_locked(fd >= 0);
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	if (fd >= 0)
+		writer_start_locked();
+	sp_unlock(&ctl_lock);
+}
+
+/* Close the file: io_lock held, writer stopped (or still running: it then
+ * simply finds no file). */
+static int file_close_locked(void)
+{
+	struct sp_trace_buf *self = sp_trace_buf_self();
+	uint64_t orphans = sp_trace_lost_get();
+	int rc;
+
+	if (fd < 0)
+		return -EBADF;
+	flush_self_locked();
+	(void)self;
+	if (orphans) {
+		/* Events no ring could take: one DROPPED record, thread 0. */
+		struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
+
+		d.count = orphans;
+		d.first_ts = d.last_ts = sp_trace_now();
+		out_append_locked(&d, sizeof(d));
+	}
+	out_clock_locked();
+	out_flush_locked();
+	rc = io_error;
+	if (close(fd) && !rc)
+		rc = -EIO;
+	fd = -1;
+	io_error = 0;
+	return rc;
+}
+
+static void trace_atexit(void)
+{
+	sp_lock(&ctl_lock);
+	if (fd >= 0) {
+		/* Off first: an event racing with exit now goes nowhere
+		 * rather than into a ring nobody drains. */
+		recompute_flags_locked(0);
+		writer_stop_locked();
+		sp_lock(&io_lock);
+		drain_all_locked();
+		/* Pending drops of every ring: exiting now, no more events. */
+		sp_lock(&list_lock);
+		for (struct sp_trace_buf *b = bufs; b; b = b->next)
+			out_drops_locked(b);
+		sp_unlock(&list_lock);
+		file_close_locked();
+		sp_unlock(&io_lock);
+	}
+	sp_unlock(&ctl_lock);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static const char *const lock_args[] = { "obj", "site", "func", "line", "type", "ns" };
+
+static int cpu_has_invariant_tsc(void)
+{
+#if defined(__x86_64__)
+	char buf[16384];
+	int cfd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int ok = 0;
+
+	if (cfd < 0)
+		return 0;
+	n = read(cfd, buf, sizeof(buf) - 1);
+	close(cfd);
+	if (n > 0) {
+		buf[n] = '\0';
+		ok = strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
+	}
+	return ok;
+#else
+	return 0;
+#endif
+}
+
+/* ctl_lock held. */
+static void init_locked(void)
+{
+	static const char *const names[] = { NULL,	      "lock_wait",   "lock_acquired",
+					     "lock_released", "lock_try_failed", "cond_wait",
+					     "cond_woken" };
+	static const char *const acquired_args[] = { "obj", "site", "func", "line", "type",
+						     "wait_ns" };
+	static const char *const released_args[] = { "obj", "site", "func", "line", "type",
+						     "hold_ns" };
+
+	if (initialised)
+		return;
+	initialised = 1;
+	def_set(SP_EV_LOCK_WAIT, names[1], lock_args, 5);
+	def_set(SP_EV_LOCK_ACQUIRED, names[2], acquired_args, 6);
+	def_set(SP_EV_LOCK_RELEASED, names[3], released_args, 6);
+	def_set(SP_EV_LOCK_TRY_FAILED, names[4], lock_args, 5);
+	def_set(SP_EV_COND_WAIT, names[5], lock_args, 5);
+	def_set(SP_EV_COND_WOKEN, names[6], acquired_args, 6);
+	ticks_per_sec = 1000000000u;
+	if (cpu_has_invariant_tsc()) {
+		/* Calibrate the TSC against CLOCK_MONOTONIC over 5 ms. */
+		uint64_t m0 = sp_now_ns(), c0 = sp_trace_now(), m1, c1;
+
+		sp_trace_use_tsc = 1;
+		c0 = sp_trace_now();
+		m0 = sp_now_ns();
+		do
+			m1 = sp_now_ns();
+		while (m1 - m0 < 5000000u);
+		c1 = sp_trace_now();
+		ticks_per_sec = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(m1 - m0));
+		if (!ticks_per_sec) {
+			sp_trace_use_tsc = 0;
+			ticks_per_sec = 1000000000u;
+		}
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	atexit(trace_atexit);
+}
+
+/* Header, definitions, clock, maps.  io_lock held. */
+static void file_start_locked(int newfd)
+{
+	struct sp_trace_file_header h;
+	struct timespec rt;
+
+	fd = newfd;
+	file_gen++;
+	io_error = 0;
+	out_len = 0;
+	seen_clear_locked();
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SP_TRACE_MAGIC, 8);
+	h.version = SP_TRACE_VERSION;
+	h.header_size = SP_TRACE_HEADER_SIZE;
+	h.pid = (uint32_t)getpid();
+	h.clock = sp_trace_use_tsc ? SP_TRACE_CLOCK_TSC : SP_TRACE_CLOCK_MONOTONIC;
+	h.ticks_per_sec = ticks_per_sec;
+	h.tick0 = sp_trace_now();
+	h.mono0_ns = sp_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	h.realtime0_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	out_append_locked(&h, sizeof(h));
+	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
+		if (defs[id].defined)
+			out_def_locked(id);
+	out_clock_locked();
+	out_maps_locked();
+	out_flush_locked();
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+int syncprof_trace_open(const char *path)
+{
+	char buf[4096];
+	int newfd, rc = 0;
+
+	if (!path || !*path || strlen(path) >= sizeof(path_tmpl))
+		return -EINVAL;
+	sp_lock(&ctl_lock);
+	init_locked();
+	if (!expand_path(path, buf, sizeof(buf))) {
+		sp_unlock(&ctl_lock);
+		return -ENAMETOOLONG;
+	}
+	newfd = open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (newfd < 0) {
+		rc = -errno;
+		sp_unlock(&ctl_lock);
+		return rc;
+	}
+	sp_lock(&io_lock);
+	if (fd >= 0)
+		file_close_locked(); /* its write errors are not this call's */
+	file_start_locked(newfd);
+	sp_unlock(&io_lock);
+	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
+	writer_start_locked();
+	recompute_flags_locked(fd >= 0);
+	sp_unlock(&ctl_lock);
+	return 0;
+}
+
+int syncprof_trace_close(void)
+{
+	int rc;
+
+	sp_lock(&ctl_lock);
+	/* fd changes only under ctl_lock (and io_lock): stable here. */
+	if (fd < 0) {
+		sp_unlock(&ctl_lock);
+		return -EBADF;
+	}
+	recompute_flags_locked(0);
+	writer_stop_locked();
+	sp_lock(&io_lock);
+	rc = file_close_locked();
+	sp_unlock(&io_lock);
+	sp_unlock(&ctl_lock);
+	return rc;
+}
+
+int syncprof_trace_flush(void)
+{
+	int rc;
+
+	sp_lock(&io_lock);
+	if (fd < 0) {
+		sp_unlock(&io_lock);
+		return -EBADF;
+	}
+	flush_self_locked();
+	rc = io_error;
+	io_error = 0;
+	sp_unlock(&io_lock);
+	return rc;
+}
+
+void syncprof_trace_enable(void)
+{
+	sp_lock(&ctl_lock);
+	trace_on = 1;
+	recompute_flags_locked(fd >= 0);
+	sp_unlock(&ctl_lock);
+}
+
+void syncprof_trace_disable(void)
+{
+	sp_lock(&ctl_lock);
+	trace_on = 0;
+	recompute_flags_locked(fd >= 0);
+	sp_unlock(&ctl_lock);
+}
+
+int syncprof_trace_register(const char *name, const char *const *arg_names, unsigned nargs)
+{
+	int id;
+
+	if (!name || !*name || strlen(name) >= NAME_MAX_LEN || nargs > SP_TRACE_MAX_ARGS)
+		return -EINVAL;
+	for (unsigned i = 0; arg_names && i < nargs; i++)
+		if (arg_names[i] && strlen(arg_names[i]) >= ARG_MAX_LEN)
+			return -EINVAL;
+	sp_lock(&ctl_lock);
+	init_locked();
+	id = def_find_locked(name);
+	if (id < 0) {
+		if (next_user_id >= SP_TRACE_EVENTS) {
+			sp_unlock(&ctl_lock);
+			return -ENOSPC;
+		}
+		id = next_user_id++;
+		def_set((unsigned)id, name, arg_names, nargs);
+		sp_lock(&io_lock);
+		if (fd >= 0) {
+			/* Before any event of it can reach the file: the flag
+			 * goes on only below. */
+			out_def_locked((unsigned)id);
+			out_flush_locked();
+		}
+		sp_unlock(&io_lock);
+		recompute_flags_locked(fd >= 0);
+	}
+	sp_unlock(&ctl_lock);
+	return id;
+}
+
+int syncprof_trace_event_id(const char *name)
+{
+	int id;
+
+	if (!name)
+		return -EINVAL;
+	sp_lock(&ctl_lock);
+	init_locked();
+	id = def_find_locked(name);
+	sp_unlock(&ctl_lock);
+	return id;
+}
+
+int syncprof_trace_set_event(int id, int on)
+{
+	int rc = 0;
+
+	sp_lock(&ctl_lock);
+	init_locked();
+	if (id <= 0 || id >= SP_TRACE_EVENTS || !defs[id].defined)
+		rc = -EINVAL;
+	else
+		defs[id].on = on != 0;
+	recompute_flags_locked(fd >= 0);
+	sp_unlock(&ctl_lock);
+	return rc;
+}
+
+int syncprof_trace_set_buffer_size(size_t bytes)
+{
+	size_t size = SP_TRACE_BUF_MIN;
+
+	if (bytes == 0 || bytes > SP_TRACE_BUF_MAX)
+		return -EINVAL;
+	while (size < bytes)
+		size *= 2;
+	sp_store_relaxed(&sp_trace_buf_size, size);
+	return 0;
+}
+
+/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES. */
+__attribute__((constructor)) static void trace_constructor(void)
+{
+	int rc;
+
+	sp_runtime_init();
+	if (sp_opts.trace_buffer && syncprof_trace_set_buffer_size(sp_opts.trace_buffer))
+		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
+				"bytes); using %zu\n",
+			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
+	if (sp_opts.trace && (rc = syncprof_trace_open(sp_opts.trace)))
+		fprintf(stderr, "syncprof: warning: cannot open the trace file '%s': %s; not "
+				"tracing\n",
+			sp_opts.trace, strerror(-rc));
+}

@@ -454,6 +454,13 @@ struct hold {
 	char site[256];
 };
 
+/* A wait in progress: lock_wait or cond_wait seen, not yet over. */
+struct pending {
+	uint32_t tid;
+	uint64_t obj;
+	int64_t start_ns;
+};
+
 struct export_state {
 	FILE *out;
 	const struct sp_trace_reader *r;
@@ -461,9 +468,54 @@ struct export_state {
 	uint32_t pid;
 	struct hold *holds; /* open holds, searched from the end (few) */
 	size_t n_holds, cap_holds;
+	struct pending *waits;
+	size_t n_waits, cap_waits;
 	uint64_t next_id;
 	int64_t last_ns;
 };
+
+static void wait_begin(struct export_state *s, uint32_t tid, uint64_t obj, int64_t ts)
+{
+	for (size_t i = 0; i < s->n_waits; i++) {
+		if (s->waits[i].tid == tid) { /* one wait per thread at a time */
+			s->waits[i].obj = obj;
+			s->waits[i].start_ns = ts;
+			return;
+		}
+	}
+	if (s->n_waits == s->cap_waits) {
+		size_t cap = s->cap_waits ? s->cap_waits * 2 : 64;
+		struct pending *v = realloc(s->waits, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->waits = v;
+		s->cap_waits = cap;
+	}
+	s->waits[s->n_waits++] = (struct pending){ tid, obj, ts };
+}
+
+/* Start of the wait of @tid on @obj ending at @end after @wait_ns: the
+ * begin event's timestamp when there was one (same clock as @end), else
+ * @end - @wait_ns (the wait is measured with CLOCK_MONOTONIC). */
+static int64_t wait_start(struct export_state *s, uint32_t tid, uint64_t obj, int64_t end,
+			  uint64_t wait_ns)
+{
+	for (size_t i = 0; i < s->n_waits; i++) {
+		struct pending *p = &s->waits[i];
+
+		if (p->tid != tid)
+			continue;
+		if (p->obj == obj && p->start_ns <= end) {
+			int64_t start = p->start_ns;
+
+			s->waits[i] = s->waits[--s->n_waits];
+			return start;
+		}
+		break;
+	}
+	return end - (int64_t)wait_ns;
+}
 
 static void ev_begin(struct export_state *s, const char *ph, const char *name, int64_t ts_ns,
 		    uint32_t tid)
@@ -535,12 +587,16 @@ static void export_wait(struct export_state *s, const struct sp_trace_rec *rec, 
 	char name[300], objs[32];
 	uint64_t wait = rec->args[SP_LA_NS];
 
+	int64_t start;
+
 	if (!wait)
 		return;
+	start = wait_start(s, rec->tid, rec->args[SP_LA_OBJ], ts, wait);
 	snprintf(name, sizeof(name), "%s %s", what, site);
 	snprintf(objs, sizeof(objs), "0x%" PRIx64, rec->args[SP_LA_OBJ]);
-	ev_begin(s, "X", name, ts - (int64_t)wait, rec->tid);
-	fprintf(s->out, ",\"cat\":\"lock\",\"dur\":%.3f,\"args\":{\"obj\":", (double)wait / 1e3);
+	ev_begin(s, "X", name, start, rec->tid);
+	fprintf(s->out, ",\"cat\":\"lock\",\"dur\":%.3f,\"args\":{\"obj\":",
+		(double)(ts - start) / 1e3);
 	json_str(s->out, objs);
 	fputs(",\"type\":", s->out);
 	json_str(s->out, is_cond_event(rec) ? "condvar"
@@ -566,6 +622,10 @@ static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, 
 	case SP_EV_COND_WAIT:
 		/* The wait releases its mutex (in the type argument). */
 		hold_close(s, rec->tid, rec->args[SP_LA_TYPE], ts, -1, site);
+		wait_begin(s, rec->tid, obj, ts);
+		break;
+	case SP_EV_LOCK_WAIT:
+		wait_begin(s, rec->tid, obj, ts);
 		break;
 	case SP_EV_COND_WOKEN:
 		export_wait(s, rec, ts, "cond wait", site);
@@ -582,7 +642,7 @@ static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, 
 		break;
 	}
 	default:
-		break; /* lock_wait: the acquired event carries the wait */
+		break;
 	}
 }
 
@@ -704,6 +764,7 @@ static int cmd_export(int argc, char **argv)
 		rc = 1;
 	}
 	free(s.holds);
+	free(s.waits);
 	unload(&tf);
 	return rc;
 }

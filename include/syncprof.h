@@ -316,7 +316,13 @@ SYNCPROF_API extern unsigned char syncprof__trace_on[SYNCPROF_TRACE_MAX_EVENTS];
 /** syncprof_trace_event_on() - nonzero when event @id is recorded now. */
 static inline int syncprof_trace_event_on(unsigned id)
 {
+#if defined(__GNUC__)
+	/* Relaxed atomic: a plain load, that race detectors know is meant. */
+	return __atomic_load_n(&syncprof__trace_on[id & (SYNCPROF_TRACE_MAX_EVENTS - 1)],
+			       __ATOMIC_RELAXED);
+#else
 	return syncprof__trace_on[id & (SYNCPROF_TRACE_MAX_EVENTS - 1)];
+#endif
 }
 
 /*

@@ -76,6 +76,8 @@ void sp_trace_buf_register(struct sp_trace_buf *b);
 void sp_trace_buf_retire(struct sp_trace_buf *b);
 /* Wake the writer thread (owner of a ring that crossed its threshold). */
 void sp_trace_writer_kick(void);
+/* Set in a fork child: the next kick starts the child's writer. */
+extern int sp_trace_writer_wanted;
 /* Test hook: sleep this long before each drain pass (a slow writer). */
 extern unsigned sp_trace_test_writer_delay_us;
 

@@ -150,7 +150,7 @@ void sp_trace_buf_fork_child(struct sp_trace_buf *self)
 	if (self) {
 		self->tail = self->head;
 		self->tail_cache = self->head;
-		self->wake_at = self->head + (self->mask + 1) / 4 * 3;
+		self->wake_at = self->head; /* next event: fill check, kick */
 		self->drop_count = 0;
 		self->file_gen = 0;
 		self->tid = (uint32_t)sp_gettid();
@@ -221,6 +221,8 @@ static SP_NOINLINE void fill_check__slowpath(struct sp_trace_buf *b)
 		b->wake_at = b->head + ring / 16; /* kick again if it stays behind */
 	} else {
 		b->wake_at = b->tail_cache + threshold;
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
+			sp_trace_writer_kick(); /* first event of a fork child */
 	}
 }
 

@@ -32,7 +32,8 @@
  * pending drops of every ring included.  fork: the atfork handlers hold all
  * three locks across fork; the child drops the rings of threads it does not
  * have, and either opens its own file (name with %p) and starts its own
- * writer, or stops tracing.  The child never joins the parent's writer
+ * writer at its first event (never in the atfork handler, so a child that
+ * just execs creates no thread), or stops tracing.  The child never joins the parent's writer
  * (the seed design hung there at exit).
  *
  * Lock order: ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
@@ -78,6 +79,7 @@ struct event_def {
 
 unsigned sp_trace_test_writer_delay_us;
 int sp_trace_locks_on;
+int sp_trace_writer_wanted;
 
 static sp_lock_t ctl_lock = SP_LOCK_INIT;
 static sp_lock_t io_lock = SP_LOCK_INIT;
@@ -99,6 +101,7 @@ static int fd = -1;
 static uint32_t file_gen;
 static int io_error;
 static uint64_t bytes_written;
+static uint64_t lost_written; /* of sp_trace_lost_get(), in some file */
 static uint8_t *out;
 static size_t out_len;
 static uint64_t *seen; /* open addressing set of written names, 0 = free */
@@ -516,8 +519,26 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+static void writer_start_locked(void);
+
+/* In a fork child, the first event (or kick) starts the child's writer:
+ * not in the atfork handler, so a child that only execs never starts a
+ * thread.  The exchange makes a recursive call (pthread_create's own lock
+ * calls, traced) a no-op. */
+static SP_NOINLINE void writer_start_lazy__slowpath(void)
+{
+	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
+		return;
+	sp_lock(&ctl_lock);
+	if (fd >= 0)
+		writer_start_locked();
+	sp_unlock(&ctl_lock);
+}
+
 void sp_trace_writer_kick(void)
 {
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
+		writer_start_lazy__slowpath();
 	if (sp_load_relaxed(&writer_sleeping)) {
 		sp_add_relaxed(&kick_seq, 1);
 		futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -544,6 +565,7 @@ static void writer_start_locked(void)
 
 static void writer_stop_locked(void)
 {
+	sp_store_relaxed(&sp_trace_writer_wanted, 0);
 	if (!writer_running)
 		return;
 	writer_running = 0;
@@ -724,10 +746,10 @@ static void atfork_child(void)
 			file_start_locked(newfd);
 	}
 	recompute_flags_locked(fd >= 0);
+	/* The writer starts at the child's first event (see above). */
+	sp_store_relaxed(&sp_trace_writer_wanted, fd >= 0);
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
-	if (fd >= 0)
-		writer_start_locked();
 	sp_unlock(&ctl_lock);
 }
 
@@ -735,14 +757,12 @@ static void atfork_child(void)
  * simply finds no file). */
 static int file_close_locked(void)
 {
-	struct sp_trace_buf *self = sp_trace_buf_self();
-	uint64_t orphans = sp_trace_lost_get();
+	uint64_t orphans = sp_trace_lost_get() - lost_written;
 	int rc;
 
 	if (fd < 0)
 		return -EBADF;
 	flush_self_locked();
-	(void)self;
 	if (orphans) {
 		/* Events no ring could take: one DROPPED record, thread 0. */
 		struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
@@ -750,6 +770,7 @@ static int file_close_locked(void)
 		d.count = orphans;
 		d.first_ts = d.last_ts = sp_trace_now();
 		out_append_locked(&d, sizeof(d));
+		lost_written += orphans;
 	}
 	out_clock_locked();
 	out_flush_locked();

@@ -2,7 +2,8 @@
  * test_trace_fork - fork() while tracing, with other threads emitting.
  *
  * 1. File name with %p: the child traces into its own file (its pid in the
- *    name and in the header), holding the child's events only; the parent's
+ *    name and in the header), holding the child's events only, written by
+ *    the child's own writer thread before the child exits; the parent's
  *    file holds the parent's events only, none lost by the fork.
  * 2. File name without %p: tracing stops cleanly in the child (no file of
  *    its own, no writes into the parent's file, no hang at exit), and the
@@ -94,6 +95,18 @@ static void run(const char *dir, int with_pid)
 		/* The spinner thread does not exist here. */
 		for (int i = 0; i < 500; i++)
 			SYNCPROF_TRACE(ev_id, 3, i);
+		if (with_pid) {
+			/* The child's writer (started by its first event)
+			 * drains on its timer, before any exit. */
+			struct tally own = { { 0 }, 0, 0 };
+			struct timespec d = { 0, 300000000 };
+			char own_path[512];
+
+			nanosleep(&d, NULL);
+			snprintf(own_path, sizeof(own_path), "%s/fork-%d.trace", dir, (int)getpid());
+			t_trace_read(own_path, tally, &own);
+			T_ASSERT_UINT(own.by_who[3], ==, 500);
+		}
 		exit(0); /* the exit flush writes the child's file, if any */
 	}
 	for (int i = 0; i < 1000; i++)

@@ -6,7 +6,9 @@
  * uncontended one lock_acquired with wait 0, unlocks lock_released, a
  * failed trylock lock_try_failed, a condition wait cond_wait (naming its
  * mutex) then cond_woken with the wait; every event names this file and
- * the line of the call, and the thread by id and name.  The Chrome export
+ * the line of the call, and the thread by id and name; a code-address site
+ * (as the preload interposer records) resolves to the executable + offset
+ * through the MAPS records.  The Chrome export
  * of the file has the wait slices, holds and thread names.
  *
  * Usage: test_trace_locks [SYNCPROF_CLI]
@@ -24,6 +26,7 @@ static int ready, signalled;
 static int line_lock_contended, line_trylock, line_cond_wait, line_unlock;
 
 struct seen {
+	int pc_site;
 	uint32_t holder_tid;
 	int wait, acquired_waited, acquired_free, released, try_failed, cond_wait, cond_woken;
 	int named;
@@ -62,6 +65,16 @@ static void check(const struct sp_trace_reader *r, const struct sp_trace_rec *re
 	if (!strcmp(sp_trace_reader_thread(r, rec->tid), "holder"))
 		s->named = 1;
 	sp_trace_reader_site(r, rec, site, sizeof(site));
+	if (rec->args[SP_LA_LINE] == 0) {
+		/* an interposed site: a code address, resolved from MAPS */
+		char want[64];
+
+		snprintf(want, sizeof(want), "test_trace_locks+0x");
+		T_ASSERT_CONTAINS(site, want);
+		T_ASSERT_UINT(rec->args[SP_LA_NS], ==, 777);
+		s->pc_site++;
+		return;
+	}
 	T_ASSERT_CONTAINS(site, "test_trace_locks.c:");
 	line = rec->args[SP_LA_LINE];
 	if (rec->tid != (uint32_t)getpid())
@@ -126,6 +139,12 @@ int main(int argc, char **argv)
 	}
 	pthread_mutex_unlock(&m);
 	pthread_join(th, NULL);
+	{
+		/* What the preload interposer will emit: the return address. */
+		struct sp_site pc_site = { NULL, NULL, (uintptr_t)&holder + 5, 0 };
+
+		sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, &m, SP_TYPE_MUTEX, &pc_site, 777, 1);
+	}
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
 	syncprof_disable();
 
@@ -139,6 +158,7 @@ int main(int argc, char **argv)
 	T_ASSERT_INT(s.cond_wait, >=, 1);
 	T_ASSERT_INT(s.cond_woken, ==, s.cond_wait);
 	T_ASSERT_INT(s.named, ==, 1);
+	T_ASSERT_INT(s.pc_site, ==, 1);
 	(void)line_unlock;
 
 	if (argc > 1) {

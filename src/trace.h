@@ -81,6 +81,24 @@ extern int sp_trace_writer_wanted;
 /* Test hook: sleep this long before each drain pass (a slow writer). */
 extern unsigned sp_trace_test_writer_delay_us;
 
+/* Called by trace_events.c with sp_trace_ctl_lock held: is a file open;
+ * write the definition of a new event into it. */
+int sp_trace_file_open_locked(void);
+void sp_trace_file_def_added_locked(unsigned id);
+
+/* ---- "trace_events.c" ------------------------------------------------- */
+
+struct sp_trace_def;
+/* Serialises the control API: open/close/switch, register, switches. */
+extern sp_lock_t sp_trace_ctl_lock;
+/* Define the lock events (once). */
+void sp_trace_events_init_locked(void);
+/* Recompute syncprof__trace_on[] and sp_trace_locks_on. */
+void sp_trace_flags_update_locked(int file_open);
+/* The definition of event @id (pointers valid while it stays defined,
+ * which is forever); -ENOENT when undefined. */
+int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out);
+
 /* ---- "trace_lock.c" --------------------------------------------------- */
 
 /* Nonzero when some lock event is on: the one flag the probe tests. */

@@ -43,6 +43,7 @@
  * file descriptor per thread; records that wrap are instead split in two
  * copies on a rare branch.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -309,4 +310,16 @@ void syncprof_trace_emit(unsigned id, unsigned nargs, const uint64_t *args)
 unsigned long long syncprof_trace_dropped(void)
 {
 	return sp_trace_lost_get() + sp_load_relaxed(&dropped_total);
+}
+
+int syncprof_trace_set_buffer_size(size_t bytes)
+{
+	size_t size = SP_TRACE_BUF_MIN;
+
+	if (bytes == 0 || bytes > SP_TRACE_BUF_MAX)
+		return -EINVAL;
+	while (size < bytes)
+		size *= 2;
+	sp_store_relaxed(&sp_trace_buf_size, size);
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * trace_file.c - the trace file: open, switch, close, the writer thread,
- * event definitions, fork and process exit.
+ * fork and process exit.  (The event table is trace_events.c.)
  *
  * Design: one writer thread sleeps on a futex: 1 ms while there is
  * traffic, backing off to 100 ms when idle (so a quiet program's events
@@ -36,7 +36,7 @@
  * just execs creates no thread), or stops tracing.  The child never joins the parent's writer
  * (the seed design hung there at exit).
  *
- * Lock order: ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
+ * Lock order: sp_trace_ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
  * tracer never calls the pthread functions it traces).  The writer takes
  * only io_lock and list_lock.
  *
@@ -66,29 +66,14 @@
 
 #define WRITER_PERIOD_MS 100
 #define OUT_CAP (1u << 20)
-#define NAME_MAX_LEN 64
-#define ARG_MAX_LEN 32
-
-struct event_def {
-	char name[NAME_MAX_LEN];
-	char args[SP_TRACE_MAX_ARGS][ARG_MAX_LEN];
-	uint8_t nargs;
-	uint8_t defined;
-	uint8_t on;
-};
 
 unsigned sp_trace_test_writer_delay_us;
-int sp_trace_locks_on;
 int sp_trace_writer_wanted;
 
-static sp_lock_t ctl_lock = SP_LOCK_INIT;
 static sp_lock_t io_lock = SP_LOCK_INIT;
 static sp_lock_t list_lock = SP_LOCK_INIT;
 
-/* ctl_lock */
-static struct event_def defs[SP_TRACE_EVENTS];
-static int next_user_id = SP_EV_USER_FIRST;
-static int trace_on = 1; /* syncprof_trace_enable() state */
+/* sp_trace_ctl_lock */
 static char path_tmpl[4096];
 static int initialised;
 static pthread_t writer;
@@ -190,14 +175,17 @@ static void out_record_locked(uint16_t type, uint16_t aux, const void *fixed, si
 
 static void out_def_locked(unsigned id)
 {
-	const struct event_def *d = &defs[id];
+	struct sp_trace_def d;
 	const char *strs[SP_TRACE_MAX_ARGS + 1];
 	uint32_t fixed[2] = { id, 0 };
 
-	strs[0] = d->name;
-	for (unsigned i = 0; i < d->nargs; i++)
-		strs[1 + i] = d->args[i];
-	out_record_locked(SP_REC_EVENT_DEF, d->nargs, fixed, sizeof(fixed), strs, 1 + d->nargs);
+	if (sp_trace_event_def_locked(id, &d))
+		return;
+	strs[0] = d.name;
+	for (unsigned i = 0; i < d.nargs; i++)
+		strs[1 + i] = d.args[i];
+	out_record_locked(SP_REC_EVENT_DEF, (uint16_t)d.nargs, fixed, sizeof(fixed), strs,
+			  1 + d.nargs);
 }
 
 static void out_clock_locked(void)
@@ -529,10 +517,10 @@ static SP_NOINLINE void writer_start_lazy__slowpath(void)
 {
 	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
 		return;
-	sp_lock(&ctl_lock);
+	sp_lock(&sp_trace_ctl_lock);
 	if (fd >= 0)
 		writer_start_locked();
-	sp_unlock(&ctl_lock);
+	sp_unlock(&sp_trace_ctl_lock);
 }
 
 void sp_trace_writer_kick(void)
@@ -545,7 +533,7 @@ void sp_trace_writer_kick(void)
 	}
 }
 
-/* ctl_lock held.  Signals blocked so the writer never runs a handler. */
+/* sp_trace_ctl_lock held.  Signals blocked so the writer never runs a handler. */
 static void writer_start_locked(void)
 {
 	sigset_t all, old;
@@ -624,47 +612,6 @@ void sp_trace_buf_retire(struct sp_trace_buf *b)
 	sp_munmap(b, b->map_size);
 }
 
-/* ---- event table and flags -------------------------------------------- */
-
-/* ctl_lock held; @file_open: events may be recorded at all. */
-static void recompute_flags_locked(int file_open)
-{
-	int any_lock = 0;
-
-	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++) {
-		int on = file_open && trace_on && defs[id].defined && defs[id].on;
-
-		sp_store_relaxed(&syncprof__trace_on[id], (unsigned char)on);
-		if (id <= SP_EV_LOCK_LAST)
-			any_lock |= on;
-	}
-	sp_store_relaxed(&sp_trace_locks_on, any_lock);
-}
-
-static void def_set(unsigned id, const char *name, const char *const *args, unsigned nargs)
-{
-	struct event_def *d = &defs[id];
-
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	for (unsigned i = 0; i < nargs; i++) {
-		if (args && args[i])
-			snprintf(d->args[i], sizeof(d->args[i]), "%s", args[i]);
-		else
-			snprintf(d->args[i], sizeof(d->args[i]), "a%u", i);
-	}
-	d->nargs = (uint8_t)nargs;
-	d->on = 1;
-	d->defined = 1;
-}
-
-static int def_find_locked(const char *name)
-{
-	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
-		if (defs[id].defined && !strcmp(defs[id].name, name))
-			return (int)id;
-	return -ENOENT;
-}
-
 /* ---- fork and exit ---------------------------------------------------- */
 
 static char *expand_path(const char *tmpl, char *buf, size_t size)
@@ -706,7 +653,7 @@ static void file_start_locked(int newfd);
 
 static void atfork_prepare(void)
 {
-	sp_lock(&ctl_lock);
+	sp_lock(&sp_trace_ctl_lock);
 	sp_lock(&io_lock);
 	sp_lock(&list_lock);
 }
@@ -715,7 +662,7 @@ static void atfork_parent(void)
 {
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
-	sp_unlock(&ctl_lock);
+	sp_unlock(&sp_trace_ctl_lock);
 }
 
 static void atfork_child(void)
@@ -745,12 +692,12 @@ static void atfork_child(void)
 		if (newfd >= 0)
 			file_start_locked(newfd);
 	}
-	recompute_flags_locked(fd >= 0);
+	sp_trace_flags_update_locked(fd >= 0);
 	/* The writer starts at the child's first event (see above). */
 	sp_store_relaxed(&sp_trace_writer_wanted, fd >= 0);
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
-	sp_unlock(&ctl_lock);
+	sp_unlock(&sp_trace_ctl_lock);
 }
 
 /* Close the file: io_lock held, writer stopped (or still running: it then
@@ -784,11 +731,11 @@ static int file_close_locked(void)
 
 static void trace_atexit(void)
 {
-	sp_lock(&ctl_lock);
+	sp_lock(&sp_trace_ctl_lock);
 	if (fd >= 0) {
 		/* Off first: an event racing with exit now goes nowhere
 		 * rather than into a ring nobody drains. */
-		recompute_flags_locked(0);
+		sp_trace_flags_update_locked(0);
 		writer_stop_locked();
 		sp_lock(&io_lock);
 		drain_all_locked();
@@ -800,12 +747,10 @@ static void trace_atexit(void)
 		file_close_locked();
 		sp_unlock(&io_lock);
 	}
-	sp_unlock(&ctl_lock);
+	sp_unlock(&sp_trace_ctl_lock);
 }
 
 /* ---- setup ------------------------------------------------------------ */
-
-static const char *const lock_args[] = { "obj", "site", "func", "line", "type", "ns" };
 
 static int cpu_has_invariant_tsc(void)
 {
@@ -829,26 +774,13 @@ static int cpu_has_invariant_tsc(void)
 #endif
 }
 
-/* ctl_lock held. */
+/* sp_trace_ctl_lock held. */
 static void init_locked(void)
 {
-	static const char *const names[] = { NULL,	      "lock_wait",   "lock_acquired",
-					     "lock_released", "lock_try_failed", "cond_wait",
-					     "cond_woken" };
-	static const char *const acquired_args[] = { "obj", "site", "func", "line", "type",
-						     "wait_ns" };
-	static const char *const released_args[] = { "obj", "site", "func", "line", "type",
-						     "hold_ns" };
-
 	if (initialised)
 		return;
 	initialised = 1;
-	def_set(SP_EV_LOCK_WAIT, names[1], lock_args, 5);
-	def_set(SP_EV_LOCK_ACQUIRED, names[2], acquired_args, 6);
-	def_set(SP_EV_LOCK_RELEASED, names[3], released_args, 6);
-	def_set(SP_EV_LOCK_TRY_FAILED, names[4], lock_args, 5);
-	def_set(SP_EV_COND_WAIT, names[5], lock_args, 5);
-	def_set(SP_EV_COND_WOKEN, names[6], acquired_args, 6);
+	sp_trace_events_init_locked();
 	ticks_per_sec = 1000000000u;
 	if (cpu_has_invariant_tsc()) {
 		/* Calibrate the TSC against CLOCK_MONOTONIC over 5 ms. */
@@ -895,11 +827,28 @@ static void file_start_locked(int newfd)
 	h.realtime0_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 	out_append_locked(&h, sizeof(h));
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
-		if (defs[id].defined)
-			out_def_locked(id);
+		out_def_locked(id); /* the defined ones */
 	out_clock_locked();
 	out_maps_locked();
 	out_flush_locked();
+}
+
+/* ---- for trace_events.c ---------------------------------------------- */
+
+int sp_trace_file_open_locked(void)
+{
+	return fd >= 0; /* fd changes only under ctl_lock (and io_lock) */
+}
+
+void sp_trace_file_def_added_locked(unsigned id)
+{
+	init_locked();
+	sp_lock(&io_lock);
+	if (fd >= 0) {
+		out_def_locked(id);
+		out_flush_locked();
+	}
+	sp_unlock(&io_lock);
 }
 
 /* ---- public API ------------------------------------------------------- */
@@ -911,16 +860,16 @@ int syncprof_trace_open(const char *path)
 
 	if (!path || !*path || strlen(path) >= sizeof(path_tmpl))
 		return -EINVAL;
-	sp_lock(&ctl_lock);
+	sp_lock(&sp_trace_ctl_lock);
 	init_locked();
 	if (!expand_path(path, buf, sizeof(buf))) {
-		sp_unlock(&ctl_lock);
+		sp_unlock(&sp_trace_ctl_lock);
 		return -ENAMETOOLONG;
 	}
 	newfd = open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (newfd < 0) {
 		rc = -errno;
-		sp_unlock(&ctl_lock);
+		sp_unlock(&sp_trace_ctl_lock);
 		return rc;
 	}
 	sp_lock(&io_lock);
@@ -930,8 +879,8 @@ int syncprof_trace_open(const char *path)
 	sp_unlock(&io_lock);
 	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
 	writer_start_locked();
-	recompute_flags_locked(fd >= 0);
-	sp_unlock(&ctl_lock);
+	sp_trace_flags_update_locked(fd >= 0);
+	sp_unlock(&sp_trace_ctl_lock);
 	return 0;
 }
 
@@ -939,18 +888,18 @@ int syncprof_trace_close(void)
 {
 	int rc;
 
-	sp_lock(&ctl_lock);
-	/* fd changes only under ctl_lock (and io_lock): stable here. */
+	sp_lock(&sp_trace_ctl_lock);
+	/* fd changes only under sp_trace_ctl_lock (and io_lock): stable here. */
 	if (fd < 0) {
-		sp_unlock(&ctl_lock);
+		sp_unlock(&sp_trace_ctl_lock);
 		return -EBADF;
 	}
-	recompute_flags_locked(0);
+	sp_trace_flags_update_locked(0);
 	writer_stop_locked();
 	sp_lock(&io_lock);
 	rc = file_close_locked();
 	sp_unlock(&io_lock);
-	sp_unlock(&ctl_lock);
+	sp_unlock(&sp_trace_ctl_lock);
 	return rc;
 }
 
@@ -968,95 +917,6 @@ int syncprof_trace_flush(void)
 	io_error = 0;
 	sp_unlock(&io_lock);
 	return rc;
-}
-
-void syncprof_trace_enable(void)
-{
-	sp_lock(&ctl_lock);
-	trace_on = 1;
-	recompute_flags_locked(fd >= 0);
-	sp_unlock(&ctl_lock);
-}
-
-void syncprof_trace_disable(void)
-{
-	sp_lock(&ctl_lock);
-	trace_on = 0;
-	recompute_flags_locked(fd >= 0);
-	sp_unlock(&ctl_lock);
-}
-
-int syncprof_trace_register(const char *name, const char *const *arg_names, unsigned nargs)
-{
-	int id;
-
-	if (!name || !*name || strlen(name) >= NAME_MAX_LEN || nargs > SP_TRACE_MAX_ARGS)
-		return -EINVAL;
-	for (unsigned i = 0; arg_names && i < nargs; i++)
-		if (arg_names[i] && strlen(arg_names[i]) >= ARG_MAX_LEN)
-			return -EINVAL;
-	sp_lock(&ctl_lock);
-	init_locked();
-	id = def_find_locked(name);
-	if (id < 0) {
-		if (next_user_id >= SP_TRACE_EVENTS) {
-			sp_unlock(&ctl_lock);
-			return -ENOSPC;
-		}
-		id = next_user_id++;
-		def_set((unsigned)id, name, arg_names, nargs);
-		sp_lock(&io_lock);
-		if (fd >= 0) {
-			/* Before any event of it can reach the file: the flag
-			 * goes on only below. */
-			out_def_locked((unsigned)id);
-			out_flush_locked();
-		}
-		sp_unlock(&io_lock);
-		recompute_flags_locked(fd >= 0);
-	}
-	sp_unlock(&ctl_lock);
-	return id;
-}
-
-int syncprof_trace_event_id(const char *name)
-{
-	int id;
-
-	if (!name)
-		return -EINVAL;
-	sp_lock(&ctl_lock);
-	init_locked();
-	id = def_find_locked(name);
-	sp_unlock(&ctl_lock);
-	return id;
-}
-
-int syncprof_trace_set_event(int id, int on)
-{
-	int rc = 0;
-
-	sp_lock(&ctl_lock);
-	init_locked();
-	if (id <= 0 || id >= SP_TRACE_EVENTS || !defs[id].defined)
-		rc = -EINVAL;
-	else
-		defs[id].on = on != 0;
-	recompute_flags_locked(fd >= 0);
-	sp_unlock(&ctl_lock);
-	return rc;
-}
-
-int syncprof_trace_set_buffer_size(size_t bytes)
-{
-	size_t size = SP_TRACE_BUF_MIN;
-
-	if (bytes == 0 || bytes > SP_TRACE_BUF_MAX)
-		return -EINVAL;
-	while (size < bytes)
-		size *= 2;
-	sp_store_relaxed(&sp_trace_buf_size, size);
-	return 0;
 }
 
 /* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES. */

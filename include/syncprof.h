@@ -194,7 +194,8 @@ SYNCPROF_API extern int syncprof__enabled;
  *
  * Lock events are emitted by the profiled lock calls while profiling is on
  * (syncprof_enable()) and a trace file is open.  SYNCPROF_OPTIONS keys
- * trace=FILE and trace_buffer=BYTES open a trace at start-up.
+ * trace=FILE and trace_buffer=BYTES open a trace at start-up (trace=FILE
+ * also switches profiling on).
  *
  * Unless a function says otherwise it is thread-safe; none is
  * async-signal-safe.

@@ -202,7 +202,7 @@ static const struct option_row option_table[] = {
 	{ "coalesce", opt_coalesce, "1 or 0" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
-	{ "trace", opt_trace, "a trace file name (%p: the pid)" },
+	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
 	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },
 };
 

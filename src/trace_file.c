@@ -919,7 +919,8 @@ int syncprof_trace_flush(void)
 	return rc;
 }
 
-/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES. */
+/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES.  trace=FILE also switches
+ * profiling on: lock events are emitted by the profiled calls. */
 __attribute__((constructor)) static void trace_constructor(void)
 {
 	int rc;
@@ -929,8 +930,13 @@ __attribute__((constructor)) static void trace_constructor(void)
 		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
 				"bytes); using %zu\n",
 			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
-	if (sp_opts.trace && (rc = syncprof_trace_open(sp_opts.trace)))
+	if (!sp_opts.trace)
+		return;
+	rc = syncprof_trace_open(sp_opts.trace);
+	if (rc)
 		fprintf(stderr, "syncprof: warning: cannot open the trace file '%s': %s; not "
 				"tracing\n",
 			sp_opts.trace, strerror(-rc));
+	else
+		syncprof_enable(); /* lock events come from the profiled calls */
 }

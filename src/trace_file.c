@@ -693,8 +693,13 @@ static void atfork_child(void)
 			file_start_locked(newfd);
 	}
 	sp_trace_flags_update_locked(fd >= 0);
-	/* The writer starts at the child's first event (see above). */
+	/* The writer starts at the child's first event (see above).  Not
+	 * under ThreadSanitizer, which cannot create threads after a
+	 * multi-threaded fork: the child's file is then written at its
+	 * flushes, thread exits and exit only. */
+#if !defined(__SANITIZE_THREAD__)
 	sp_store_relaxed(&sp_trace_writer_wanted, fd >= 0);
+#endif
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
 	sp_unlock(&sp_trace_ctl_lock);

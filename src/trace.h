@@ -127,6 +127,13 @@ static inline void sp_trace_lock_released(const void *obj, int type, const struc
 
 struct sp_trace_map; /* u64 -> pointer, owned by the reader */
 
+/* One line of the latest MAPS: [lo, hi) maps @path at file offset @off. */
+struct sp_trace_range {
+	uint64_t lo, hi, off;
+	const char *path; /* into the reader's maps text; not NUL-terminated */
+	size_t path_len;
+};
+
 struct sp_trace_def {
 	const char *name;
 	const char *args[SP_TRACE_MAX_ARGS];
@@ -166,6 +173,8 @@ struct sp_trace_reader {
 	char *maps;        /* latest MAPS text seen (concatenated) */
 	size_t maps_len, maps_cap;
 	int maps_fresh;    /* the next MAPS record starts a new copy */
+	struct sp_trace_range *ranges; /* maps parsed, sorted by start */
+	size_t n_ranges, cap_ranges;
 	uint16_t last_type;
 	uint64_t records;
 	int status;        /* enum sp_trace_read_status */

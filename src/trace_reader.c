@@ -169,8 +169,10 @@ void sp_trace_reader_fini(struct sp_trace_reader *r)
 	map_free(r->strings, 0);
 	map_free(r->threads, 0);
 	free(r->maps);
+	free(r->ranges);
 	r->defs = r->strings = r->threads = NULL;
 	r->maps = NULL;
+	r->ranges = NULL;
 }
 
 /* ---- records ---------------------------------------------------------- */
@@ -270,6 +272,85 @@ static int read_named(struct sp_trace_reader *r, struct sp_trace_rec *rec, const
 	return 1;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sp_trace_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static uint64_t hex_field(const char **p, const char *end)
+{
+	uint64_t v = 0;
+
+	for (; *p < end; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			break;
+	}
+	return v;
+}
+
+static const char *skip_field(const char *p, const char *end)
+{
+	while (p < end && *p != ' ')
+		p++;
+	while (p < end && *p == ' ')
+		p++;
+	return p;
+}
+
+/* Parse the maps text into sorted ranges (after each MAPS record, so a
+ * lookup per event is a binary search).  Lines that do not parse are
+ * skipped: MAPS is advisory. */
+static void index_maps(struct sp_trace_reader *r)
+{
+	const char *p = r->maps, *text_end = r->maps + r->maps_len;
+
+	r->n_ranges = 0;
+	while (p < text_end) {
+		const char *end = memchr(p, '\n', (size_t)(text_end - p));
+		struct sp_trace_range g;
+		const char *q = p;
+
+		if (!end)
+			end = text_end;
+		g.lo = hex_field(&q, end);
+		if (q < end && *q == '-') {
+			q++;
+			g.hi = hex_field(&q, end);
+			q = skip_field(q, end);       /* to perms */
+			q = skip_field(q, end);       /* to offset */
+			g.off = hex_field(&q, end);
+			q = skip_field(q, end);       /* to dev */
+			q = skip_field(q, end);       /* to inode */
+			q = skip_field(q, end);       /* to path (may be empty) */
+			g.path = q;
+			g.path_len = (size_t)(end - q);
+			if (g.hi > g.lo) {
+				if (r->n_ranges == r->cap_ranges) {
+					size_t cap = r->cap_ranges ? r->cap_ranges * 2 : 256;
+					void *v = realloc(r->ranges, cap * sizeof(*r->ranges));
+
+					if (!v)
+						break;
+					r->ranges = v;
+					r->cap_ranges = cap;
+				}
+				r->ranges[r->n_ranges++] = g;
+			}
+		}
+		p = end + 1;
+	}
+	if (r->n_ranges)
+		qsort(r->ranges, r->n_ranges, sizeof(*r->ranges), range_cmp);
+}
+
 static int read_maps(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uint8_t *p,
 		     const uint8_t *end)
 {
@@ -293,6 +374,7 @@ static int read_maps(struct sp_trace_reader *r, struct sp_trace_rec *rec, const 
 	r->maps[r->maps_len] = '\0';
 	rec->str = (const char *)p;
 	rec->str_len = n;
+	index_maps(r);
 	return 1;
 }
 
@@ -432,26 +514,25 @@ const char *sp_trace_reader_thread(const struct sp_trace_reader *r, uint32_t tid
 const char *sp_trace_reader_pc_dso(const struct sp_trace_reader *r, uint64_t pc, char *buf,
 				   size_t size, uint64_t *offset)
 {
-	const char *line = r->maps;
+	size_t lo = 0, hi = r->n_ranges;
 
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		unsigned long long lo, hi, off;
-		char perms[8];
-		int pos = 0;
+	/* The last range starting at or below pc. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &pos) >= 4 &&
-		    pc >= lo && pc < hi && pos > 0) {
-			size_t len = nl ? (size_t)(nl - line - pos) : strlen(line + pos);
+		if (r->ranges[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < r->ranges[lo - 1].hi) {
+		const struct sp_trace_range *g = &r->ranges[lo - 1];
+		size_t len = g->path_len < size - 1 ? g->path_len : size - 1;
 
-			if (len >= size)
-				len = size - 1;
-			memcpy(buf, line + pos, len);
-			buf[len] = '\0';
-			*offset = pc - lo + off;
-			return buf;
-		}
-		line = nl ? nl + 1 : NULL;
+		memcpy(buf, g->path, len);
+		buf[len] = '\0';
+		*offset = pc - g->lo + g->off;
+		return buf;
 	}
 	return NULL;
 }

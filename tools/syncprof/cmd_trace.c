@@ -333,13 +333,16 @@ struct count_row {
 struct counts {
 	struct count_row *v;
 	size_t n, cap;
+	size_t last; /* index of the last row found: records come in runs */
 };
 
 static struct count_row *counts_get(struct counts *c, uint32_t key)
 {
+	if (c->last < c->n && c->v[c->last].key == key)
+		return &c->v[c->last];
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].key == key)
-			return &c->v[i];
+			return &c->v[c->last = i];
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
 		struct count_row *v = realloc(c->v, cap * sizeof(*v));
@@ -351,6 +354,7 @@ static struct count_row *counts_get(struct counts *c, uint32_t key)
 	}
 	memset(&c->v[c->n], 0, sizeof(*c->v));
 	c->v[c->n].key = key;
+	c->last = c->n;
 	return &c->v[c->n++];
 }
 

@@ -18,7 +18,7 @@
  *           total buffer memory (1 MiB per thread), writer woken likewise.
  * Prints the median ns per event of each mode and shared/percpu.
  *
- * Usage: tracebench [-t THREADS] [-b BURST] [-n BURSTS] [-a ARGS] [-r ROUNDS] [-s BYTES]
+ * Usage: tracebench [-t N[,N...]] [-b BURST] [-n BURSTS] [-a ARGS] [-r ROUNDS] [-s BYTES]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -276,24 +276,89 @@ static double median(double *v, unsigned n)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: tracebench [-t THREADS] [-b BURST] [-n BURSTS] [-a ARGS] [-r ROUNDS] [-s BYTES]\n"
-	      "  -t  threads (default 1)             -b  events per burst (default: 2/3 of a buffer)\n"
+	fputs("Usage: tracebench [-t N[,N...]] [-b BURST] [-n BURSTS] [-a ARGS] [-r ROUNDS] [-s BYTES]\n"
+	      "  -t  thread counts, comma-separated (default 1,2)\n"
+	      "  -b  events per burst (default: 2/3 of a buffer)\n"
 	      "  -n  bursts per run (default 20)     -a  u64 arguments per event, 0-6 (default 4)\n"
 	      "  -r  rounds, medians taken (default 7)\n"
 	      "  -s  buffer bytes per thread (default 262144; the shared ring gets THREADS x)\n",
 	      f);
 }
 
+/* One thread count: the shared ring sized for it, a worker pool, the
+ * rounds, the table.  Returns the percpu median. */
+static int run_threads(unsigned threads, const char *spath)
+{
+	double ns[N_MODES][64], med[N_MODES];
+	uint64_t dropped0 = syncprof_trace_dropped();
+
+	n_threads = threads;
+	memset(&sr.write_idx, 0, sizeof(sr.write_idx));
+	sr.read_idx = 0;
+	sr.dropped = 0;
+	sr.stop = 0;
+	sr.size = (uint64_t)ring_bytes * n_threads;
+	for (sr.mask = 1; sr.mask < sr.size; sr.mask <<= 1)
+		;
+	sr.size = sr.mask;
+	sr.mask--;
+	sr.buf = calloc(1, sr.size);
+	sr.fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (!sr.buf || sr.fd < 0 || pthread_create(&sr.thread, NULL, shared_writer, NULL)) {
+		perror("tracebench");
+		return -1;
+	}
+	printf("\n%u thread%s:\n", n_threads, n_threads == 1 ? "" : "s");
+	quit = 0;
+	pthread_barrier_init(&barrier, NULL, n_threads);
+	pthread_barrier_init(&mode_barrier, NULL, n_threads + 1);
+	for (unsigned i = 0; i < n_threads; i++)
+		if (pthread_create(&workers[i], NULL, worker, (void *)(uintptr_t)i)) {
+			perror("tracebench: pthread_create");
+			return -1;
+		}
+	for (int m = 0; m < N_MODES; m++)
+		run_once(m); /* warm-up: buffers mapped and faulted in */
+	for (unsigned r = 0; r < rounds; r++)
+		for (int m = 0; m < N_MODES; m++)
+			ns[m][r] = run_once(m);
+	__atomic_store_n(&quit, 1, __ATOMIC_RELEASE);
+	pthread_barrier_wait(&mode_barrier);
+	for (unsigned i = 0; i < n_threads; i++)
+		pthread_join(workers[i], NULL);
+	pthread_barrier_destroy(&barrier);
+	pthread_barrier_destroy(&mode_barrier);
+	for (int m = 0; m < N_MODES; m++)
+		med[m] = median(ns[m], rounds);
+	printf("%-8s %10s\n", "mode", "ns/event");
+	for (int m = 0; m < N_MODES; m++)
+		printf("%-8s %10.2f\n", mode_names[m], med[m]);
+	printf("shared/percpu: %.2fx   dropped: percpu %llu, shared %llu (of %llu each)\n",
+	       med[MODE_SHARED] / med[MODE_PERCPU],
+	       (unsigned long long)(syncprof_trace_dropped() - dropped0),
+	       (unsigned long long)sr.dropped,
+	       (unsigned long long)burst * n_bursts * n_threads * (rounds + 1));
+	__atomic_store_n(&sr.stop, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&sr.kick, 1, __ATOMIC_RELAXED);
+	futex(&sr.kick, FUTEX_WAKE_PRIVATE, 1, NULL);
+	pthread_join(sr.thread, NULL);
+	close(sr.fd);
+	free(sr.buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/tracebench-XXXXXX", path[128], spath[128];
-	double ns[N_MODES][64], med[N_MODES];
-	uint64_t dropped_percpu;
-	int c;
+	char thread_list[128] = "1,2";
+	int c, rc = 0;
 
 	while ((c = getopt(argc, argv, "t:b:n:a:r:s:h")) != -1) {
 		switch (c) {
-		case 't': n_threads = (unsigned)atoi(optarg); break;
+		case 't':
+			memset(thread_list, 0, sizeof(thread_list));
+			snprintf(thread_list, sizeof(thread_list) - 1, "%s", optarg);
+			break;
 		case 'b': burst = (unsigned)atoi(optarg); break;
 		case 'n': n_bursts = (unsigned)atoi(optarg); break;
 		case 'a': n_args = (unsigned)atoi(optarg); break;
@@ -305,10 +370,17 @@ int main(int argc, char **argv)
 	}
 	if (!burst) /* two thirds of a buffer: past the wake-up threshold */
 		burst = ring_bytes / (24 + 8 * n_args) * 2 / 3;
-	if (!n_threads || n_threads > MAX_THREADS || !burst || !n_bursts || n_args > 6 || !rounds ||
-	    rounds > 64) {
+	if (!burst || !n_bursts || n_args > 6 || !rounds || rounds > 64 || ring_bytes < 256) {
 		usage(stderr);
 		return 2;
+	}
+	for (char *t = strtok(thread_list, ","); t; t = strtok(NULL, ",")) {
+		int n = atoi(t);
+
+		if (n < 1 || n > MAX_THREADS) {
+			usage(stderr);
+			return 2;
+		}
 	}
 	if (!mkdtemp(dir)) {
 		perror("tracebench: mkdtemp");
@@ -325,57 +397,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracebench: cannot open %s\n", path);
 		return 1;
 	}
-	sr.size = (uint64_t)ring_bytes * n_threads;
-	for (sr.mask = 1; sr.mask < sr.size; sr.mask <<= 1)
-		;
-	sr.size = sr.mask;
-	sr.mask--;
-	sr.buf = calloc(1, sr.size);
-	sr.fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (!sr.buf || sr.fd < 0 || pthread_create(&sr.thread, NULL, shared_writer, NULL)) {
-		perror("tracebench");
-		return 1;
-	}
-
-	printf("tracebench: %u thread%s, %u B buffers, bursts of %u events x %u, %u args/event "
+	printf("tracebench: %u B buffers per thread, bursts of %u events x %u, %u args/event "
 	       "(%u bytes), %u rounds (medians)\n",
-	       n_threads, n_threads == 1 ? "" : "s", ring_bytes, burst, n_bursts, n_args, 24 + 8 * n_args,
-	       rounds);
-	pthread_barrier_init(&barrier, NULL, n_threads);
-	pthread_barrier_init(&mode_barrier, NULL, n_threads + 1);
-	for (unsigned i = 0; i < n_threads; i++)
-		if (pthread_create(&workers[i], NULL, worker, (void *)(uintptr_t)i)) {
-			perror("tracebench: pthread_create");
-			return 1;
+	       ring_bytes, burst, n_bursts, n_args, 24 + 8 * n_args, rounds);
+	/* strtok wrote NULs: walk the list again by hand */
+	for (char *t = thread_list; t < thread_list + sizeof(thread_list) && *t;
+	     t += strlen(t) + 1)
+		if (run_threads((unsigned)atoi(t), spath)) {
+			rc = 1;
+			break;
 		}
-	for (int m = 0; m < N_MODES; m++)
-		run_once(m); /* warm-up: buffers mapped and faulted in */
-	for (unsigned r = 0; r < rounds; r++)
-		for (int m = 0; m < N_MODES; m++)
-			ns[m][r] = run_once(m);
-	__atomic_store_n(&quit, 1, __ATOMIC_RELEASE);
-	pthread_barrier_wait(&mode_barrier);
-	for (unsigned i = 0; i < n_threads; i++)
-		pthread_join(workers[i], NULL);
-	dropped_percpu = syncprof_trace_dropped();
-	for (int m = 0; m < N_MODES; m++)
-		med[m] = median(ns[m], rounds);
-	printf("%-8s %10s\n", "mode", "ns/event");
-	for (int m = 0; m < N_MODES; m++)
-		printf("%-8s %10.2f\n", mode_names[m], med[m]);
-	printf("shared/percpu: %.2fx   dropped: percpu %llu, shared %llu (of %llu each)\n",
-	       med[MODE_SHARED] / med[MODE_PERCPU], (unsigned long long)dropped_percpu,
-	       (unsigned long long)sr.dropped,
-	       (unsigned long long)burst * n_bursts * n_threads * (rounds + 1));
-
-	__atomic_store_n(&sr.stop, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&sr.kick, 1, __ATOMIC_RELAXED);
-	futex(&sr.kick, FUTEX_WAKE_PRIVATE, 1, NULL);
-	pthread_join(sr.thread, NULL);
-	close(sr.fd);
 	syncprof_trace_close();
 	unlink(path);
 	unlink(spath);
 	rmdir(dir);
-	return 0;
+	return rc;
 }

@@ -41,7 +41,7 @@
 enum { MODE_OFF, MODE_PERCPU, MODE_SHARED, N_MODES };
 static const char *const mode_names[N_MODES] = { "off", "percpu", "shared" };
 
-static unsigned ring_bytes = 256u << 10;
+static unsigned ring_bytes = 1u << 20; /* the library default */
 static unsigned n_threads = 1, burst = 0, n_bursts = 20, n_args = 4, rounds = 7;
 static int ev_on, ev_off;
 static pthread_barrier_t barrier;      /* the workers */
@@ -281,7 +281,8 @@ static void usage(FILE *f)
 	      "  -b  events per burst (default: 2/3 of a buffer)\n"
 	      "  -n  bursts per run (default 20)     -a  u64 arguments per event, 0-6 (default 4)\n"
 	      "  -r  rounds, medians taken (default 7)\n"
-	      "  -s  buffer bytes per thread (default 262144; the shared ring gets THREADS x)\n",
+	      "  -s  buffer bytes per thread (default 1048576, the library default; the shared\n"
+	      "      ring gets THREADS x that)\n",
 	      f);
 }
 

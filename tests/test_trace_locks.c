@@ -187,6 +187,8 @@ int main(int argc, char **argv)
 		T_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
 		json = t_slurp_file(out);
 		T_ASSERT_CONTAINS(json, "lock_try_failed obj=");
+		/* the code-address site, named offline from the ELF symbols */
+		T_ASSERT_CONTAINS(json, "site=holder+0x5 (test_trace_locks)");
 		T_ASSERT_CONTAINS(json, "(main) type=mutex");
 		free(json);
 		unlink(out);

@@ -195,6 +195,31 @@ static const char *arg_name(const struct sp_trace_rec *rec, unsigned i, char *bu
 	return buf;
 }
 
+/*
+ * A lock event's call site: "file:line (function)" for instrumented code;
+ * for a code address, "function+0xNN (dso)" from the DSO's symbol table
+ * when the file at that path has one, else "dso+0xOFFSET" (the input of
+ * addr2line -e DSO OFFSET).
+ */
+static const char *site_name(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
+			     char *buf, size_t size)
+{
+	char dso[512];
+	uint64_t off, sym_off;
+	const char *fn, *base;
+
+	if (rec->nargs <= SP_LA_LINE || rec->args[SP_LA_LINE] ||
+	    !sp_trace_reader_pc_dso(r, rec->args[SP_LA_SITE], dso, sizeof(dso), &off))
+		return sp_trace_reader_site(r, rec, buf, size);
+	fn = cli_elf_symbol(dso, off, &sym_off);
+	base = strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso;
+	if (fn)
+		snprintf(buf, size, "%s+0x%" PRIx64 " (%s)", fn, sym_off, base);
+	else
+		snprintf(buf, size, "%s+0x%" PRIx64, *base ? base : "?", off);
+	return buf;
+}
+
 static const char *thread_name(const struct sp_trace_reader *r, uint32_t tid)
 {
 	const char *n = sp_trace_reader_thread(r, tid);
@@ -220,7 +245,7 @@ static void dump_text(const struct sp_trace_reader *r, const struct sp_trace_rec
 	       rec->tid, thread_name(r, rec->tid), event_name(rec, nb, sizeof(nb)));
 	if (is_lock_event(rec)) {
 		printf(" obj=0x%" PRIx64 " site=%s", rec->args[SP_LA_OBJ],
-		       sp_trace_reader_site(r, rec, site, sizeof(site)));
+		       site_name(r, rec, site, sizeof(site)));
 		if (is_cond_event(rec))
 			printf(" mutex=0x%" PRIx64, rec->args[SP_LA_TYPE]);
 		else
@@ -253,7 +278,7 @@ static void dump_json(const struct sp_trace_reader *r, const struct sp_trace_rec
 	json_str(stdout, event_name(rec, nb, sizeof(nb)));
 	if (is_lock_event(rec)) {
 		printf(",\"site\":");
-		json_str(stdout, sp_trace_reader_site(r, rec, site, sizeof(site)));
+		json_str(stdout, site_name(r, rec, site, sizeof(site)));
 		if (!is_cond_event(rec)) {
 			printf(",\"lock_type\":");
 			json_str(stdout, sp_type_name((int)(rec->args[SP_LA_TYPE] & 0xff)));
@@ -613,7 +638,7 @@ static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, 
 	char site[256];
 	uint64_t obj = rec->args[SP_LA_OBJ];
 
-	sp_trace_reader_site(s->r, rec, site, sizeof(site));
+	site_name(s->r, rec, site, sizeof(site));
 	switch (rec->id) {
 	case SP_EV_LOCK_ACQUIRED:
 		export_wait(s, rec, ts, "wait", site);

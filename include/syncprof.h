@@ -235,7 +235,10 @@ SYNCPROF_API int syncprof_trace_close(void);
 /**
  * syncprof_trace_flush() - write every thread's buffered events to the
  * file now.  On return, everything any thread emitted before the call is in
- * the kernel (it survives a SIGKILL of the process, not a power loss).
+ * the kernel (it survives a SIGKILL of the process, not a power loss).  The
+ * count of events another thread dropped since its last DROPPED record is
+ * written when that thread next emits with room, flushes or exits (the
+ * calling thread's own count is written now).
  *
  * Return: 0, -EBADF when no file is open, -EIO when a write failed since
  * the last flush.

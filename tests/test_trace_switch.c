@@ -6,8 +6,8 @@
  * every thread: each sequence number appears at most once, events in the
  * files + events counted as dropped == emitted, and within each file a
  * thread's events are in order.  Each file is complete and readable on its
- * own (header, definitions, thread names), and the events emitted before a
- * switch call returned... are in the files before it.
+ * own: header, event definitions, and a THREAD record naming every thread
+ * before its first event in that file.
  */
 #include <pthread.h>
 

@@ -331,7 +331,7 @@ static inline int syncprof_trace_event_on(unsigned id)
 
 /*
  * SYNCPROF_TRACE(id, a0, ...) - emit event @id with 1 to 6 uint64_t
- * values; SYNCPROF_TRACE0(id) with none.  C only (compound literal).
+ * values; SYNCPROF_TRACE0(id) with none.  C and C++.
  */
 #define SYNCPROF_TRACE(id, ...)                                                       \
 	do {                                                                          \

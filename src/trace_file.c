@@ -487,8 +487,9 @@ static void *writer_main(void *arg)
 		sp_store_relaxed(&writer_sleeping, 1);
 		futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
 		sp_store_relaxed(&writer_sleeping, 0);
-		if (sp_trace_test_writer_delay_us) {
-			struct timespec d = { 0, (long)sp_trace_test_writer_delay_us * 1000L };
+		if (sp_load_relaxed(&sp_trace_test_writer_delay_us)) {
+			unsigned us = sp_load_relaxed(&sp_trace_test_writer_delay_us);
+			struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
 
 			nanosleep(&d, NULL);
 		}

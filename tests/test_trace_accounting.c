@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/acct.trace", dir);
 
 	T_ASSERT_INT(syncprof_trace_set_buffer_size(buffer), ==, 0);
-	sp_trace_test_writer_delay_us = 1000; /* a deliberately slow writer */
+	/* a deliberately slow writer */
+	__atomic_store_n(&sp_trace_test_writer_delay_us, 1000, __ATOMIC_RELAXED);
 	ev_id = syncprof_trace_register("acct", args, 3);
 	T_ASSERT_INT(ev_id, >, 0);
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);

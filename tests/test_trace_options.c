@@ -36,7 +36,8 @@ static int child(void)
 	T_ASSERT_INT(syncprof_is_enabled(), ==, 1);
 	T_ASSERT_INT(syncprof_trace_event_on((unsigned)id), !=, 0);
 	T_ASSERT_UINT(sp_trace_buf_size, ==, 4096);
-	sp_trace_test_writer_delay_us = 100000; /* so that the buffer does fill */
+	/* a slow writer, so that the buffer does fill */
+	__atomic_store_n(&sp_trace_test_writer_delay_us, 100000, __ATOMIC_RELAXED);
 	for (uint64_t i = 0; i < 200; i++)
 		SYNCPROF_TRACE(id, i, i);
 	return 0; /* exit writes the file */

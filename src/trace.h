@@ -6,16 +6,17 @@
  * Design in one paragraph (each file has the details): every thread that
  * emits owns one single-producer/single-consumer byte ring.  The owner
  * appends records in their file layout and publishes its head with a
- * release store; the writer thread, holding io_lock, copies [tail, head) of
- * every ring to the file and publishes the tail.  Nothing shared is written
- * per event; the writer is woken only when a ring crosses half full (and by
- * a 100 ms timer).  A full ring drops the new event and counts it in the
- * owner's private drop state, which the owner itself turns into a DROPPED
- * record, in order, as soon as there is room again (or at flush/exit).
+ * release store; the writer thread, holding io_lock, writes [tail, head) of
+ * every ring to the file straight from the ring and then publishes the
+ * tail.  Nothing shared is written per event; the writer polls every 1 ms
+ * while there is traffic (100 ms when idle) and is kicked when a ring is
+ * 3/4 full.  A full ring drops the new event and counts it in the owner's
+ * private drop state, which the owner itself turns into a DROPPED record,
+ * in order, as soon as there is room again (or at flush/exit).
  *
- * Lock order: ctl_lock (trace_file.c: open/close/register/enable) before
- * io_lock (the file, draining, retiring a ring) before list_lock (the list
- * of rings).  The hot path takes none of them.
+ * Lock order: sp_trace_ctl_lock (trace_events.c: open/close/register/
+ * enable) before io_lock (trace_file.c: the file, draining, retiring a
+ * ring) before list_lock (the list of rings).  The hot path takes none.
  */
 #ifndef SP_TRACE_H
 #define SP_TRACE_H

@@ -843,7 +843,7 @@ static void file_start_locked(int newfd)
 
 int sp_trace_file_open_locked(void)
 {
-	return fd >= 0; /* fd changes only under ctl_lock (and io_lock) */
+	return fd >= 0; /* fd changes only under sp_trace_ctl_lock and io_lock */
 }
 
 void sp_trace_file_def_added_locked(unsigned id)

@@ -188,6 +188,10 @@ void sp_trace_reader_fini(struct sp_trace_reader *r);
 /* 1: @rec filled; 0: clean end; -1: stopped, r->status and r->error say
  * why (records before it were all returned). */
 int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
+/* Decode the EVENT or DROPPED record at @off again, after a first pass
+ * (names as of the end of that pass); no state changes.  0 or -1. */
+int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
+			    struct sp_trace_rec *rec);
 /* Nanoseconds since the trace's start (tick0), signed. */
 int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts);
 const struct sp_trace_def *sp_trace_reader_def(const struct sp_trace_reader *r, uint32_t id);

@@ -482,6 +482,33 @@ int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec)
 	return 1;
 }
 
+int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
+			    struct sp_trace_rec *rec)
+{
+	struct sp_trace_reader tmp;
+	const uint8_t *p;
+	uint16_t type;
+	uint32_t size;
+
+	if (off < r->hdr.header_size || off > r->size || r->size - off < 8)
+		return -1;
+	p = r->data + off;
+	memcpy(&type, p, 2);
+	memcpy(&size, p + 4, 4);
+	if ((type != SP_REC_EVENT && type != SP_REC_DROPPED) || size < 8 || size > r->size - off)
+		return -1;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = type;
+	memcpy(&rec->aux, p + 2, 2);
+	rec->size = size;
+	rec->off = off;
+	/* decode() reads only the definitions for these two types; a copy
+	 * takes its error message, if any. */
+	tmp = *r;
+	tmp.status = SP_TRACE_READ_OK;
+	return decode(&tmp, rec, p + 8, p + size) > 0 ? 0 : -1;
+}
+
 /* ---- names ------------------------------------------------------------ */
 
 int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts)

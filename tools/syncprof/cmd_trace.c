@@ -34,7 +34,7 @@
 #define EXIT_TRUNCATED 3
 
 static const char trace_usage[] =
-	"Usage: syncprof trace dump FILE [--json]\n"
+	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
 	"       syncprof trace stats FILE\n"
 	"       syncprof trace export --format chrome FILE -o OUT.json\n"
 	"\n"
@@ -47,12 +47,13 @@ static const char trace_usage[] =
 	"every complete record was output.\n";
 
 static const char dump_usage[] =
-	"Usage: syncprof trace dump FILE [--json]\n"
+	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
 	"\n"
-	"Print every event and drop record of FILE in file order (per thread, in time\n"
-	"order), one line each: time since the trace started (us), thread, event and\n"
-	"its arguments; lock events name their call site.  --json prints one JSON\n"
-	"object per line instead (a \"header\" object first).\n"
+	"Print every event and drop record of FILE, one line each: time since the\n"
+	"trace started (us), thread, event and its arguments; lock events name their\n"
+	"call site.  Records come in file order: each thread's in time order, threads\n"
+	"interleaved in chunks; --sort merges all threads by time (stable).\n"
+	"--json prints one JSON object per line instead (a \"header\" object first).\n"
 	"Exit status: 0 complete, 1 error or corrupt file, 3 truncated file.\n";
 
 static const char stats_usage[] =
@@ -294,12 +295,27 @@ static void dump_json(const struct sp_trace_reader *r, const struct sp_trace_rec
 	printf("}}\n");
 }
 
+struct ts_off {
+	uint64_t ts, off;
+};
+
+static int ts_off_cmp(const void *a, const void *b)
+{
+	const struct ts_off *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct trace_file tf;
 	struct sp_trace_rec rec;
-	int json = 0, rc;
+	struct ts_off *order = NULL;
+	size_t n_order = 0, cap_order = 0;
+	int json = 0, sort = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -307,6 +323,8 @@ static int cmd_dump(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--sort")) {
+			sort = 1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("trace dump", "unknown option '%s' (see --help)", argv[i]);
 			return 2;
@@ -337,10 +355,41 @@ static int cmd_dump(int argc, char **argv)
 	while (sp_trace_reader_next(tf.r, &rec) > 0) {
 		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED)
 			continue;
-		if (json)
+		if (sort) {
+			if (n_order == cap_order) {
+				size_t cap = cap_order ? cap_order * 2 : 4096;
+				struct ts_off *v = realloc(order, cap * sizeof(*v));
+
+				if (!v) {
+					cli_error("trace dump", "out of memory for --sort");
+					free(order);
+					unload(&tf);
+					return 1;
+				}
+				order = v;
+				cap_order = cap;
+			}
+			order[n_order].ts = rec.ts;
+			order[n_order].off = rec.off;
+			n_order++;
+		} else if (json) {
 			dump_json(tf.r, &rec);
-		else
+		} else {
 			dump_text(tf.r, &rec);
+		}
+	}
+	if (sort) {
+		/* Stable: equal timestamps keep file order (offsets). */
+		qsort(order, n_order, sizeof(*order), ts_off_cmp);
+		for (size_t i = 0; i < n_order; i++) {
+			if (sp_trace_reader_read_at(tf.r, order[i].off, &rec))
+				continue;
+			if (json)
+				dump_json(tf.r, &rec);
+			else
+				dump_text(tf.r, &rec);
+		}
+		free(order);
 	}
 	fflush(stdout);
 	rc = finish("trace dump", &tf);

@@ -191,6 +191,25 @@ int main(int argc, char **argv)
 		T_ASSERT_CONTAINS(json, "site=holder+0x5 (test_trace_locks)");
 		T_ASSERT_CONTAINS(json, "(main) type=mutex");
 		free(json);
+		/* --sort: all threads merged by time */
+		snprintf(cmd, sizeof(cmd), "%s trace dump --sort %s > %s", argv[1], path, out);
+		rc = system(cmd);
+		T_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+		json = t_slurp_file(out);
+		{
+			double prev = -1e30;
+			int lines = 0;
+
+			for (char *l = strchr(json, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+				double t = strtod(l + 1, NULL);
+
+				T_ASSERT(t >= prev);
+				prev = t;
+				lines++;
+			}
+			T_ASSERT_INT(lines, >=, 10);
+		}
+		free(json);
 		unlink(out);
 	}
 	unlink(path);

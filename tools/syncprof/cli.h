@@ -19,4 +19,9 @@ int cmd_trace(int argc, char **argv);
 /* Print "syncprof CMD: " + printf-style message + newline to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* elf_symbols.c: the function containing file offset @file_off of the ELF
+ * file at @path (absolute), and the offset into it; NULL when unknown. */
+#include <stdint.h>
+const char *cli_elf_symbol(const char *path, uint64_t file_off, uint64_t *sym_off);
+
 #endif

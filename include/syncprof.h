@@ -196,6 +196,173 @@ SYNCPROF_API extern int syncprof__enabled;
 #define SYNCPROF__PROFILING 1
 #define SYNCPROF__UNLOCK_HOOKS 2
 
+/* ==== tracing (lock-event tracer) ======================================= */
+/*
+ * A trace records *when* things happened: every lock event of the profiled
+ * threads (wait, acquired, released, trylock failed, condition wait and
+ * wake-up) and events of your own, with a timestamp and thread id, in a
+ * binary file read by 'syncprof trace dump|stats|export'
+ * (docs/trace-format.md).  Each thread writes into its own buffer; a writer
+ * thread drains the buffers to the file.  When a buffer is full the newest
+ * events are dropped and counted exactly; the file says how many and when.
+ *
+ * Lock events are emitted by the profiled lock calls while profiling is on
+ * (syncprof_enable()) and a trace file is open.  SYNCPROF_OPTIONS keys
+ * trace=FILE and trace_buffer=BYTES open a trace at start-up (trace=FILE
+ * also switches profiling on).
+ *
+ * Unless a function says otherwise it is thread-safe; none is
+ * async-signal-safe.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYNCPROF_TRACE_MAX_EVENTS 1024 /* event ids are below this */
+#define SYNCPROF_TRACE_MAX_ARGS 6
+
+/**
+ * syncprof_trace_open() - start tracing into @path, or switch to it.
+ * @path: file to create (truncated if it exists); "%p" expands to the pid,
+ *        "%%" to "%".  A child created by fork() traces into its own file
+ *        when the name contains "%p"; otherwise tracing stops in the child.
+ *
+ * When a file is already open, everything the threads emitted before this
+ * call is written to the old file, which is then closed; other threads keep
+ * emitting throughout, and an event racing with the switch lands in exactly
+ * one of the two files.
+ *
+ * Return: 0, or a negative errno from creating the file (the previous file,
+ * if any, then stays open).
+ */
+SYNCPROF_API int syncprof_trace_open(const char *path);
+
+/**
+ * syncprof_trace_close() - write out every buffer and close the trace file.
+ * Events emitted while no file is open are not recorded.  The process's
+ * exit closes the file the same way (threads' own exits flush their
+ * buffers).
+ *
+ * Return: 0, -EBADF when no file was open, -EIO when a write failed.
+ */
+SYNCPROF_API int syncprof_trace_close(void);
+
+/**
+ * syncprof_trace_flush() - write every thread's buffered events to the
+ * file now.  On return, everything any thread emitted before the call is in
+ * the kernel (it survives a SIGKILL of the process, not a power loss).  The
+ * count of events another thread dropped since its last DROPPED record is
+ * written when that thread next emits with room, flushes or exits (the
+ * calling thread's own count is written now).
+ *
+ * Return: 0, -EBADF when no file is open, -EIO when a write failed since
+ * the last flush.
+ */
+SYNCPROF_API int syncprof_trace_flush(void);
+
+/**
+ * syncprof_trace_enable() / syncprof_trace_disable() - switch tracing on or
+ * off for all events (on by default once a file is open).  The state is
+ * kept across file switches.  Threads see the change at their next event.
+ */
+SYNCPROF_API void syncprof_trace_enable(void);
+SYNCPROF_API void syncprof_trace_disable(void);
+
+/**
+ * syncprof_trace_register() - define an event.
+ * @name:      its name (at most 63 bytes); registering a name again returns
+ *             the same id (the argument names of the first call stay).
+ * @arg_names: @nargs names (at most 31 bytes each), or NULL for "a0".."a5".
+ * @nargs:     0 to SYNCPROF_TRACE_MAX_ARGS.
+ *
+ * New events are enabled.  May be called before a file is open.
+ *
+ * Return: the event id (> 0, < SYNCPROF_TRACE_MAX_EVENTS), -EINVAL for a bad
+ * name or count, -ENOSPC when the table is full.
+ */
+SYNCPROF_API int syncprof_trace_register(const char *name, const char *const *arg_names,
+					 unsigned nargs);
+
+/**
+ * syncprof_trace_event_id() - the id of event @name ("lock_acquired", ...,
+ * or a registered one); -ENOENT when there is none.
+ */
+SYNCPROF_API int syncprof_trace_event_id(const char *name);
+
+/**
+ * syncprof_trace_set_event() - enable (@on != 0) or disable one event.
+ * Return: 0, or -EINVAL when @id is not a defined event.
+ */
+SYNCPROF_API int syncprof_trace_set_event(int id, int on);
+
+/**
+ * syncprof_trace_set_buffer_size() - size in bytes of the buffer of each
+ * thread that emits its first event from now on (rounded up to a power of
+ * two, 256 bytes to 1 GiB; default 1 MiB).  Return 0 or -EINVAL.
+ */
+SYNCPROF_API int syncprof_trace_set_buffer_size(size_t bytes);
+
+/**
+ * syncprof_trace_emit() - record event @id with @nargs (at most 6) values.
+ *
+ * Wait-free: never blocks, never allocates except for the calling thread's
+ * first event (its buffer).  When the buffer is full the event is dropped
+ * and counted.  Does nothing when the event or tracing is off; prefer the
+ * SYNCPROF_TRACE() macro, which tests that inline.
+ */
+SYNCPROF_API void syncprof_trace_emit(unsigned id, unsigned nargs, const uint64_t *args);
+
+/**
+ * syncprof_trace_dropped() - events dropped so far because a buffer was
+ * full (all of them are also in the file as DROPPED records), plus events
+ * that could not be recorded at all (emitted during thread teardown).
+ */
+SYNCPROF_API unsigned long long syncprof_trace_dropped(void);
+
+/*
+ * One byte per event id: nonzero when the event is recorded now (a file is
+ * open, tracing is on and the event is on).  Read only; exported so that
+ * SYNCPROF_TRACE() costs one load and one predictable branch when off.
+ */
+SYNCPROF_API extern unsigned char syncprof__trace_on[SYNCPROF_TRACE_MAX_EVENTS];
+
+#if defined(__GNUC__)
+#define SYNCPROF__TRACE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SYNCPROF__TRACE_UNLIKELY(x) (x)
+#endif
+
+/** syncprof_trace_event_on() - nonzero when event @id is recorded now. */
+static inline int syncprof_trace_event_on(unsigned id)
+{
+#if defined(__GNUC__)
+	/* Relaxed atomic: a plain load, that race detectors know is meant. */
+	return __atomic_load_n(&syncprof__trace_on[id & (SYNCPROF_TRACE_MAX_EVENTS - 1)],
+			       __ATOMIC_RELAXED);
+#else
+	return syncprof__trace_on[id & (SYNCPROF_TRACE_MAX_EVENTS - 1)];
+#endif
+}
+
+/*
+ * SYNCPROF_TRACE(id, a0, ...) - emit event @id with 1 to 6 uint64_t
+ * values; SYNCPROF_TRACE0(id) with none.  C and C++.
+ */
+#define SYNCPROF_TRACE(id, ...)                                                       \
+	do {                                                                          \
+		if (SYNCPROF__TRACE_UNLIKELY(syncprof_trace_event_on(id))) {          \
+			const uint64_t syncprof__a[] = { __VA_ARGS__ };               \
+			syncprof_trace_emit((id), sizeof(syncprof__a) / sizeof(uint64_t), \
+					    syncprof__a);                             \
+		}                                                                     \
+	} while (0)
+#define SYNCPROF_TRACE0(id)                                                           \
+	do {                                                                          \
+		if (SYNCPROF__TRACE_UNLIKELY(syncprof_trace_event_on(id)))            \
+			syncprof_trace_emit((id), 0, NULL);                           \
+	} while (0)
+
+/* ==== end of tracing ===================================================== */
+
 #ifdef __cplusplus
 }
 #endif

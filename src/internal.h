@@ -211,6 +211,8 @@ struct sp_options {
 	char *output;        /* NULL: stderr; "%p" expands to the pid */
 	struct syncprof_report_options report;
 	char *src_root;
+	char *trace;         /* trace=FILE: trace into FILE from start-up */
+	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
 	char *columns;         /* owns report.columns */
 	int control;           /* control.c: listen on the control socket */
 	int report_signal;     /* 0, or the signal that prints a report */
@@ -448,6 +450,10 @@ const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t 
 /* ---- "runtime.c" ------------------------------------------------------ */
 
 void sp_runtime_init(void);
+/* Unlock calls must reach the library while any reason is set. */
+#define SP_UNLOCK_HOOK_TRACE 1
+#define SP_UNLOCK_HOOK_HOLD 2
+void sp_unlock_hooks_set(int reason, int on);
 /* sp_report_build() under report_lock, any thread (runtime.c). */
 int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o);
 uint64_t sp_start_ns(void);

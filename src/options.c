@@ -84,7 +84,8 @@ void sp_options_free(struct sp_options *o)
 	free(o->output);
 	free(o->src_root);
 	free(o->columns);
-	o->output = o->src_root = o->columns = NULL;
+	free(o->trace);
+	o->output = o->src_root = o->columns = o->trace = NULL;
 	o->report.src_root = NULL;
 	o->report.columns = NULL;
 }
@@ -172,6 +173,23 @@ static int opt_top(struct sp_options *o, const char *v)
 	return parse_uint(v, &o->report.top);
 }
 
+static int opt_trace(struct sp_options *o, const char *v)
+{
+	return set_string(&o->trace, v);
+}
+
+static int opt_trace_buffer(struct sp_options *o, const char *v)
+{
+	unsigned n;
+	int rc = parse_uint(v, &n);
+
+	if (!rc && (n < 256 || n > (1u << 30)))
+		rc = -EINVAL;
+	if (!rc)
+		o->trace_buffer = n;
+	return rc;
+}
+
 static int opt_columns(struct sp_options *o, const char *v)
 {
 	int ids[SP_MAX_COLUMNS];
@@ -232,6 +250,8 @@ static const struct option_row option_table[] = {
 	{ "coalesce", opt_coalesce, "1 or 0" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
+	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
+	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },
 	{ "columns", opt_columns,
 	  "table columns separated by ':' among type, object, site, wait, count, avg, "
 	  "contended, max, p50, p99" },

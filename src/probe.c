@@ -79,32 +79,48 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
 }
 
-SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj,
+SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 					const struct sp_lock_ops *ops,
-					const struct timespec *abstime)
+					const struct timespec *abstime, const struct sp_site *site)
 {
-	int mode;
-	uint64_t t0 = sp_wait_start(&mode);
+	uint64_t t0, wait;
+	int mode, rc, acquired;
 	/* The long-wait watchdog (watchdog.c) sees waits in progress. */
 	struct sp_thread *watched =
 		SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e ? sp_tls_self : NULL;
-	int rc;
-	uint64_t wait;
 
+	SP_TRACE_LOCK(SP_EV_LOCK_WAIT, obj, op, site, 0, 0);
+	t0 = sp_wait_start(&mode);
 	if (watched)
 		sp_watch_begin(watched, e, t0, mode);
 	rc = ops->lock(obj, abstime);
 	wait = sp_wait_ns(mode, t0);
 	if (watched)
 		sp_watch_end(watched, wait);
+	acquired = rc == ops->ok || rc == EOWNERDEAD;
 	if (e)
-		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
+		sp_entry_record_wait(e, wait, acquired);
+	if (acquired)
+		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait, 1);
 	return rc;
 }
 
-SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e)
+SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e, void *obj, int op,
+				     const struct sp_site *site)
 {
-	sp_store_relaxed(&e->contended, e->contended + 1);
+	if (e)
+		sp_store_relaxed(&e->contended, e->contended + 1);
+	SP_TRACE_LOCK(SP_EV_LOCK_TRY_FAILED, obj, op, site, 0, 0);
+}
+
+/* A condition wait always waits: it counts as contended, all of it timed. */
+SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struct sp_site *site,
+				     uint64_t wait_ns)
+{
+	if (e)
+		sp_entry_record_wait(e, wait_ns, 1);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_cond_woken(cond, site, wait_ns);
 }
 
 /* ---- adapters from the real calls to the probe's signatures ----------- */
@@ -166,7 +182,9 @@ int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
 
 int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
 	return pthread_mutex_unlock(m);
 }
 
@@ -177,7 +195,7 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 
 	if (OFF)
 		return pthread_cond_wait(c, m);
-	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_wait(c, m));
+	return SP_PROBE_COND_WAIT(c, m, &site, pthread_cond_wait(c, m));
 }
 
 int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
@@ -187,7 +205,7 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 
 	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
-	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_timedwait(c, m, abstime));
+	return SP_PROBE_COND_WAIT(c, m, &site, pthread_cond_timedwait(c, m, abstime));
 }
 
 #define SP_RW_ENTRY(name, call, probe_call)                                          \
@@ -231,7 +249,9 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 
 int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site, 0, 0);
 	return pthread_rwlock_unlock(l);
 }
 
@@ -255,7 +275,9 @@ int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, con
 
 int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)s, SP_TYPE_SPINLOCK, &site, 0, 0);
 	return pthread_spin_unlock(s);
 }
 
@@ -289,7 +311,9 @@ int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *
 
 int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
 {
-	(void)file, (void)line, (void)func;
+	SITE;
+
+	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
 	return mtx_unlock(m);
 }
 
@@ -299,7 +323,7 @@ int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *
 
 	if (OFF)
 		return cnd_wait(c, m);
-	return SP_PROBE_COND_WAIT(c, &site, cnd_wait(c, m));
+	return SP_PROBE_COND_WAIT(c, m, &site, cnd_wait(c, m));
 }
 
 int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
@@ -309,5 +333,5 @@ int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, con
 
 	if (OFF)
 		return cnd_timedwait(c, m, abstime);
-	return SP_PROBE_COND_WAIT(c, &site, cnd_timedwait(c, m, abstime));
+	return SP_PROBE_COND_WAIT(c, m, &site, cnd_timedwait(c, m, abstime));
 }

@@ -25,6 +25,7 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "trace.h"
 
 typedef int (*sp_try_fn)(void *obj);
 typedef int (*sp_lock_fn)(void *obj, const struct timespec *abstime);
@@ -38,9 +39,11 @@ struct sp_lock_ops {
 
 struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t, const struct sp_site *site,
 					   uintptr_t obj, int op);
-int sp_probe_lock_contended(struct sp_entry *e, void *obj, const struct sp_lock_ops *ops,
-			    const struct timespec *abstime);
-void sp_probe_try_failed(struct sp_entry *e);
+int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
+			    const struct timespec *abstime, const struct sp_site *site);
+void sp_probe_try_failed(struct sp_entry *e, void *obj, int op, const struct sp_site *site);
+void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struct sp_site *site,
+			 uint64_t wait_ns);
 
 /* The calling thread's record, or NULL when its calls go unrecorded. */
 static SP_ALWAYS_INLINE struct sp_thread *sp_thread_self(void)
@@ -95,12 +98,16 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	if (SP_LIKELY(rc == ops->ok)) {
 		if (SP_LIKELY(e))
 			sp_entry_acquired(e);
+		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
 		return rc;
 	}
 	if (rc == ops->busy)
-		return sp_probe_lock_contended(e, obj, ops, abstime);
-	if (rc == EOWNERDEAD && e) /* acquired; the previous owner died */
-		sp_entry_acquired(e);
+		return sp_probe_lock_contended(e, obj, op, ops, abstime, site);
+	if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
+		if (e)
+			sp_entry_acquired(e);
+		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
+	}
 	return rc;
 }
 
@@ -116,17 +123,18 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 		return ops->try_lock(obj);
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	rc = ops->try_lock(obj);
-	if (SP_UNLIKELY(!e))
-		return rc;
-	if (SP_LIKELY(rc == ops->ok) || rc == EOWNERDEAD)
-		sp_entry_acquired(e);
-	else if (rc == ops->busy)
-		sp_probe_try_failed(e);
+	if (SP_LIKELY(rc == ops->ok) || rc == EOWNERDEAD) {
+		if (SP_LIKELY(e))
+			sp_entry_acquired(e);
+		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
+	} else if (rc == ops->busy) {
+		sp_probe_try_failed(e, obj, op, site);
+	}
 	return rc;
 }
 
 /* Condition waits: always a wait, all of it timed. */
-#define SP_PROBE_COND_WAIT(cond, site, call)                                          \
+#define SP_PROBE_COND_WAIT(cond, mutex, site, call)                                          \
 	({                                                                            \
 		struct sp_thread *t_ = sp_thread_self();                              \
 		struct sp_entry *e_;                                                  \
@@ -135,10 +143,11 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 		if (SP_UNLIKELY(!t_))                                                 \
 			return call;                                                  \
 		e_ = sp_entry_get(t_, (site), (uintptr_t)(cond), SP_TYPE_CONDVAR);    \
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                 \
+			sp_trace_cond_wait((cond), (mutex), (site));                  \
 		t0_ = sp_wait_start(&mode_);                                          \
 		rc_ = call;                                                           \
-		if (SP_LIKELY(e_))                                                    \
-			sp_entry_record_wait(e_, sp_wait_ns(mode_, t0_), 1);          \
+		sp_probe_cond_woken(e_, (cond), (site), sp_wait_ns(mode_, t0_));      \
 		rc_;                                                                  \
 	})
 

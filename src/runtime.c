@@ -103,6 +103,27 @@ int syncprof_is_enabled(void)
 	return !!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING);
 }
 
+/*
+ * Unlock calls of instrumented code reach the library only while some
+ * feature needs them (SYNCPROF__UNLOCK_HOOKS); each such feature holds one
+ * bit of this mask.
+ */
+static int unlock_hook_reasons;
+
+void sp_unlock_hooks_set(int reason, int on)
+{
+	int now;
+
+	if (on)
+		now = __atomic_or_fetch(&unlock_hook_reasons, reason, __ATOMIC_RELAXED);
+	else
+		now = __atomic_and_fetch(&unlock_hook_reasons, ~reason, __ATOMIC_RELAXED);
+	if (now)
+		__atomic_fetch_or(&syncprof__enabled, SYNCPROF__UNLOCK_HOOKS, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__UNLOCK_HOOKS, __ATOMIC_RELAXED);
+}
+
 unsigned long long syncprof_lost_events(void)
 {
 	return sp_lost_get();

@@ -3,13 +3,13 @@
 # (libFuzzer + ASan + UBSan) in its own build directory and run it for
 # SECONDS seconds on the seed corpus.  Exit status 0 when no crash, leak
 # or sanitizer report was found; a reproducer is left in the build
-# directory otherwise.  Environment: SYNCPROF_FUZZ_BUILD (build
+# directory otherwise.  Environment: BUILD_DIR or SYNCPROF_FUZZ_BUILD (build
 # directory, default build-fuzz in the source tree), JOBS (default 2).
 set -eu
 secs=${1:?usage: run-ctl-fuzz.sh SECONDS}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=${SYNCPROF_FUZZ_BUILD:-$src/build-fuzz}
-CC=${CC:-clang} cmake -S "$src" -B "$build" -DSYNCPROF_FUZZ=ON -DSYNCPROF_BUILD_TESTS=OFF \
+build=${BUILD_DIR:-${SYNCPROF_FUZZ_BUILD:-$src/build-fuzz}}
+cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DSYNCPROF_FUZZ=ON \
 	-DSYNCPROF_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target fuzz_ctl >/dev/null
 corpus=$build/fuzz-ctl-corpus

@@ -42,5 +42,9 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o);
 int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f);
 extern const char cli_render_help[];
+/* elf_symbols.c: the function containing file offset @file_off of the ELF
+ * file at @path (absolute), and the offset into it; NULL when unknown. */
+#include <stdint.h>
+const char *cli_elf_symbol(const char *path, uint64_t file_off, uint64_t *sym_off);
 
 #endif

@@ -1,0 +1,208 @@
+/*
+ * trace.h - internal interface of the trace backend: per-thread buffers
+ * (trace_buffer.c), the trace file and its writer thread (trace_file.c),
+ * lock events (trace_lock.c) and the reader (trace_reader.c).
+ *
+ * Design in one paragraph (each file has the details): every thread that
+ * emits owns one single-producer/single-consumer byte ring.  The owner
+ * appends records in their file layout and publishes its head with a
+ * release store; the writer thread, holding io_lock, writes [tail, head) of
+ * every ring to the file straight from the ring and then publishes the
+ * tail.  Nothing shared is written per event; the writer polls every 1 ms
+ * while there is traffic (100 ms when idle) and is kicked when a ring is
+ * 3/4 full.  A full ring drops the new event and counts it in the owner's
+ * private drop state, which the owner itself turns into a DROPPED record,
+ * in order, as soon as there is room again (or at flush/exit).
+ *
+ * Lock order: sp_trace_ctl_lock (trace_events.c: open/close/register/
+ * enable) before io_lock (trace_file.c: the file, draining, retiring a
+ * ring) before list_lock (the list of rings).  The hot path takes none.
+ */
+#ifndef SP_TRACE_H
+#define SP_TRACE_H
+
+#include "internal.h"
+#include "trace_format.h"
+
+#define SP_TRACE_EVENTS SYNCPROF_TRACE_MAX_EVENTS
+#define SP_TRACE_BUF_DEFAULT (1u << 20)
+#define SP_TRACE_BUF_MIN 256u
+#define SP_TRACE_BUF_MAX (1u << 30)
+
+/*
+ * One thread's ring.  The first cache line is the producer's (the owning
+ * thread): only it writes these fields, so they need no atomics except head
+ * (read by the writer) and the drop state (read at process exit).  The
+ * second line is the consumer's: tail is written by whoever holds io_lock.
+ */
+struct sp_trace_buf {
+	uint64_t head;       /* bytes ever committed; store_release by owner */
+	uint64_t tail_cache; /* owner's last view of tail */
+	uint64_t wake_at;    /* head at which the owner checks the fill level */
+	uint64_t last_ts;    /* clamps timestamps so they never go backwards */
+	uint8_t *ring;
+	uint64_t mask;       /* ring size - 1; the size is a power of two */
+	uint32_t tid;
+	uint32_t pad_;
+	uint64_t drop_count; /* events dropped since the last DROPPED record */
+	uint64_t drop_first; /* their first and last timestamps */
+	uint64_t drop_last;
+	/* consumer side */
+	uint64_t tail __attribute__((aligned(64))); /* store_release under io_lock */
+	uint32_t file_gen;   /* file whose THREAD record names this ring */
+	char name[16];
+	size_t map_size;     /* this struct and the ring, one mapping */
+	struct sp_trace_buf *next, *prev; /* list_lock */
+};
+
+/* ---- "trace_buffer.c" ------------------------------------------------- */
+
+extern int sp_trace_use_tsc;     /* set before any event flag goes on */
+extern size_t sp_trace_buf_size; /* ring size of threads created from now */
+
+uint64_t sp_trace_now(void);
+/* Events that could not even be counted in a ring (no memory for one,
+ * emitted during thread teardown). */
+uint64_t sp_trace_lost_get(void);
+/* The calling thread's ring, NULL when it has none. */
+struct sp_trace_buf *sp_trace_buf_self(void);
+/* After fork, in the child: forget the TLS of rings that are not ours. */
+void sp_trace_buf_fork_child(struct sp_trace_buf *self);
+
+/* ---- "trace_file.c" --------------------------------------------------- */
+
+/* Link a new ring (any thread). */
+void sp_trace_buf_register(struct sp_trace_buf *b);
+/* The owner is exiting: write out its ring and drops, unlink, unmap. */
+void sp_trace_buf_retire(struct sp_trace_buf *b);
+/* Wake the writer thread (owner of a ring that crossed its threshold). */
+void sp_trace_writer_kick(void);
+/* Set in a fork child: the next kick starts the child's writer. */
+extern int sp_trace_writer_wanted;
+/* Test hook: sleep this long before each drain pass (a slow writer). */
+extern unsigned sp_trace_test_writer_delay_us;
+
+/* Called by trace_events.c with sp_trace_ctl_lock held: is a file open;
+ * write the definition of a new event into it. */
+int sp_trace_file_open_locked(void);
+void sp_trace_file_def_added_locked(unsigned id);
+
+/* ---- "trace_events.c" ------------------------------------------------- */
+
+struct sp_trace_def;
+/* Serialises the control API: open/close/switch, register, switches. */
+extern sp_lock_t sp_trace_ctl_lock;
+/* Define the lock events (once). */
+void sp_trace_events_init_locked(void);
+/* Recompute syncprof__trace_on[] and sp_trace_locks_on. */
+void sp_trace_flags_update_locked(int file_open);
+/* The definition of event @id (pointers valid while it stays defined,
+ * which is forever); -ENOENT when undefined. */
+int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out);
+
+/* ---- "trace_lock.c" --------------------------------------------------- */
+
+/* Nonzero when some lock event is on: the one flag the probe tests. */
+extern int sp_trace_locks_on;
+/* @type: enum sp_type; for the cond events the mutex's address. */
+void sp_trace_lock_event(int ev, const void *obj, uint64_t type, const struct sp_site *site,
+			 uint64_t ns, int has_ns);
+void sp_trace_cond_wait(const void *cond, const void *mutex, const struct sp_site *site);
+void sp_trace_cond_woken(const void *cond, const struct sp_site *site, uint64_t wait_ns);
+
+/* What the probe writes: one unlikely branch when tracing is off. */
+#define SP_TRACE_LOCK(ev, obj, type, site, ns, has_ns)                                   \
+	do {                                                                             \
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                    \
+			sp_trace_lock_event((ev), (obj), (uint64_t)(type), (site), (ns), (has_ns)); \
+	} while (0)
+/* Released: @hold_ns is written when @has_hold (hold tracking on). */
+static inline void sp_trace_lock_released(const void *obj, int type, const struct sp_site *site,
+					  uint64_t hold_ns, int has_hold)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_lock_event(SP_EV_LOCK_RELEASED, obj, type, site, hold_ns, has_hold);
+}
+
+/* ---- "trace_reader.c" ------------------------------------------------- */
+
+struct sp_trace_map; /* u64 -> pointer, owned by the reader */
+
+/* One line of the latest MAPS: [lo, hi) maps @path at file offset @off. */
+struct sp_trace_range {
+	uint64_t lo, hi, off;
+	const char *path; /* into the reader's maps text; not NUL-terminated */
+	size_t path_len;
+};
+
+struct sp_trace_def {
+	const char *name;
+	const char *args[SP_TRACE_MAX_ARGS];
+	unsigned nargs;
+};
+
+/* A decoded record; pointers point into the reader's data. */
+struct sp_trace_rec {
+	uint64_t off;  /* file offset */
+	uint32_t size;
+	uint16_t type;
+	uint16_t aux;
+	uint64_t ts;   /* EVENT; DROPPED: first_ts */
+	uint64_t ts2;  /* DROPPED: last_ts */
+	uint32_t tid;  /* EVENT, DROPPED, THREAD */
+	uint32_t id;   /* EVENT, EVENT_DEF */
+	unsigned nargs;
+	uint64_t args[SP_TRACE_MAX_ARGS];
+	uint64_t count; /* DROPPED */
+	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
+	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
+	size_t str_len;
+	const struct sp_trace_def *def; /* EVENT (NULL: undefined id) */
+};
+
+enum sp_trace_read_status {
+	SP_TRACE_READ_OK = 0,
+	SP_TRACE_READ_TRUNCATED = 1, /* the file ends inside a record */
+	SP_TRACE_READ_CORRUPT = 2,   /* a record that cannot be */
+};
+
+struct sp_trace_reader {
+	const uint8_t *data;
+	size_t size, off;
+	struct sp_trace_file_header hdr;
+	struct sp_trace_map *defs, *strings, *threads;
+	char *maps;        /* latest MAPS text seen (concatenated) */
+	size_t maps_len, maps_cap;
+	int maps_fresh;    /* the next MAPS record starts a new copy */
+	struct sp_trace_range *ranges; /* maps parsed, sorted by start */
+	size_t n_ranges, cap_ranges;
+	uint16_t last_type;
+	uint64_t records;
+	int status;        /* enum sp_trace_read_status */
+	char error[256];   /* why reading stopped, when status != OK */
+};
+
+/* Check the header.  Return 0, or -EINVAL with r->error set. */
+int sp_trace_reader_init(struct sp_trace_reader *r, const void *data, size_t size);
+void sp_trace_reader_fini(struct sp_trace_reader *r);
+/* 1: @rec filled; 0: clean end; -1: stopped, r->status and r->error say
+ * why (records before it were all returned). */
+int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
+/* Decode the EVENT or DROPPED record at @off again, after a first pass
+ * (names as of the end of that pass); no state changes.  0 or -1. */
+int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
+			    struct sp_trace_rec *rec);
+/* Nanoseconds since the trace's start (tick0), signed. */
+int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts);
+const struct sp_trace_def *sp_trace_reader_def(const struct sp_trace_reader *r, uint32_t id);
+const char *sp_trace_reader_string(const struct sp_trace_reader *r, uint64_t key);
+const char *sp_trace_reader_thread(const struct sp_trace_reader *r, uint32_t tid);
+/* DSO path and offset of a code address from the latest MAPS; NULL when
+ * unknown.  Writes the path into @buf. */
+const char *sp_trace_reader_pc_dso(const struct sp_trace_reader *r, uint64_t pc, char *buf,
+				   size_t size, uint64_t *offset);
+/* "file:line (func)" or "dso+0xoff" or "0xpc" for a lock event's site. */
+const char *sp_trace_reader_site(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
+				 char *buf, size_t size);
+
+#endif /* SP_TRACE_H */

@@ -1,0 +1,948 @@
+/*
+ * trace_file.c - the trace file: open, switch, close, the writer thread,
+ * fork and process exit.  (The event table is trace_events.c.)
+ *
+ * Design: one writer thread sleeps on a futex: 1 ms while there is
+ * traffic, backing off to 100 ms when idle (so a quiet program's events
+ * reach the file within 100 ms); an emitter whose ring is 3/4 full kicks it
+ * (trace_buffer.c).  A drain pass holds io_lock and, for every ring, scans
+ * [tail, head) in place for names the file does not have yet (the thread,
+ * the call-site strings and code addresses of lock events), writes those
+ * definitions, then writes the records straight from the ring with
+ * write(2), and only then publishes the new tail.  So what a pass took
+ * from the rings is in the kernel when the pass ends: a SIGKILL loses only
+ * what was still in the rings (docs/trace-format.md, "Crash safety").
+ *
+ * Definitions precede use: a new file starts with the header, every event
+ * definition, a CLOCK record and /proc/self/maps; THREAD, STRING records
+ * are written just before the first chunk that needs them; MAPS is written
+ * again before a chunk whose code address the last MAPS did not cover
+ * (dlopen).  No symbolization happens in the process (dladdr would take
+ * the loader's lock inside io_lock); the reader resolves code addresses to
+ * DSO + offset from MAPS, which addr2line turns into file:line.
+ *
+ * Switch (syncprof_trace_open with a file open): under io_lock the old file
+ * gets everything the rings hold, then is closed; the new file starts.
+ * Emitters never wait: an event committed before the switch took its
+ * snapshot of head goes to the old file, later ones to the new.
+ *
+ * Thread exit: the thread's key destructor (trace_buffer.c) drains its own
+ * ring and writes its pending drops under io_lock, then unmaps the ring.
+ * Process exit: an atexit handler stops the writer and drains everything,
+ * pending drops of every ring included.  fork: the atfork handlers hold all
+ * three locks across fork; the child drops the rings of threads it does not
+ * have, and either opens its own file (name with %p) and starts its own
+ * writer at its first event (never in the atfork handler, so a child that
+ * just execs creates no thread), or stops tracing.  The child never joins the parent's writer
+ * (the seed design hung there at exit).
+ *
+ * Lock order: sp_trace_ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
+ * tracer never calls the pthread functions it traces).  The writer takes
+ * only io_lock and list_lock.
+ *
+ * Alternatives considered: copying each ring's bytes to a staging area
+ * and an output buffer before write(2) (the first version): two memcpy per
+ * byte more, in the writer that competes for the emitters' CPUs; a kick at
+ * half full and no polling: 35 ns instead of 18 ns per event in tracebench,
+ * because the futex wake-up put the writer on the emitter's CPU; writing
+ * from the emitting threads themselves when their ring fills (LTTng's
+ * "blocking" mode) puts a system call in the hot path of exactly the
+ * thread that is busiest; mmap'ing the file and letting threads write into
+ * it directly survives SIGKILL completely but needs a shared allocation of
+ * file space per chunk and a sparse, pre-sized file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define WRITER_PERIOD_MS 100
+#define OUT_CAP (1u << 20)
+
+unsigned sp_trace_test_writer_delay_us;
+int sp_trace_writer_wanted;
+
+static sp_lock_t io_lock = SP_LOCK_INIT;
+static sp_lock_t list_lock = SP_LOCK_INIT;
+
+/* sp_trace_ctl_lock */
+static char path_tmpl[4096];
+static int initialised;
+static pthread_t writer;
+static int writer_running;
+static pid_t writer_pid;
+static uint64_t ticks_per_sec;
+
+/* io_lock */
+static int fd = -1;
+static uint32_t file_gen;
+static int io_error;
+static uint64_t bytes_written;
+static uint64_t lost_written; /* of sp_trace_lost_get(), in some file */
+static uint8_t *out;
+static size_t out_len;
+static uint64_t *seen; /* open addressing set of written names, 0 = free */
+static size_t seen_mask, seen_n;
+static uint64_t (*ranges)[2]; /* code ranges of the last MAPS written */
+static size_t n_ranges, ranges_cap;
+static uint64_t last_clock_ns;
+
+/* list_lock (links); walking it also needs io_lock (see drain_all_locked) */
+static struct sp_trace_buf *bufs;
+
+/* writer wake-up */
+static uint32_t kick_seq;
+static int writer_sleeping;
+static int writer_stop;
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void write_all_locked(const void *p, size_t n)
+{
+	while (n && fd >= 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			io_error = -errno;
+			return;
+		}
+		p = (const uint8_t *)p + w;
+		n -= (size_t)w;
+		bytes_written += (uint64_t)w;
+	}
+}
+
+static void out_flush_locked(void)
+{
+	if (out_len)
+		write_all_locked(out, out_len);
+	out_len = 0;
+}
+
+static void out_append_locked(const void *p, size_t n)
+{
+	if (!out && !(out = sp_mmap(OUT_CAP))) {
+		write_all_locked(p, n);
+		return;
+	}
+	if (out_len + n > OUT_CAP)
+		out_flush_locked();
+	if (n > OUT_CAP) {
+		write_all_locked(p, n);
+		return;
+	}
+	memcpy(out + out_len, p, n);
+	out_len += n;
+}
+
+/* A record of @type with a fixed part and NUL-terminated strings. */
+static void out_record_locked(uint16_t type, uint16_t aux, const void *fixed, size_t fixed_len,
+			      const char *const *strs, unsigned n_strs)
+{
+	struct sp_trace_rec_header h = { type, aux, 0 };
+	static const uint8_t zeros[8];
+	size_t len = sizeof(h) + fixed_len;
+	size_t slen[SP_TRACE_MAX_ARGS + 2];
+
+	for (unsigned i = 0; i < n_strs; i++) {
+		slen[i] = strnlen(strs[i], 4095) + 1;
+		len += slen[i];
+	}
+	h.size = (uint32_t)((len + 7) & ~(size_t)7);
+	out_append_locked(&h, sizeof(h));
+	out_append_locked(fixed, fixed_len);
+	for (unsigned i = 0; i < n_strs; i++) {
+		out_append_locked(strs[i], slen[i] - 1);
+		out_append_locked(zeros, 1);
+	}
+	out_append_locked(zeros, h.size - len);
+}
+
+static void out_def_locked(unsigned id)
+{
+	struct sp_trace_def d;
+	const char *strs[SP_TRACE_MAX_ARGS + 1];
+	uint32_t fixed[2] = { id, 0 };
+
+	if (sp_trace_event_def_locked(id, &d))
+		return;
+	strs[0] = d.name;
+	for (unsigned i = 0; i < d.nargs; i++)
+		strs[1 + i] = d.args[i];
+	out_record_locked(SP_REC_EVENT_DEF, (uint16_t)d.nargs, fixed, sizeof(fixed), strs,
+			  1 + d.nargs);
+}
+
+static void out_clock_locked(void)
+{
+	struct timespec rt;
+	struct sp_trace_rec_clock c = { { SP_REC_CLOCK, 0, sizeof(c) }, 0, 0, 0 };
+
+	c.tick = sp_trace_now();
+	c.mono_ns = sp_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	c.realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	last_clock_ns = c.mono_ns;
+	out_append_locked(&c, sizeof(c));
+}
+
+static void out_thread_locked(struct sp_trace_buf *b)
+{
+	uint32_t fixed[2] = { b->tid, 0 };
+	char name[17];
+	const char *s = name;
+
+	memcpy(name, b->name, 16);
+	name[16] = '\0';
+	out_record_locked(SP_REC_THREAD, 0, fixed, sizeof(fixed), &s, 1);
+	b->file_gen = file_gen;
+}
+
+/* ---- names already in this file --------------------------------------- */
+
+static int seen_insert_locked(uint64_t key)
+{
+	size_t i;
+
+	if (!key)
+		return 0;
+	if (seen_n + 1 > (seen_mask + 1) / 2) {
+		size_t cap = seen_mask ? (seen_mask + 1) * 2 : 4096;
+		uint64_t *n = sp_mmap(cap * sizeof(*n));
+
+		if (!n)
+			return 1; /* write the name again rather than never */
+		for (size_t j = 0; seen && j <= seen_mask; j++) {
+			if (!seen[j])
+				continue;
+			for (i = (seen[j] * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); n[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = seen[j];
+		}
+		sp_munmap(seen, seen ? (seen_mask + 1) * sizeof(*seen) : 0);
+		seen = n;
+		seen_mask = cap - 1;
+	}
+	for (i = (key * 0x9E3779B97F4A7C15ull) >> 20 & seen_mask; seen[i]; i = (i + 1) & seen_mask)
+		if (seen[i] == key)
+			return 0;
+	seen[i] = key;
+	seen_n++;
+	return 1;
+}
+
+static void seen_clear_locked(void)
+{
+	if (seen)
+		memset(seen, 0, (seen_mask + 1) * sizeof(*seen));
+	seen_n = 0;
+}
+
+/* ---- /proc/self/maps -------------------------------------------------- */
+
+static uint64_t parse_hex(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+static void ranges_add_locked(uint64_t lo, uint64_t hi)
+{
+	if (n_ranges == ranges_cap) {
+		size_t cap = ranges_cap ? ranges_cap * 2 : 256;
+		void *n = sp_mmap(cap * sizeof(*ranges));
+
+		if (!n)
+			return;
+		if (ranges)
+			memcpy(n, ranges, n_ranges * sizeof(*ranges));
+		sp_munmap(ranges, ranges_cap * sizeof(*ranges));
+		ranges = n;
+		ranges_cap = cap;
+	}
+	ranges[n_ranges][0] = lo;
+	ranges[n_ranges][1] = hi;
+	n_ranges++;
+}
+
+/* Parse one maps line into the executable ranges. */
+static void ranges_note_line_locked(const char *line)
+{
+	const char *p = line;
+	uint64_t lo = parse_hex(&p), hi;
+
+	if (*p++ != '-')
+		return;
+	hi = parse_hex(&p);
+	if (p[0] == ' ' && p[1] && p[2] && p[3] == 'x')
+		ranges_add_locked(lo, hi);
+}
+
+/* Write /proc/self/maps as MAPS records and remember its code ranges. */
+static void out_maps_locked(void)
+{
+	char buf[8192];
+	char line[512];
+	size_t line_len = 0;
+	int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (mfd < 0)
+		return;
+	n_ranges = 0;
+	while ((n = read(mfd, buf, sizeof(buf))) > 0) {
+		struct sp_trace_rec_header h = { SP_REC_MAPS, 0, 0 };
+		static const uint8_t zeros[8];
+		size_t padded = ((size_t)n + 7) & ~(size_t)7;
+
+		h.size = (uint32_t)(sizeof(h) + padded);
+		out_append_locked(&h, sizeof(h));
+		out_append_locked(buf, (size_t)n);
+		out_append_locked(zeros, padded - (size_t)n);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				line[line_len] = '\0';
+				ranges_note_line_locked(line);
+				line_len = 0;
+			} else if (line_len < sizeof(line) - 1) {
+				line[line_len++] = buf[i];
+			}
+		}
+	}
+	close(mfd);
+}
+
+static int pc_mapped_locked(uint64_t pc)
+{
+	for (size_t i = 0; i < n_ranges; i++)
+		if (pc >= ranges[i][0] && pc < ranges[i][1])
+			return 1;
+	return 0;
+}
+
+/* ---- draining --------------------------------------------------------- */
+
+static void out_string_locked(const char *s)
+{
+	uint64_t key = (uint64_t)(uintptr_t)s;
+
+	if (s && seen_insert_locked(key))
+		out_record_locked(SP_REC_STRING, 0, &key, sizeof(key), &s, 1);
+}
+
+static uint64_t ring_u64(const struct sp_trace_buf *b, uint64_t at)
+{
+	return *(const uint64_t *)(b->ring + (at & b->mask));
+}
+
+/* Define what the lock events in @b's ring [tail, head) name, before the
+ * records are written.  Reads in place: records are 8-byte aligned, so no
+ * u64 straddles the end of the ring. */
+static void define_names_locked(const struct sp_trace_buf *b, uint64_t tail, uint64_t head)
+{
+	int maps_again = 0;
+
+	for (uint64_t at = tail; at < head;) {
+		uint64_t h = ring_u64(b, at), w2;
+		uint32_t size = (uint32_t)(h >> 32);
+		unsigned type = (unsigned)(h & 0xffff), nargs = (unsigned)(h >> 16 & 0xffff), id;
+
+		if (size < sizeof(struct sp_trace_rec_header))
+			break; /* cannot happen: the owner wrote it */
+		w2 = ring_u64(b, at + 16);
+		id = (unsigned)(w2 >> 32);
+		if (type == SP_REC_EVENT && id >= 1 && id <= SP_EV_LOCK_LAST && nargs > SP_LA_TYPE) {
+			uint64_t site = ring_u64(b, at + 24 + 8 * SP_LA_SITE);
+
+			if (ring_u64(b, at + 24 + 8 * SP_LA_LINE)) {
+				out_string_locked((const char *)(uintptr_t)site);
+				out_string_locked((const char *)(uintptr_t)ring_u64(
+					b, at + 24 + 8 * SP_LA_FUNC));
+			} else if (seen_insert_locked(site | 1ull << 63) && !pc_mapped_locked(site)) {
+				maps_again = 1;
+			}
+		}
+		at += size;
+	}
+	if (maps_again)
+		out_maps_locked();
+}
+
+/*
+ * Write @b's committed records: names first (through the output buffer),
+ * then the records straight from the ring, then free the space.  No copy
+ * in user space: the ring is the write buffer.
+ */
+static void drain_buf_locked(struct sp_trace_buf *b)
+{
+	uint64_t head = sp_load_acquire(&b->head);
+	uint64_t tail = b->tail;
+	size_t n = (size_t)(head - tail), pos = (size_t)(tail & b->mask);
+	size_t ring = b->mask + 1;
+
+	if (!n || fd < 0)
+		return;
+	if (b->file_gen != file_gen)
+		out_thread_locked(b);
+	define_names_locked(b, tail, head);
+	out_flush_locked();
+	if (pos + n <= ring) {
+		write_all_locked(b->ring + pos, n);
+	} else {
+		write_all_locked(b->ring + pos, ring - pos);
+		write_all_locked(b->ring, n - (ring - pos));
+	}
+	/* Release: our reads of the space (write(2) above) are done before
+	 * the owner, which loads tail with acquire, reuses it. */
+	sp_store_release(&b->tail, head);
+}
+
+/* Write @b's pending drops (caller: the owner, or the process exit). */
+static void out_drops_locked(struct sp_trace_buf *b)
+{
+	struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
+
+	d.count = sp_load_relaxed(&b->drop_count);
+	if (!d.count || fd < 0)
+		return;
+	if (b->file_gen != file_gen)
+		out_thread_locked(b);
+	d.first_ts = sp_load_relaxed(&b->drop_first);
+	d.last_ts = sp_load_relaxed(&b->drop_last);
+	d.tid = b->tid;
+	out_append_locked(&d, sizeof(d));
+	sp_store_relaxed(&b->drop_count, 0);
+}
+
+static void drain_all_locked(void)
+{
+	struct sp_trace_buf *b;
+
+	/* Rings are unlinked only under io_lock (which we hold) and linked at
+	 * the head, so after reading the head under list_lock the walk is
+	 * safe without it. */
+	sp_lock(&list_lock);
+	b = bufs;
+	sp_unlock(&list_lock);
+	for (; b; b = b->next)
+		drain_buf_locked(b);
+	if (fd >= 0 && sp_now_ns() - last_clock_ns > 1000000000u)
+		out_clock_locked();
+	out_flush_locked();
+}
+
+/* The flush of the calling thread's own pending drops, then everything. */
+static void flush_self_locked(void)
+{
+	struct sp_trace_buf *self = sp_trace_buf_self();
+
+	drain_all_locked();
+	if (self) {
+		drain_buf_locked(self);
+		out_drops_locked(self);
+	}
+	out_flush_locked();
+}
+
+/* ---- the writer thread ------------------------------------------------ */
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	sp_thread_enter(); /* its own lock calls (none expected) unrecorded */
+	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
+	long period_ms = WRITER_PERIOD_MS;
+
+	while (!sp_load_acquire(&writer_stop)) {
+		struct timespec ts = { period_ms / 1000, period_ms % 1000 * 1000000L };
+		uint32_t seq = sp_load_acquire(&kick_seq);
+		uint64_t before;
+
+		sp_store_relaxed(&writer_sleeping, 1);
+		futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		sp_store_relaxed(&writer_sleeping, 0);
+		if (sp_load_relaxed(&sp_trace_test_writer_delay_us)) {
+			unsigned us = sp_load_relaxed(&sp_trace_test_writer_delay_us);
+			struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
+
+			nanosleep(&d, NULL);
+		}
+		sp_lock(&io_lock);
+		before = bytes_written;
+		drain_all_locked();
+		/* Busy: poll every millisecond, so that emitters seldom need
+		 * to wake us (a wake-up costs them a system call, and the
+		 * scheduler tends to put the woken writer on the waker's
+		 * CPU); idle: back off to the 100 ms timer. */
+		period_ms = bytes_written - before > 4096 ? 1
+			    : period_ms * 2 > WRITER_PERIOD_MS ? WRITER_PERIOD_MS
+							       : period_ms * 2;
+		sp_unlock(&io_lock);
+	}
+	return NULL;
+}
+
+static void writer_start_locked(void);
+
+/* In a fork child, the first event (or kick) starts the child's writer:
+ * not in the atfork handler, so a child that only execs never starts a
+ * thread.  The exchange makes a recursive call (pthread_create's own lock
+ * calls, traced) a no-op. */
+static SP_NOINLINE void writer_start_lazy__slowpath(void)
+{
+	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
+		return;
+	sp_lock(&sp_trace_ctl_lock);
+	if (fd >= 0)
+		writer_start_locked();
+	sp_unlock(&sp_trace_ctl_lock);
+}
+
+void sp_trace_writer_kick(void)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
+		writer_start_lazy__slowpath();
+	if (sp_load_relaxed(&writer_sleeping)) {
+		sp_add_relaxed(&kick_seq, 1);
+		futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
+/* sp_trace_ctl_lock held.  Signals blocked so the writer never runs a handler. */
+static void writer_start_locked(void)
+{
+	sigset_t all, old;
+
+	if (writer_running)
+		return;
+	sp_store_relaxed(&writer_stop, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
+		writer_running = 1;
+		writer_pid = getpid();
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Without a writer, rings drain at thread exit, flush and close. */
+}
+
+static void writer_stop_locked(void)
+{
+	sp_store_relaxed(&sp_trace_writer_wanted, 0);
+	if (!writer_running)
+		return;
+	writer_running = 0;
+	if (writer_pid != getpid())
+		return; /* a fork child: the parent's writer is not ours */
+	sp_store_release(&writer_stop, 1);
+	sp_add_relaxed(&kick_seq, 1);
+	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	pthread_join(writer, NULL);
+}
+
+/* ---- rings ------------------------------------------------------------ */
+
+void sp_trace_buf_register(struct sp_trace_buf *b)
+{
+	sp_lock(&list_lock);
+	b->prev = NULL;
+	b->next = bufs;
+	if (bufs)
+		bufs->prev = b;
+	/* Release: a walker that reads bufs sees b's fields. */
+	sp_store_release(&bufs, b);
+	sp_unlock(&list_lock);
+}
+
+static void buf_unlink_locked(struct sp_trace_buf *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		bufs = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+}
+
+void sp_trace_buf_retire(struct sp_trace_buf *b)
+{
+	char name[16];
+
+	sp_lock(&io_lock);
+	if (fd >= 0) {
+		drain_buf_locked(b);
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (memcmp(name, b->name, sizeof(name))) {
+			memcpy(b->name, name, sizeof(name)); /* renamed since */
+			if (b->file_gen == file_gen)
+				out_thread_locked(b);
+		}
+		out_drops_locked(b);
+		out_flush_locked();
+	}
+	sp_lock(&list_lock);
+	buf_unlink_locked(b);
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	sp_munmap(b, b->map_size);
+}
+
+/* ---- fork and exit ---------------------------------------------------- */
+
+static char *expand_path(const char *tmpl, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = tmpl; *p; p++) {
+		int n;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + o, size - o, "%d", (int)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			n = snprintf(buf + o, size - o, "%%");
+			p++;
+		} else {
+			n = snprintf(buf + o, size - o, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - o)
+			return NULL;
+		o += (size_t)n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int path_has_pid(const char *tmpl)
+{
+	for (const char *p = tmpl; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p')
+			return 1;
+		if (p[0] == '%' && p[1] == '%')
+			p++;
+	}
+	return 0;
+}
+
+static void file_start_locked(int newfd);
+
+static void atfork_prepare(void)
+{
+	sp_lock(&sp_trace_ctl_lock);
+	sp_lock(&io_lock);
+	sp_lock(&list_lock);
+}
+
+static void atfork_parent(void)
+{
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	sp_unlock(&sp_trace_ctl_lock);
+}
+
+static void atfork_child(void)
+{
+	struct sp_trace_buf *self = sp_trace_buf_self(), *b, *next;
+	char path[4096];
+
+	for (b = bufs; b; b = next) {
+		next = b->next;
+		if (b != self) {
+			buf_unlink_locked(b);
+			sp_munmap(b, b->map_size);
+		}
+	}
+	sp_trace_buf_fork_child(self);
+	writer_running = 0; /* the writer thread stayed in the parent */
+	kick_seq = 0;
+	writer_sleeping = 0;
+	out_len = 0; /* the parent writes what was buffered */
+	if (fd >= 0) {
+		int newfd = -1;
+
+		close(fd);
+		fd = -1;
+		if (path_has_pid(path_tmpl) && expand_path(path_tmpl, path, sizeof(path)))
+			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (newfd >= 0)
+			file_start_locked(newfd);
+	}
+	sp_trace_flags_update_locked(fd >= 0);
+	/* The writer starts at the child's first event (see above).  Not
+	 * under ThreadSanitizer, which cannot create threads after a
+	 * multi-threaded fork: the child's file is then written at its
+	 * flushes, thread exits and exit only. */
+#if !defined(__SANITIZE_THREAD__)
+	sp_store_relaxed(&sp_trace_writer_wanted, fd >= 0);
+#endif
+	sp_unlock(&list_lock);
+	sp_unlock(&io_lock);
+	sp_unlock(&sp_trace_ctl_lock);
+}
+
+/* Close the file: io_lock held, writer stopped (or still running: it then
+ * simply finds no file). */
+static int file_close_locked(void)
+{
+	uint64_t orphans = sp_trace_lost_get() - lost_written;
+	int rc;
+
+	if (fd < 0)
+		return -EBADF;
+	flush_self_locked();
+	if (orphans) {
+		/* Events no ring could take: one DROPPED record, thread 0. */
+		struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
+
+		d.count = orphans;
+		d.first_ts = d.last_ts = sp_trace_now();
+		out_append_locked(&d, sizeof(d));
+		lost_written += orphans;
+	}
+	out_clock_locked();
+	out_flush_locked();
+	rc = io_error;
+	if (close(fd) && !rc)
+		rc = -EIO;
+	fd = -1;
+	io_error = 0;
+	return rc;
+}
+
+static void trace_atexit(void)
+{
+	sp_lock(&sp_trace_ctl_lock);
+	if (fd >= 0) {
+		/* Off first: an event racing with exit now goes nowhere
+		 * rather than into a ring nobody drains. */
+		sp_trace_flags_update_locked(0);
+		writer_stop_locked();
+		sp_lock(&io_lock);
+		drain_all_locked();
+		/* Pending drops of every ring: exiting now, no more events. */
+		sp_lock(&list_lock);
+		for (struct sp_trace_buf *b = bufs; b; b = b->next)
+			out_drops_locked(b);
+		sp_unlock(&list_lock);
+		file_close_locked();
+		sp_unlock(&io_lock);
+	}
+	sp_unlock(&sp_trace_ctl_lock);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int cpu_has_invariant_tsc(void)
+{
+#if defined(__x86_64__)
+	char buf[16384];
+	int cfd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int ok = 0;
+
+	if (cfd < 0)
+		return 0;
+	n = read(cfd, buf, sizeof(buf) - 1);
+	close(cfd);
+	if (n > 0) {
+		buf[n] = '\0';
+		ok = strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
+	}
+	return ok;
+#else
+	return 0;
+#endif
+}
+
+/* sp_trace_ctl_lock held. */
+static void init_locked(void)
+{
+	if (initialised)
+		return;
+	initialised = 1;
+	sp_trace_events_init_locked();
+	ticks_per_sec = 1000000000u;
+	if (cpu_has_invariant_tsc()) {
+		/* Calibrate the TSC against CLOCK_MONOTONIC over 5 ms. */
+		uint64_t m0 = sp_now_ns(), c0 = sp_trace_now(), m1, c1;
+
+		sp_trace_use_tsc = 1;
+		c0 = sp_trace_now();
+		m0 = sp_now_ns();
+		do
+			m1 = sp_now_ns();
+		while (m1 - m0 < 5000000u);
+		c1 = sp_trace_now();
+		ticks_per_sec = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(m1 - m0));
+		if (!ticks_per_sec) {
+			sp_trace_use_tsc = 0;
+			ticks_per_sec = 1000000000u;
+		}
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	atexit(trace_atexit);
+}
+
+/* Header, definitions, clock, maps.  io_lock held. */
+static void file_start_locked(int newfd)
+{
+	struct sp_trace_file_header h;
+	struct timespec rt;
+
+	fd = newfd;
+	file_gen++;
+	io_error = 0;
+	out_len = 0;
+	seen_clear_locked();
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SP_TRACE_MAGIC, 8);
+	h.version = SP_TRACE_VERSION;
+	h.header_size = SP_TRACE_HEADER_SIZE;
+	h.pid = (uint32_t)getpid();
+	h.clock = sp_trace_use_tsc ? SP_TRACE_CLOCK_TSC : SP_TRACE_CLOCK_MONOTONIC;
+	h.ticks_per_sec = ticks_per_sec;
+	h.tick0 = sp_trace_now();
+	h.mono0_ns = sp_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	h.realtime0_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	out_append_locked(&h, sizeof(h));
+	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
+		out_def_locked(id); /* the defined ones */
+	out_clock_locked();
+	out_maps_locked();
+	out_flush_locked();
+}
+
+/* ---- for trace_events.c ---------------------------------------------- */
+
+int sp_trace_file_open_locked(void)
+{
+	return fd >= 0; /* fd changes only under sp_trace_ctl_lock and io_lock */
+}
+
+void sp_trace_file_def_added_locked(unsigned id)
+{
+	init_locked();
+	sp_lock(&io_lock);
+	if (fd >= 0) {
+		out_def_locked(id);
+		out_flush_locked();
+	}
+	sp_unlock(&io_lock);
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+int syncprof_trace_open(const char *path)
+{
+	char buf[4096];
+	int newfd, rc = 0;
+
+	if (!path || !*path || strlen(path) >= sizeof(path_tmpl))
+		return -EINVAL;
+	sp_lock(&sp_trace_ctl_lock);
+	init_locked();
+	if (!expand_path(path, buf, sizeof(buf))) {
+		sp_unlock(&sp_trace_ctl_lock);
+		return -ENAMETOOLONG;
+	}
+	newfd = open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (newfd < 0) {
+		rc = -errno;
+		sp_unlock(&sp_trace_ctl_lock);
+		return rc;
+	}
+	sp_lock(&io_lock);
+	if (fd >= 0)
+		file_close_locked(); /* its write errors are not this call's */
+	file_start_locked(newfd);
+	sp_unlock(&io_lock);
+	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
+	writer_start_locked();
+	sp_trace_flags_update_locked(fd >= 0);
+	sp_unlock(&sp_trace_ctl_lock);
+	return 0;
+}
+
+int syncprof_trace_close(void)
+{
+	int rc;
+
+	sp_lock(&sp_trace_ctl_lock);
+	/* fd changes only under sp_trace_ctl_lock (and io_lock): stable here. */
+	if (fd < 0) {
+		sp_unlock(&sp_trace_ctl_lock);
+		return -EBADF;
+	}
+	sp_trace_flags_update_locked(0);
+	writer_stop_locked();
+	sp_lock(&io_lock);
+	rc = file_close_locked();
+	sp_unlock(&io_lock);
+	sp_unlock(&sp_trace_ctl_lock);
+	return rc;
+}
+
+int syncprof_trace_flush(void)
+{
+	int rc;
+
+	sp_lock(&io_lock);
+	if (fd < 0) {
+		sp_unlock(&io_lock);
+		return -EBADF;
+	}
+	flush_self_locked();
+	rc = io_error;
+	io_error = 0;
+	sp_unlock(&io_lock);
+	return rc;
+}
+
+/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES.  trace=FILE also switches
+ * profiling on: lock events are emitted by the profiled calls. */
+__attribute__((constructor)) static void trace_constructor(void)
+{
+	int rc;
+
+	sp_runtime_init();
+	if (sp_opts.trace_buffer && syncprof_trace_set_buffer_size(sp_opts.trace_buffer))
+		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
+				"bytes); using %zu\n",
+			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
+	if (!sp_opts.trace)
+		return;
+	rc = syncprof_trace_open(sp_opts.trace);
+	if (rc)
+		fprintf(stderr, "syncprof: warning: cannot open the trace file '%s': %s; not "
+				"tracing\n",
+			sp_opts.trace, strerror(-rc));
+	else
+		syncprof_enable(); /* lock events come from the profiled calls */
+}

@@ -1,0 +1,130 @@
+/*
+ * trace_format.h - the syncprof trace file format, version 1: constants and
+ * record layouts shared by the writer (trace_file.c, trace_buffer.c) and
+ * the reader (trace_reader.c).  docs/trace-format.md is the prose version;
+ * keep the two in step.
+ *
+ * Design: a fixed 64-byte header, then a stream of records.  Every record
+ * starts with the same 8-byte header (type, aux, size) and is a multiple of
+ * 8 bytes long, so a reader can skip what it does not understand and can
+ * tell a truncated tail (a size that runs past the end of the file) from a
+ * corrupt one (a size or type that cannot be).  Event records are written
+ * into the per-thread buffers in exactly their file layout, so the writer
+ * thread copies bytes and never re-encodes.  Names (events, threads,
+ * call-site strings, code addresses) are defined by records that precede
+ * their first use in the file, so the file reads in one pass.
+ *
+ * Byte order is the writer's, which is little-endian on every platform
+ * syncprof supports; the reader rejects a file whose magic does not match
+ * byte for byte (a big-endian writer would produce a different magic).
+ *
+ * Alternatives considered: CTF (LTTng's format) describes layouts with a
+ * metadata grammar; a reader for it is far larger than this format needs.
+ * Varint-packed records save ~40% of space but cost an encode on the hot
+ * path or a re-encode in the writer; fixed u64 arguments copy as is.
+ */
+#ifndef SP_TRACE_FORMAT_H
+#define SP_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define SP_TRACE_MAGIC "SYNCPTRC" /* 8 bytes, no NUL in the file */
+#define SP_TRACE_VERSION 1
+#define SP_TRACE_HEADER_SIZE 64
+#define SP_TRACE_MAX_RECORD (1u << 20) /* larger sizes mean corruption */
+#define SP_TRACE_MAX_ARGS 6
+#define SP_TRACE_MAX_ID 65535 /* event ids in a file are below this */
+
+enum sp_trace_clock {
+	SP_TRACE_CLOCK_TSC = 1,       /* x86 time-stamp counter (invariant TSC) */
+	SP_TRACE_CLOCK_MONOTONIC = 2, /* CLOCK_MONOTONIC nanoseconds */
+};
+
+/* The file header. */
+struct sp_trace_file_header {
+	char magic[8];          /* "SYNCPTRC" */
+	uint32_t version;       /* SP_TRACE_VERSION */
+	uint32_t header_size;   /* 64: records start here */
+	uint32_t pid;           /* the traced process */
+	uint32_t clock;         /* enum sp_trace_clock */
+	uint64_t ticks_per_sec; /* timestamp units per second (1e9: ns) */
+	uint64_t tick0;         /* a timestamp ... */
+	uint64_t mono0_ns;      /* ... and CLOCK_MONOTONIC at the same instant */
+	uint64_t realtime0_ns;  /* ... and CLOCK_REALTIME (wall offset) */
+	uint32_t flags;         /* 0 */
+	uint32_t reserved;      /* 0 */
+};
+
+enum sp_trace_rec_type {
+	SP_REC_EVENT = 1,     /* aux = nargs */
+	SP_REC_DROPPED = 2,
+	SP_REC_EVENT_DEF = 3, /* aux = nargs */
+	SP_REC_THREAD = 4,
+	SP_REC_STRING = 5,
+	SP_REC_PCSITE = 6,
+	SP_REC_MAPS = 7,
+	SP_REC_CLOCK = 8,
+	/* types >= 64 are optional: readers that do not know them skip them */
+	SP_REC_OPTIONAL_MIN = 64,
+};
+
+struct sp_trace_rec_header {
+	uint16_t type;
+	uint16_t aux;
+	uint32_t size; /* whole record, header included; multiple of 8 */
+};
+
+/* SP_REC_EVENT: 24 + 8 * nargs bytes. */
+struct sp_trace_rec_event {
+	struct sp_trace_rec_header h;
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t id;
+	uint64_t args[]; /* h.aux of them */
+};
+
+/* SP_REC_DROPPED: the thread dropped @count events, timestamps in
+ * [first_ts, last_ts], at this point of its stream. */
+struct sp_trace_rec_dropped {
+	struct sp_trace_rec_header h;
+	uint64_t first_ts;
+	uint64_t last_ts;
+	uint32_t tid;
+	uint32_t pad;
+	uint64_t count;
+};
+
+/* SP_REC_EVENT_DEF: u32 id, u32 pad, then h.aux + 1 NUL-terminated strings
+ * (name, then argument names), zero-padded to a multiple of 8.
+ * SP_REC_THREAD:    u32 tid, u32 pad, name NUL-terminated, padded.
+ * SP_REC_STRING:    u64 key (the string's address in the process), string.
+ * SP_REC_PCSITE:    u64 pc, u64 offset (from function, or from the DSO when
+ *                   the function is unknown), function NUL, DSO path NUL.
+ * SP_REC_MAPS:      a piece of /proc/self/maps text (not NUL-terminated;
+ *                   consecutive MAPS records concatenate), padded with NULs.
+ * SP_REC_CLOCK:     u64 tick, u64 mono_ns, u64 realtime_ns. */
+struct sp_trace_rec_clock {
+	struct sp_trace_rec_header h;
+	uint64_t tick;
+	uint64_t mono_ns;
+	uint64_t realtime_ns;
+};
+
+/* The lock events, registered first in every process: fixed ids. */
+enum sp_trace_lock_event {
+	SP_EV_LOCK_WAIT = 1,       /* obj site func line type */
+	SP_EV_LOCK_ACQUIRED = 2,   /* obj site func line type wait_ns */
+	SP_EV_LOCK_RELEASED = 3,   /* obj site func line type [hold_ns] */
+	SP_EV_LOCK_TRY_FAILED = 4, /* obj site func line type */
+	SP_EV_COND_WAIT = 5,       /* obj site func line type */
+	SP_EV_COND_WOKEN = 6,      /* obj site func line type wait_ns */
+	SP_EV_LOCK_LAST = 6,
+	SP_EV_USER_FIRST = 16,     /* first id of syncprof_trace_register() */
+};
+
+/* Arguments of the lock events: @line != 0: @site and @func are the keys of
+ * STRING records (file, function); @line == 0: @site is a code address
+ * (PCSITE record), @func is 0. */
+enum { SP_LA_OBJ, SP_LA_SITE, SP_LA_FUNC, SP_LA_LINE, SP_LA_TYPE, SP_LA_NS };
+
+#endif /* SP_TRACE_FORMAT_H */

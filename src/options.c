@@ -70,10 +70,15 @@ void syncprof_report_options_init(struct syncprof_report_options *o)
 	o->src_root = NULL;
 }
 
+/* Defined (as 1) by the preload library only: preloaded, profiling is on
+ * unless SYNCPROF_OPTIONS says enabled=0. */
+extern const int sp_preload_enabled_default __attribute__((weak));
+
 void sp_options_defaults(struct sp_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->enabled = 0;
+	o->enabled = &sp_preload_enabled_default ? sp_preload_enabled_default : 0;
+	o->frames = SP_DEFAULT_FRAMES;
 	o->report_at_exit = -1;
 	syncprof_report_options_init(&o->report);
 }
@@ -83,6 +88,9 @@ void sp_options_free(struct sp_options *o)
 	free(o->output);
 	free(o->src_root);
 	o->output = o->src_root = NULL;
+	for (unsigned i = 0; i < o->n_skip; i++)
+		free(o->skip[i]);
+	o->n_skip = 0;
 	o->report.src_root = NULL;
 }
 
@@ -169,6 +177,33 @@ static int opt_top(struct sp_options *o, const char *v)
 	return parse_uint(v, &o->report.top);
 }
 
+static int opt_frames(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n > SP_MAX_FRAMES)
+		return -EINVAL;
+	o->frames = n;
+	return 0;
+}
+
+static int opt_hold(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->hold);
+}
+
+/* Repeatable: each skip=REGEX adds one pattern (checked by stack.c). */
+static int opt_skip(struct sp_options *o, const char *v)
+{
+	if (o->n_skip >= SP_MAX_SKIP || !*v)
+		return -EINVAL;
+	o->skip[o->n_skip] = strdup(v);
+	if (!o->skip[o->n_skip])
+		return -ENOMEM;
+	o->n_skip++;
+	return 0;
+}
+
 struct option_row {
 	const char *name;
 	int (*set)(struct sp_options *o, const char *value);
@@ -184,6 +219,9 @@ static const struct option_row option_table[] = {
 	{ "coalesce", opt_coalesce, "1 or 0" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
+	{ "frames", opt_frames, "callers kept per contended site, 0 to 16" },
+	{ "skip", opt_skip, "a function-name regex (repeatable, at most 16)" },
+	{ "hold", opt_hold, "1 or 0" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))

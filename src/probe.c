@@ -86,13 +86,20 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
 					const struct sp_lock_ops *ops,
 					const struct timespec *abstime, const struct sp_site *site)
 {
-	uint64_t t0 = sp_now_ns();
-	int rc = ops->lock(obj, abstime);
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	struct sp_wait_ctx w;
+	uint64_t t0, wait;
+	struct sp_entry *e;
+	int rc;
 
-	if (e)
+	sp_wait_begin((uintptr_t)obj, op, &w); /* blame: who holds it now */
+	t0 = sp_now_ns();
+	rc = ops->lock(obj, abstime);
+	wait = sp_now_ns() - t0;
+	e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	if (e) {
 		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
+		sp_wait_end(t, e, wait, &w); /* frames, blame */
+	}
 	return rc;
 }
 
@@ -112,8 +119,10 @@ SP_NOINLINE int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0,
 	uint64_t wait = sp_now_ns() - t0;
 	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)cond, SP_TYPE_CONDVAR);
 
-	if (e)
+	if (e) {
 		sp_entry_record_wait(e, wait, 1);
+		sp_wait_end(t, e, wait, NULL); /* frames */
+	}
 	return rc;
 }
 

@@ -92,6 +92,7 @@ int sp_report_snapshot(void)
 		return rc;
 	sp_rows_free(&snapshot);
 	snapshot = now;
+	sp_hold_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);

@@ -203,6 +203,9 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 		}
 		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 			d->hist[b] += sp_load_relaxed(&s->hist[b]);
+		d->owner_changes += sp_load_relaxed(&s->owner_changes);
+		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+			d->hold_hist[b] += sp_load_relaxed(&s->hold_hist[b]);
 		if (!d->n_frames && s->n_frames) {
 			memcpy(d->frames, s->frames, sizeof(d->frames));
 			d->n_frames = s->n_frames;

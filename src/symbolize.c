@@ -136,6 +136,10 @@ static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 		mod = dwfl_addrmodule(d, addr);
 	if (!mod)
 		return;
+	/* The module's path as mapped (dladdr gives argv[0] for the program). */
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (name && name[0] == '/')
+		out->dso = name;
 	name = dwfl_module_addrname(mod, addr);
 	if (name) {
 		GElf_Sym sym;

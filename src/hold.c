@@ -48,6 +48,7 @@
  * holds the lock without a search over every thread's table.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "probe.h"
@@ -96,162 +97,135 @@ static void clock_calibrate(void)
 #endif
 }
 
-/* ---- owner slots ---------------------------------------------------------- */
+/* ---- per-thread published held locks -------------------------------------- */
 
-#define SLOT_BITS 14
-#define N_SLOTS (1u << SLOT_BITS)
-#define SLOT_PROBES 4
-
-struct hold_slot {
-	uintptr_t obj;      /* 0: free; claimed with a CAS by the new holder */
-	uint32_t seq;       /* odd while the holder writes the fields below */
-	pid_t tid;
-	uint64_t since;     /* ticks */
-	struct sp_site site;
-	uintptr_t last_obj; /* last lock held through this slot, and by whom */
-	pid_t last_tid;
-};
-
-static struct hold_slot *slots;
-static uint64_t collisions, untracked;
-
-static size_t slot_hash(uintptr_t obj)
-{
-	uint64_t h = (uint64_t)obj * 0x9E3779B97F4A7C15ull;
-
-	return (size_t)(h >> (64 - SLOT_BITS));
-}
-
-static void slot_write(struct hold_slot *s, pid_t tid, uint64_t since, const struct sp_site *site)
-{
-	uint32_t q = s->seq;
-
-	sp_store_relaxed(&s->seq, q + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE); /* seq odd before the fields */
-	sp_store_relaxed(&s->tid, tid);
-	sp_store_relaxed(&s->since, since);
-	sp_store_relaxed(&s->site.file, site ? site->file : NULL);
-	sp_store_relaxed(&s->site.func, site ? site->func : NULL);
-	sp_store_relaxed(&s->site.pc, site ? site->pc : 0);
-	sp_store_relaxed(&s->site.line, site ? site->line : 0);
-	sp_store_release(&s->seq, q + 2);
-}
-
-/* Claim a slot for @obj, which the caller now holds exclusively; -1 if none. */
-static int slot_claim(struct sp_thread *t, struct sp_entry *e, uintptr_t obj, uint64_t now,
-		      const struct sp_site *site)
-{
-	size_t h = slot_hash(obj);
-
-	if (!slots)
-		return -1;
-	for (unsigned i = 0; i < SLOT_PROBES; i++) {
-		size_t k = (h + i) & (N_SLOTS - 1);
-		struct hold_slot *s = &slots[k];
-		uintptr_t cur = sp_load_acquire(&s->obj);
-
-		/* Same object still recorded: its holder died or unlocked it in
-		 * another thread; we hold it now, so the slot is ours. */
-		if (cur != obj) {
-			if (cur)
-				continue;
-			if (!__atomic_compare_exchange_n(&s->obj, &cur, obj, 0, __ATOMIC_ACQ_REL,
-							 __ATOMIC_RELAXED))
-				continue;
-		}
-		if (s->last_obj == obj && s->last_tid != t->tid && e)
-			sp_store_relaxed(&e->owner_changes, e->owner_changes + 1);
-		s->last_obj = obj;
-		s->last_tid = t->tid;
-		slot_write(s, t->tid, now, site);
-		return (int)k;
-	}
-	sp_add_relaxed(&collisions, 1);
-	return -1;
-}
-
-static void slot_free(int k, uintptr_t obj)
-{
-	struct hold_slot *s = &slots[k];
-
-	if (sp_load_relaxed(&s->obj) != obj)
-		return;
-	slot_write(s, 0, 0, NULL);
-	sp_store_release(&s->obj, 0); /* last: the slot may be claimed again */
-}
-
-int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns)
-{
-	size_t h = slot_hash(obj);
-	struct hold_slot *all = sp_load_acquire(&slots);
-
-	if (!all || !obj)
-		return -ENOENT;
-	for (unsigned i = 0; i < SLOT_PROBES; i++) {
-		struct hold_slot *s = &all[(h + i) & (N_SLOTS - 1)];
-
-		for (int attempt = 0; attempt < 8; attempt++) {
-			uint32_t q1 = sp_load_acquire(&s->seq);
-			uintptr_t o = sp_load_relaxed(&s->obj);
-			pid_t who = sp_load_relaxed(&s->tid);
-			uint64_t since = sp_load_relaxed(&s->since);
-			struct sp_site st;
-
-			st.file = sp_load_relaxed(&s->site.file);
-			st.func = sp_load_relaxed(&s->site.func);
-			st.pc = sp_load_relaxed(&s->site.pc);
-			st.line = sp_load_relaxed(&s->site.line);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			if ((q1 & 1) || sp_load_relaxed(&s->seq) != q1)
-				continue; /* torn: a holder is writing; copy again */
-			if (o != obj || !who)
-				break;
-			if (tid)
-				*tid = who;
-			if (site)
-				*site = st;
-			if (since_ns)
-				*since_ns = since > tick0 ? ns0 + ticks_to_ns(since - tick0) : ns0;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* ---- the thread's held locks ---------------------------------------------- */
-
-#define HELD_MAX 24
+#define HELD_MAX 32
 
 struct held {
+	/* published: read by other threads inside the seq section */
 	uintptr_t obj;
-	struct sp_entry *e;
-	uint64_t t0;      /* ticks at acquisition (or at the end of a cond wait) */
-	uint64_t paused;  /* ticks held before a cond wait */
-	uint32_t depth;
-	int32_t slot;
 	struct sp_site site;
+	uint64_t since_ns;   /* 0: not timed; observers fill "observed" */
+	uint64_t observed;   /* first time an observer saw this hold (CAS) */
+	uint8_t exclusive;
+	/* owner only */
+	uint8_t timed;       /* sampled: t0 valid, hold is timed */
+	uint32_t depth;
+	struct sp_entry *e;
+	uint64_t t0;         /* ticks at acquisition, or at the end of a cond wait */
+	uint64_t paused;     /* ticks held before a cond wait */
 };
 
-static SP_TLS struct held held[HELD_MAX];
-static SP_TLS unsigned n_held;
+/* One per thread, in its own mmap'd pages, in a global list; recycled
+ * when its thread exits holding nothing. */
+struct hold_pub {
+	uint32_t seq;        /* odd while the owner changes n or e[] */
+	uint32_t n;
+	pid_t tid;           /* 0: free; <0: exited holding locks */
+	struct hold_pub *next;
+	struct held e[HELD_MAX];
+};
 
-static struct held *held_find(uintptr_t obj)
+static struct hold_pub *pubs; /* list head; blocks are never unmapped */
+static SP_TLS struct hold_pub *my_pub;
+static SP_TLS unsigned sample_left;
+static SP_TLS uint32_t sample_rng;
+static unsigned sample_period = 1;
+static pthread_key_t pub_key;
+static uint64_t untracked; /* acquisitions beyond HELD_MAX held at once */
+
+/* Last owner of each lock, direct-mapped by address, for owner changes;
+ * written only when it changes (an uncontended lock stays clean). */
+#define OWNER_BITS 14
+static pid_t *last_owner;
+
+static size_t obj_hash(uintptr_t obj, unsigned bits)
 {
-	for (unsigned i = n_held; i-- > 0;)
-		if (held[i].obj == obj)
-			return &held[i];
+	return (size_t)(((uint64_t)obj * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static void pub_exit(void *arg)
+{
+	struct hold_pub *p = arg;
+
+	my_pub = NULL;
+	/* Locks still held stay visible, as held by an exited thread. */
+	sp_store_release(&p->tid, p->n ? -p->tid : 0);
+}
+
+static SP_NOINLINE struct hold_pub *pub_get__slowpath(struct sp_thread *t)
+{
+	struct hold_pub *p;
+
+	for (p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t free_ = 0;
+
+		if (__atomic_compare_exchange_n(&p->tid, &free_, t->tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (!p) {
+		p = sp_mmap(sizeof(*p));
+		if (!p)
+			return NULL;
+		p->tid = t->tid;
+		p->next = sp_load_relaxed(&pubs);
+		while (!__atomic_compare_exchange_n(&pubs, &p->next, p, 1, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+	}
+	p->n = 0;
+	pthread_setspecific(pub_key, p);
+	my_pub = p;
+	return p;
+}
+
+static SP_ALWAYS_INLINE struct hold_pub *pub_get(struct sp_thread *t)
+{
+	struct hold_pub *p = my_pub;
+
+	return SP_LIKELY(p) ? p : pub_get__slowpath(t);
+}
+
+/* The owner's writes to its block are bracketed by seq odd/even. */
+static SP_ALWAYS_INLINE void pub_begin(struct hold_pub *p)
+{
+	sp_store_relaxed(&p->seq, p->seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static SP_ALWAYS_INLINE void pub_end(struct hold_pub *p)
+{
+	sp_store_release(&p->seq, p->seq + 1);
+}
+
+static SP_ALWAYS_INLINE struct held *held_find(struct hold_pub *p, uintptr_t obj)
+{
+	for (unsigned i = p->n; i-- > 0;)
+		if (p->e[i].obj == obj)
+			return &p->e[i];
 	return NULL;
 }
 
-static void held_remove(struct held *h)
+static SP_ALWAYS_INLINE void held_remove(struct hold_pub *p, struct held *h)
 {
-	unsigned i = (unsigned)(h - held);
+	unsigned i = (unsigned)(h - p->e);
 
-	memmove(&held[i], &held[i + 1], (n_held - i - 1) * sizeof(*h));
-	n_held--;
+	if (SP_LIKELY(i + 1 == p->n)) {
+		/* Released in reverse order of acquisition: pop. */
+		pub_begin(p);
+		sp_store_relaxed(&p->n, i);
+		pub_end(p);
+		return;
+	}
+	pub_begin(p);
+	for (; i + 1 < p->n; i++)
+		p->e[i] = p->e[i + 1];
+	sp_store_relaxed(&p->n, p->n - 1);
+	pub_end(p);
 }
 
-static void entry_add_hold(struct sp_entry *e, uint64_t ns)
+static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 {
 	unsigned b = sp_hist_bucket(ns);
 	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
@@ -262,89 +236,209 @@ static void entry_add_hold(struct sp_entry *e, uint64_t ns)
 		sp_store_relaxed(&e->hold_max_ns, 0);
 		sp_store_release(&e->epoch, epoch);
 	}
-	sp_store_relaxed(&e->holds, e->holds + 1);
-	sp_store_relaxed(&e->hold_ns, e->hold_ns + ns);
+	sp_store_relaxed(&e->holds, e->holds + weight);
+	sp_store_relaxed(&e->hold_ns, e->hold_ns + ns * weight);
 	if (ns > e->hold_max_ns)
 		sp_store_relaxed(&e->hold_max_ns, ns);
-	sp_store_relaxed(&e->hold_hist[b], e->hold_hist[b] + 1);
+	sp_store_relaxed(&e->hold_hist[b], e->hold_hist[b] + weight);
+}
+
+static void owner_change(struct sp_entry *e, uintptr_t obj, pid_t tid)
+{
+	pid_t *o = &last_owner[obj_hash(obj, OWNER_BITS)];
+
+	if (sp_load_relaxed(o) != tid) {
+		if (sp_load_relaxed(o) && e)
+			sp_store_relaxed(&e->owner_changes, e->owner_changes + 1);
+		sp_store_relaxed(o, tid);
+	}
 }
 
 SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 				  const struct sp_site *site)
 {
-	uint64_t now = ticks();
-	struct sp_entry *e = sp_entry_get(t, site, obj, op);
-	struct held *h = held_find(obj);
+	struct hold_pub *p = pub_get(t);
+	struct sp_entry *e;
+	struct held *h;
 
-	if (h) {
+	if (SP_UNLIKELY(!p))
+		return;
+	h = p->n ? held_find(p, obj) : NULL;
+	e = sp_entry_get(t, site, obj, op);
+	if (SP_UNLIKELY(h != NULL)) {
 		/* Taken again by its holder: recursive mutex or read lock. */
 		if (op == SP_TYPE_RWLOCK_READ || (h->e && h->e->type == SP_TYPE_REC_MUTEX)) {
 			h->depth++;
 			return;
 		}
 		/* Otherwise a stale record (unlocked by another thread). */
-		held_remove(h);
+		held_remove(p, h);
 	}
-	if (n_held == HELD_MAX) {
+	if (SP_UNLIKELY(p->n == HELD_MAX)) {
 		sp_add_relaxed(&untracked, 1);
 		return;
 	}
-	h = &held[n_held++];
+	if (op != SP_TYPE_RWLOCK_READ)
+		owner_change(e, obj, t->tid);
+	pub_begin(p);
+	h = &p->e[p->n];
 	h->obj = obj;
-	h->e = e;
-	h->t0 = now;
-	h->paused = 0;
-	h->depth = 1;
 	h->site = *site;
-	h->slot = op == SP_TYPE_RWLOCK_READ ? -1 : slot_claim(t, e, obj, now, site);
+	h->observed = 0;
+	h->exclusive = op != SP_TYPE_RWLOCK_READ;
+	h->depth = 1;
+	h->e = e;
+	h->paused = 0;
+	if (SP_UNLIKELY(sample_left <= 1)) {
+		/* This one is timed.  The gap to the next timed one is random,
+		 * 1 to 2 * period - 1 (mean: period), so that sampling does
+		 * not alias with a periodic program (A, B, A, B...). */
+		uint32_t x = sample_rng ? sample_rng : (uint32_t)t->tid * 2654435761u + 1;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		sample_rng = x;
+		sample_left = 1 + x % (2 * sample_period - 1);
+		h->timed = 1;
+		h->t0 = ticks();
+		h->since_ns = ns0 + ticks_to_ns(h->t0 - tick0);
+	} else {
+		sample_left--;
+		h->timed = 0;
+		h->since_ns = 0;
+	}
+	sp_store_relaxed(&p->n, p->n + 1);
+	pub_end(p);
 }
 
 SP_NOINLINE void sp_hold_released(uintptr_t obj)
 {
-	struct held *h = held_find(obj);
+	struct hold_pub *p = my_pub;
+	struct held *h;
 
-	if (!h) {
-		/* Not ours (another thread's lock, or taken before tracking):
-		 * forget the recorded holder, the lock is free now. */
-		size_t k = slot_hash(obj);
-
-		if (slots)
-			for (unsigned i = 0; i < SLOT_PROBES; i++)
-				slot_free((int)((k + i) & (N_SLOTS - 1)), obj);
-		return;
-	}
+	if (SP_UNLIKELY(!p) || !(h = held_find(p, obj)))
+		return; /* not ours: another thread's lock, or taken before */
 	if (--h->depth)
 		return;
-	if (h->e)
-		entry_add_hold(h->e, ticks_to_ns(h->paused + ticks() - h->t0));
-	if (h->slot >= 0)
-		slot_free(h->slot, obj);
-	held_remove(h);
+	if (h->timed && h->e)
+		entry_add_hold(h->e, ticks_to_ns(h->paused + ticks() - h->t0), sample_period);
+	held_remove(p, h);
 }
 
 SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 {
-	struct held *h = held_find(obj);
+	struct hold_pub *p = my_pub;
+	struct held *h = p ? held_find(p, obj) : NULL;
 
 	if (!h)
 		return;
-	h->paused += ticks() - h->t0;
-	if (h->slot >= 0) {
-		slot_free(h->slot, obj);
-		h->slot = -1;
-	}
+	if (h->timed)
+		h->paused += ticks() - h->t0;
+	pub_begin(p);
+	h->exclusive = 0; /* released while waiting: nobody to blame */
+	pub_end(p);
 }
 
 SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
 {
-	struct held *h = held_find(obj);
-	struct sp_thread *t = sp_tls_self;
+	struct hold_pub *p = my_pub;
+	struct held *h = p ? held_find(p, obj) : NULL;
 
 	if (!h)
 		return;
-	h->t0 = ticks();
-	if (t && h->slot < 0)
-		h->slot = slot_claim(t, NULL, obj, h->t0, &h->site);
+	if (h->timed)
+		h->t0 = ticks();
+	pub_begin(p);
+	h->exclusive = 1;
+	pub_end(p);
+}
+
+/* Copy the hold of @obj in @p, if any; 1 when found (untorn). */
+static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_site *site,
+		      uint64_t *since_ns)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint32_t q = sp_load_acquire(&p->seq);
+		uint32_t n = sp_load_relaxed(&p->n);
+		pid_t who = sp_load_relaxed(&p->tid);
+		int found = -1;
+		struct sp_site st = { 0 };
+		uint64_t since = 0;
+
+		if (q & 1)
+			continue;
+		if (n > HELD_MAX)
+			n = HELD_MAX;
+		for (unsigned i = 0; i < n; i++)
+			if (sp_load_relaxed(&p->e[i].obj) == obj &&
+			    sp_load_relaxed(&p->e[i].exclusive)) {
+				found = (int)i;
+				st.file = sp_load_relaxed(&p->e[i].site.file);
+				st.func = sp_load_relaxed(&p->e[i].site.func);
+				st.pc = sp_load_relaxed(&p->e[i].site.pc);
+				st.line = sp_load_relaxed(&p->e[i].site.line);
+				since = sp_load_relaxed(&p->e[i].since_ns);
+				break;
+			}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (sp_load_relaxed(&p->seq) != q)
+			continue;
+		if (found < 0 || !who)
+			return 0;
+		if (!since && since_ns) {
+			/* Untimed hold: the first observer's clock is the bound. */
+			uint64_t now = sp_now_ns(), zero = 0;
+
+			__atomic_compare_exchange_n(&p->e[found].observed, &zero, now, 0,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			since = zero ? zero : now;
+			if (sp_load_acquire(&p->seq) != q)
+				continue;
+		}
+		*tid = who < 0 ? -who : who;
+		*site = st;
+		if (since_ns)
+			*since_ns = since;
+		return 1;
+	}
+	return 0;
+}
+
+int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns)
+{
+	pid_t best_tid = 0;
+	struct sp_site best_site = { 0 };
+	uint64_t best_since = 0;
+	int found = 0;
+
+	if (!obj || !sp_load_acquire(&sp_hold_on))
+		return -ENOENT;
+	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t who;
+		struct sp_site st;
+		uint64_t since = 0;
+
+		if (!sp_load_relaxed(&p->tid) || !pub_lookup(p, obj, &who, &st, &since))
+			continue;
+		/* Several claims (a holder that exited, then a new owner): the
+		 * latest acquisition is the live one. */
+		if (!found || since >= best_since) {
+			best_tid = who;
+			best_site = st;
+			best_since = since;
+			found = 1;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	if (tid)
+		*tid = best_tid;
+	if (site)
+		*site = best_site;
+	if (since_ns)
+		*since_ns = best_since;
+	return 0;
 }
 
 /* ---- blame ---------------------------------------------------------------- */
@@ -532,7 +626,13 @@ void sp_hold_init(void)
 	if (!sp_opts.hold || sp_hold_on)
 		return;
 	clock_calibrate();
+	sample_period = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
-	sp_store_release(&slots, (struct hold_slot *)sp_mmap(N_SLOTS * sizeof(*slots)));
+	last_owner = sp_mmap(sizeof(*last_owner) << OWNER_BITS);
+	if (!blame || !last_owner || pthread_key_create(&pub_key, pub_exit)) {
+		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
+		      stderr);
+		return;
+	}
 	sp_store_release(&sp_hold_on, 1);
 }

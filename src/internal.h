@@ -158,6 +158,7 @@ struct sp_rows {
 /* Options read from SYNCPROF_OPTIONS (see options.c). */
 #define SP_MAX_SKIP 16
 #define SP_DEFAULT_FRAMES 4
+#define SP_DEFAULT_HOLD_SAMPLE 16
 struct sp_options {
 	int enabled;
 	int report_at_exit;  /* -1: unset, report when profiling was ever on */
@@ -167,6 +168,7 @@ struct sp_options {
 	/* interposed call sites (stack.c) and hold tracking (hold.c) */
 	unsigned frames;            /* callers kept per contended site */
 	int hold;                   /* 1: hold times, owner changes, blame */
+	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
 	unsigned n_skip;
 	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
 };

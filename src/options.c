@@ -79,6 +79,7 @@ void sp_options_defaults(struct sp_options *o)
 	memset(o, 0, sizeof(*o));
 	o->enabled = &sp_preload_enabled_default ? sp_preload_enabled_default : 0;
 	o->frames = SP_DEFAULT_FRAMES;
+	o->hold_sample = SP_DEFAULT_HOLD_SAMPLE;
 	o->report_at_exit = -1;
 	syncprof_report_options_init(&o->report);
 }
@@ -192,6 +193,16 @@ static int opt_hold(struct sp_options *o, const char *v)
 	return parse_bool(v, &o->hold);
 }
 
+static int opt_hold_sample(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n < 1 || n > 1000000)
+		return -EINVAL;
+	o->hold_sample = n;
+	return 0;
+}
+
 /* Repeatable: each skip=REGEX adds one pattern (checked by stack.c). */
 static int opt_skip(struct sp_options *o, const char *v)
 {
@@ -222,6 +233,7 @@ static const struct option_row option_table[] = {
 	{ "frames", opt_frames, "callers kept per contended site, 0 to 16" },
 	{ "skip", opt_skip, "a function-name regex (repeatable, at most 16)" },
 	{ "hold", opt_hold, "1 or 0" },
+	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))

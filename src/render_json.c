@@ -191,9 +191,12 @@ int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render
 	json_string(out, ctx->command ? ctx->command : "");
 	fprintf(out,
 		",\"clock\":\"monotonic\",\"elapsed_ns\":%llu,\"coalesced\":%s,\"sort\":\"%s\","
-		"\"lost_events\":%llu,\"rows\":[",
+		"\"lost_events\":%llu,",
 		(unsigned long long)ctx->elapsed_ns, o->coalesce ? "true" : "false",
 		sp_sort_name(o->sort), (unsigned long long)ctx->lost);
+	if (sp_load_relaxed(&sp_hold_on))
+		fprintf(out, "\"hold_sample\":%u,", sp_opts.hold_sample ? sp_opts.hold_sample : 1);
+	fputs("\"rows\":[", out);
 	for (size_t i = 0; i < rows->n; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		json_row(out, &rows->v[i], sp_load_relaxed(&sp_hold_on), o->coalesce);

@@ -54,14 +54,14 @@ static unsigned next_rand(unsigned *s)
 static void journal_append(long amount)
 {
 	pthread_mutex_lock(&journal_lock);
+	while (journal_len == JOURNAL_BATCH) /* full: the auditor has not drained it */
+		pthread_cond_wait(&journal_ready, &journal_lock);
 	/* Simulate formatting the journal line while holding the lock. */
 	for (volatile int spin = 0; spin < 60; spin++)
 		;
 	journal[journal_len++] = amount;
 	if (journal_len == JOURNAL_BATCH)
-		pthread_cond_signal(&journal_ready);
-	while (journal_len == JOURNAL_BATCH)
-		pthread_cond_wait(&journal_ready, &journal_lock);
+		pthread_cond_broadcast(&journal_ready);
 	pthread_mutex_unlock(&journal_lock);
 }
 

@@ -176,11 +176,15 @@ SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct times
 					SYNCPROF_SITE_PARAMS);
 
 /*
- * The flag behind syncprof_is_enabled(), exported so that instrument.h can
- * test it inline: profiling that is off then costs one load and one
- * predictable branch per lock call.  Read only; write through the API.
+ * The flags behind syncprof_is_enabled(), exported so that instrument.h can
+ * test them inline: profiling that is off then costs one load and one
+ * predictable branch per lock call.  Not zero: lock calls must go through
+ * the library; SYNCPROF__UNLOCK_HOOKS set: unlock calls too (hold tracking,
+ * tracing).  Read only; write through the API.
  */
 SYNCPROF_API extern int syncprof__enabled;
+#define SYNCPROF__PROFILING 1
+#define SYNCPROF__UNLOCK_HOOKS 2
 
 #ifdef __cplusplus
 }

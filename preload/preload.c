@@ -259,30 +259,20 @@ static SP_ALWAYS_INLINE int cond_end(void *m, int rc)
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	struct sp_thread *t;
-	uint64_t t0;
-
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return real_pthread_cond_wait()(c, m);
 	SITE;
-	cond_begin(m);
-	t0 = sp_now_ns();
-	return cond_end(m, sp_probe_cond_wait(t, c, t0, real_pthread_cond_wait()(c, m), &site));
+	return cond_end(m, SP_PROBE_COND_WAIT(c, &site,
+					      (cond_begin(m), real_pthread_cond_wait()(c, m))));
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
-	struct sp_thread *t;
-	uint64_t t0;
-
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return real_pthread_cond_timedwait()(c, m, abstime);
 	SITE;
-	cond_begin(m);
-	t0 = sp_now_ns();
-	return cond_end(m, sp_probe_cond_wait(t, c, t0,
-					      real_pthread_cond_timedwait()(c, m, abstime),
-					      &site));
+	return cond_end(m, SP_PROBE_COND_WAIT(c, &site, (cond_begin(m),
+			real_pthread_cond_timedwait()(c, m, abstime))));
 }
 
 /* ---- reader-writer locks -------------------------------------------------- */
@@ -394,30 +384,20 @@ int mtx_unlock(mtx_t *m)
 
 int cnd_wait(cnd_t *c, mtx_t *m)
 {
-	struct sp_thread *t;
-	uint64_t t0;
-
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return real_cnd_wait()(c, m);
 	SITE;
-	cond_begin(m);
-	t0 = sp_now_ns();
-	return cond_end(m, sp_probe_cond_wait(t, c, t0, real_cnd_wait()(c, m), &site));
+	return cond_end(m, SP_PROBE_COND_WAIT(c, &site, (cond_begin(m), real_cnd_wait()(c, m))));
 }
 
 int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 		  const struct timespec *__restrict abstime)
 {
-	struct sp_thread *t;
-	uint64_t t0;
-
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return real_cnd_timedwait()(c, m, abstime);
 	SITE;
-	cond_begin(m);
-	t0 = sp_now_ns();
-	return cond_end(m, sp_probe_cond_wait(t, c, t0, real_cnd_timedwait()(c, m, abstime),
-					      &site));
+	return cond_end(m, SP_PROBE_COND_WAIT(c, &site, (cond_begin(m),
+			real_cnd_timedwait()(c, m, abstime))));
 }
 
 #pragma GCC visibility pop

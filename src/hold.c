@@ -227,20 +227,21 @@ static SP_ALWAYS_INLINE void held_remove(struct hold_pub *p, struct held *h)
 
 static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 {
+	struct sp_entry_cold *c = e->cold;
 	unsigned b = sp_hist_bucket(ns);
 	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
 
-	if (SP_UNLIKELY(e->epoch != epoch)) {
+	if (SP_UNLIKELY(c->epoch != epoch)) {
 		/* Same lazy reset of the maxima as probe.c. */
-		sp_store_relaxed(&e->wait_max_ns, 0);
-		sp_store_relaxed(&e->hold_max_ns, 0);
-		sp_store_release(&e->epoch, epoch);
+		sp_store_relaxed(&c->wait_max_ns, 0);
+		sp_store_relaxed(&c->hold_max_ns, 0);
+		sp_store_release(&c->epoch, epoch);
 	}
-	sp_store_relaxed(&e->holds, e->holds + weight);
-	sp_store_relaxed(&e->hold_ns, e->hold_ns + ns * weight);
-	if (ns > e->hold_max_ns)
-		sp_store_relaxed(&e->hold_max_ns, ns);
-	sp_store_relaxed(&e->hold_hist[b], e->hold_hist[b] + weight);
+	sp_store_relaxed(&c->holds, c->holds + weight);
+	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
+	if (ns > c->hold_max_ns)
+		sp_store_relaxed(&c->hold_max_ns, ns);
+	sp_store_relaxed(&c->hold_hist[b], c->hold_hist[b] + weight);
 }
 
 static void owner_change(struct sp_entry *e, uintptr_t obj, pid_t tid)
@@ -249,7 +250,7 @@ static void owner_change(struct sp_entry *e, uintptr_t obj, pid_t tid)
 
 	if (sp_load_relaxed(o) != tid) {
 		if (sp_load_relaxed(o) && e)
-			sp_store_relaxed(&e->owner_changes, e->owner_changes + 1);
+			sp_store_relaxed(&e->cold->owner_changes, e->cold->owner_changes + 1);
 		sp_store_relaxed(o, tid);
 	}
 }
@@ -473,7 +474,7 @@ static int site_eq(const struct sp_site *a, const struct sp_site *b)
 
 static void blame_add(const struct sp_entry *e, const struct sp_site *holder, uint64_t wait)
 {
-	struct sp_site w = { e->file, e->func, e->pc, e->line };
+	struct sp_site w = { e->file, e->cold->func, e->pc, e->line };
 	uint64_t h = (site_hash(&w) ^ (site_hash(holder) >> 3) ^ (e->obj * 0x9E3779B97F4A7C15ull) ^
 		      e->type) | 1;
 
@@ -596,29 +597,29 @@ void sp_hold_snapshot(void)
 
 /* ---- contended waits -------------------------------------------------------- */
 
-void sp_wait_begin(uintptr_t obj, int op, struct sp_wait_ctx *w)
+void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 {
 	w->have_holder = 0;
-	if (!sp_load_relaxed(&sp_hold_on) || op == SP_TYPE_CONDVAR)
+	if (!sp_load_relaxed(&sp_hold_on))
 		return;
 	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
 }
 
-void sp_wait_end(struct sp_thread *t, struct sp_entry *e, uint64_t wait_ns,
-		 const struct sp_wait_ctx *w)
+void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w)
 {
+	struct sp_entry_cold *c = e->cold;
+
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, wait_ns);
-	if (e->pc && !sp_load_relaxed(&e->n_frames) && sp_opts.frames) {
+	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_opts.frames) {
 		uintptr_t f[SP_MAX_FRAMES];
 		unsigned n = sp_stack_capture(e->pc, f, sp_opts.frames);
 
 		if (n) {
-			memcpy(e->frames, f, n * sizeof(*f));
-			sp_store_release(&e->n_frames, (uint8_t)n);
+			memcpy(c->frames, f, n * sizeof(*f));
+			sp_store_release(&c->n_frames, (uint8_t)n);
 		}
 	}
-	(void)t;
 }
 
 void sp_hold_init(void)

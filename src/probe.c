@@ -23,8 +23,6 @@
 
 #include "probe.h"
 
-int syncprof__enabled;
-
 /*
  * The reported type of a mutex: rec_mutex when it was initialised
  * recursive.  glibc keeps the type in the low bits of __data.__kind (the
@@ -39,19 +37,16 @@ int sp_mutex_type(const void *mutex)
 	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE ? SP_TYPE_REC_MUTEX : SP_TYPE_MUTEX;
 }
 
-struct sp_entry *sp_entry_lookup(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
-				 int op)
+SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
+						      const struct sp_site *site, uintptr_t obj,
+						      int op)
 {
-	struct sp_entry *e = sp_table_find(&t->table, site, obj, op);
+	int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
+	struct sp_entry *e = sp_table_insert(&t->table, site, obj, op, type);
 
-	if (SP_UNLIKELY(!e)) {
-		int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
-
-		e = sp_table_insert(&t->table, site, obj, op, type);
-		if (!e) {
-			sp_lost_add(1);
-			return NULL;
-		}
+	if (!e) {
+		sp_lost_add(1);
+		return NULL;
 	}
 	t->last = e;
 	return e;
@@ -61,10 +56,12 @@ static void entry_refresh_epoch(struct sp_entry *e)
 {
 	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
 
-	if (SP_UNLIKELY(e->epoch != epoch)) {
-		sp_store_relaxed(&e->wait_max_ns, 0);
-		sp_store_relaxed(&e->hold_max_ns, 0);
-		sp_store_release(&e->epoch, epoch);
+	struct sp_entry_cold *c = e->cold;
+
+	if (SP_UNLIKELY(c->epoch != epoch)) {
+		sp_store_relaxed(&c->wait_max_ns, 0);
+		sp_store_relaxed(&c->hold_max_ns, 0);
+		sp_store_release(&c->epoch, epoch);
 	}
 }
 
@@ -77,53 +74,34 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 	sp_store_relaxed(&e->contended, e->contended + 1);
 	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
-	if (wait_ns > e->wait_max_ns)
-		sp_store_relaxed(&e->wait_max_ns, wait_ns);
-	sp_store_relaxed(&e->hist[b], e->hist[b] + 1);
+	if (wait_ns > e->cold->wait_max_ns)
+		sp_store_relaxed(&e->cold->wait_max_ns, wait_ns);
+	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
 }
 
-SP_NOINLINE int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op,
+SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj,
 					const struct sp_lock_ops *ops,
-					const struct timespec *abstime, const struct sp_site *site)
+					const struct timespec *abstime)
 {
 	struct sp_wait_ctx w;
+	int mode;
 	uint64_t t0, wait;
-	struct sp_entry *e;
 	int rc;
 
-	sp_wait_begin((uintptr_t)obj, op, &w); /* blame: who holds it now */
-	t0 = sp_now_ns();
+	sp_wait_begin((uintptr_t)obj, &w); /* blame: who holds it now (hold.c) */
+	t0 = sp_wait_start(&mode);
 	rc = ops->lock(obj, abstime);
-	wait = sp_now_ns() - t0;
-	e = sp_entry_get(t, site, (uintptr_t)obj, op);
+	wait = sp_wait_ns(mode, t0);
 	if (e) {
 		sp_entry_record_wait(e, wait, rc == ops->ok || rc == EOWNERDEAD);
-		sp_wait_end(t, e, wait, &w); /* frames, blame */
+		sp_wait_end(e, wait, &w); /* frames (stack.c), blame */
 	}
 	return rc;
 }
 
-SP_NOINLINE void sp_probe_try_failed(struct sp_thread *t, void *obj, int op,
-				     const struct sp_site *site)
+SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e)
 {
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)obj, op);
-
-	if (e)
-		sp_store_relaxed(&e->contended, e->contended + 1);
-}
-
-/* A condition wait always waits: it counts as contended, all of it timed. */
-SP_NOINLINE int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0, int rc,
-				   const struct sp_site *site)
-{
-	uint64_t wait = sp_now_ns() - t0;
-	struct sp_entry *e = sp_entry_get(t, site, (uintptr_t)cond, SP_TYPE_CONDVAR);
-
-	if (e) {
-		sp_entry_record_wait(e, wait, 1);
-		sp_wait_end(t, e, wait, NULL); /* frames */
-	}
-	return rc;
+	sp_store_relaxed(&e->contended, e->contended + 1);
 }
 
 /* ---- adapters from the real calls to the probe's signatures ----------- */
@@ -151,7 +129,7 @@ SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
 #define SITE const struct sp_site site = { file, func, 0, (uint32_t)line }
-#define OFF SP_UNLIKELY(!sp_load_relaxed(&syncprof__enabled))
+#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
 /* ---- public entry points ---------------------------------------------- */
 
@@ -193,26 +171,20 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 		       const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return pthread_cond_wait(c, m);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, pthread_cond_wait(c, m), &site);
+	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_wait(c, m));
 }
 
 int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
 			    const char *file, int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, pthread_cond_timedwait(c, m, abstime), &site);
+	return SP_PROBE_COND_WAIT(c, &site, pthread_cond_timedwait(c, m, abstime));
 }
 
 #define SP_RW_ENTRY(name, call, probe_call)                                          \
@@ -321,24 +293,18 @@ int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
 int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return cnd_wait(c, m);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, cnd_wait(c, m), &site);
+	return SP_PROBE_COND_WAIT(c, &site, cnd_wait(c, m));
 }
 
 int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
 			   int line, const char *func)
 {
 	SITE;
-	struct sp_thread *t;
-	uint64_t t0;
 
-	if (OFF || !(t = sp_thread_self()))
+	if (OFF)
 		return cnd_timedwait(c, m, abstime);
-	t0 = sp_now_ns();
-	return sp_probe_cond_wait(t, c, t0, cnd_timedwait(c, m, abstime), &site);
+	return SP_PROBE_COND_WAIT(c, &site, cnd_timedwait(c, m, abstime));
 }

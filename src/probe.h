@@ -36,13 +36,11 @@ struct sp_lock_ops {
 	int busy; /* return value of a failed try: EBUSY or thrd_busy */
 };
 
-struct sp_entry *sp_entry_lookup(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
-				 int op);
-int sp_probe_lock_contended(struct sp_thread *t, void *obj, int op, const struct sp_lock_ops *ops,
-			    const struct timespec *abstime, const struct sp_site *site);
-void sp_probe_try_failed(struct sp_thread *t, void *obj, int op, const struct sp_site *site);
-int sp_probe_cond_wait(struct sp_thread *t, void *cond, uint64_t t0, int rc,
-		       const struct sp_site *site);
+struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t, const struct sp_site *site,
+					   uintptr_t obj, int op);
+int sp_probe_lock_contended(struct sp_entry *e, void *obj, const struct sp_lock_ops *ops,
+			    const struct timespec *abstime);
+void sp_probe_try_failed(struct sp_entry *e);
 
 /* The calling thread's record, or NULL when its calls go unrecorded. */
 static SP_ALWAYS_INLINE struct sp_thread *sp_thread_self(void)
@@ -62,7 +60,11 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 
 	if (SP_LIKELY(e && sp_entry_matches(e, site, obj, op)))
 		return e;
-	return sp_entry_lookup(t, site, obj, op);
+	e = sp_table_find(&t->table, site, obj, op);
+	if (SP_UNLIKELY(!e))
+		return sp_entry_insert__slowpath(t, site, obj, op);
+	t->last = e;
+	return e;
 }
 
 static SP_ALWAYS_INLINE void sp_entry_acquired(struct sp_entry *e)
@@ -72,7 +74,12 @@ static SP_ALWAYS_INLINE void sp_entry_acquired(struct sp_entry *e)
 	sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 }
 
-/* Blocking acquisition (lock, rdlock, wrlock, spin_lock, timedlock). */
+/*
+ * Blocking acquisition (lock, rdlock, wrlock, spin_lock, timedlock).  The
+ * entry is found before the lock is tried, so that no lookup lengthens the
+ * critical section (with the TSC clock of clock.c, this took lockbench
+ * -t 2 -m 1 from 0.78x to 0.86-0.88x plain throughput).
+ */
 static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_lock_ops *ops,
 					  const struct timespec *abstime,
 					  const struct sp_site *site)
@@ -83,15 +90,16 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 
 	if (SP_UNLIKELY(!t))
 		return ops->lock(obj, abstime);
-	rc = ops->try_lock(obj);
-	if (SP_UNLIKELY(rc != ops->ok)) {
-		if (rc == ops->busy)
-			return sp_probe_lock_contended(t, obj, op, ops, abstime, site);
-		if (rc != EOWNERDEAD)
-			return rc;
-	}
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
-	if (SP_LIKELY(e))
+	rc = ops->try_lock(obj);
+	if (SP_LIKELY(rc == ops->ok)) {
+		if (SP_LIKELY(e))
+			sp_entry_acquired(e);
+		return rc;
+	}
+	if (rc == ops->busy)
+		return sp_probe_lock_contended(e, obj, ops, abstime);
+	if (rc == EOWNERDEAD && e) /* acquired; the previous owner died */
 		sp_entry_acquired(e);
 	return rc;
 }
@@ -106,17 +114,35 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 
 	if (SP_UNLIKELY(!t))
 		return ops->try_lock(obj);
-	rc = ops->try_lock(obj);
-	if (SP_UNLIKELY(rc != ops->ok)) {
-		if (rc == ops->busy)
-			sp_probe_try_failed(t, obj, op, site);
-		if (rc != EOWNERDEAD)
-			return rc;
-	}
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
-	if (SP_LIKELY(e))
+	rc = ops->try_lock(obj);
+	if (SP_UNLIKELY(!e))
+		return rc;
+	if (SP_LIKELY(rc == ops->ok) || rc == EOWNERDEAD)
 		sp_entry_acquired(e);
+	else if (rc == ops->busy)
+		sp_probe_try_failed(e);
 	return rc;
 }
+
+/* Condition waits: always a wait, all of it timed. */
+#define SP_PROBE_COND_WAIT(cond, site, call)                                          \
+	({                                                                            \
+		struct sp_thread *t_ = sp_thread_self();                              \
+		struct sp_entry *e_;                                                  \
+		uint64_t t0_;                                                         \
+		int mode_, rc_;                                                       \
+		if (SP_UNLIKELY(!t_))                                                 \
+			return call;                                                  \
+		e_ = sp_entry_get(t_, (site), (uintptr_t)(cond), SP_TYPE_CONDVAR);    \
+		t0_ = sp_wait_start(&mode_);                                          \
+		rc_ = call;                                                           \
+		if (SP_LIKELY(e_)) {                                                  \
+			uint64_t ns_ = sp_wait_ns(mode_, t0_);                        \
+			sp_entry_record_wait(e_, ns_, 1);                             \
+			sp_wait_end(e_, ns_, NULL); /* frames */                      \
+		}                                                                     \
+		rc_;                                                                  \
+	})
 
 #endif /* SP_PROBE_H */

@@ -190,9 +190,9 @@ int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render
 		(int)ctx->pid);
 	json_string(out, ctx->command ? ctx->command : "");
 	fprintf(out,
-		",\"clock\":\"monotonic\",\"elapsed_ns\":%llu,\"coalesced\":%s,\"sort\":\"%s\","
+		",\"clock\":\"%s\",\"elapsed_ns\":%llu,\"coalesced\":%s,\"sort\":\"%s\","
 		"\"lost_events\":%llu,",
-		(unsigned long long)ctx->elapsed_ns, o->coalesce ? "true" : "false",
+		sp_clock_name(), (unsigned long long)ctx->elapsed_ns, o->coalesce ? "true" : "false",
 		sp_sort_name(o->sort), (unsigned long long)ctx->lost);
 	if (sp_load_relaxed(&sp_hold_on))
 		fprintf(out, "\"hold_sample\":%u,", sp_opts.hold_sample ? sp_opts.hold_sample : 1);

@@ -34,17 +34,24 @@ const char *sp_type_name(int type)
 	return type >= 0 && type < SP_TYPE_COUNT ? type_names[type] : "?";
 }
 
+int sp_rows_reserve(struct sp_rows *r, size_t n)
+{
+	struct sp_row *v;
+
+	if (n <= r->cap)
+		return 0;
+	v = realloc(r->v, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->v = v;
+	r->cap = n;
+	return 0;
+}
+
 int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct sp_row *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (r->n == r->cap && sp_rows_reserve(r, r->cap ? r->cap * 2 : 64))
+		return -ENOMEM;
 	r->v[r->n++] = *row;
 	return 0;
 }
@@ -79,19 +86,34 @@ static int str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* The hash of a row's site, computed once and kept in the row. */
+static uint64_t row_site_hash(const struct sp_row *r)
+{
+	uint64_t h = r->site_hash;
+
+	if (!h) {
+		h = str_hash(r->file) ^ (str_hash(r->func) * 31);
+		h ^= (r->pc + ((uint64_t)r->line << 16) + r->type) * 0x9E3779B97F4A7C15ull;
+		h = (h ^ (h >> 31)) | 1;
+		((struct sp_row *)r)->site_hash = h; /* a cache, not a change of the key */
+	}
+	return h;
+}
+
 static size_t row_hash(const struct sp_row *r, int with_obj)
 {
-	size_t h = str_hash(r->file) ^ (str_hash(r->func) * 31);
+	uint64_t h = row_site_hash(r);
 
-	h ^= (r->pc + ((size_t)r->line << 16) + r->type) * 0x9E3779B97F4A7C15ull;
 	if (with_obj)
 		h ^= r->obj * 0xC2B2AE3D27D4EB4Full;
-	return h ^ (h >> 31);
+	h *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(h ^ (h >> 32));
 }
 
 static int row_key_eq(const struct sp_row *a, const struct sp_row *b, int with_obj)
 {
-	return a->line == b->line && a->pc == b->pc && a->type == b->type &&
+	return row_site_hash(a) == row_site_hash(b) && a->line == b->line && a->pc == b->pc &&
+	       a->type == b->type &&
 	       (!with_obj || a->obj == b->obj) && str_eq(a->file, b->file) &&
 	       str_eq(a->func, b->func);
 }
@@ -153,6 +175,7 @@ static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const str
 		s = map_probe(m, rows, key);
 	}
 	memset(&fresh, 0, sizeof(fresh));
+	fresh.site_hash = row_site_hash(key);
 	fresh.obj = key->obj;
 	fresh.file = key->file;
 	fresh.func = key->func;
@@ -198,10 +221,12 @@ struct collect_ctx {
 
 static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r)
 {
+	const struct sp_entry_cold *c = e->cold;
+
 	memset(r, 0, sizeof(*r));
 	r->obj = e->obj;
 	r->file = e->file;
-	r->func = e->func;
+	r->func = c->func;
 	r->pc = e->pc;
 	r->line = e->line;
 	r->type = e->type;
@@ -209,21 +234,21 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
 	r->wait_ns = sp_load_relaxed(&e->wait_ns);
-	r->hold_ns = sp_load_relaxed(&e->hold_ns);
-	r->holds = sp_load_relaxed(&e->holds);
-	if (sp_load_acquire(&e->epoch) == epoch) {
-		r->wait_max_ns = sp_load_relaxed(&e->wait_max_ns);
-		r->hold_max_ns = sp_load_relaxed(&e->hold_max_ns);
+	r->hold_ns = sp_load_relaxed(&c->hold_ns);
+	r->holds = sp_load_relaxed(&c->holds);
+	if (sp_load_acquire(&c->epoch) == epoch) {
+		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
+		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
 	}
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hist[b] = sp_load_relaxed(&e->hist[b]);
-	r->owner_changes = sp_load_relaxed(&e->owner_changes);
+		r->hist[b] = sp_load_relaxed(&c->hist[b]);
+	r->owner_changes = sp_load_relaxed(&c->owner_changes);
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hold_hist[b] = sp_load_relaxed(&e->hold_hist[b]);
-	r->n_frames = sp_load_acquire(&e->n_frames);
+		r->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
+	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
-	memcpy(r->frames, e->frames, r->n_frames * sizeof(*r->frames));
+	memcpy(r->frames, c->frames, r->n_frames * sizeof(*r->frames));
 }
 
 static void collect_table(const struct sp_table *t, void *arg)
@@ -246,14 +271,26 @@ static void collect_table(const struct sp_table *t, void *arg)
 	}
 }
 
+static void count_table(const struct sp_table *t, void *arg)
+{
+	*(size_t *)arg += sp_table_count(t);
+}
+
 int sp_report_collect(struct sp_rows *out)
 {
 	struct collect_ctx c = { .rows = out };
+	size_t expect = 0;
 
 	memset(out, 0, sizeof(*out));
 	c.epoch = sp_load_relaxed(&sp_reset_epoch);
-	if (map_init(&c.map, 1024, 1))
+	/* Size for what is there now (more may come): no rehash, no regrowth. */
+	sp_registry_foreach(count_table, &expect);
+	if (map_init(&c.map, expect + 64, 1))
 		return -ENOMEM;
+	if (sp_rows_reserve(out, expect + 64)) {
+		map_free(&c.map);
+		return -ENOMEM;
+	}
 	sp_registry_foreach(collect_table, &c);
 	map_free(&c.map);
 	if (c.err)
@@ -315,6 +352,7 @@ int sp_report_coalesce(struct sp_rows *rows)
 	for (size_t i = 0; i < rows->n; i++) {
 		struct sp_row *d = map_get(&m, &out, &rows->v[i]);
 
+
 		if (!d) {
 			map_free(&m);
 			sp_rows_free(&out);
@@ -329,15 +367,19 @@ int sp_report_coalesce(struct sp_rows *rows)
 	return 0;
 }
 
-static uint64_t row_avg(const struct sp_row *r)
+/* Wait per acquisition; per contended attempt where nothing was acquired
+ * (a site whose timed waits all timed out). */
+uint64_t sp_row_avg(const struct sp_row *r)
 {
-	return r->acquisitions ? r->wait_ns / r->acquisitions : r->wait_ns;
+	if (r->acquisitions)
+		return r->wait_ns / r->acquisitions;
+	return r->contended ? r->wait_ns / r->contended : 0;
 }
 
 static uint64_t sort_value(const struct sp_row *r, enum syncprof_sort key)
 {
 	switch (key) {
-	case SYNCPROF_SORT_AVG: return row_avg(r);
+	case SYNCPROF_SORT_AVG: return sp_row_avg(r);
 	case SYNCPROF_SORT_MAX: return r->wait_max_ns;
 	case SYNCPROF_SORT_COUNT: return r->acquisitions;
 	case SYNCPROF_SORT_CONTENDED: return r->contended;
@@ -354,9 +396,20 @@ static int cmp_str(const char *a, const char *b)
 
 static enum syncprof_sort sort_key;
 
+static int row_order(const struct sp_row *a, const struct sp_row *b);
+
 static int row_cmp(const void *pa, const void *pb)
 {
-	const struct sp_row *a = pa, *b = pb;
+	return row_order(*(const struct sp_row *const *)pa, *(const struct sp_row *const *)pb);
+}
+
+static int row_cmp_value(const void *pa, const void *pb)
+{
+	return row_order(pa, pb);
+}
+
+static int row_order(const struct sp_row *a, const struct sp_row *b)
+{
 	uint64_t va = sort_value(a, sort_key), vb = sort_value(b, sort_key);
 	int c;
 
@@ -377,15 +430,56 @@ static int row_cmp(const void *pa, const void *pb)
 	return a->obj < b->obj ? -1 : a->obj > b->obj;
 }
 
-/* Called under report_lock, which makes the static sort_key safe. */
+/*
+ * Called under report_lock, which makes the static sort_key safe.  Sorts
+ * pointers, then applies the order in place by following its cycles, each
+ * row moved once: rows are large (the histogram), and qsort moving them
+ * spent more time in memmove than in comparisons, while a sorted copy
+ * doubled the memory of a report.  Without memory for the pointers the
+ * rows are sorted in place by qsort itself.
+ */
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 {
+	size_t n = rows->n;
+	struct sp_row **p;
+	size_t *dest;
+
 	sort_key = key;
-	qsort(rows->v, rows->n, sizeof(*rows->v), row_cmp);
+	if (n < 2)
+		return;
+	p = malloc(n * sizeof(*p));
+	dest = malloc(n * sizeof(*dest));
+	if (!p || !dest) {
+		free(p);
+		free(dest);
+		qsort(rows->v, n, sizeof(*rows->v), row_cmp_value);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = &rows->v[i];
+	qsort(p, n, sizeof(*p), row_cmp);
+	/* dest[i] = the position that row i moves to. */
+	for (size_t i = 0; i < n; i++)
+		dest[p[i] - rows->v] = i;
+	free(p);
+	for (size_t i = 0; i < n; i++) {
+		while (dest[i] != i) {
+			size_t j = dest[i];
+			struct sp_row tmp = rows->v[j];
+			size_t dj = dest[j];
+
+			rows->v[j] = rows->v[i];
+			rows->v[i] = tmp;
+			dest[j] = j;
+			dest[i] = dj;
+		}
+	}
+	free(dest);
 }
 
 void sp_report_top(struct sp_rows *rows, unsigned top)
 {
+	rows->n_total = rows->n;
 	if (top && rows->n > top)
 		rows->n = top;
 }
@@ -446,7 +540,7 @@ size_t sp_rows_common_prefix(const struct sp_rows *rows)
 		return 0;
 	while (len && first[len - 1] != '/')
 		len--;
-	return len;
+	return len > 1 ? len : 0; /* "/" alone is no common root */
 }
 
 const char *sp_path_strip(const char *file, const char *root, size_t auto_len)

@@ -25,6 +25,13 @@
 
 #include "internal.h"
 
+/*
+ * Defined here, next to the constructor, on purpose: every instrumented
+ * call site refers to it, so a static link always pulls in this object and
+ * with it the constructor that reads SYNCPROF_OPTIONS.
+ */
+int syncprof__enabled;
+
 static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
 static uint64_t window_start_ns; /* start of what reports cover */
@@ -64,17 +71,17 @@ static void read_command(void)
 void syncprof_enable(void)
 {
 	sp_store_relaxed(&ever_enabled, 1);
-	sp_store_relaxed(&syncprof__enabled, 1);
+	__atomic_fetch_or(&syncprof__enabled, SYNCPROF__PROFILING, __ATOMIC_RELAXED);
 }
 
 void syncprof_disable(void)
 {
-	sp_store_relaxed(&syncprof__enabled, 0);
+	__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED);
 }
 
 int syncprof_is_enabled(void)
 {
-	return sp_load_relaxed(&syncprof__enabled);
+	return !!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING);
 }
 
 unsigned long long syncprof_lost_events(void)
@@ -134,6 +141,18 @@ int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o
 	sp_report_sort(out, o->sort);
 	sp_report_top(out, o->top);
 	return 0;
+}
+
+int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o)
+{
+	struct sp_thread *saved = sp_thread_enter();
+	int rc;
+
+	sp_lock(&report_lock);
+	rc = sp_report_build(out, o);
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+	return rc;
 }
 
 int syncprof_report(FILE *out, const struct syncprof_report_options *opts)

@@ -38,6 +38,11 @@ static size_t chunk_bytes(unsigned k)
 	return chunk_cap(k) * sizeof(struct sp_entry);
 }
 
+static size_t cold_chunk_bytes(unsigned k)
+{
+	return chunk_cap(k) * sizeof(struct sp_entry_cold);
+}
+
 /* Chunk and offset of entry i: chunk k starts at SP_CHUNK0 * (2^k - 1). */
 static void entry_locate(size_t i, unsigned *k, size_t *off)
 {
@@ -55,8 +60,10 @@ void sp_table_init(struct sp_table *t)
 
 void sp_table_destroy(struct sp_table *t)
 {
-	for (unsigned k = 0; k < SP_MAX_CHUNKS; k++)
+	for (unsigned k = 0; k < SP_MAX_CHUNKS; k++) {
 		sp_munmap(t->chunks[k], chunk_bytes(k));
+		sp_munmap(t->cold_chunks[k], cold_chunk_bytes(k));
+	}
 	if (t->index)
 		sp_munmap(t->index, (t->index_mask + 1) * sizeof(*t->index));
 	memset(t, 0, sizeof(*t));
@@ -76,29 +83,10 @@ struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
 	return &t->chunks[k][off];
 }
 
-static size_t slot_of(const struct sp_table *t, const char *file, uintptr_t pc, uint32_t line,
-		      uintptr_t obj, int op)
-{
-	return sp_key_hash(file, pc, line, obj, op) & t->index_mask;
-}
-
-struct sp_entry *sp_table_find(const struct sp_table *t, const struct sp_site *site,
-			       uintptr_t obj, int op)
-{
-	if (!t->index)
-		return NULL;
-	for (size_t i = slot_of(t, site->file, site->pc, site->line, obj, op);;
-	     i = (i + 1) & t->index_mask) {
-		struct sp_entry *e = t->index[i];
-
-		if (!e || sp_entry_matches(e, site, obj, op))
-			return e;
-	}
-}
-
 static void index_put(struct sp_entry **index, size_t mask, struct sp_entry *e)
 {
-	size_t i = sp_key_hash(e->file, e->pc, e->line, e->obj, e->op) & mask;
+	unsigned shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)mask + 1);
+	size_t i = sp_key_slot(e->file, e->pc, e->line, e->obj, e->op, shift);
 
 	while (index[i])
 		i = (i + 1) & mask;
@@ -119,6 +107,7 @@ static int index_grow(struct sp_table *t)
 		sp_munmap(t->index, (t->index_mask + 1) * sizeof(*t->index));
 	t->index = nidx;
 	t->index_mask = cap - 1;
+	t->index_shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)cap);
 	return 0;
 }
 
@@ -133,11 +122,19 @@ static struct sp_entry *entry_alloc(struct sp_table *t)
 		return NULL;
 	if (!t->chunks[k]) {
 		/* Published to readers by the release store of n_entries. */
-		t->chunks[k] = sp_mmap(chunk_bytes(k));
-		if (!t->chunks[k])
+		t->cold_chunks[k] = sp_mmap(cold_chunk_bytes(k));
+		if (!t->cold_chunks[k])
 			return NULL;
+		t->chunks[k] = sp_mmap(chunk_bytes(k));
+		if (!t->chunks[k]) {
+			sp_munmap(t->cold_chunks[k], cold_chunk_bytes(k));
+			t->cold_chunks[k] = NULL;
+			return NULL;
+		}
 	}
-	return &t->chunks[k][off]; /* fresh mmap pages are zero */
+	/* Fresh mmap pages are zero. */
+	t->chunks[k][off].cold = &t->cold_chunks[k][off];
+	return &t->chunks[k][off];
 }
 
 struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
@@ -152,12 +149,12 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 		return NULL;
 	e->obj = obj;
 	e->file = site->file;
-	e->func = site->func;
+	e->cold->func = site->func;
 	e->pc = site->pc;
 	e->line = site->line;
 	e->op = (uint8_t)op;
 	e->type = (uint8_t)type;
-	e->epoch = sp_load_relaxed(&sp_reset_epoch);
+	e->cold->epoch = sp_load_relaxed(&sp_reset_epoch);
 	index_put(t->index, t->index_mask, e);
 	sp_store_release(&t->n_entries, t->n_entries + 1);
 	return e;
@@ -175,40 +172,43 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sp_entry *s = sp_table_at(from, i);
-		struct sp_site site = { s->file, s->func, s->pc, s->line };
+		const struct sp_entry_cold *sc = s->cold;
+		struct sp_site site = { s->file, sc->func, s->pc, s->line };
 		struct sp_entry *d = sp_table_find(into, &site, s->obj, s->op);
+		struct sp_entry_cold *dc;
 
 		if (!d)
 			d = sp_table_insert(into, &site, s->obj, s->op, s->type);
 		if (!d)
 			return -ENOMEM;
-		if (d->epoch != epoch) {
-			d->wait_max_ns = 0;
-			d->hold_max_ns = 0;
-			d->epoch = epoch;
+		dc = d->cold;
+		if (dc->epoch != epoch) {
+			dc->wait_max_ns = 0;
+			dc->hold_max_ns = 0;
+			dc->epoch = epoch;
 		}
 		d->acquisitions += sp_load_relaxed(&s->acquisitions);
 		d->contended += sp_load_relaxed(&s->contended);
 		d->wait_ns += sp_load_relaxed(&s->wait_ns);
-		d->hold_ns += sp_load_relaxed(&s->hold_ns);
-		d->holds += sp_load_relaxed(&s->holds);
-		if (sp_load_relaxed(&s->epoch) == epoch) {
-			uint64_t wm = sp_load_relaxed(&s->wait_max_ns);
-			uint64_t hm = sp_load_relaxed(&s->hold_max_ns);
+		dc->hold_ns += sp_load_relaxed(&sc->hold_ns);
+		dc->holds += sp_load_relaxed(&sc->holds);
+		if (sp_load_relaxed(&sc->epoch) == epoch) {
+			uint64_t wm = sp_load_relaxed(&sc->wait_max_ns);
+			uint64_t hm = sp_load_relaxed(&sc->hold_max_ns);
 
-			if (wm > d->wait_max_ns)
-				d->wait_max_ns = wm;
-			if (hm > d->hold_max_ns)
-				d->hold_max_ns = hm;
+			if (wm > dc->wait_max_ns)
+				dc->wait_max_ns = wm;
+			if (hm > dc->hold_max_ns)
+				dc->hold_max_ns = hm;
 		}
 		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			d->hist[b] += sp_load_relaxed(&s->hist[b]);
-		d->owner_changes += sp_load_relaxed(&s->owner_changes);
+			dc->hist[b] += sp_load_relaxed(&sc->hist[b]);
+		dc->owner_changes += sp_load_relaxed(&sc->owner_changes);
 		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			d->hold_hist[b] += sp_load_relaxed(&s->hold_hist[b]);
-		if (!d->n_frames && s->n_frames) {
-			memcpy(d->frames, s->frames, sizeof(d->frames));
-			d->n_frames = s->n_frames;
+			dc->hold_hist[b] += sp_load_relaxed(&sc->hold_hist[b]);
+		if (!dc->n_frames && sc->n_frames) {
+			memcpy(dc->frames, sc->frames, sizeof(dc->frames));
+			dc->n_frames = sc->n_frames;
 		}
 	}
 	return 0;

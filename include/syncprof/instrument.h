@@ -9,8 +9,9 @@
  * (pkg-config --libs syncprof).  Works for static binaries too.
  *
  * Design: each wrapper is a static inline function that tests the exported
- * flag syncprof__enabled and, when profiling is off, calls the real function
- * directly.  Off costs one load and one well-predicted branch per call; no
+ * flags syncprof__enabled and, when profiling is off, calls the real function
+ * directly.  Unlock calls go to the library only when something needs them
+ * (SYNCPROF__UNLOCK_HOOKS: hold tracking, tracing).  Off costs one load and one well-predicted branch per call; no
  * call into the library.  The real function is named in parentheses, which
  * suppresses expansion of the function-like macro of the same name.
  *
@@ -68,7 +69,7 @@ SYNCPROF__INLINE int syncprof__mutex_timedlock(pthread_mutex_t *m, const struct 
 
 SYNCPROF__INLINE int syncprof__mutex_unlock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(syncprof__enabled & SYNCPROF__UNLOCK_HOOKS))
 		return (pthread_mutex_unlock)(m);
 	return syncprof_mutex_unlock(m, file, line, func);
 }
@@ -89,19 +90,19 @@ SYNCPROF__INLINE int syncprof__cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 	return syncprof_cond_timedwait(c, m, t, file, line, func);
 }
 
-#define SYNCPROF__RW(op)                                                          \
+#define SYNCPROF__RW(op, mask)                                                    \
 	SYNCPROF__INLINE int syncprof__rwlock_##op(pthread_rwlock_t *l,           \
 						   SYNCPROF_SITE_PARAMS)          \
 	{                                                                         \
-		if (!SYNCPROF__UNLIKELY(syncprof__enabled))                       \
+		if (!SYNCPROF__UNLIKELY(syncprof__enabled & (mask)))              \
 			return (pthread_rwlock_##op)(l);                          \
 		return syncprof_rwlock_##op(l, file, line, func);                 \
 	}
-SYNCPROF__RW(rdlock)
-SYNCPROF__RW(wrlock)
-SYNCPROF__RW(tryrdlock)
-SYNCPROF__RW(trywrlock)
-SYNCPROF__RW(unlock)
+SYNCPROF__RW(rdlock, ~0)
+SYNCPROF__RW(wrlock, ~0)
+SYNCPROF__RW(tryrdlock, ~0)
+SYNCPROF__RW(trywrlock, ~0)
+SYNCPROF__RW(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__RW
 
 SYNCPROF__INLINE int syncprof__rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t,
@@ -120,17 +121,17 @@ SYNCPROF__INLINE int syncprof__rwlock_timedwrlock(pthread_rwlock_t *l, const str
 	return syncprof_rwlock_timedwrlock(l, t, file, line, func);
 }
 
-#define SYNCPROF__SPIN(op)                                                        \
+#define SYNCPROF__SPIN(op, mask)                                                  \
 	SYNCPROF__INLINE int syncprof__spin_##op(pthread_spinlock_t *s,           \
 						 SYNCPROF_SITE_PARAMS)            \
 	{                                                                         \
-		if (!SYNCPROF__UNLIKELY(syncprof__enabled))                       \
+		if (!SYNCPROF__UNLIKELY(syncprof__enabled & (mask)))              \
 			return (pthread_spin_##op)(s);                            \
 		return syncprof_spin_##op(s, file, line, func);                   \
 	}
-SYNCPROF__SPIN(lock)
-SYNCPROF__SPIN(trylock)
-SYNCPROF__SPIN(unlock)
+SYNCPROF__SPIN(lock, ~0)
+SYNCPROF__SPIN(trylock, ~0)
+SYNCPROF__SPIN(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__SPIN
 
 #define pthread_mutex_lock(m) syncprof__mutex_lock((m), SYNCPROF__SITE)
@@ -175,7 +176,7 @@ SYNCPROF__INLINE int syncprof__mtx_timedlock(mtx_t *restrict m, const struct tim
 
 SYNCPROF__INLINE int syncprof__mtx_unlock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(syncprof__enabled & SYNCPROF__UNLOCK_HOOKS))
 		return (mtx_unlock)(m);
 	return syncprof_mtx_unlock(m, file, line, func);
 }

@@ -1,0 +1,55 @@
+# The two commands the README promises, and a few more.
+#   make demo    build, then profile the bundled bank example and print the report
+#   make check   build and run the whole test suite: plain, ASan+UBSan, TSan
+# Build trees: build/ (release with debug info), build-asan/, build-tsan/.
+
+JOBS ?= 2
+CMAKE_FLAGS ?=
+BUILD := build
+
+.PHONY: all deps build demo check check-fast check-asan check-tsan bench install clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DSYNCPROF_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@echo
+	@echo "== bank: 4 teller threads, instrumented with -include syncprof/instrument.h =="
+	@SYNCPROF_OPTIONS=enabled=1,top=10 $(BUILD)/examples/bank_instrumented 4 300000
+
+check-fast: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+check-asan: deps
+	@cmake -S . -B build-asan -DSYNCPROF_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
+		-DSYNCPROF_SANITIZE=address,undefined -DSYNCPROF_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j$(JOBS) -LE nosan
+
+check-tsan: deps
+	@cmake -S . -B build-tsan -DSYNCPROF_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
+		-DSYNCPROF_SANITIZE=thread -DSYNCPROF_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j$(JOBS)
+	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		SYNCPROF_TEST_SCALE=4 ctest --output-on-failure -j$(JOBS) -LE nosan
+
+check: check-fast check-asan check-tsan
+	@echo "syncprof: all test suites passed (plain, ASan+UBSan, TSan)"
+
+bench: build
+	@$(BUILD)/bench/lockbench -t 1 -m 1
+	@$(BUILD)/bench/lockbench -t 1 -m 1024
+	@$(BUILD)/bench/lockbench -t 2 -m 1
+
+install: build
+	@cmake --install $(BUILD)
+
+clean:
+	rm -rf build build-asan build-tsan

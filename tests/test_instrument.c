@@ -1,0 +1,260 @@
+/*
+ * test_instrument.c - compiled with -include syncprof/instrument.h: every
+ * redirected call returns exactly what the real call returns (EBUSY,
+ * EDEADLK, EPERM, ETIMEDOUT, thrd_busy, thrd_timedout...), and is recorded
+ * with the right type, object, file:line and counts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "internal.h"
+
+/* ThreadSanitizer reports deliberate misuse (unlocking a mutex one does
+ * not own) as an error; those checks run in the other builds. */
+#if defined(__SANITIZE_THREAD__)
+#define MISUSE_CHECKS 0
+#else
+#define MISUSE_CHECKS 1
+#endif
+
+static struct sp_rows rows;
+
+static void collect(int coalesce)
+{
+	struct syncprof_report_options o;
+
+	syncprof_report_options_init(&o);
+	o.coalesce = coalesce;
+	sp_rows_free(&rows);
+	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+}
+
+static const struct sp_row *find(unsigned line, int type)
+{
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.v[i].line == line && rows.v[i].type == type)
+			return &rows.v[i];
+	T_FAIL("no row for line %u type %s", line, sp_type_name(type));
+}
+
+static struct timespec in_ms(long ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += ms * 1000000L;
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	return t;
+}
+
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static int phase;
+
+/* Holds locks from another thread so that tries fail and waits wait. */
+static void *holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held);
+	pthread_rwlock_wrlock(&rw);
+	__atomic_store_n(&phase, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 2)
+		usleep(1000);
+	usleep(20000); /* the main thread is now blocked on both */
+	pthread_rwlock_unlock(&rw);
+	usleep(20000);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, rec, ec;
+	pthread_mutexattr_t a;
+	pthread_spinlock_t sl;
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	pthread_t th;
+	struct timespec ts;
+	mtx_t cm, crm;
+	cnd_t cc;
+	unsigned l_lock, l_try, l_rec, l_ec, l_ec2, l_spin, l_spintry, l_cond, l_rd, l_wr, l_tryrd,
+		l_trywr, l_tmo, l_c11, l_c11rec, l_c11try, l_c11cnd, l_hwait, l_rwwait, l_rwtmo;
+	const struct sp_row *r;
+
+	syncprof_enable();
+	T_ASSERT_INT(syncprof_is_enabled(), ==, 1);
+
+	/* Plain mutex: lock, trylock on a held mutex, unlock. */
+	l_lock = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
+	l_try = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_trylock(&m), ==, EBUSY);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+
+	/* Recursive: re-lock succeeds and reports as rec_mutex. */
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&rec, &a);
+	for (int i = 0; i < 3; i++) {
+		l_rec = __LINE__ + 1;
+		T_ASSERT_INT(pthread_mutex_lock(&rec), ==, 0);
+	}
+	for (int i = 0; i < 3; i++)
+		T_ASSERT_INT(pthread_mutex_unlock(&rec), ==, 0);
+	if (MISUSE_CHECKS)
+		T_ASSERT_INT(pthread_mutex_unlock(&rec), ==, EPERM);
+
+	/* Errorcheck: relock gives EDEADLK, unlock of unowned EPERM. */
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&ec, &a);
+	l_ec = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_lock(&ec), ==, 0);
+	l_ec2 = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_lock(&ec), ==, EDEADLK);
+	T_ASSERT_INT(pthread_mutex_unlock(&ec), ==, 0);
+	if (MISUSE_CHECKS)
+		T_ASSERT_INT(pthread_mutex_unlock(&ec), ==, EPERM);
+
+	/* Timed lock on a mutex we hold (errorcheck would say EDEADLK; a
+	 * normal one times out). */
+	pthread_mutex_lock(&m);
+	ts = in_ms(30);
+	l_tmo = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_timedlock(&m, &ts), ==, ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+
+	/* Spinlock. */
+	pthread_spin_init(&sl, PTHREAD_PROCESS_PRIVATE);
+	l_spin = __LINE__ + 1;
+	T_ASSERT_INT(pthread_spin_lock(&sl), ==, 0);
+	l_spintry = __LINE__ + 1;
+	T_ASSERT_INT(pthread_spin_trylock(&sl), ==, EBUSY);
+	T_ASSERT_INT(pthread_spin_unlock(&sl), ==, 0);
+
+	/* Condition variable: a timed wait that times out. */
+	pthread_mutex_lock(&m);
+	ts = in_ms(20);
+	l_cond = __LINE__ + 1;
+	T_ASSERT_INT(pthread_cond_timedwait(&cv, &m, &ts), ==, ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+
+	/* Reader-writer lock. */
+	l_rd = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_rdlock(&rw), ==, 0);
+	l_trywr = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_trywrlock(&rw), ==, EBUSY);
+	l_tryrd = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_tryrdlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+	l_wr = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_wrlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+
+	/* C11. */
+	T_ASSERT_INT(mtx_init(&cm, mtx_timed), ==, thrd_success);
+	T_ASSERT_INT(mtx_init(&crm, mtx_plain | mtx_recursive), ==, thrd_success);
+	T_ASSERT_INT(cnd_init(&cc), ==, thrd_success);
+	l_c11 = __LINE__ + 1;
+	T_ASSERT_INT(mtx_lock(&cm), ==, thrd_success);
+	l_c11try = __LINE__ + 1;
+	T_ASSERT_INT(mtx_trylock(&cm), ==, thrd_busy);
+	ts = in_ms(20);
+	l_c11cnd = __LINE__ + 1;
+	T_ASSERT_INT(cnd_timedwait(&cc, &cm, &ts), ==, thrd_timedout);
+	T_ASSERT_INT(mtx_unlock(&cm), ==, thrd_success);
+	ts = in_ms(20);
+	T_ASSERT_INT(mtx_timedlock(&cm, &ts), ==, thrd_success);
+	T_ASSERT_INT(mtx_unlock(&cm), ==, thrd_success);
+	l_c11rec = __LINE__ + 1;
+	T_ASSERT_INT(mtx_lock(&crm), ==, thrd_success);
+	T_ASSERT_INT(mtx_trylock(&crm), ==, thrd_success);
+	T_ASSERT_INT(mtx_unlock(&crm), ==, thrd_success);
+	T_ASSERT_INT(mtx_unlock(&crm), ==, thrd_success);
+
+	/* Real waits: another thread holds a mutex and the write lock. */
+	T_ASSERT_INT(pthread_create(&th, NULL, holder, NULL), ==, 0);
+	while (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 1)
+		usleep(1000);
+	ts = in_ms(5);
+	l_rwtmo = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_timedrdlock(&rw, &ts), ==, ETIMEDOUT);
+	__atomic_store_n(&phase, 2, __ATOMIC_RELEASE);
+	l_rwwait = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_rdlock(&rw), ==, 0);
+	pthread_rwlock_unlock(&rw);
+	l_hwait = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_lock(&held), ==, 0);
+	pthread_mutex_unlock(&held);
+	pthread_join(th, NULL);
+
+	collect(0);
+	r = find(l_lock, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->contended, ==, 0);
+	T_ASSERT_UINT(r->wait_ns, ==, 0);
+	T_ASSERT_UINT(r->obj, ==, (uintptr_t)&m);
+	T_ASSERT_STR(r->file, __FILE__);
+	T_ASSERT_STR(r->func, "main");
+	r = find(l_try, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 0);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_rec, SP_TYPE_REC_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 3);
+	r = find(l_ec, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	r = find(l_ec2, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 0); /* EDEADLK: not acquired */
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_tmo, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 0);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 20000000); /* waited for the timeout */
+	T_ASSERT_UINT(r->wait_max_ns, ==, r->wait_ns);
+	r = find(l_spin, SP_TYPE_SPINLOCK);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	r = find(l_spintry, SP_TYPE_SPINLOCK);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_cond, SP_TYPE_CONDVAR);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->obj, ==, (uintptr_t)&cv);
+	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
+	find(l_rd, SP_TYPE_RWLOCK_READ);
+	find(l_wr, SP_TYPE_RWLOCK_WRITE);
+	T_ASSERT_UINT(find(l_trywr, SP_TYPE_RWLOCK_WRITE)->contended, ==, 1);
+	T_ASSERT_UINT(find(l_tryrd, SP_TYPE_RWLOCK_READ)->acquisitions, ==, 1);
+	T_ASSERT_UINT(find(l_c11, SP_TYPE_MUTEX)->acquisitions, ==, 1);
+	T_ASSERT_UINT(find(l_c11try, SP_TYPE_MUTEX)->contended, ==, 1);
+	T_ASSERT_UINT(find(l_c11cnd, SP_TYPE_CONDVAR)->wait_ns, >=, 10000000);
+	T_ASSERT_UINT(find(l_c11rec, SP_TYPE_REC_MUTEX)->acquisitions, ==, 1);
+	r = find(l_rwtmo, SP_TYPE_RWLOCK_READ);
+	T_ASSERT_UINT(r->acquisitions, ==, 0);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_rwwait, SP_TYPE_RWLOCK_READ);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
+	r = find(l_hwait, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
+	T_ASSERT_UINT(r->hist[sp_hist_bucket(r->wait_ns)], ==, 1);
+
+	/* Disabled: calls still work and are not recorded. */
+	syncprof_disable();
+	T_ASSERT_INT(syncprof_is_enabled(), ==, 0);
+	for (int i = 0; i < 10; i++) {
+		T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
+		T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+	}
+	collect(0);
+	T_ASSERT_UINT(find(l_lock, SP_TYPE_MUTEX)->acquisitions, ==, 1);
+	T_ASSERT_UINT(syncprof_lost_events(), ==, 0);
+	sp_rows_free(&rows);
+	puts("test_instrument: ok");
+	return 0;
+}

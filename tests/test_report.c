@@ -1,0 +1,267 @@
+/*
+ * test_report.c - the report pipeline on synthetic rows: subtracting a
+ * snapshot, coalescing objects, sorting by each key, top N, percentiles,
+ * path shortening, and what the table and JSON renderers print.
+ */
+#include "harness.h"
+#include "internal.h"
+
+static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int type, uint64_t acq,
+			   uint64_t cont, uint64_t wait, uint64_t max)
+{
+	struct sp_row r;
+
+	memset(&r, 0, sizeof(r));
+	r.file = file;
+	r.func = "fn";
+	r.line = line;
+	r.obj = obj;
+	r.type = (uint8_t)type;
+	r.n_objects = 1;
+	r.acquisitions = acq;
+	r.contended = cont;
+	r.wait_ns = wait;
+	r.wait_max_ns = max;
+	if (cont)
+		r.hist[sp_hist_bucket(max)] = cont;
+	return r;
+}
+
+static void push(struct sp_rows *rows, struct sp_row r)
+{
+	T_ASSERT_INT(sp_rows_push(rows, &r), ==, 0);
+}
+
+static void test_subtract(void)
+{
+	struct sp_rows cur = { 0 }, snap = { 0 };
+	/* Separate string storage: keys compare by content, not address. */
+	char fa[] = "/src/a.c";
+
+	push(&cur, mkrow("/src/a.c", 10, 0x100, SP_TYPE_MUTEX, 100, 10, 5000, 900));
+	push(&cur, mkrow("/src/a.c", 10, 0x200, SP_TYPE_MUTEX, 50, 0, 0, 0));
+	push(&cur, mkrow("/src/b.c", 20, 0x100, SP_TYPE_MUTEX, 7, 1, 70, 70));
+	push(&snap, mkrow(fa, 10, 0x100, SP_TYPE_MUTEX, 60, 4, 2000, 800));
+	push(&snap, mkrow("/src/a.c", 10, 0x200, SP_TYPE_MUTEX, 50, 0, 0, 0));
+	/* A row in the snapshot only (gone since) is simply absent. */
+	push(&snap, mkrow("/src/c.c", 30, 0x300, SP_TYPE_MUTEX, 5, 0, 0, 0));
+	T_ASSERT_INT(sp_report_subtract(&cur, &snap), ==, 0);
+	/* The 0x200 row had nothing new: dropped. */
+	T_ASSERT_UINT(cur.n, ==, 2);
+	T_ASSERT_UINT(cur.v[0].acquisitions, ==, 40);
+	T_ASSERT_UINT(cur.v[0].contended, ==, 6);
+	T_ASSERT_UINT(cur.v[0].wait_ns, ==, 3000);
+	T_ASSERT_UINT(cur.v[0].wait_max_ns, ==, 900); /* maxima are not subtracted */
+	T_ASSERT_UINT(cur.v[1].acquisitions, ==, 7);
+	/* Same key with another type is another row. */
+	sp_rows_free(&snap);
+	push(&snap, mkrow("/src/b.c", 20, 0x100, SP_TYPE_SPINLOCK, 7, 1, 70, 70));
+	T_ASSERT_INT(sp_report_subtract(&cur, &snap), ==, 0);
+	T_ASSERT_UINT(cur.n, ==, 2);
+	sp_rows_free(&cur);
+	sp_rows_free(&snap);
+}
+
+static void test_coalesce(void)
+{
+	struct sp_rows rows = { 0 };
+
+	for (uintptr_t o = 1; o <= 5; o++)
+		push(&rows, mkrow("/src/a.c", 10, o * 64, SP_TYPE_MUTEX, 10, 1, 100 * o, 10 * o));
+	push(&rows, mkrow("/src/a.c", 10, 64, SP_TYPE_REC_MUTEX, 3, 0, 0, 0));
+	push(&rows, mkrow("/src/a.c", 11, 64, SP_TYPE_MUTEX, 4, 0, 0, 0));
+	T_ASSERT_INT(sp_report_coalesce(&rows), ==, 0);
+	T_ASSERT_UINT(rows.n, ==, 3);
+	T_ASSERT_UINT(rows.v[0].n_objects, ==, 5);
+	T_ASSERT_UINT(rows.v[0].acquisitions, ==, 50);
+	T_ASSERT_UINT(rows.v[0].contended, ==, 5);
+	T_ASSERT_UINT(rows.v[0].wait_ns, ==, 1500);
+	T_ASSERT_UINT(rows.v[0].wait_max_ns, ==, 50);
+	T_ASSERT_UINT(rows.v[1].type, ==, SP_TYPE_REC_MUTEX);
+	T_ASSERT_UINT(rows.v[1].n_objects, ==, 1);
+	T_ASSERT_UINT(rows.v[1].obj, ==, 64); /* one object: its address is kept */
+	T_ASSERT_UINT(rows.v[2].line, ==, 11);
+	sp_rows_free(&rows);
+}
+
+static void test_sort_top(void)
+{
+	struct sp_rows rows = { 0 };
+
+	/*            file  line obj type acq cont wait max */
+	push(&rows, mkrow("/s/a.c", 1, 1, 0, 10, 1, 1000, 1000));  /* avg 100 */
+	push(&rows, mkrow("/s/a.c", 2, 1, 0, 1000, 50, 3000, 20)); /* avg 3 */
+	push(&rows, mkrow("/s/a.c", 3, 1, 0, 2, 2, 2000, 1500));   /* avg 1000 */
+	rows.v[0].hold_ns = 5;
+	rows.v[1].hold_ns = 9;
+	rows.v[2].hold_ns = 1;
+
+	sp_report_sort(&rows, SYNCPROF_SORT_TOTAL);
+	T_ASSERT_UINT(rows.v[0].line, ==, 2);
+	T_ASSERT_UINT(rows.v[1].line, ==, 3);
+	T_ASSERT_UINT(rows.v[2].line, ==, 1);
+	sp_report_sort(&rows, SYNCPROF_SORT_AVG);
+	T_ASSERT_UINT(rows.v[0].line, ==, 3);
+	T_ASSERT_UINT(rows.v[1].line, ==, 1);
+	T_ASSERT_UINT(rows.v[2].line, ==, 2);
+	sp_report_sort(&rows, SYNCPROF_SORT_MAX);
+	T_ASSERT_UINT(rows.v[0].line, ==, 3);
+	T_ASSERT_UINT(rows.v[2].line, ==, 2);
+	sp_report_sort(&rows, SYNCPROF_SORT_COUNT);
+	T_ASSERT_UINT(rows.v[0].line, ==, 2);
+	T_ASSERT_UINT(rows.v[2].line, ==, 3);
+	sp_report_sort(&rows, SYNCPROF_SORT_CONTENDED);
+	T_ASSERT_UINT(rows.v[0].line, ==, 2);
+	T_ASSERT_UINT(rows.v[1].line, ==, 3);
+	sp_report_sort(&rows, SYNCPROF_SORT_HOLD);
+	T_ASSERT_UINT(rows.v[0].line, ==, 2);
+	T_ASSERT_UINT(rows.v[1].line, ==, 1);
+
+	/* Ties break by site, so output is stable. */
+	rows.v[0].hold_ns = rows.v[1].hold_ns = rows.v[2].hold_ns = 0;
+	rows.v[0].wait_ns = rows.v[1].wait_ns = rows.v[2].wait_ns = 7;
+	sp_report_sort(&rows, SYNCPROF_SORT_HOLD);
+	T_ASSERT_UINT(rows.v[0].line, ==, 1);
+	T_ASSERT_UINT(rows.v[1].line, ==, 2);
+	T_ASSERT_UINT(rows.v[2].line, ==, 3);
+
+	sp_report_top(&rows, 0);
+	T_ASSERT_UINT(rows.n, ==, 3);
+	sp_report_top(&rows, 5);
+	T_ASSERT_UINT(rows.n, ==, 3);
+	sp_report_top(&rows, 2);
+	T_ASSERT_UINT(rows.n, ==, 2);
+	sp_rows_free(&rows);
+}
+
+static void test_percentiles(void)
+{
+	struct sp_row r = mkrow("/s/a.c", 1, 1, 0, 100, 0, 0, 0);
+
+	/* All uncontended: every percentile is 0. */
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 0);
+	/* 90 at 0, 9 waits in [1024, 2048), 1 in [2^20, 2^21). */
+	r.hist[10] = 9;
+	r.hist[20] = 1;
+	r.acquisitions = 100;
+	r.wait_max_ns = 1500000;
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.95), ==, 2047);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 2047);
+	/* The last one: capped at the maximum seen. */
+	T_ASSERT_UINT(sp_row_percentile(&r, 1.0), ==, 1500000);
+	T_ASSERT_UINT(sp_hist_bucket(0), ==, 0);
+	T_ASSERT_UINT(sp_hist_bucket(1), ==, 0);
+	T_ASSERT_UINT(sp_hist_bucket(1024), ==, 10);
+	T_ASSERT_UINT(sp_hist_bucket(2047), ==, 10);
+	T_ASSERT_UINT(sp_hist_bucket(UINT64_MAX), ==, SP_HIST_BUCKETS - 1);
+}
+
+static void test_paths(void)
+{
+	struct sp_rows rows = { 0 };
+
+	push(&rows, mkrow("/home/u/proj/src/a.c", 1, 1, 0, 1, 0, 0, 0));
+	push(&rows, mkrow("/home/u/proj/lib/b.c", 1, 1, 0, 1, 0, 0, 0));
+	push(&rows, mkrow("rel.c", 1, 1, 0, 1, 0, 0, 0));
+	T_ASSERT_UINT(sp_rows_common_prefix(&rows), ==, strlen("/home/u/proj/"));
+	T_ASSERT_STR(sp_path_strip("/home/u/proj/src/a.c", NULL, 13), "src/a.c");
+	T_ASSERT_STR(sp_path_strip("rel.c", NULL, 13), "rel.c");
+	T_ASSERT_STR(sp_path_strip("/home/u/proj/src/a.c", "/home/u", 0), "proj/src/a.c");
+	T_ASSERT_STR(sp_path_strip("/home/u/proj/src/a.c", "/home/u/", 0), "proj/src/a.c");
+	/* A root that is a prefix of a directory name, not a directory, is not stripped. */
+	T_ASSERT_STR(sp_path_strip("/home/u/proj/src/a.c", "/home/u/pr", 0),
+		     "/home/u/proj/src/a.c");
+	sp_rows_free(&rows);
+	/* One file: its directory. */
+	push(&rows, mkrow("/x/y/z.c", 1, 1, 0, 1, 0, 0, 0));
+	T_ASSERT_UINT(sp_rows_common_prefix(&rows), ==, 5);
+	sp_rows_free(&rows);
+}
+
+static char *render(const struct sp_rows *rows, struct syncprof_report_options *o, int json)
+{
+	struct sp_render_ctx ctx = { o, 2500000000ull, 0, 42, "prog --arg \"q\"" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	T_ASSERT_INT(json ? sp_render_json(f, rows, &ctx) : sp_render_table(f, rows, &ctx), ==, 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_render(void)
+{
+	struct syncprof_report_options o;
+	struct sp_rows rows = { 0 };
+	char *s;
+
+	syncprof_report_options_init(&o);
+	push(&rows, mkrow("/p/src/queue.c", 42, 0xabc0, SP_TYPE_MUTEX, 2000, 100, 3000000, 400000));
+	push(&rows, mkrow("/p/src/pool.c", 7, 0, SP_TYPE_CONDVAR, 3, 3, 1000, 600));
+	rows.v[1].n_objects = 4;
+
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "Type");
+	T_ASSERT_CONTAINS(s, "Object");
+	T_ASSERT_CONTAINS(s, "Call site");
+	T_ASSERT_CONTAINS(s, "Wait Time (s)");
+	T_ASSERT_CONTAINS(s, "Count");
+	T_ASSERT_CONTAINS(s, "Average (us)");
+	T_ASSERT_CONTAINS(s, "Contended");
+	T_ASSERT_CONTAINS(s, "Max (us)");
+	T_ASSERT_CONTAINS(s, "p99 (us)");
+	T_ASSERT_CONTAINS(s, "queue.c:42");
+	T_ASSERT(!strstr(s, "/p/src/queue.c")); /* common prefix stripped */
+	T_ASSERT_CONTAINS(s, "0xabc0");
+	T_ASSERT_CONTAINS(s, "[4]");
+	T_ASSERT_CONTAINS(s, "0.00300"); /* wait time in s */
+	T_ASSERT_CONTAINS(s, "1.50");    /* average: 3 ms / 2000 = 1.5 us */
+	T_ASSERT_CONTAINS(s, "400.00");  /* max in us */
+	T_ASSERT_CONTAINS(s, "pid 42");
+	free(s);
+
+	o.src_root = "/p";
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "src/queue.c:42");
+	free(s);
+
+	o.format = SYNCPROF_FORMAT_JSON;
+	s = render(&rows, &o, 1);
+	T_ASSERT_CONTAINS(s, "{\"format\":\"syncprof-profile\",\"version\":1,\"pid\":42,");
+	T_ASSERT_CONTAINS(s, "\"command\":\"prog --arg \\\"q\\\"\"");
+	T_ASSERT_CONTAINS(s, "\"elapsed_ns\":2500000000");
+	T_ASSERT_CONTAINS(s, "\"coalesced\":true");
+	T_ASSERT_CONTAINS(s, "\"type\":\"mutex\",\"object\":\"0xabc0\",\"n_objects\":1");
+	T_ASSERT_CONTAINS(s, "\"site\":{\"function\":\"fn\",\"file\":\"/p/src/queue.c\",\"line\":42,"
+			     "\"dso\":null,\"address\":null}");
+	T_ASSERT_CONTAINS(s, "\"acquisitions\":2000,\"contended\":100,\"wait_ns\":3000000,"
+			     "\"wait_max_ns\":400000");
+	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"object\":null,\"n_objects\":4");
+	T_ASSERT_CONTAINS(s, "\"wait_p99_ns\":");
+	free(s);
+
+	/* No rows: the table says so; the JSON has an empty list. */
+	rows.n = 0;
+	s = render(&rows, &o, 1);
+	T_ASSERT_CONTAINS(s, "\"rows\":[]");
+	free(s);
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "no lock activity recorded");
+	free(s);
+	sp_rows_free(&rows);
+}
+
+int main(void)
+{
+	test_subtract();
+	test_coalesce();
+	test_sort_top();
+	test_percentiles();
+	test_paths();
+	test_render();
+	puts("test_report: ok");
+	return 0;
+}

@@ -371,7 +371,7 @@ const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
 
 /* ---- "symbolize.c" --------------------------------------------------- */
 
-#define SP_MAX_INLINE 4
+#define SP_MAX_INLINE 8
 /* What is known of a code address; pointers valid until the next call. */
 struct sp_symbol {
 	const char *function; /* NULL when unknown */

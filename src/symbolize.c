@@ -11,6 +11,11 @@
  * (.gnu_debuglink, /usr/lib/debug/.build-id).  Without debug info, or
  * without libdw, dladdr() gives the exported symbol and the DSO.
  *
+ * Frames inlined from the system's headers (/usr/include: libstdc++'s
+ * std::mutex::lock, std::condition_variable::wait<Pred>) are skipped in
+ * favour of the first function of the inline chain outside them, so a C++
+ * site names the program's function and line.
+ *
  * A return address points after the call; file:line and the inline chain
  * are looked up at pc - 1 so that they name the call itself.
  *
@@ -80,6 +85,23 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	if (!cu)
 		return;
 	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	/* dwarf_getscopes() follows an inlined instance to its abstract
+	 * definition; the concrete chain of callers (as eu-addr2line -i
+	 * prints it) comes from dwarf_getscopes_die() on that instance. */
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			Dwarf_Die *chain = NULL;
+			int m = dwarf_getscopes_die(&scopes[i], &chain);
+
+			if (m > 0) {
+				free(scopes);
+				scopes = chain;
+				n = m;
+			} else {
+				free(chain);
+			}
+			break;
+		}
 	/* scopes[0] is innermost; walk out through inlined subroutines to the
 	 * real function.  The innermost named one is the function reported;
 	 * each inlined one records where it was called from in its parent. */
@@ -125,6 +147,31 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	free(scopes);
 }
 
+/* Code inlined from the system's headers (libstdc++'s std::mutex::lock,
+ * __gthread_mutex_lock...) is a lock wrapper too: name the first function
+ * of the inline chain whose source is not under /usr/include. */
+static int system_header(const char *file)
+{
+	return file && !strncmp(file, "/usr/include/", 13);
+}
+
+static void skip_inlined_wrappers(struct sp_symbol *out)
+{
+	unsigned k = 0;
+
+	if (!system_header(out->file))
+		return;
+	while (k < out->n_inline && system_header(out->inl[k].file))
+		k++;
+	if (k == out->n_inline || !out->inl[k].function)
+		return; /* all of it is header code: keep the innermost */
+	out->function = out->inl[k].function;
+	out->file = out->inl[k].file;
+	out->line = out->inl[k].line;
+	out->n_inline -= k + 1;
+	memmove(out->inl, out->inl + k + 1, out->n_inline * sizeof(out->inl[0]));
+}
+
 static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 {
 	Dwarf_Addr addr = pc - 1;
@@ -150,6 +197,7 @@ static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 		out->function = name;
 	}
 	dwarf_lookup(mod, addr, out);
+	skip_inlined_wrappers(out);
 }
 #endif
 

@@ -188,10 +188,15 @@ static SP_ALWAYS_INLINE struct hold_pub *pub_get(struct sp_thread *t)
 }
 
 /* The owner's writes to its block are bracketed by seq odd/even. */
+/*
+ * Ordering without fences (TSan does not model them): the published
+ * fields are written with release stores, so none becomes visible before
+ * the odd seq that precedes it, and read with acquire loads, so the
+ * closing seq load cannot move before them.  On x86 both are plain moves.
+ */
 static SP_ALWAYS_INLINE void pub_begin(struct hold_pub *p)
 {
 	sp_store_relaxed(&p->seq, p->seq + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static SP_ALWAYS_INLINE void pub_end(struct hold_pub *p)
@@ -214,14 +219,29 @@ static SP_ALWAYS_INLINE void held_remove(struct hold_pub *p, struct held *h)
 	if (SP_LIKELY(i + 1 == p->n)) {
 		/* Released in reverse order of acquisition: pop. */
 		pub_begin(p);
-		sp_store_relaxed(&p->n, i);
+		sp_store_release(&p->n, i);
 		pub_end(p);
 		return;
 	}
 	pub_begin(p);
-	for (; i + 1 < p->n; i++)
-		p->e[i] = p->e[i + 1];
-	sp_store_relaxed(&p->n, p->n - 1);
+	for (; i + 1 < p->n; i++) {
+		struct held *d = &p->e[i], *from = &p->e[i + 1];
+
+		sp_store_release(&d->obj, from->obj);
+		sp_store_release(&d->site.file, from->site.file);
+		sp_store_release(&d->site.func, from->site.func);
+		sp_store_release(&d->site.pc, from->site.pc);
+		sp_store_release(&d->site.line, from->site.line);
+		sp_store_release(&d->since_ns, from->since_ns);
+		sp_store_release(&d->observed, sp_load_relaxed(&from->observed));
+		sp_store_release(&d->exclusive, from->exclusive);
+		d->timed = from->timed;
+		d->depth = from->depth;
+		d->e = from->e;
+		d->t0 = from->t0;
+		d->paused = from->paused;
+	}
+	sp_store_release(&p->n, p->n - 1);
 	pub_end(p);
 }
 
@@ -283,10 +303,15 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		owner_change(e, obj, t->tid);
 	pub_begin(p);
 	h = &p->e[p->n];
-	h->obj = obj;
-	h->site = *site;
-	h->observed = 0;
-	h->exclusive = op != SP_TYPE_RWLOCK_READ;
+	/* Published fields: release stores (see pub_begin); readers copy
+	 * them inside the seq section and retry torn copies. */
+	sp_store_release(&h->obj, obj);
+	sp_store_release(&h->site.file, site->file);
+	sp_store_release(&h->site.func, site->func);
+	sp_store_release(&h->site.pc, site->pc);
+	sp_store_release(&h->site.line, site->line);
+	sp_store_release(&h->observed, 0);
+	sp_store_release(&h->exclusive, op != SP_TYPE_RWLOCK_READ);
 	h->depth = 1;
 	h->e = e;
 	h->paused = 0;
@@ -303,13 +328,13 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		sample_left = 1 + x % (2 * sample_period - 1);
 		h->timed = 1;
 		h->t0 = ticks();
-		h->since_ns = ns0 + ticks_to_ns(h->t0 - tick0);
+		sp_store_release(&h->since_ns, ns0 + ticks_to_ns(h->t0 - tick0));
 	} else {
 		sample_left--;
 		h->timed = 0;
-		h->since_ns = 0;
+		sp_store_release(&h->since_ns, 0);
 	}
-	sp_store_relaxed(&p->n, p->n + 1);
+	sp_store_release(&p->n, p->n + 1);
 	pub_end(p);
 }
 
@@ -337,7 +362,7 @@ SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 	if (h->timed)
 		h->paused += ticks() - h->t0;
 	pub_begin(p);
-	h->exclusive = 0; /* released while waiting: nobody to blame */
+	sp_store_release(&h->exclusive, 0); /* released while waiting: nobody to blame */
 	pub_end(p);
 }
 
@@ -351,7 +376,7 @@ SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
 	if (h->timed)
 		h->t0 = ticks();
 	pub_begin(p);
-	h->exclusive = 1;
+	sp_store_release(&h->exclusive, 1);
 	pub_end(p);
 }
 
@@ -361,8 +386,8 @@ static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_s
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		uint32_t q = sp_load_acquire(&p->seq);
-		uint32_t n = sp_load_relaxed(&p->n);
-		pid_t who = sp_load_relaxed(&p->tid);
+		uint32_t n = sp_load_acquire(&p->n);
+		pid_t who = sp_load_acquire(&p->tid);
 		int found = -1;
 		struct sp_site st = { 0 };
 		uint64_t since = 0;
@@ -372,17 +397,16 @@ static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_s
 		if (n > HELD_MAX)
 			n = HELD_MAX;
 		for (unsigned i = 0; i < n; i++)
-			if (sp_load_relaxed(&p->e[i].obj) == obj &&
-			    sp_load_relaxed(&p->e[i].exclusive)) {
+			if (sp_load_acquire(&p->e[i].obj) == obj &&
+			    sp_load_acquire(&p->e[i].exclusive)) {
 				found = (int)i;
-				st.file = sp_load_relaxed(&p->e[i].site.file);
-				st.func = sp_load_relaxed(&p->e[i].site.func);
-				st.pc = sp_load_relaxed(&p->e[i].site.pc);
-				st.line = sp_load_relaxed(&p->e[i].site.line);
-				since = sp_load_relaxed(&p->e[i].since_ns);
+				st.file = sp_load_acquire(&p->e[i].site.file);
+				st.func = sp_load_acquire(&p->e[i].site.func);
+				st.pc = sp_load_acquire(&p->e[i].site.pc);
+				st.line = sp_load_acquire(&p->e[i].site.line);
+				since = sp_load_acquire(&p->e[i].since_ns);
 				break;
 			}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (sp_load_relaxed(&p->seq) != q)
 			continue;
 		if (found < 0 || !who)

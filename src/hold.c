@@ -264,14 +264,21 @@ static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 	sp_store_relaxed(&c->hold_hist[b], c->hold_hist[b] + weight);
 }
 
-static void owner_change(struct sp_entry *e, uintptr_t obj, pid_t tid)
+/* Count an owner change on the entry of this acquisition; the entry is
+ * looked up only when the owner did change. */
+static void owner_change(struct sp_thread *t, const struct sp_site *site, uintptr_t obj, int op)
 {
 	pid_t *o = &last_owner[obj_hash(obj, OWNER_BITS)];
+	pid_t prev = sp_load_relaxed(o);
 
-	if (sp_load_relaxed(o) != tid) {
-		if (sp_load_relaxed(o) && e)
+	if (SP_LIKELY(prev == t->tid))
+		return;
+	sp_store_relaxed(o, t->tid);
+	if (prev) {
+		struct sp_entry *e = sp_entry_get(t, site, obj, op);
+
+		if (e)
 			sp_store_relaxed(&e->cold->owner_changes, e->cold->owner_changes + 1);
-		sp_store_relaxed(o, tid);
 	}
 }
 
@@ -279,16 +286,15 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 				  const struct sp_site *site)
 {
 	struct hold_pub *p = pub_get(t);
-	struct sp_entry *e;
 	struct held *h;
+	int timed;
 
 	if (SP_UNLIKELY(!p))
 		return;
 	h = p->n ? held_find(p, obj) : NULL;
-	e = sp_entry_get(t, site, obj, op);
 	if (SP_UNLIKELY(h != NULL)) {
 		/* Taken again by its holder: recursive mutex or read lock. */
-		if (op == SP_TYPE_RWLOCK_READ || (h->e && h->e->type == SP_TYPE_REC_MUTEX)) {
+		if (op == SP_TYPE_RWLOCK_READ || sp_mutex_type((void *)obj) == SP_TYPE_REC_MUTEX) {
 			h->depth++;
 			return;
 		}
@@ -300,7 +306,8 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		return;
 	}
 	if (op != SP_TYPE_RWLOCK_READ)
-		owner_change(e, obj, t->tid);
+		owner_change(t, site, obj, op);
+	timed = SP_UNLIKELY(sample_left <= 1);
 	pub_begin(p);
 	h = &p->e[p->n];
 	/* Published fields: release stores (see pub_begin); readers copy
@@ -313,12 +320,14 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	sp_store_release(&h->observed, 0);
 	sp_store_release(&h->exclusive, op != SP_TYPE_RWLOCK_READ);
 	h->depth = 1;
-	h->e = e;
 	h->paused = 0;
-	if (SP_UNLIKELY(sample_left <= 1)) {
+	h->timed = (uint8_t)timed;
+	if (timed) {
 		/* This one is timed.  The gap to the next timed one is random,
 		 * 1 to 2 * period - 1 (mean: period), so that sampling does
-		 * not alias with a periodic program (A, B, A, B...). */
+		 * not alias with a periodic program (A, B, A, B...).  Only a
+		 * timed hold needs its entry (found through the probe's
+		 * one-entry cache). */
 		uint32_t x = sample_rng ? sample_rng : (uint32_t)t->tid * 2654435761u + 1;
 
 		x ^= x << 13;
@@ -326,12 +335,12 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		x ^= x << 5;
 		sample_rng = x;
 		sample_left = 1 + x % (2 * sample_period - 1);
-		h->timed = 1;
+		h->e = sp_entry_get(t, site, obj, op);
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, ns0 + ticks_to_ns(h->t0 - tick0));
 	} else {
 		sample_left--;
-		h->timed = 0;
+		h->e = NULL;
 		sp_store_release(&h->since_ns, 0);
 	}
 	sp_store_release(&p->n, p->n + 1);

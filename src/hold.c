@@ -11,41 +11,52 @@
  *     the lock when the wait began had acquired it; a global table keyed by
  *     (waiter site, object, type, holder site) sums wait time and count.
  *
- * Design.  Each thread keeps a small stack of the locks it holds (TLS,
- * initial-exec, no malloc): acquisition pushes {object, entry, start},
- * release pops it and adds the hold to the entry, which the thread owns
- * (single writer, relaxed stores, as in probe.c).  Recursive mutexes and
- * read locks taken again by the same thread only bump a depth: the hold
- * lasts from the outermost acquisition to the last release.  A condition
- * wait pauses the hold of its mutex.
+ * Design.  Each thread publishes the locks it holds in a block of its own
+ * (mmap'd, found through initial-exec TLS, never malloc'd; blocks are
+ * linked into a global list and recycled when their thread exits holding
+ * nothing).  An acquisition pushes {object, site} and a release pops it,
+ * inside a sequence-counter section that only the owning thread writes:
+ * no CAS and no shared cache line on either path.  Other threads - a
+ * contended waiter looking for whom to blame, the watchdog calling
+ * sp_hold_lookup() - walk the list and copy entries lock-free, retrying a
+ * torn copy; they never block or write to a recording thread.  Recursive
+ * mutexes and read locks taken again by their holder only bump a depth
+ * (the hold lasts from the outermost acquisition to the last release); a
+ * condition wait pauses the hold of its mutex.
  *
- * Who holds an exclusive lock must be visible to other threads (blame and
- * sp_hold_lookup() for the watchdog), so an exclusive acquisition also
- * claims a slot in a global, mmap'd, direct-mapped table indexed by the
- * lock's address (4 probes, then the hold is tracked for time only and
- * counted in collisions).  A slot's fields are written only by the thread
- * that holds the lock, inside a sequence-counter section, so readers
- * (any thread) copy them lock-free and retry on a torn copy; they never
- * block or write to the recording thread.  Read locks have no slot
- * (several holders).  The slot's cache line is written once per exclusive
- * acquisition and once per release: that is the cost of --hold, on top of
- * two TSC reads; nothing of this runs when hold tracking is off.
+ * Hold times are sampled: one acquisition in sp_opts.hold_sample (16 by
+ * default, a random gap averaging that so a periodic program does not
+ * alias with it) reads the TSC at acquisition and release and adds the
+ * hold to its entry with weight hold_sample (single writer, relaxed
+ * stores, as probe.c).  holds, hold_ns and hold_hist are thus unbiased
+ * estimates, hold_max_ns the maximum of the sampled holds; hold_sample=1
+ * times every hold.  Owner changes compare the acquiring thread with the
+ * last owner of the lock in a direct-mapped array indexed by address,
+ * written only when the owner changes.
  *
- * Time: the TSC (rdtsc, ~10 ns here) converted with a factor calibrated
- * against CLOCK_MONOTONIC at start-up (2 ms); clock_gettime costs ~22 ns
- * here and two of them per lock+unlock missed the 1.6x bar.  Other
- * architectures use CLOCK_MONOTONIC.
+ * Time: the TSC converted with a factor calibrated against CLOCK_MONOTONIC
+ * at start-up (2 ms, only with hold=1).  sp_hold_lookup() reports since
+ * when a lock is held: exactly for a timed hold; for an untimed one, the
+ * first time any caller of sp_hold_lookup() saw it held (a lower bound of
+ * its age, as fine as the watchdog's polling).
  *
- * Limits: a lock released by another thread than its owner has its hold
- * dropped (the owner's stack entry is replaced at its next acquisition of
- * that lock); more than HELD_MAX locks held at once by one thread are not
- * timed (counted in untracked); owner changes are approximate when two
- * locks share a slot.
+ * Measured (lockbench, 1 thread, 1 lock, preload; bench/preload_bench.sh):
+ * a global table of owner slots claimed with a CAS plus two TSC reads per
+ * lock+unlock cost ~4x plain (rdtsc is ~19 ns on this VM); the published
+ * per-thread lists with every hold timed, ~3x; sampled, ~1.45x.
  *
- * Alternatives considered: one global owner table for everything (hold
- * time too) makes the release path a hash lookup on a shared line; keeping
- * the holder in the entry does not tell a waiter in another thread who
- * holds the lock without a search over every thread's table.
+ * Limits: a lock released by another thread than its owner loses that
+ * hold (the owner's record is dropped at its next acquisition of the
+ * lock); more than HELD_MAX locks held at once by one thread are not
+ * tracked (counted in untracked); owner changes are approximate when two
+ * locks share a last-owner slot; a waiter's lookup costs a walk over the
+ * threads' blocks (contended path only).
+ *
+ * Alternatives considered: keeping the holder in the entry (a waiter in
+ * another thread cannot find it without searching every table); timing
+ * every hold (see above); a clock read only at release with the
+ * acquisition time taken from the probe (the probe reads no clock when
+ * uncontended, by design).
  */
 #include <errno.h>
 #include <pthread.h>

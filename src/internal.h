@@ -425,7 +425,10 @@ void sp_hold_cond_end(uintptr_t obj);
  * threads.  Only exclusive holds are known (mutex, rec_mutex, spinlock,
  * rwlock write), and only while hold tracking is on.
  * Return: 0 and *tid, *site (interposed: pc; instrumented: file/line/func),
- * *since_ns (sp_now_ns() clock) when held; -ENOENT otherwise.
+ * *since_ns (sp_now_ns() clock) when held; -ENOENT otherwise.  since_ns is
+ * exact for a timed (sampled) hold, otherwise the first time any caller
+ * saw this hold (a lower bound of its age; poll to refine).  A lock whose
+ * holder exited holding it is reported with that thread's tid.
  */
 int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns);
 

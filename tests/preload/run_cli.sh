@@ -38,6 +38,10 @@ expect 127 "No such file" -- "$cli" run -- ./no/such/file
 printf 'x' > out.notexec
 expect 126 "not an executable file" -- "$cli" run -- ./out.notexec
 expect 126 "not an executable file" -- "$cli" run -- /tmp
+# A static program is run, with a warning that it cannot be interposed.
+if printf 'int main(void){return 4;}' | cc -static -x c - -o out.static 2>/dev/null; then
+	expect 4 "statically linked" -- "$cli" run -- ./out.static
+fi
 # Exit status and signals pass through.
 expect 3 "" -- "$cli" run -- sh -c 'exit 3'
 expect 137 "killed by signal 9" -- "$cli" run -- sh -c 'kill -9 $$'

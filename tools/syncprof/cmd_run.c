@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <elf.h>
 
 #include "cli.h"
 #include "syncprof.h"
@@ -400,6 +401,56 @@ static int check_program(const char *prog)
 	return found ? 126 : 127;
 }
 
+/*
+ * A statically linked ELF program (no PT_INTERP) cannot be interposed: say
+ * so, and still run it.  Scripts and anything unreadable are left alone.
+ */
+static void warn_if_static(const char *prog)
+{
+	char path[PATH_MAX];
+	const char *file = prog;
+	Elf64_Ehdr eh;
+	int fd, has_interp = 0;
+
+	if (!strchr(prog, '/')) {
+		const char *p = getenv("PATH");
+
+		file = NULL;
+		for (; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+			size_t len = strcspn(p, ":");
+
+			snprintf(path, sizeof(path), "%.*s/%s", (int)(len ? len : 1), len ? p : ".",
+				 prog);
+			if (!access(path, X_OK)) {
+				file = path;
+				break;
+			}
+		}
+		if (!file)
+			return;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP)
+				has_interp = 1;
+		}
+		if (!has_interp)
+			cli_error("run", "warning: %s is statically linked: its lock calls cannot be "
+					 "interposed (build it with -include syncprof/instrument.h)",
+				  prog);
+	}
+	close(fd);
+}
+
 /* ---- running ------------------------------------------------------------------ */
 
 static int setup_env(const char *preload, struct strbuf *opts)
@@ -500,6 +551,7 @@ int cmd_run(int argc, char **argv)
 		free(opts.s);
 		return 1;
 	}
+	warn_if_static(argv[prog]);
 	rc = setup_env(preload, &opts);
 	free(opts.s);
 	if (rc) {

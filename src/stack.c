@@ -149,7 +149,7 @@ static void add_regex_ranges(void)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = dwfl_build_id_find_debuginfo, /* no network at start-up */
 	};
 	regex_t re[SP_MAX_SKIP];
 	struct regex_ctx c = { re, 0 };

@@ -44,9 +44,32 @@
 static Dwfl *dwfl;
 static pid_t session_pid;
 
+/*
+ * Debug info: build-id paths first (Debian's -dbgsym packages, libc6-dbg),
+ * then libdw's standard search (.gnu_debuglink).  The standard search ends
+ * with a debuginfod query when DEBUGINFOD_URLS is set (Debian's
+ * libdebuginfod-common sets it for login shells): a report - often run
+ * while the program exits - must not wait on the network, so that last
+ * step is taken only when SYNCPROF_DEBUGINFOD=1 asks for it.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	const char *allow = getenv("SYNCPROF_DEBUGINFOD");
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
+					      debuginfo_file_name);
+
+	if (fd >= 0 || (urls && *urls && !(allow && !strcmp(allow, "1"))))
+		return fd;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
+					    debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 };
 
 static Dwfl *session(int refresh)

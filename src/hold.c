@@ -666,6 +666,23 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 	}
 }
 
+/*
+ * In a child of fork() only the forking thread exists: its block gets the
+ * child's tid; the other threads' blocks keep the locks they held (they
+ * stay locked in the child) as held by exited threads, or are freed.
+ */
+static void hold_atfork_child(void)
+{
+	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t tid = sp_load_relaxed(&p->tid);
+
+		if (p == my_pub)
+			sp_store_release(&p->tid, sp_gettid());
+		else if (tid > 0)
+			sp_store_release(&p->tid, p->n ? -tid : 0);
+	}
+}
+
 void sp_hold_init(void)
 {
 	if (!sp_opts.hold || sp_hold_on)
@@ -674,7 +691,8 @@ void sp_hold_init(void)
 	sample_period = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	last_owner = sp_mmap(sizeof(*last_owner) << OWNER_BITS);
-	if (!blame || !last_owner || pthread_key_create(&pub_key, pub_exit)) {
+	if (!blame || !last_owner || pthread_key_create(&pub_key, pub_exit) ||
+	    pthread_atfork(NULL, NULL, hold_atfork_child)) {
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);
 		return;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -104,6 +105,27 @@ int main(void)
 	sp_hold_acquired(t, (uintptr_t)&rw, SP_TYPE_RWLOCK_WRITE, &site2);
 	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&rw, &tid, &s, &since), ==, 0);
 	sp_hold_released((uintptr_t)&rw);
+
+	/* fork(): the child's copy of a hold names the child's thread. */
+	sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX, &site2);
+	{
+		pid_t pid = fork();
+		int status;
+
+		T_ASSERT(pid >= 0);
+		if (pid == 0) {
+			int ok = !sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since) &&
+				 tid == sp_gettid() && s.line == 2;
+
+			_exit(ok ? 0 : 1);
+		}
+		T_ASSERT_INT(waitpid(pid, &status, 0), ==, pid);
+		T_ASSERT(WIFEXITED(status));
+		T_ASSERT_INT(WEXITSTATUS(status), ==, 0);
+	}
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, 0);
+	T_ASSERT_INT(tid, ==, sp_gettid());
+	sp_hold_released((uintptr_t)&lock_a);
 
 	/* Concurrent: no torn copies. */
 	pthread_create(&th[0], NULL, owner, NULL);

@@ -7,6 +7,8 @@
  * N objects into the row.  Widths follow the content; numbers are right
  * aligned.  A header line says what the report covers, and a footer says
  * how many lock calls could not be recorded when that is not zero.
+ * With hold tracking on (hold.c): Hold Time (s), Max hold (us) and Owner
+ * chg columns, and under each row its blame lines (largest first, top 4).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -73,12 +75,36 @@ static double us(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
+/* With hold tracking: "waited X s (N times) for holders at SITE" lines. */
+static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
+			size_t auto_len)
+{
+	struct sp_blame b[4];
+	size_t n = sp_blame_for_row(r, o->coalesce, b, 4);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sp_row h;
+		char site[512];
+
+		memset(&h, 0, sizeof(h));
+		h.file = b[i].holder.file;
+		h.func = b[i].holder.func;
+		h.line = b[i].holder.line;
+		h.pc = b[i].holder.pc;
+		sp_site_format(&h, o->src_root, auto_len, site, sizeof(site));
+		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s\n",
+			(double)b[i].wait_ns / 1e9, (unsigned long long)b[i].count,
+			b[i].count == 1 ? "" : "s", site);
+	}
+}
+
 int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
 {
 	const struct syncprof_report_options *o = ctx->opts;
 	size_t auto_len = sp_rows_common_prefix(rows);
 	struct cells c = { 0 };
 	int wt = 4, wo = 6, ws = 9;
+	int hold = sp_load_relaxed(&sp_hold_on);
 
 	c.object = malloc((rows->n + 1) * sizeof(*c.object));
 	c.site = malloc((rows->n + 1) * sizeof(*c.site));
@@ -113,10 +139,13 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 		fprintf(out, "%zu row%s", rows->n, rows->n == 1 ? "" : "s");
 	fprintf(out, ", sorted by %s%s\n", sort_label(o->sort),
 		o->coalesce ? ", objects coalesced per call site" : "");
-	fprintf(out, "%-*s  %*s  %-*s  %13s  %12s  %12s  %10s  %10s  %10s  %10s\n", wt, "Type", wo,
+	fprintf(out, "%-*s  %*s  %-*s  %13s  %12s  %12s  %10s  %10s  %10s  %10s", wt, "Type", wo,
 		"Object", ws, "Call site", "Wait Time (s)", "Count", "Average (us)", "Contended",
 		"Max (us)", "p50 (us)", "p99 (us)");
-	for (int i = 0; i < wt + wo + ws + 13 + 12 * 2 + 10 * 4 + 2 * 9; i++)
+	if (hold)
+		fprintf(out, "  %13s  %13s  %10s", "Hold Time (s)", "Max hold (us)", "Owner chg");
+	fputc('\n', out);
+	for (int i = 0; i < wt + wo + ws + 13 + 12 * 2 + 10 * 4 + 2 * 9 + (hold ? 42 : 0); i++)
 		fputc('-', out);
 	fputc('\n', out);
 	for (size_t i = 0; i < rows->n; i++) {
@@ -124,11 +153,17 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 		uint64_t avg = sp_row_avg(r);
 
 		fprintf(out,
-			"%-*s  %*s  %-*s  %13.5f  %12llu  %12.2f  %10llu  %10.2f  %10.2f  %10.2f\n",
+			"%-*s  %*s  %-*s  %13.5f  %12llu  %12.2f  %10llu  %10.2f  %10.2f  %10.2f%s",
 			wt, sp_type_name(r->type), wo, c.buf + c.object[i], ws, c.buf + c.site[i],
 			(double)r->wait_ns / 1e9, (unsigned long long)r->acquisitions, us(avg),
 			(unsigned long long)r->contended, us(r->wait_max_ns),
-			us(sp_row_percentile(r, 0.50)), us(sp_row_percentile(r, 0.99)));
+			us(sp_row_percentile(r, 0.50)), us(sp_row_percentile(r, 0.99)),
+			hold ? "" : "\n");
+		if (hold) {
+			fprintf(out, "  %13.5f  %13.2f  %10llu\n", (double)r->hold_ns / 1e9,
+				us(r->hold_max_ns), (unsigned long long)r->owner_changes);
+			blame_lines(out, r, o, auto_len);
+		}
 	}
 	if (!rows->n)
 		fputs("(no lock activity recorded)\n", out);

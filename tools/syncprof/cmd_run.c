@@ -108,6 +108,11 @@ static int check_nonempty(const char *v)
 	return *v ? 0 : -EINVAL;
 }
 
+static int check_trace_buffer(const char *v)
+{
+	return check_uint(v, 1ul << 30) || strtoul(v, NULL, 10) < 256 ? -EINVAL : 0;
+}
+
 static const struct run_option run_options[] = {
 	{ "output", 'o', ARG_VALUE, "output", NULL, check_nonempty, "FILE",
 	  "write the report to FILE instead of stderr; %p becomes the pid\n"
@@ -128,6 +133,12 @@ static const struct run_option run_options[] = {
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL, NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },
+	{ "trace", 0, ARG_VALUE, "trace", NULL, check_nonempty, "FILE",
+	  "also record every lock event into the binary trace FILE\n"
+	  "(%p: the pid); read it with 'syncprof trace dump|stats|export'" },
+	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, check_trace_buffer, "BYTES",
+	  "per-thread trace buffer, 256 to 1073741824 (default 1048576);\n"
+	  "when it is full, events are dropped and counted exactly" },
 };
 
 #define N_RUN_OPTIONS (sizeof(run_options) / sizeof(*run_options))

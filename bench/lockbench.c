@@ -38,6 +38,7 @@ static struct counter *counters;
 static unsigned n_locks = 1;
 static int stop;
 static int go;
+static int initially_enabled; /* profiling state before main() */
 
 static unsigned xorshift(unsigned *s)
 {
@@ -120,7 +121,9 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 	}
 	for (unsigned i = 0; i < n_locks; i++)
 		counters[i].value = 0;
-	if (mode == MODE_ON)
+	/* plain leaves profiling as it was at start-up: off, or - under the
+	 * preload library - on unless SYNCPROF_OPTIONS says enabled=0. */
+	if (mode == MODE_ON || (mode == MODE_PLAIN && initially_enabled))
 		syncprof_enable();
 	else
 		syncprof_disable();
@@ -213,6 +216,7 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
+	initially_enabled = syncprof_is_enabled();
 	if (posix_memalign((void **)&counters, 64, n_locks * sizeof(*counters))) {
 		perror("lockbench");
 		return 1;

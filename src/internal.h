@@ -87,6 +87,9 @@ struct sp_entry_cold {
 	uint8_t n_frames;
 	uint64_t hist[SP_HIST_BUCKETS];
 	uintptr_t frames[SP_MAX_FRAMES]; /* callers of the first contended wait */
+	/* hold tracking (hold.c), written by the owner only */
+	uint64_t owner_changes;
+	uint64_t hold_hist[SP_HIST_BUCKETS];
 };
 
 /*
@@ -193,6 +196,8 @@ struct sp_row {
 	uint64_t holds;
 	uint64_t hist[SP_HIST_BUCKETS];
 	uintptr_t frames[SP_MAX_FRAMES];
+	uint64_t owner_changes;
+	uint64_t hold_hist[SP_HIST_BUCKETS];
 	/* NULL for live rows (pcs are symbolized when rendered); set for rows
 	 * read from a saved profile, whose names are already resolved. */
 	const struct sp_names *names;
@@ -205,6 +210,9 @@ struct sp_rows {
 };
 
 /* Options read from SYNCPROF_OPTIONS (see options.c). */
+#define SP_MAX_SKIP 16
+#define SP_DEFAULT_FRAMES 4
+#define SP_DEFAULT_HOLD_SAMPLE 16
 struct sp_options {
 	int enabled;
 	int report_at_exit;  /* -1: unset, report when profiling was ever on */
@@ -213,6 +221,12 @@ struct sp_options {
 	char *src_root;
 	char *trace;         /* trace=FILE: trace into FILE from start-up */
 	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
+	/* interposed call sites (stack.c) and hold tracking (hold.c) */
+	unsigned frames;            /* callers kept per contended site */
+	int hold;                   /* 1: hold times, owner changes, blame */
+	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
+	unsigned n_skip;
+	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
 	char *columns;         /* owns report.columns */
 	int control;           /* control.c: listen on the control socket */
 	int report_signal;     /* 0, or the signal that prints a report */
@@ -432,6 +446,7 @@ const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
 
 /* ---- "symbolize.c" --------------------------------------------------- */
 
+#define SP_MAX_INLINE 8
 /* What is known of a code address; pointers valid until the next call. */
 struct sp_symbol {
 	const char *function; /* NULL when unknown */
@@ -439,6 +454,13 @@ struct sp_symbol {
 	const char *dso;      /* NULL when unknown */
 	unsigned line;        /* 0 when unknown */
 	uintptr_t offset;     /* from the start of function (or of dso) */
+	/* libdw: functions the named one was inlined into, innermost first,
+	 * each with the file:line of the inlined call inside it */
+	unsigned n_inline;
+	struct {
+		const char *function, *file;
+		unsigned line;
+	} inl[SP_MAX_INLINE];
 };
 
 /* Report path only; not thread-safe (callers hold report_lock). */
@@ -446,6 +468,8 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
 /* "function file:line", "function+0x12 [dso]", ... into @buf. */
 const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
 			   char *buf, size_t size);
+const char *sp_symbol_format(const struct sp_symbol *sym, uintptr_t pc, const char *src_root,
+			     size_t auto_len, char *buf, size_t size);
 
 /* ---- "runtime.c" ------------------------------------------------------ */
 
@@ -517,11 +541,92 @@ unsigned sp_watchdog_scan(FILE *out);
 /* In a forked child: forget the parent's warned waits (atfork handler). */
 void sp_watchdog_forget(void);
 
+
+/* ---- "hold.c" ---------------------------------------------------------- */
+
 /*
- * Hold tracking (branch preload): who holds @obj, where it was acquired and
- * since when.  0 when held, -ENOENT otherwise.  Weak until that lands, so
- * the watchdog names the holder only when the library has hold tracking.
+ * Hold tracking (SYNCPROF_OPTIONS hold=1, syncprof run --hold).  Off, it
+ * costs the probes one load and branch on sp_hold_on.  Acquire/release are
+ * called by the owning thread right after a successful acquisition and
+ * right before the real unlock.
+ */
+extern int sp_hold_on;
+void sp_hold_init(void);
+void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op, const struct sp_site *site);
+void sp_hold_released(uintptr_t obj);
+/* A condition wait releases and retakes @obj: pause the hold around it. */
+void sp_hold_cond_begin(uintptr_t obj);
+void sp_hold_cond_end(uintptr_t obj);
+/*
+ * sp_hold_lookup() - who holds the lock @obj right now.
+ * Any thread, any time; lock-free, never blocks (or writes to) recording
+ * threads.  Only exclusive holds are known (mutex, rec_mutex, spinlock,
+ * rwlock write), and only while hold tracking is on.
+ * Return: 0 and *tid, *site (interposed: pc; instrumented: file/line/func),
+ * *since_ns (sp_now_ns() clock) when held; -ENOENT otherwise.  since_ns is
+ * exact for a timed (sampled) hold, otherwise the first time any caller
+ * saw this hold (a lower bound of its age; poll to refine).  A lock whose
+ * holder exited holding it is reported with that thread's tid.
  */
 int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns);
+
+/* Contended waits: what the probes' slow paths tell hold.c and stack.c. */
+struct sp_wait_ctx {
+	struct sp_site holder; /* who held the lock when the wait began */
+	int have_holder;
+};
+void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w);
+void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w);
+
+/* Blame, for reports: holder sites that made the row's site wait. */
+struct sp_blame {
+	struct sp_site holder;
+	uint64_t wait_ns;
+	uint64_t count;
+};
+/* Fill @out (up to @max, largest wait first) for @r; returns how many. */
+size_t sp_blame_for_row(const struct sp_row *r, int coalesced, struct sp_blame *out, size_t max);
+void sp_hold_snapshot(void);
+
+/* ---- "stack.c" --------------------------------------------------------- */
+
+/* Warm the unwinder and compute the address ranges of lock wrappers
+ * (default libraries and --skip regexes).  Start-up only (mallocs). */
+void sp_stack_init(void);
+/* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at
+ * start-up only, before sp_skip_n is published. */
+struct sp_range {
+	uintptr_t lo, hi;
+};
+#define SP_MAX_RANGES 4096
+extern struct sp_range sp_skip_ranges[SP_MAX_RANGES];
+extern unsigned sp_skip_n;
+static inline int sp_pc_skipped(uintptr_t pc)
+{
+	unsigned lo = 0, hi = sp_load_acquire(&sp_skip_n);
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (pc < sp_skip_ranges[mid].lo)
+			hi = mid;
+		else if (pc >= sp_skip_ranges[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+/* The site pc for an interposed call returning to @ret: @ret unless it lies
+ * in a lock wrapper, then the first caller outside the wrappers. */
+uintptr_t sp_site_pc__slowpath(uintptr_t ret);
+static inline uintptr_t sp_site_pc(uintptr_t ret)
+{
+	if (SP_LIKELY(!sp_load_relaxed(&sp_skip_n)) || !sp_pc_skipped(ret))
+		return ret;
+	return sp_site_pc__slowpath(ret);
+}
+/* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
+unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
 
 #endif /* SP_INTERNAL_H */

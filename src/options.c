@@ -71,10 +71,16 @@ void syncprof_report_options_init(struct syncprof_report_options *o)
 	o->src_root = NULL;
 }
 
+/* Defined (as 1) by the preload library only: preloaded, profiling is on
+ * unless SYNCPROF_OPTIONS says enabled=0. */
+extern const int sp_preload_enabled_default __attribute__((weak));
+
 void sp_options_defaults(struct sp_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->enabled = 0;
+	o->enabled = &sp_preload_enabled_default ? sp_preload_enabled_default : 0;
+	o->frames = SP_DEFAULT_FRAMES;
+	o->hold_sample = SP_DEFAULT_HOLD_SAMPLE;
 	o->report_at_exit = -1;
 	syncprof_report_options_init(&o->report);
 }
@@ -86,6 +92,9 @@ void sp_options_free(struct sp_options *o)
 	free(o->columns);
 	free(o->trace);
 	o->output = o->src_root = o->columns = o->trace = NULL;
+	for (unsigned i = 0; i < o->n_skip; i++)
+		free(o->skip[i]);
+	o->n_skip = 0;
 	o->report.src_root = NULL;
 	o->report.columns = NULL;
 }
@@ -190,6 +199,43 @@ static int opt_trace_buffer(struct sp_options *o, const char *v)
 	return rc;
 }
 
+static int opt_frames(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n > SP_MAX_FRAMES)
+		return -EINVAL;
+	o->frames = n;
+	return 0;
+}
+
+static int opt_hold(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->hold);
+}
+
+static int opt_hold_sample(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n < 1 || n > 1000000)
+		return -EINVAL;
+	o->hold_sample = n;
+	return 0;
+}
+
+/* Repeatable: each skip=REGEX adds one pattern (checked by stack.c). */
+static int opt_skip(struct sp_options *o, const char *v)
+{
+	if (o->n_skip >= SP_MAX_SKIP || !*v)
+		return -EINVAL;
+	o->skip[o->n_skip] = strdup(v);
+	if (!o->skip[o->n_skip])
+		return -ENOMEM;
+	o->n_skip++;
+	return 0;
+}
+
 static int opt_columns(struct sp_options *o, const char *v)
 {
 	int ids[SP_MAX_COLUMNS];
@@ -252,9 +298,13 @@ static const struct option_row option_table[] = {
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
 	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
 	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },
+	{ "frames", opt_frames, "callers kept per contended site, 0 to 16" },
+	{ "skip", opt_skip, "a function-name regex (repeatable, at most 16)" },
+	{ "hold", opt_hold, "1 or 0" },
+	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
 	{ "columns", opt_columns,
 	  "table columns separated by ':' among type, object, site, wait, count, avg, "
-	  "contended, max, p50, p99" },
+	  "contended, max, p50, p99, hold, max_hold, owner_chg" },
 	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },

@@ -83,6 +83,7 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 					const struct sp_lock_ops *ops,
 					const struct timespec *abstime, const struct sp_site *site)
 {
+	struct sp_wait_ctx w;
 	uint64_t t0, wait;
 	int mode, rc, acquired;
 	/* The long-wait watchdog (watchdog.c) sees waits in progress. */
@@ -90,6 +91,7 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 		SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e ? sp_tls_self : NULL;
 
 	SP_TRACE_LOCK(SP_EV_LOCK_WAIT, obj, op, site, 0, 0);
+	sp_wait_begin((uintptr_t)obj, &w); /* blame: who holds it now (hold.c) */
 	t0 = sp_wait_start(&mode);
 	if (watched)
 		sp_watch_begin(watched, e, t0, mode);
@@ -98,8 +100,10 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	if (watched)
 		sp_watch_end(watched, wait);
 	acquired = rc == ops->ok || rc == EOWNERDEAD;
-	if (e)
+	if (e) {
 		sp_entry_record_wait(e, wait, acquired);
+		sp_wait_end(e, wait, &w); /* frames (stack.c), blame */
+	}
 	if (acquired)
 		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait, 1);
 	return rc;
@@ -117,8 +121,10 @@ SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e, void *obj, int op,
 SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struct sp_site *site,
 				     uint64_t wait_ns)
 {
-	if (e)
+	if (e) {
 		sp_entry_record_wait(e, wait_ns, 1);
+		sp_wait_end(e, wait_ns, NULL); /* frames */
+	}
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
 		sp_trace_cond_woken(cond, site, wait_ns);
 }
@@ -158,7 +164,8 @@ int syncprof_mutex_lock(pthread_mutex_t *m, const char *file, int line, const ch
 
 	if (OFF)
 		return pthread_mutex_lock(m);
-	return sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site), 0, m,
+			     SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const char *func)
@@ -167,7 +174,8 @@ int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const
 
 	if (OFF)
 		return pthread_mutex_trylock(m);
-	return sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site);
+	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site), 0, m,
+			     SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
@@ -177,14 +185,15 @@ int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
 
 	if (OFF)
 		return pthread_mutex_timedlock(m, abstime);
-	return sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site), 0,
+			     m, SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
 {
 	SITE;
 
-	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
+	sp_probe_released((void *)m, SP_TYPE_MUTEX, &site);
 	return pthread_mutex_unlock(m);
 }
 
@@ -195,7 +204,7 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 
 	if (OFF)
 		return pthread_cond_wait(c, m);
-	return SP_PROBE_COND_WAIT(c, m, &site, pthread_cond_wait(c, m));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), pthread_cond_wait(c, m))));
 }
 
 int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
@@ -205,7 +214,8 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 
 	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
-	return SP_PROBE_COND_WAIT(c, m, &site, pthread_cond_timedwait(c, m, abstime));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+				  pthread_cond_timedwait(c, m, abstime))));
 }
 
 #define SP_RW_ENTRY(name, call, probe_call)                                          \
@@ -219,13 +229,17 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 	}
 
 SP_RW_ENTRY(rdlock, pthread_rwlock_rdlock(l),
-	    sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site))
+	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site), 0, l,
+			  SP_TYPE_RWLOCK_READ, &site))
 SP_RW_ENTRY(wrlock, pthread_rwlock_wrlock(l),
-	    sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site))
+	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site), 0, l,
+			  SP_TYPE_RWLOCK_WRITE, &site))
 SP_RW_ENTRY(tryrdlock, pthread_rwlock_tryrdlock(l),
-	    sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site))
+	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site), 0, l,
+			  SP_TYPE_RWLOCK_READ, &site))
 SP_RW_ENTRY(trywrlock, pthread_rwlock_trywrlock(l),
-	    sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site))
+	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site), 0, l,
+			  SP_TYPE_RWLOCK_WRITE, &site))
 
 int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
 				const char *file, int line, const char *func)
@@ -234,7 +248,8 @@ int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst
 
 	if (OFF)
 		return pthread_rwlock_timedrdlock(l, abstime);
-	return sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site);
+	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site),
+			     0, l, SP_TYPE_RWLOCK_READ, &site);
 }
 
 int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
@@ -244,14 +259,15 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 
 	if (OFF)
 		return pthread_rwlock_timedwrlock(l, abstime);
-	return sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site);
+	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site),
+			     0, l, SP_TYPE_RWLOCK_WRITE, &site);
 }
 
 int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
 {
 	SITE;
 
-	sp_trace_lock_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site, 0, 0);
+	sp_probe_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site);
 	return pthread_rwlock_unlock(l);
 }
 
@@ -261,7 +277,8 @@ int syncprof_spin_lock(pthread_spinlock_t *s, const char *file, int line, const 
 
 	if (OFF)
 		return pthread_spin_lock(s);
-	return sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site);
+	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site), 0,
+			     (void *)s, SP_TYPE_SPINLOCK, &site);
 }
 
 int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, const char *func)
@@ -270,14 +287,15 @@ int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, con
 
 	if (OFF)
 		return pthread_spin_trylock(s);
-	return sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site);
+	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site), 0,
+			     (void *)s, SP_TYPE_SPINLOCK, &site);
 }
 
 int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
 {
 	SITE;
 
-	sp_trace_lock_released((void *)s, SP_TYPE_SPINLOCK, &site, 0, 0);
+	sp_probe_released((void *)s, SP_TYPE_SPINLOCK, &site);
 	return pthread_spin_unlock(s);
 }
 
@@ -287,7 +305,8 @@ int syncprof_mtx_lock(void *m, const char *file, int line, const char *func)
 
 	if (OFF)
 		return mtx_lock(m);
-	return sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site), thrd_success,
+			     m, SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
@@ -296,7 +315,8 @@ int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
 
 	if (OFF)
 		return mtx_trylock(m);
-	return sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site);
+	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site), thrd_success, m,
+			     SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *file, int line,
@@ -306,14 +326,15 @@ int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *
 
 	if (OFF)
 		return mtx_timedlock(m, abstime);
-	return sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site),
+			     thrd_success, m, SP_TYPE_MUTEX, &site);
 }
 
 int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
 {
 	SITE;
 
-	sp_trace_lock_released((void *)m, SP_TYPE_MUTEX, &site, 0, 0);
+	sp_probe_released((void *)m, SP_TYPE_MUTEX, &site);
 	return mtx_unlock(m);
 }
 
@@ -323,7 +344,7 @@ int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *
 
 	if (OFF)
 		return cnd_wait(c, m);
-	return SP_PROBE_COND_WAIT(c, m, &site, cnd_wait(c, m));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), cnd_wait(c, m))));
 }
 
 int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
@@ -333,5 +354,6 @@ int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, con
 
 	if (OFF)
 		return cnd_timedwait(c, m, abstime);
-	return SP_PROBE_COND_WAIT(c, m, &site, cnd_timedwait(c, m, abstime));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+				  cnd_timedwait(c, m, abstime))));
 }

@@ -133,6 +133,40 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 	return rc;
 }
 
+/* After an acquisition, with hold tracking on (hold.c); returns @rc. */
+static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
+					  const struct sp_site *site)
+{
+	struct sp_thread *t;
+
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && (rc == ok || rc == EOWNERDEAD) &&
+	    (t = sp_tls_self))
+		sp_hold_acquired(t, (uintptr_t)obj, op, site);
+	return rc;
+}
+
+/* Before an unlock: hold tracking, and the trace's "released" event. */
+static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+		sp_hold_released((uintptr_t)obj);
+	sp_trace_lock_released(obj, type, site, 0, 0);
+}
+
+/* A condition wait releases and retakes its mutex: pause its hold. */
+static SP_ALWAYS_INLINE void sp_probe_cond_release(void *m)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+		sp_hold_cond_begin((uintptr_t)m);
+}
+
+static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+		sp_hold_cond_end((uintptr_t)m);
+	return rc;
+}
+
 /* Condition waits: always a wait, all of it timed. */
 #define SP_PROBE_COND_WAIT(cond, mutex, site, call)                                          \
 	({                                                                            \

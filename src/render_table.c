@@ -7,6 +7,8 @@
  * N objects into the row.  Widths follow the content; numbers are right
  * aligned.  A header line says what the report covers, and a footer says
  * how many lock calls could not be recorded when that is not zero.
+ * With hold tracking on (hold.c): Hold Time (s), Max hold (us) and Owner
+ * chg columns, and under each row its blame lines (largest first, top 4).
  *
  * Columns are rows of a table (key, header, width, alignment), so
  * that --columns / columns= can choose and reorder them by key; without
@@ -28,7 +30,9 @@
 #include "internal.h"
 
 enum col_id { C_TYPE, C_OBJECT, C_SITE, C_WAIT, C_COUNT, C_AVG, C_CONTENDED, C_MAX, C_P50, C_P99,
-	      N_COLS };
+	      C_HOLD, C_HOLD_MAX, C_OWNER_CHG, N_COLS };
+
+#define N_BASE_COLS C_HOLD /* printed by default; the hold columns with hold=1 */
 
 #define CELL 512
 
@@ -50,6 +54,9 @@ static const struct col cols[N_COLS] = {
 	[C_MAX] = { "max", "Max (us)", 10, 0 },
 	[C_P50] = { "p50", "p50 (us)", 10, 0 },
 	[C_P99] = { "p99", "p99 (us)", 10, 0 },
+	[C_HOLD] = { "hold", "Hold Time (s)", 13, 0 },
+	[C_HOLD_MAX] = { "max_hold", "Max hold (us)", 13, 0 },
+	[C_OWNER_CHG] = { "owner_chg", "Owner chg", 10, 0 },
 };
 
 /* Cell text of every row, in one growing buffer (offsets, not pointers). */
@@ -89,7 +96,9 @@ int sp_columns_parse(const char *list, int *ids, int max)
 	int n = 0;
 
 	if (!list || !*list) {
-		for (int i = 0; i < N_COLS && i < max; i++)
+		int all = sp_load_relaxed(&sp_hold_on) ? N_COLS : N_BASE_COLS;
+
+		for (int i = 0; i < all && i < max; i++)
 			ids[n++] = i;
 		return n;
 	}
@@ -159,7 +168,33 @@ static void print_number(FILE *out, const struct sp_row *r, int id, int width)
 	case C_MAX: fprintf(out, "%*.2f", width, us(r->wait_max_ns)); break;
 	case C_P50: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.50))); break;
 	case C_P99: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.99))); break;
+	case C_HOLD: fprintf(out, "%*.5f", width, (double)r->hold_ns / 1e9); break;
+	case C_HOLD_MAX: fprintf(out, "%*.2f", width, us(r->hold_max_ns)); break;
+	case C_OWNER_CHG: fprintf(out, "%*llu", width, (unsigned long long)r->owner_changes); break;
 	default: break;
+	}
+}
+
+/* With hold tracking: "waited X s (N times) for holders at SITE" lines. */
+static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
+			size_t auto_len)
+{
+	struct sp_blame b[4];
+	size_t n = sp_blame_for_row(r, o->coalesce, b, 4);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sp_row h;
+		char site[512];
+
+		memset(&h, 0, sizeof(h));
+		h.file = b[i].holder.file;
+		h.func = b[i].holder.func;
+		h.line = b[i].holder.line;
+		h.pc = b[i].holder.pc;
+		sp_site_format(&h, o->src_root, auto_len, site, sizeof(site));
+		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s\n",
+			(double)b[i].wait_ns / 1e9, (unsigned long long)b[i].count,
+			b[i].count == 1 ? "" : "s", site);
 	}
 }
 
@@ -198,6 +233,7 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	struct cells cells = { 0 };
 	struct layout l;
 	int total = 0;
+	int hold = sp_load_relaxed(&sp_hold_on);
 
 	l.n = sp_columns_parse(o->columns, l.ids, SP_MAX_COLUMNS);
 	if (l.n < 0)
@@ -246,8 +282,11 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	for (int i = 0; i < total; i++)
 		fputc('-', out);
 	fputc('\n', out);
-	for (size_t i = 0; i < rows->n; i++)
+	for (size_t i = 0; i < rows->n; i++) {
 		print_row(out, &l, &cells, &rows->v[i], i);
+		if (hold && !rows->v[i].names) /* saved profiles carry no blame here */
+			blame_lines(out, &rows->v[i], o, auto_len);
+	}
 	if (!rows->n)
 		fputs("(no lock activity recorded)\n", out);
 	if (ctx->lost)

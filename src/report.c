@@ -202,6 +202,9 @@ static void row_add(struct sp_row *d, const struct sp_row *s)
 		d->hold_max_ns = s->hold_max_ns;
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 		d->hist[b] += s->hist[b];
+	d->owner_changes += s->owner_changes;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		d->hold_hist[b] += s->hold_hist[b];
 	if (!d->n_frames && s->n_frames) {
 		memcpy(d->frames, s->frames, sizeof(d->frames));
 		d->n_frames = s->n_frames;
@@ -242,6 +245,9 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	}
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 		r->hist[b] = sp_load_relaxed(&c->hist[b]);
+	r->owner_changes = sp_load_relaxed(&c->owner_changes);
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		r->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
 	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
@@ -327,6 +333,9 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap)
 			r->holds = sub_clamp(r->holds, o->holds);
 			for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 				r->hist[b] = sub_clamp(r->hist[b], o->hist[b]);
+			r->owner_changes = sub_clamp(r->owner_changes, o->owner_changes);
+			for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+				r->hold_hist[b] = sub_clamp(r->hold_hist[b], o->hold_hist[b]);
 		}
 		if (r->acquisitions || r->contended)
 			cur->v[kept++] = *r;

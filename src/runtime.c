@@ -139,6 +139,7 @@ int sp_report_snapshot(void)
 		return rc;
 	sp_rows_free(&snapshot);
 	snapshot = now;
+	sp_hold_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);
@@ -310,6 +311,7 @@ void sp_runtime_init(void)
 	sp_store_relaxed(&window_start_ns, sp_now_ns());
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	atexit(report_at_exit);
+	sp_hold_init(); /* when hold=1 */
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);

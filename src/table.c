@@ -203,6 +203,9 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 		}
 		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 			dc->hist[b] += sp_load_relaxed(&sc->hist[b]);
+		dc->owner_changes += sp_load_relaxed(&sc->owner_changes);
+		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+			dc->hold_hist[b] += sp_load_relaxed(&sc->hold_hist[b]);
 		if (!dc->n_frames && sc->n_frames) {
 			memcpy(dc->frames, sc->frames, sizeof(dc->frames));
 			dc->n_frames = sc->n_frames;

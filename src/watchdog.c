@@ -31,10 +31,11 @@
  * from an exit handler).  A warned wait whose thread exits before the
  * total was read is reported as such.
  *
- * Hold tracking (branch preload) provides sp_hold_lookup(); it is a weak
- * reference here, so this file links with or without it.  It dates most
- * holds from the first lookup of the lock, so every scan looks up the
- * lock of every thread that waits, and the warning says "for at least".
+ * The holder comes from hold tracking (hold.c, hold=1 or syncprof run
+ * --hold): sp_hold_lookup() is lock-free and never blocks the recording
+ * threads.  It dates most holds from the first lookup of the lock, so
+ * every scan looks up the lock of every thread that waits, and the warning
+ * says "for at least".
  *
  * Alternatives considered: a timer per wait (a syscall on every contended
  * wait, and timers fire in the waiting thread); printing from the waiting
@@ -47,10 +48,6 @@
 
 #include "internal.h"
 
-/* Weak, so that this links without hold tracking (then its address is
- * NULL), and hidden, so that it is never looked up in other libraries. */
-int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns)
-	__attribute__((weak, visibility("hidden")));
 
 unsigned sp_watch_on;
 
@@ -183,7 +180,7 @@ static void scan_thread(struct sp_thread *t, void *arg)
 	/* Hold tracking dates a hold from the first time anyone looked it up
 	 * (hold.c): look at every waiter's lock on every scan, so that by the
 	 * warning the holder's age is known to within one scan interval. */
-	if (sp_hold_lookup) {
+	if (sp_load_relaxed(&sp_hold_on)) {
 		struct sp_site hs;
 		uint64_t since;
 		pid_t tid;
@@ -228,8 +225,9 @@ static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
 	pid_t tid = 0;
 
 	format_site(&w->site, site, sizeof(site));
-	if (!sp_hold_lookup)
-		snprintf(holder, sizeof(holder), "holder unknown (no hold tracking in this build)");
+	if (!sp_load_relaxed(&sp_hold_on))
+		snprintf(holder, sizeof(holder),
+			 "holder unknown (hold tracking is off: hold=1, or syncprof run --hold)");
 	else if (sp_hold_lookup(w->obj, &tid, &hs, &since) == 0) {
 		format_site(&hs, holder_site, sizeof(holder_site));
 		/* A lower bound: hold.c dates most holds from their first

@@ -1,46 +1,60 @@
 /*
  * test_watchdog.c - warn_wait: a program whose main thread waits 300 ms
  * for a mutex another thread holds, with warn_wait=100, gets exactly one
- * warning naming the waiting thread, its site (file:line) and the lock -
- * and, when the library has hold tracking, the holder thread and its
- * site - and one final line with the total; a 30 ms wait gets nothing.
+ * warning naming the waiting thread, its site (file:line) and the lock,
+ * and - with hold=1 - the holder thread and the site where it took the
+ * lock; then one final line with the total.  Without hold tracking the
+ * warning says the holder is unknown and why; a 30 ms wait gets nothing.
  *
  * Usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE
+ *        test_watchdog --preload PRELOAD_LIB PLAIN_CTL_TARGET CTL_TARGET_SOURCE
+ * The second form runs an uninstrumented build of the same program under
+ * LD_PRELOAD (interposed sites, named by libdw).
  */
 #include "tools_util.h"
 
+static char env[512];
 static const char *target, *source;
 
-static void long_wait(void)
+/* The one warning line of @err (asserting there is exactly one). */
+static const char *one_warning(const char *err)
 {
-	char *out, *err, site[64], holder[64];
+	T_ASSERT_INT(t_count_lines(err, "syncprof: warning:"), ==, 1);
+	return strstr(err, "syncprof: warning:");
+}
+
+static void long_wait(int hold)
+{
+	char *out, *err, waiter[64], holder[64];
 	const char *w, *total;
 	double ms = 0;
 
 	T_ASSERT_INT(t_run(&out, &err,
-			   "SYNCPROF_OPTIONS=enabled=1,warn_wait=100,report_at_exit=0 %s hold 300",
-			   target),
+			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,hold=%d,report_at_exit=0 "
+			   "%s hold 300",
+			   env, hold, target),
 		     ==, 0);
-	T_ASSERT_INT(t_count_lines(err, "syncprof: warning:"), ==, 1);
-	w = strstr(err, "syncprof: warning:");
-	snprintf(site, sizeof(site), "ctl_target.c:%d", t_marker_line(source, "SITE_WAITER"));
+	w = one_warning(err);
+	snprintf(waiter, sizeof(waiter), "ctl_target.c:%d", t_marker_line(source, "SITE_WAITER"));
 	snprintf(holder, sizeof(holder), "ctl_target.c:%d", t_marker_line(source, "SITE_HOLDER"));
-	T_ASSERT_CONTAINS(w, site);
+	T_ASSERT_CONTAINS(w, waiter);
 	T_ASSERT_CONTAINS(w, "has been waiting");
 	T_ASSERT_CONTAINS(w, "for mutex 0x");
-	T_ASSERT_CONTAINS(w, "(ctl_target)"); /* the thread's name */
-	if (strstr(w, "held by thread")) {
-		T_ASSERT_CONTAINS(w, holder);
+	T_ASSERT_CONTAINS(w, "(ctl_"); /* the thread's name */
+	if (hold) {
+		/* Both sites once, in this order: the waiter's, then the holder's. */
+		T_ASSERT_CONTAINS(w, "held by thread");
+		T_ASSERT_CONTAINS(strstr(w, "held by thread"), holder);
+		T_ASSERT(strstr(w, holder) > strstr(w, waiter));
 	} else {
-		T_ASSERT_CONTAINS(w, "holder unknown");
-		fprintf(stderr, "note: no hold tracking in this build; holder site not checked\n");
+		T_ASSERT_CONTAINS(w, "holder unknown (hold tracking is off");
 	}
 	T_ASSERT_INT(t_count_lines(err, "in total for mutex"), ==, 1);
 	total = strstr(err, "waited ");
 	T_ASSERT(total != NULL);
 	T_ASSERT_INT(sscanf(total, "waited %lf ms", &ms), ==, 1);
 	T_ASSERT_INT(ms, >, 100); /* it was warned about, so it waited longer */
-	T_ASSERT_CONTAINS(total, site);
+	T_ASSERT_CONTAINS(total, waiter);
 	free(out);
 	free(err);
 }
@@ -50,8 +64,9 @@ static void short_wait(void)
 	char *out, *err;
 
 	T_ASSERT_INT(t_run(&out, &err,
-			   "SYNCPROF_OPTIONS=enabled=1,warn_wait=100,report_at_exit=0 %s hold 30",
-			   target),
+			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,hold=1,report_at_exit=0 "
+			   "%s hold 30",
+			   env, target),
 		     ==, 0);
 	T_ASSERT_INT(t_count_lines(err, "syncprof"), ==, 0);
 	free(out);
@@ -60,14 +75,22 @@ static void short_wait(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE\n");
+	if (argc == 5 && !strcmp(argv[1], "--preload")) {
+		snprintf(env, sizeof(env), "LD_PRELOAD=%s", argv[2]);
+		target = argv[3];
+		source = argv[4];
+	} else if (argc == 3) {
+		target = argv[1];
+		source = argv[2];
+	} else {
+		fprintf(stderr, "usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE\n"
+				"       test_watchdog --preload PRELOAD_LIB PLAIN_CTL_TARGET "
+				"CTL_TARGET_SOURCE\n");
 		return 2;
 	}
-	target = argv[1];
-	source = argv[2];
 	unsetenv("SYNCPROF_OPTIONS");
-	long_wait();
+	long_wait(1);
+	long_wait(0);
 	short_wait();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_watchdog: ok\n");

@@ -1,11 +1,573 @@
 /*
- * cmd_run.c - 'syncprof run'.  Not implemented yet: says so and exits 1.
+ * cmd_run.c - 'syncprof run [OPTIONS] -- PROGRAM [ARGS...]': profile an
+ * unmodified program through libsyncprof-preload.so.
+ *
+ * Design: run does no profiling itself.  It turns its options into
+ * SYNCPROF_OPTIONS keys (each option has exactly one twin key, so the
+ * preload works the same with LD_PRELOAD alone), appends them to any
+ * SYNCPROF_OPTIONS already in the environment (later keys win), puts the
+ * preload library first in LD_PRELOAD (keeping the user's entries, e.g. a
+ * malloc replacement), and execs the program in a child.  The program
+ * keeps our stdin/stdout/stderr; the report is written by the program
+ * itself at exit (stderr, or -o FILE).  run waits and exits with the
+ * program's status; a death by signal is reported as such and gives
+ * 128 + the signal number, as a shell does.  SIGINT and SIGQUIT are
+ * ignored in run while the program runs, so ^C reaches the program and run
+ * still reports how it ended.
+ *
+ * Options are one table (run_options[]): long name, short name, argument,
+ * the SYNCPROF_OPTIONS key, a value check and the help line.  Later
+ * features (--trace FILE, control options) add a row.
+ *
+ * The preload library is found, in order: $SYNCPROF_PRELOAD; next to the
+ * installed library (SYNCPROF_INSTALL_LIBDIR, fixed at build time, or
+ * ../lib relative to this executable); the build tree (this executable's
+ * directory, or SYNCPROF_BUILD_DIR).
+ *
+ * Alternatives considered: ptrace or a launcher that injects the library
+ * (needless for dynamically linked programs and slower); passing options
+ * through separate environment variables (two ways to say one thing).
  */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <elf.h>
+
 #include "cli.h"
+#include "syncprof.h"
+
+#ifndef SYNCPROF_INSTALL_LIBDIR
+#define SYNCPROF_INSTALL_LIBDIR ""
+#endif
+#ifndef SYNCPROF_BUILD_DIR
+#define SYNCPROF_BUILD_DIR ""
+#endif
+
+#define PRELOAD_NAME "libsyncprof-preload.so"
+
+/* ---- the option table ---------------------------------------------------------- */
+
+enum arg_kind { ARG_NONE, ARG_VALUE };
+
+struct run_option {
+	const char *long_name;  /* without "--" */
+	char short_name;        /* 0: none */
+	enum arg_kind arg;
+	const char *key;        /* SYNCPROF_OPTIONS twin */
+	const char *fixed;      /* value for ARG_NONE options */
+	int (*check)(const char *v); /* 0 when valid */
+	const char *metavar;
+	const char *help;
+};
+
+static int check_format(const char *v)
+{
+	enum syncprof_format f;
+
+	return syncprof_parse_format(v, &f);
+}
+
+static int check_sort(const char *v)
+{
+	enum syncprof_sort s;
+
+	return syncprof_parse_sort(v, &s);
+}
+
+static int check_uint(const char *v, unsigned long max)
+{
+	char *end;
+	unsigned long n;
+
+	if (!*v || *v == '-' || *v == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	return errno || *end || n > max ? -EINVAL : 0;
+}
+
+static int check_top(const char *v)
+{
+	return check_uint(v, UINT_MAX);
+}
+
+static int check_frames(const char *v)
+{
+	return check_uint(v, 16);
+}
+
+static int check_nonempty(const char *v)
+{
+	return *v ? 0 : -EINVAL;
+}
+
+static int check_trace_buffer(const char *v)
+{
+	return check_uint(v, 1ul << 30) || strtoul(v, NULL, 10) < 256 ? -EINVAL : 0;
+}
+
+static const struct run_option run_options[] = {
+	{ "output", 'o', ARG_VALUE, "output", NULL, check_nonempty, "FILE",
+	  "write the report to FILE instead of stderr; %p becomes the pid\n"
+	  "(a forking program writes one report per process)" },
+	{ "format", 'f', ARG_VALUE, "format", NULL, check_format, "FORMAT",
+	  "report format: table (default) or json (profile JSON version 1)" },
+	{ "top", 'n', ARG_VALUE, "top", NULL, check_top, "N", "print the top N rows only (0: all)" },
+	{ "sort", 's', ARG_VALUE, "sort", NULL, check_sort, "KEY",
+	  "sort by total (default), avg, max, count, contended or hold" },
+	{ "no-coalesce", 0, ARG_NONE, "coalesce", "0", NULL, NULL,
+	  "one row per lock object instead of one per call site" },
+	{ "frames", 0, ARG_VALUE, "frames", NULL, check_frames, "N",
+	  "callers kept per contended call site, 0 to 16 (default 4)" },
+	{ "skip", 0, ARG_VALUE, "skip", NULL, check_nonempty, "REGEX",
+	  "skip frames of functions matching REGEX (the program's lock\n"
+	  "wrappers), so the call site is their caller; repeatable.\n"
+	  "libc/libpthread/libstdc++ wrappers are always skipped" },
+	{ "hold", 0, ARG_NONE, "hold", "1", NULL, NULL,
+	  "also record hold times, owner changes and blame (which call\n"
+	  "sites held the locks that others waited for)" },
+	{ "trace", 0, ARG_VALUE, "trace", NULL, check_nonempty, "FILE",
+	  "also record every lock event into the binary trace FILE\n"
+	  "(%p: the pid); read it with 'syncprof trace dump|stats|export'" },
+	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, check_trace_buffer, "BYTES",
+	  "per-thread trace buffer, 256 to 1073741824 (default 1048576);\n"
+	  "when it is full, events are dropped and counted exactly" },
+};
+
+#define N_RUN_OPTIONS (sizeof(run_options) / sizeof(*run_options))
+
+static void usage(FILE *f)
+{
+	fputs("Usage: syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
+	      "\n"
+	      "Run PROGRAM (dynamically linked, unmodified) with every pthread and C11\n"
+	      "lock call profiled, and write the report when it exits.  PROGRAM keeps\n"
+	      "stdin, stdout and stderr; run exits with PROGRAM's exit status.\n"
+	      "\n"
+	      "Options (each has a SYNCPROF_OPTIONS twin for use with LD_PRELOAD alone):\n",
+	      f);
+	for (size_t i = 0; i < N_RUN_OPTIONS; i++) {
+		const struct run_option *o = &run_options[i];
+		char head[64];
+		const char *h = o->help;
+
+		if (o->short_name)
+			snprintf(head, sizeof(head), "-%c, --%s%s%s", o->short_name, o->long_name,
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		else
+			snprintf(head, sizeof(head), "    --%s%s%s", o->long_name,
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		fprintf(f, "  %-22s ", head);
+		while (*h) {
+			size_t n = strcspn(h, "\n");
+
+			fprintf(f, "%.*s\n", (int)n, h);
+			h += n;
+			if (*h == '\n') {
+				h++;
+				fprintf(f, "  %-22s ", "");
+			}
+		}
+		fprintf(f, "  %-22s [%s=%s]\n", "", o->key, o->fixed ? o->fixed : o->metavar);
+	}
+	fputs("  -h, --help             this help\n"
+	      "\n"
+	      "Example:\n"
+	      "  syncprof run --hold -n 10 -- pigz -p 4 -k big.tar\n"
+	      "  syncprof run -f json -o prof.%p.json --skip '^possess$' -- ./server\n"
+	      "Without syncprof run:\n"
+	      "  LD_PRELOAD=/usr/local/lib/" PRELOAD_NAME " \\\n"
+	      "    SYNCPROF_OPTIONS=hold=1,top=10 ./server\n"
+	      "\n"
+	      "Environment: SYNCPROF_PRELOAD overrides where " PRELOAD_NAME " is\n"
+	      "looked for; SYNCPROF_OPTIONS already set is kept, options given here win.\n",
+	      f);
+}
+
+/* ---- building SYNCPROF_OPTIONS ---------------------------------------------- */
+
+struct strbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static int sb_add(struct strbuf *b, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (b->n + len + 1 > b->cap) {
+		size_t cap = (b->n + len + 1) * 2;
+		char *p = realloc(b->s, cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, s, len + 1);
+	b->n += len;
+	return 0;
+}
+
+static int add_key(struct strbuf *b, const char *key, const char *value)
+{
+	if (b->n && sb_add(b, ","))
+		return -ENOMEM;
+	if (sb_add(b, key) || sb_add(b, "=") || sb_add(b, value))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Apply one option; 0, or 2 after printing a usage error. */
+static int apply_option(const struct run_option *o, const char *value, struct strbuf *env)
+{
+	const char *v = o->arg == ARG_NONE ? o->fixed : value;
+
+	if (o->arg == ARG_VALUE && !value) {
+		cli_error("run", "option --%s needs a value (%s); see 'syncprof run --help'",
+			  o->long_name, o->metavar);
+		return 2;
+	}
+	if (o->check && o->check(v)) {
+		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
+			  o->long_name);
+		return 2;
+	}
+	if (strchr(v, ',')) {
+		cli_error("run", "the value of --%s cannot contain ',' (SYNCPROF_OPTIONS "
+				 "separates keys with it): '%s'", o->long_name, v);
+		return 2;
+	}
+	if (add_key(env, o->key, v)) {
+		cli_error("run", "out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+static const struct run_option *find_long(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_RUN_OPTIONS; i++)
+		if (strlen(run_options[i].long_name) == len &&
+		    !strncmp(run_options[i].long_name, name, len))
+			return &run_options[i];
+	return NULL;
+}
+
+static const struct run_option *find_short(char c)
+{
+	for (size_t i = 0; i < N_RUN_OPTIONS; i++)
+		if (run_options[i].short_name == c)
+			return &run_options[i];
+	return NULL;
+}
+
+/*
+ * Parse argv[1..]; on success *prog is the index of PROGRAM.  Returns 0,
+ * or the exit status to use (help: 0 with *prog = -1).
+ */
+static int parse_args(int argc, char **argv, struct strbuf *env, int *prog)
+{
+	int i;
+
+	*prog = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct run_option *o;
+		const char *value = NULL;
+		int rc;
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (a[0] != '-' || !a[1])
+			break; /* PROGRAM without "--" */
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+
+			o = find_long(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+			if (o && eq) {
+				if (o->arg == ARG_NONE) {
+					cli_error("run", "option --%s takes no value", o->long_name);
+					return 2;
+				}
+				value = eq + 1;
+			}
+		} else {
+			o = a[2] ? NULL : find_short(a[1]);
+			if (!o && a[2] && find_short(a[1]) && find_short(a[1])->arg == ARG_VALUE) {
+				o = find_short(a[1]); /* -n10 */
+				value = a + 2;
+			}
+		}
+		if (!o) {
+			cli_error("run", "unknown option '%s'; see 'syncprof run --help'", a);
+			return 2;
+		}
+		if (o->arg == ARG_VALUE && !value)
+			value = i + 1 < argc ? argv[++i] : NULL;
+		rc = apply_option(o, value, env);
+		if (rc)
+			return rc;
+	}
+	if (i >= argc) {
+		cli_error("run", "no program given: syncprof run [OPTIONS] -- PROGRAM [ARGS...]");
+		return 2;
+	}
+	*prog = i;
+	return 0;
+}
+
+/* ---- finding things ------------------------------------------------------------ */
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static char *find_preload(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX - 64];
+	const char *env = getenv("SYNCPROF_PRELOAD");
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return is_file(env) ? strcpy(path, env) : NULL;
+	if (*SYNCPROF_INSTALL_LIBDIR) {
+		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_INSTALL_LIBDIR, PRELOAD_NAME);
+		if (is_file(path))
+			return path;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			static const char *const rel[] = { "", "/../lib", "/../lib64",
+							   "/../lib/x86_64-linux-gnu" };
+
+			for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+				snprintf(path, sizeof(path), "%s%s/%s", exe, rel[i], PRELOAD_NAME);
+				if (is_file(path))
+					return path;
+			}
+		}
+	}
+	if (*SYNCPROF_BUILD_DIR) {
+		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_BUILD_DIR, PRELOAD_NAME);
+		if (is_file(path))
+			return path;
+	}
+	return NULL;
+}
+
+/* 0 if @prog can be executed (searched in PATH when it has no '/'). */
+static int check_program(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	struct stat st;
+	int found = 0;
+
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st)) {
+			cli_error("run", "%s: %s", prog, strerror(errno));
+			return 127;
+		}
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK)) {
+			cli_error("run", "%s: not an executable file", prog);
+			return 126;
+		}
+		return 0;
+	}
+	for (const char *p = path ? path : "/usr/bin:/bin"; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1), len ? p : ".", prog);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			found = 1;
+			if (!access(buf, X_OK))
+				return 0;
+		}
+	}
+	cli_error("run", found ? "%s: not an executable file" : "%s: command not found in PATH",
+		  prog);
+	return found ? 126 : 127;
+}
+
+/*
+ * A statically linked ELF program (no PT_INTERP) cannot be interposed: say
+ * so, and still run it.  Scripts and anything unreadable are left alone.
+ */
+static void warn_if_static(const char *prog)
+{
+	char path[PATH_MAX];
+	const char *file = prog;
+	Elf64_Ehdr eh;
+	int fd, has_interp = 0;
+
+	if (!strchr(prog, '/')) {
+		const char *p = getenv("PATH");
+
+		file = NULL;
+		for (; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+			size_t len = strcspn(p, ":");
+
+			snprintf(path, sizeof(path), "%.*s/%s", (int)(len ? len : 1), len ? p : ".",
+				 prog);
+			if (!access(path, X_OK)) {
+				file = path;
+				break;
+			}
+		}
+		if (!file)
+			return;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP)
+				has_interp = 1;
+		}
+		if (!has_interp)
+			cli_error("run", "warning: %s is statically linked: its lock calls cannot be "
+					 "interposed (build it with -include syncprof/instrument.h)",
+				  prog);
+	}
+	close(fd);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static int setup_env(const char *preload, struct strbuf *opts)
+{
+	const char *old_pre = getenv("LD_PRELOAD");
+	const char *old_opts = getenv("SYNCPROF_OPTIONS");
+	struct strbuf pre = { 0 }, all = { 0 };
+	int rc = 0;
+
+	if (sb_add(&pre, preload) || (old_pre && *old_pre && (sb_add(&pre, ":") ||
+							       sb_add(&pre, old_pre))))
+		rc = -ENOMEM;
+	/* enabled=1 first: the user's SYNCPROF_OPTIONS may still say 0. */
+	if (!rc && (sb_add(&all, "enabled=1") ||
+		    (old_opts && *old_opts && (sb_add(&all, ",") || sb_add(&all, old_opts))) ||
+		    (opts->n && (sb_add(&all, ",") || sb_add(&all, opts->s)))))
+		rc = -ENOMEM;
+	if (!rc && (setenv("LD_PRELOAD", pre.s, 1) || setenv("SYNCPROF_OPTIONS", all.s, 1)))
+		rc = -errno;
+	free(pre.s);
+	free(all.s);
+	return rc;
+}
+
+static int run_child(char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	int fds[2], err = 0, status;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		cli_error("run", "pipe: %s", strerror(errno));
+		return 1;
+	}
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0) {
+		cli_error("run", "fork: %s", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(fds[0]);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(fds[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			cli_error("run", "waitpid: %s", strerror(errno));
+			return 1;
+		}
+	if (n == (ssize_t)sizeof(err)) {
+		cli_error("run", "cannot execute %s: %s", argv[0], strerror(err));
+		return err == ENOENT ? 127 : 126;
+	}
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		cli_error("run", "%s was killed by signal %d (%s)%s", argv[0], sig, strsignal(sig),
+			  WCOREDUMP(status) ? ", core dumped" : "");
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	cli_error("run", "not implemented yet in this version");
-	return 1;
+	struct strbuf opts = { 0 };
+	const char *preload;
+	int prog, rc;
+
+	rc = parse_args(argc, argv, &opts, &prog);
+	if (rc || prog < 0) {
+		free(opts.s);
+		return rc;
+	}
+	rc = check_program(argv[prog]);
+	if (rc) {
+		free(opts.s);
+		return rc;
+	}
+	preload = find_preload();
+	if (!preload) {
+		cli_error("run", "cannot find %s (looked in $SYNCPROF_PRELOAD, %s, next to this "
+				 "program and in the build tree); set SYNCPROF_PRELOAD=/path/to/%s",
+			  PRELOAD_NAME, *SYNCPROF_INSTALL_LIBDIR ? SYNCPROF_INSTALL_LIBDIR : "the "
+			  "library directory", PRELOAD_NAME);
+		free(opts.s);
+		return 1;
+	}
+	warn_if_static(argv[prog]);
+	rc = setup_env(preload, &opts);
+	free(opts.s);
+	if (rc) {
+		cli_error("run", "cannot set up the environment: %s", strerror(-rc));
+		return 1;
+	}
+	return run_child(argv + prog);
 }

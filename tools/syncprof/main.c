@@ -30,8 +30,12 @@ static const char usage[] =
 	"  cc -include syncprof/instrument.h prog.c $(pkg-config --cflags --libs syncprof)\n"
 	"  SYNCPROF_OPTIONS=enabled=1 ./a.out        # report on stderr at exit\n"
 	"\n"
+	"Profiling an unmodified program (interposed calls; docs/preload.md):\n"
+	"  syncprof run --hold -n 10 -- ./a.out      # report on stderr at exit\n"
+	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
-	"report_at_exit, src_root, columns, control, warn_wait, report_signal\n"
+	"report_at_exit, src_root, frames, skip, hold, hold_sample, columns,\n"
+	"control, warn_wait, report_signal\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

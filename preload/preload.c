@@ -1,0 +1,428 @@
+/*
+ * preload.c - libsyncprof-preload.so: the pthread and C11 lock calls of an
+ * unmodified, dynamically linked program, interposed and profiled.
+ *
+ * Design.  This file defines pthread_mutex_lock & co.  Loaded with
+ * LD_PRELOAD, its definitions come first in the global lookup scope, so
+ * the program's calls (and those of its libraries, libstdc++ included)
+ * land here; each forwards to the next definition, libc's, found with
+ * dlsym(RTLD_NEXT).  Every shim instantiates the inline probe of probe.h
+ * with the real functions, so the uncontended path is: enabled flag, TLS
+ * thread record, real trylock, entry lookup through the one-entry cache,
+ * one relaxed store; the call site is the return address
+ * (__builtin_return_address(0)), moved out of lock wrappers by
+ * sp_site_pc() (stack.c).  Unlock shims only forward, unless hold
+ * tracking is on (then they time the hold first, see hold.c).
+ *
+ * Bootstrapping.  Calls can arrive before the constructor ran (from other
+ * libraries' constructors) and from inside dlsym() (which may malloc, and
+ * a malloc replacement such as jemalloc locks a pthread mutex).  So:
+ *   - real pointers are resolved lazily by the first call that needs one,
+ *     all at once, and in the constructor;
+ *   - while a thread is resolving, its own lock calls use glibc's
+ *     __pthread_mutex_lock & co. aliases (exported by glibc for
+ *     mutexes and rwlocks, bound at link time, no dlsym), and for spin
+ *     locks an equivalent of glibc's implementation; other calls then
+ *     resolve their own symbol directly (nothing in dlsym waits on them);
+ *   - until the constructor enabled profiling, calls only forward.
+ * The profiler's own lock calls (reports, thread registration, unwinding)
+ * pass through unrecorded: sp_thread_enter() marks the thread busy.
+ *
+ * Return values and blocking are the real functions': a failed try is
+ * followed by the real blocking call; errors are returned unchanged
+ * (EDEADLK, EPERM, ETIMEDOUT, EOWNERDEAD... see probe.h).
+ *
+ * Alternatives considered: calling glibc's __pthread_* aliases directly
+ * always (no dlsym, no indirect call) would bypass other interposers
+ * preloaded after us and does not exist for cond, spin and C11 calls;
+ * mutrace-style "resolve in the constructor, abort if called earlier"
+ * breaks programs whose libraries lock in constructors.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <threads.h>
+
+#include "probe.h"
+
+/* Preloaded, profiling is on unless SYNCPROF_OPTIONS says enabled=0. */
+const int sp_preload_enabled_default = 1;
+
+/* glibc's link-time aliases, for bootstrapping (see above). */
+extern int __pthread_mutex_lock(pthread_mutex_t *m);
+extern int __pthread_mutex_trylock(pthread_mutex_t *m);
+extern int __pthread_mutex_unlock(pthread_mutex_t *m);
+extern int __pthread_rwlock_rdlock(pthread_rwlock_t *l);
+extern int __pthread_rwlock_wrlock(pthread_rwlock_t *l);
+extern int __pthread_rwlock_tryrdlock(pthread_rwlock_t *l);
+extern int __pthread_rwlock_trywrlock(pthread_rwlock_t *l);
+extern int __pthread_rwlock_unlock(pthread_rwlock_t *l);
+
+static int boot_spin_lock(pthread_spinlock_t *s)
+{
+	while (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(s, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+	return 0;
+}
+
+static int boot_spin_trylock(pthread_spinlock_t *s)
+{
+	return __atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
+}
+
+static int boot_spin_unlock(pthread_spinlock_t *s)
+{
+	__atomic_store_n(s, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- the real functions ----------------------------------------------------- */
+
+#define REAL_FUNCTIONS(X)                                                             \
+	X(pthread_mutex_lock, int, (pthread_mutex_t *), __pthread_mutex_lock)          \
+	X(pthread_mutex_trylock, int, (pthread_mutex_t *), __pthread_mutex_trylock)    \
+	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *), NULL) \
+	X(pthread_mutex_unlock, int, (pthread_mutex_t *), __pthread_mutex_unlock)      \
+	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *), NULL)         \
+	X(pthread_cond_timedwait, int,                                                 \
+	  (pthread_cond_t *, pthread_mutex_t *, const struct timespec *), NULL)        \
+	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *), __pthread_rwlock_rdlock)   \
+	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *), __pthread_rwlock_wrlock)   \
+	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *), __pthread_rwlock_tryrdlock) \
+	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *), __pthread_rwlock_trywrlock) \
+	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *), NULL) \
+	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *), NULL) \
+	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *), __pthread_rwlock_unlock)   \
+	X(pthread_spin_lock, int, (pthread_spinlock_t *), boot_spin_lock)              \
+	X(pthread_spin_trylock, int, (pthread_spinlock_t *), boot_spin_trylock)        \
+	X(pthread_spin_unlock, int, (pthread_spinlock_t *), boot_spin_unlock)          \
+	X(mtx_lock, int, (mtx_t *), NULL)                                              \
+	X(mtx_trylock, int, (mtx_t *), NULL)                                           \
+	X(mtx_timedlock, int, (mtx_t *__restrict, const struct timespec *__restrict), NULL) \
+	X(mtx_unlock, int, (mtx_t *), NULL)                                            \
+	X(cnd_wait, int, (cnd_t *, mtx_t *), NULL)                                     \
+	X(cnd_timedwait, int, (cnd_t *__restrict, mtx_t *__restrict,                   \
+			       const struct timespec *__restrict), NULL)
+
+#define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
+REAL_FUNCTIONS(X_TYPEDEF)
+
+static struct {
+#define X_FIELD(name, ret, args, boot) name##_fn name;
+	REAL_FUNCTIONS(X_FIELD)
+} real;
+
+static SP_TLS int resolving; /* this thread is inside dlsym() */
+
+static void *resolve_one(const char *name)
+{
+	void *p;
+
+	resolving++;
+	p = dlsym(RTLD_NEXT, name);
+	resolving--;
+	return p;
+}
+
+static void resolve_all(void)
+{
+#define X_RESOLVE(name, ret, args, boot)                                               \
+	if (!sp_load_acquire(&real.name))                                              \
+		sp_store_release(&real.name, (name##_fn)resolve_one(#name));
+	REAL_FUNCTIONS(X_RESOLVE)
+}
+
+/* real_NAME(): the next definition of NAME; never NULL for the glibc ones. */
+#define X_GETTER(name, ret, args, boot)                                                \
+	static SP_NOINLINE name##_fn name##__slowpath(void)                            \
+	{                                                                              \
+		name##_fn boot_fn = (name##_fn)(boot);                                 \
+		if (resolving && boot_fn)                                              \
+			return boot_fn;                                                \
+		if (!resolving)                                                        \
+			resolve_all();                                                 \
+		if (!sp_load_acquire(&real.name))                                      \
+			sp_store_release(&real.name, (name##_fn)resolve_one(#name));   \
+		return real.name ? real.name : boot_fn;                                \
+	}                                                                              \
+	static SP_ALWAYS_INLINE name##_fn real_##name(void)                            \
+	{                                                                              \
+		name##_fn f = sp_load_relaxed(&real.name);                             \
+		return SP_LIKELY(f) ? f : name##__slowpath();                          \
+	}
+REAL_FUNCTIONS(X_GETTER)
+
+/* ---- adapters from the real calls to the probe's signatures ---------------- */
+
+#define SP_PRELOAD_OPS(name, try_expr, lock_expr, ok_, busy_)                     \
+	static SP_ALWAYS_INLINE int name##_try(void *o)                           \
+	{                                                                         \
+		return try_expr;                                                  \
+	}                                                                         \
+	static SP_ALWAYS_INLINE int name##_lock(void *o, const struct timespec *t) \
+	{                                                                         \
+		(void)t;                                                          \
+		return lock_expr;                                                 \
+	}                                                                         \
+	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
+
+SP_PRELOAD_OPS(mutex, real_pthread_mutex_trylock()(o), real_pthread_mutex_lock()(o), 0, EBUSY);
+SP_PRELOAD_OPS(mutex_timed, real_pthread_mutex_trylock()(o),
+	       real_pthread_mutex_timedlock()(o, t), 0, EBUSY);
+SP_PRELOAD_OPS(rd, real_pthread_rwlock_tryrdlock()(o), real_pthread_rwlock_rdlock()(o), 0, EBUSY);
+SP_PRELOAD_OPS(rd_timed, real_pthread_rwlock_tryrdlock()(o),
+	       real_pthread_rwlock_timedrdlock()(o, t), 0, EBUSY);
+SP_PRELOAD_OPS(wr, real_pthread_rwlock_trywrlock()(o), real_pthread_rwlock_wrlock()(o), 0, EBUSY);
+SP_PRELOAD_OPS(wr_timed, real_pthread_rwlock_trywrlock()(o),
+	       real_pthread_rwlock_timedwrlock()(o, t), 0, EBUSY);
+SP_PRELOAD_OPS(spin, real_pthread_spin_trylock()(o), real_pthread_spin_lock()(o), 0, EBUSY);
+SP_PRELOAD_OPS(c11, real_mtx_trylock()(o), real_mtx_lock()(o), thrd_success, thrd_busy);
+SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thrd_success,
+	       thrd_busy);
+
+#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
+#define HOLD SP_UNLIKELY(sp_load_relaxed(&sp_hold_on))
+#define SITE                                                                          \
+	struct sp_site site = { NULL, NULL,                                           \
+				sp_site_pc((uintptr_t)__builtin_return_address(0)), 0 }
+
+/* After a successful exclusive or shared acquisition, with --hold. */
+static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct sp_site *site)
+{
+	struct sp_thread *t;
+
+	if (HOLD && (rc == ok || rc == EOWNERDEAD) && (t = sp_tls_self))
+		sp_hold_acquired(t, (uintptr_t)obj, op, site);
+	return rc;
+}
+
+/* Before an unlock: hold tracking, and the trace's "released" event. */
+#define RELEASED(obj, type)                                                           \
+	do {                                                                          \
+		if (HOLD && sp_tls_self)                                              \
+			sp_hold_released((uintptr_t)(obj));                          \
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {               \
+			SITE;                                                         \
+			sp_trace_lock_released((obj), (type), &site, 0, 0);           \
+		}                                                                     \
+	} while (0)
+
+/* The interposed functions are the library's interface: exported, although
+ * the rest is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
+/* ---- pthread mutex -------------------------------------------------------- */
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (OFF)
+		return real_pthread_mutex_lock()(m);
+	SITE;
+	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site), 0, m, SP_TYPE_MUTEX,
+		    &site);
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (OFF)
+		return real_pthread_mutex_trylock()(m);
+	SITE;
+	return held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site), 0, m, SP_TYPE_MUTEX,
+		    &site);
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_mutex_timedlock()(m, abstime);
+	SITE;
+	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site), 0, m,
+		    SP_TYPE_MUTEX, &site);
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	RELEASED(m, SP_TYPE_MUTEX);
+	return real_pthread_mutex_unlock()(m);
+}
+
+/* ---- condition variables -------------------------------------------------- */
+
+static SP_ALWAYS_INLINE void cond_begin(void *m)
+{
+	if (HOLD && sp_tls_self)
+		sp_hold_cond_begin((uintptr_t)m);
+}
+
+static SP_ALWAYS_INLINE int cond_end(void *m, int rc)
+{
+	if (HOLD && sp_tls_self)
+		sp_hold_cond_end((uintptr_t)m);
+	return rc;
+}
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	if (OFF)
+		return real_pthread_cond_wait()(c, m);
+	SITE;
+	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site,
+					      (cond_begin(m), real_pthread_cond_wait()(c, m))));
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_cond_timedwait()(c, m, abstime);
+	SITE;
+	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m),
+			real_pthread_cond_timedwait()(c, m, abstime))));
+}
+
+/* ---- reader-writer locks -------------------------------------------------- */
+
+#define RW_SHIM(name, op, probe_call, off_call)                                        \
+	int pthread_rwlock_##name(pthread_rwlock_t *l)                                 \
+	{                                                                              \
+		if (OFF)                                                               \
+			return off_call;                                               \
+		SITE;                                                                  \
+		return held(probe_call, 0, l, op, &site);                              \
+	}
+
+RW_SHIM(rdlock, SP_TYPE_RWLOCK_READ, sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site),
+	real_pthread_rwlock_rdlock()(l))
+RW_SHIM(wrlock, SP_TYPE_RWLOCK_WRITE,
+	sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site),
+	real_pthread_rwlock_wrlock()(l))
+RW_SHIM(tryrdlock, SP_TYPE_RWLOCK_READ, sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site),
+	real_pthread_rwlock_tryrdlock()(l))
+RW_SHIM(trywrlock, SP_TYPE_RWLOCK_WRITE,
+	sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site),
+	real_pthread_rwlock_trywrlock()(l))
+
+int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_rwlock_timedrdlock()(l, abstime);
+	SITE;
+	return held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site), 0, l,
+		    SP_TYPE_RWLOCK_READ, &site);
+}
+
+int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_rwlock_timedwrlock()(l, abstime);
+	SITE;
+	return held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site), 0, l,
+		    SP_TYPE_RWLOCK_WRITE, &site);
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	RELEASED(l, SP_TYPE_RWLOCK_WRITE);
+	return real_pthread_rwlock_unlock()(l);
+}
+
+/* ---- spin locks ------------------------------------------------------------- */
+
+int pthread_spin_lock(pthread_spinlock_t *s)
+{
+	if (OFF)
+		return real_pthread_spin_lock()(s);
+	SITE;
+	return held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site), 0,
+		    (void *)s, SP_TYPE_SPINLOCK, &site);
+}
+
+int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	if (OFF)
+		return real_pthread_spin_trylock()(s);
+	SITE;
+	return held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site), 0, (void *)s,
+		    SP_TYPE_SPINLOCK, &site);
+}
+
+int pthread_spin_unlock(pthread_spinlock_t *s)
+{
+	RELEASED((void *)s, SP_TYPE_SPINLOCK);
+	return real_pthread_spin_unlock()(s);
+}
+
+/* ---- C11 <threads.h> -------------------------------------------------------- */
+
+int mtx_lock(mtx_t *m)
+{
+	if (OFF)
+		return real_mtx_lock()(m);
+	SITE;
+	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site), thrd_success, m,
+		    SP_TYPE_MUTEX, &site);
+}
+
+int mtx_trylock(mtx_t *m)
+{
+	if (OFF)
+		return real_mtx_trylock()(m);
+	SITE;
+	return held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site), thrd_success, m,
+		    SP_TYPE_MUTEX, &site);
+}
+
+int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime)
+{
+	if (OFF)
+		return real_mtx_timedlock()(m, abstime);
+	SITE;
+	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site), thrd_success,
+		    m, SP_TYPE_MUTEX, &site);
+}
+
+int mtx_unlock(mtx_t *m)
+{
+	RELEASED(m, SP_TYPE_MUTEX);
+	return real_mtx_unlock()(m);
+}
+
+int cnd_wait(cnd_t *c, mtx_t *m)
+{
+	if (OFF)
+		return real_cnd_wait()(c, m);
+	SITE;
+	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m), real_cnd_wait()(c, m))));
+}
+
+int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
+		  const struct timespec *__restrict abstime)
+{
+	if (OFF)
+		return real_cnd_timedwait()(c, m, abstime);
+	SITE;
+	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m),
+			real_cnd_timedwait()(c, m, abstime))));
+}
+
+#pragma GCC visibility pop
+
+/* ---- start-up --------------------------------------------------------------- */
+
+/*
+ * Before the program's constructors (priority 101 runs first among this
+ * object's): resolve, read SYNCPROF_OPTIONS, compute wrapper ranges, warm
+ * the unwinder, register this thread - all outside any lock call.
+ */
+__attribute__((constructor(101))) static void preload_init(void)
+{
+	struct sp_thread *saved;
+
+	resolve_all();
+	saved = sp_thread_enter();
+	sp_runtime_init();
+	sp_stack_init();
+	sp_hold_init();
+	sp_thread_leave(saved);
+	sp_thread_self();
+}

@@ -1,0 +1,702 @@
+/*
+ * hold.c - hold times, owner changes and blame (SYNCPROF_OPTIONS hold=1,
+ * syncprof run --hold).
+ *
+ * What is kept:
+ *   - per entry (site, object, op): total, maximum and a log2 histogram of
+ *     the time from a successful acquisition to its release, and how often
+ *     the lock changed owner (the acquiring thread differs from the last
+ *     one seen on the lock);
+ *   - blame: for each contended wait, the site where the thread that held
+ *     the lock when the wait began had acquired it; a global table keyed by
+ *     (waiter site, object, type, holder site) sums wait time and count.
+ *
+ * Design.  Each thread publishes the locks it holds in a block of its own
+ * (mmap'd, found through initial-exec TLS, never malloc'd; blocks are
+ * linked into a global list and recycled when their thread exits holding
+ * nothing).  An acquisition pushes {object, site} and a release pops it,
+ * inside a sequence-counter section that only the owning thread writes:
+ * no CAS and no shared cache line on either path.  Other threads - a
+ * contended waiter looking for whom to blame, the watchdog calling
+ * sp_hold_lookup() - walk the list and copy entries lock-free, retrying a
+ * torn copy; they never block or write to a recording thread.  Recursive
+ * mutexes and read locks taken again by their holder only bump a depth
+ * (the hold lasts from the outermost acquisition to the last release); a
+ * condition wait pauses the hold of its mutex.
+ *
+ * Hold times are sampled: one acquisition in sp_opts.hold_sample (16 by
+ * default, a random gap averaging that so a periodic program does not
+ * alias with it) reads the TSC at acquisition and release and adds the
+ * hold to its entry with weight hold_sample (single writer, relaxed
+ * stores, as probe.c).  holds, hold_ns and hold_hist are thus unbiased
+ * estimates, hold_max_ns the maximum of the sampled holds; hold_sample=1
+ * times every hold.  Owner changes compare the acquiring thread with the
+ * last owner of the lock in a direct-mapped array indexed by address,
+ * written only when the owner changes.
+ *
+ * Time: the TSC converted with a factor calibrated against CLOCK_MONOTONIC
+ * at start-up (2 ms, only with hold=1).  sp_hold_lookup() reports since
+ * when a lock is held: exactly for a timed hold; for an untimed one, the
+ * first time any caller of sp_hold_lookup() saw it held (a lower bound of
+ * its age, as fine as the watchdog's polling).
+ *
+ * Measured (lockbench, 1 thread, 1 lock, preload; bench/preload_bench.sh):
+ * a global table of owner slots claimed with a CAS plus two TSC reads per
+ * lock+unlock cost ~4x plain (rdtsc is ~19 ns on this VM); the published
+ * per-thread lists with every hold timed, ~3x; sampled, ~1.45x.
+ *
+ * Limits: a lock released by another thread than its owner loses that
+ * hold (the owner's record is dropped at its next acquisition of the
+ * lock); more than HELD_MAX locks held at once by one thread are not
+ * tracked (counted in untracked); owner changes are approximate when two
+ * locks share a last-owner slot; a waiter's lookup costs a walk over the
+ * threads' blocks (contended path only).
+ *
+ * Alternatives considered: keeping the holder in the entry (a waiter in
+ * another thread cannot find it without searching every table); timing
+ * every hold (see above); a clock read only at release with the
+ * acquisition time taken from the probe (the probe reads no clock when
+ * uncontended, by design).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "probe.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
+
+int sp_hold_on;
+
+/* ---- clock --------------------------------------------------------------- */
+
+static uint64_t tick_mult = 1 << 20; /* ns = ticks * tick_mult >> 20 */
+static uint64_t tick0, ns0;          /* calibration origin */
+
+static SP_ALWAYS_INLINE uint64_t ticks(void)
+{
+#ifdef HAVE_TSC
+	return __rdtsc();
+#else
+	return sp_now_ns();
+#endif
+}
+
+static uint64_t ticks_to_ns(uint64_t t)
+{
+	return (uint64_t)(((unsigned __int128)t * tick_mult) >> 20);
+}
+
+static void clock_calibrate(void)
+{
+#ifdef HAVE_TSC
+	uint64_t t1, n1;
+
+	ns0 = sp_now_ns();
+	tick0 = ticks();
+	do {
+		n1 = sp_now_ns();
+		t1 = ticks();
+	} while (n1 - ns0 < 2000000);
+	if (t1 > tick0)
+		tick_mult = (uint64_t)(((unsigned __int128)(n1 - ns0) << 20) / (t1 - tick0));
+#else
+	ns0 = tick0 = sp_now_ns();
+#endif
+}
+
+/* ---- per-thread published held locks -------------------------------------- */
+
+#define HELD_MAX 32
+
+struct held {
+	/* published: read by other threads inside the seq section */
+	uintptr_t obj;
+	struct sp_site site;
+	uint64_t since_ns;   /* 0: not timed; observers fill "observed" */
+	uint64_t observed;   /* first time an observer saw this hold (CAS) */
+	uint8_t exclusive;
+	/* owner only */
+	uint8_t timed;       /* sampled: t0 valid, hold is timed */
+	uint32_t depth;
+	struct sp_entry *e;
+	uint64_t t0;         /* ticks at acquisition, or at the end of a cond wait */
+	uint64_t paused;     /* ticks held before a cond wait */
+};
+
+/* One per thread, in its own mmap'd pages, in a global list; recycled
+ * when its thread exits holding nothing. */
+struct hold_pub {
+	uint32_t seq;        /* odd while the owner changes n or e[] */
+	uint32_t n;
+	pid_t tid;           /* 0: free; <0: exited holding locks */
+	struct hold_pub *next;
+	struct held e[HELD_MAX];
+};
+
+static struct hold_pub *pubs; /* list head; blocks are never unmapped */
+static SP_TLS struct hold_pub *my_pub;
+static SP_TLS unsigned sample_left;
+static SP_TLS uint32_t sample_rng;
+static unsigned sample_period = 1;
+static pthread_key_t pub_key;
+static uint64_t untracked; /* acquisitions beyond HELD_MAX held at once */
+
+/* Last owner of each lock, direct-mapped by address, for owner changes;
+ * written only when it changes (an uncontended lock stays clean). */
+#define OWNER_BITS 14
+static pid_t *last_owner;
+
+static size_t obj_hash(uintptr_t obj, unsigned bits)
+{
+	return (size_t)(((uint64_t)obj * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static void pub_exit(void *arg)
+{
+	struct hold_pub *p = arg;
+
+	my_pub = NULL;
+	/* Locks still held stay visible, as held by an exited thread. */
+	sp_store_release(&p->tid, p->n ? -p->tid : 0);
+}
+
+static SP_NOINLINE struct hold_pub *pub_get__slowpath(struct sp_thread *t)
+{
+	struct hold_pub *p;
+
+	for (p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t free_ = 0;
+
+		if (__atomic_compare_exchange_n(&p->tid, &free_, t->tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (!p) {
+		p = sp_mmap(sizeof(*p));
+		if (!p)
+			return NULL;
+		p->tid = t->tid;
+		p->next = sp_load_relaxed(&pubs);
+		while (!__atomic_compare_exchange_n(&pubs, &p->next, p, 1, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+	}
+	p->n = 0;
+	pthread_setspecific(pub_key, p);
+	my_pub = p;
+	return p;
+}
+
+static SP_ALWAYS_INLINE struct hold_pub *pub_get(struct sp_thread *t)
+{
+	struct hold_pub *p = my_pub;
+
+	return SP_LIKELY(p) ? p : pub_get__slowpath(t);
+}
+
+/* The owner's writes to its block are bracketed by seq odd/even. */
+/*
+ * Ordering without fences (TSan does not model them): the published
+ * fields are written with release stores, so none becomes visible before
+ * the odd seq that precedes it, and read with acquire loads, so the
+ * closing seq load cannot move before them.  On x86 both are plain moves.
+ */
+static SP_ALWAYS_INLINE void pub_begin(struct hold_pub *p)
+{
+	sp_store_relaxed(&p->seq, p->seq + 1);
+}
+
+static SP_ALWAYS_INLINE void pub_end(struct hold_pub *p)
+{
+	sp_store_release(&p->seq, p->seq + 1);
+}
+
+static SP_ALWAYS_INLINE struct held *held_find(struct hold_pub *p, uintptr_t obj)
+{
+	for (unsigned i = p->n; i-- > 0;)
+		if (p->e[i].obj == obj)
+			return &p->e[i];
+	return NULL;
+}
+
+static SP_ALWAYS_INLINE void held_remove(struct hold_pub *p, struct held *h)
+{
+	unsigned i = (unsigned)(h - p->e);
+
+	if (SP_LIKELY(i + 1 == p->n)) {
+		/* Released in reverse order of acquisition: pop. */
+		pub_begin(p);
+		sp_store_release(&p->n, i);
+		pub_end(p);
+		return;
+	}
+	pub_begin(p);
+	for (; i + 1 < p->n; i++) {
+		struct held *d = &p->e[i], *from = &p->e[i + 1];
+
+		sp_store_release(&d->obj, from->obj);
+		sp_store_release(&d->site.file, from->site.file);
+		sp_store_release(&d->site.func, from->site.func);
+		sp_store_release(&d->site.pc, from->site.pc);
+		sp_store_release(&d->site.line, from->site.line);
+		sp_store_release(&d->since_ns, from->since_ns);
+		sp_store_release(&d->observed, sp_load_relaxed(&from->observed));
+		sp_store_release(&d->exclusive, from->exclusive);
+		d->timed = from->timed;
+		d->depth = from->depth;
+		d->e = from->e;
+		d->t0 = from->t0;
+		d->paused = from->paused;
+	}
+	sp_store_release(&p->n, p->n - 1);
+	pub_end(p);
+}
+
+static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
+{
+	struct sp_entry_cold *c = e->cold;
+	unsigned b = sp_hist_bucket(ns);
+	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
+
+	if (SP_UNLIKELY(c->epoch != epoch)) {
+		/* Same lazy reset of the maxima as probe.c. */
+		sp_store_relaxed(&c->wait_max_ns, 0);
+		sp_store_relaxed(&c->hold_max_ns, 0);
+		sp_store_release(&c->epoch, epoch);
+	}
+	sp_store_relaxed(&c->holds, c->holds + weight);
+	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
+	if (ns > c->hold_max_ns)
+		sp_store_relaxed(&c->hold_max_ns, ns);
+	sp_store_relaxed(&c->hold_hist[b], c->hold_hist[b] + weight);
+}
+
+/* Count an owner change on the entry of this acquisition; the entry is
+ * looked up only when the owner did change. */
+static void owner_change(struct sp_thread *t, const struct sp_site *site, uintptr_t obj, int op)
+{
+	pid_t *o = &last_owner[obj_hash(obj, OWNER_BITS)];
+	pid_t prev = sp_load_relaxed(o);
+
+	if (SP_LIKELY(prev == t->tid))
+		return;
+	sp_store_relaxed(o, t->tid);
+	if (prev) {
+		struct sp_entry *e = sp_entry_get(t, site, obj, op);
+
+		if (e)
+			sp_store_relaxed(&e->cold->owner_changes, e->cold->owner_changes + 1);
+	}
+}
+
+SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
+				  const struct sp_site *site)
+{
+	struct hold_pub *p = pub_get(t);
+	struct held *h;
+	int timed;
+
+	if (SP_UNLIKELY(!p))
+		return;
+	h = p->n ? held_find(p, obj) : NULL;
+	if (SP_UNLIKELY(h != NULL)) {
+		/* Taken again by its holder: recursive mutex or read lock. */
+		if (op == SP_TYPE_RWLOCK_READ || sp_mutex_type((void *)obj) == SP_TYPE_REC_MUTEX) {
+			h->depth++;
+			return;
+		}
+		/* Otherwise a stale record (unlocked by another thread). */
+		held_remove(p, h);
+	}
+	if (SP_UNLIKELY(p->n == HELD_MAX)) {
+		sp_add_relaxed(&untracked, 1);
+		return;
+	}
+	if (op != SP_TYPE_RWLOCK_READ)
+		owner_change(t, site, obj, op);
+	timed = SP_UNLIKELY(sample_left <= 1);
+	pub_begin(p);
+	h = &p->e[p->n];
+	/* Published fields: release stores (see pub_begin); readers copy
+	 * them inside the seq section and retry torn copies. */
+	sp_store_release(&h->obj, obj);
+	sp_store_release(&h->site.file, site->file);
+	sp_store_release(&h->site.func, site->func);
+	sp_store_release(&h->site.pc, site->pc);
+	sp_store_release(&h->site.line, site->line);
+	sp_store_release(&h->observed, 0);
+	sp_store_release(&h->exclusive, op != SP_TYPE_RWLOCK_READ);
+	h->depth = 1;
+	h->paused = 0;
+	h->timed = (uint8_t)timed;
+	if (timed) {
+		/* This one is timed.  The gap to the next timed one is random,
+		 * 1 to 2 * period - 1 (mean: period), so that sampling does
+		 * not alias with a periodic program (A, B, A, B...).  Only a
+		 * timed hold needs its entry (found through the probe's
+		 * one-entry cache). */
+		uint32_t x = sample_rng ? sample_rng : (uint32_t)t->tid * 2654435761u + 1;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		sample_rng = x;
+		sample_left = 1 + x % (2 * sample_period - 1);
+		h->e = sp_entry_get(t, site, obj, op);
+		h->t0 = ticks();
+		sp_store_release(&h->since_ns, ns0 + ticks_to_ns(h->t0 - tick0));
+	} else {
+		sample_left--;
+		h->e = NULL;
+		sp_store_release(&h->since_ns, 0);
+	}
+	sp_store_release(&p->n, p->n + 1);
+	pub_end(p);
+}
+
+SP_NOINLINE void sp_hold_released(uintptr_t obj)
+{
+	struct hold_pub *p = my_pub;
+	struct held *h;
+
+	if (SP_UNLIKELY(!p) || !(h = held_find(p, obj)))
+		return; /* not ours: another thread's lock, or taken before */
+	if (--h->depth)
+		return;
+	if (h->timed && h->e)
+		entry_add_hold(h->e, ticks_to_ns(h->paused + ticks() - h->t0), sample_period);
+	held_remove(p, h);
+}
+
+SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
+{
+	struct hold_pub *p = my_pub;
+	struct held *h = p ? held_find(p, obj) : NULL;
+
+	if (!h)
+		return;
+	if (h->timed)
+		h->paused += ticks() - h->t0;
+	pub_begin(p);
+	sp_store_release(&h->exclusive, 0); /* released while waiting: nobody to blame */
+	pub_end(p);
+}
+
+SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
+{
+	struct hold_pub *p = my_pub;
+	struct held *h = p ? held_find(p, obj) : NULL;
+
+	if (!h)
+		return;
+	if (h->timed)
+		h->t0 = ticks();
+	pub_begin(p);
+	sp_store_release(&h->exclusive, 1);
+	pub_end(p);
+}
+
+/* Copy the hold of @obj in @p, if any; 1 when found (untorn). */
+static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_site *site,
+		      uint64_t *since_ns)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint32_t q = sp_load_acquire(&p->seq);
+		uint32_t n = sp_load_acquire(&p->n);
+		pid_t who = sp_load_acquire(&p->tid);
+		int found = -1;
+		struct sp_site st = { 0 };
+		uint64_t since = 0;
+
+		if (q & 1)
+			continue;
+		if (n > HELD_MAX)
+			n = HELD_MAX;
+		for (unsigned i = 0; i < n; i++)
+			if (sp_load_acquire(&p->e[i].obj) == obj &&
+			    sp_load_acquire(&p->e[i].exclusive)) {
+				found = (int)i;
+				st.file = sp_load_acquire(&p->e[i].site.file);
+				st.func = sp_load_acquire(&p->e[i].site.func);
+				st.pc = sp_load_acquire(&p->e[i].site.pc);
+				st.line = sp_load_acquire(&p->e[i].site.line);
+				since = sp_load_acquire(&p->e[i].since_ns);
+				break;
+			}
+		if (sp_load_relaxed(&p->seq) != q)
+			continue;
+		if (found < 0 || !who)
+			return 0;
+		if (!since && since_ns) {
+			/* Untimed hold: the first observer's clock is the bound. */
+			uint64_t now = sp_now_ns(), zero = 0;
+
+			__atomic_compare_exchange_n(&p->e[found].observed, &zero, now, 0,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			since = zero ? zero : now;
+			if (sp_load_acquire(&p->seq) != q)
+				continue;
+		}
+		*tid = who < 0 ? -who : who;
+		*site = st;
+		if (since_ns)
+			*since_ns = since;
+		return 1;
+	}
+	return 0;
+}
+
+int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *since_ns)
+{
+	pid_t best_tid = 0;
+	struct sp_site best_site = { 0 };
+	uint64_t best_since = 0;
+	int found = 0;
+
+	if (!obj || !sp_load_acquire(&sp_hold_on))
+		return -ENOENT;
+	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t who;
+		struct sp_site st;
+		uint64_t since = 0;
+
+		if (!sp_load_relaxed(&p->tid) || !pub_lookup(p, obj, &who, &st, &since))
+			continue;
+		/* Several claims (a holder that exited, then a new owner): the
+		 * latest acquisition is the live one. */
+		if (!found || since >= best_since) {
+			best_tid = who;
+			best_site = st;
+			best_since = since;
+			found = 1;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	if (tid)
+		*tid = best_tid;
+	if (site)
+		*site = best_site;
+	if (since_ns)
+		*since_ns = best_since;
+	return 0;
+}
+
+/* ---- blame ---------------------------------------------------------------- */
+
+#define BLAME_SLOTS 8192
+#define BLAME_PROBES 64
+
+struct blame_rec {
+	uint64_t hash;  /* 0: free; claimed with a CAS */
+	int ready;      /* key written (release) */
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site waiter;
+	struct sp_site holder;
+	uint64_t wait_ns, count;   /* relaxed atomic adds */
+	uint64_t snap_wait, snap_count;
+};
+
+static struct blame_rec *blame;
+static uint64_t blame_lost;
+
+static uint64_t site_hash(const struct sp_site *s)
+{
+	return ((uint64_t)(uintptr_t)s->file + s->pc + ((uint64_t)s->line << 7)) *
+	       0xC2B2AE3D27D4EB4Full;
+}
+
+static int site_eq(const struct sp_site *a, const struct sp_site *b)
+{
+	return a->file == b->file && a->pc == b->pc && a->line == b->line && a->func == b->func;
+}
+
+static void blame_add(const struct sp_entry *e, const struct sp_site *holder, uint64_t wait)
+{
+	struct sp_site w = { e->file, e->cold->func, e->pc, e->line };
+	uint64_t h = (site_hash(&w) ^ (site_hash(holder) >> 3) ^ (e->obj * 0x9E3779B97F4A7C15ull) ^
+		      e->type) | 1;
+
+	if (!blame)
+		return;
+	for (unsigned i = 0; i < BLAME_PROBES; i++) {
+		struct blame_rec *r = &blame[(h + i) & (BLAME_SLOTS - 1)];
+		uint64_t cur = sp_load_acquire(&r->hash);
+
+		if (!cur) {
+			if (!__atomic_compare_exchange_n(&r->hash, &cur, h, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				goto taken;
+			r->type = e->type;
+			r->obj = e->obj;
+			r->waiter = w;
+			r->holder = *holder;
+			sp_store_release(&r->ready, 1);
+			cur = h;
+		}
+	taken:
+		if (cur != h)
+			continue;
+		for (int spin = 0; !sp_load_acquire(&r->ready); spin++)
+			if (spin > 1000)
+				goto lost; /* its writer was preempted; rare */
+		if (r->type != e->type || r->obj != e->obj || !site_eq(&r->waiter, &w) ||
+		    !site_eq(&r->holder, holder))
+			continue;
+		sp_add_relaxed(&r->wait_ns, wait);
+		sp_add_relaxed(&r->count, 1);
+		return;
+	}
+lost:
+	sp_add_relaxed(&blame_lost, 1);
+}
+
+static int str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int row_matches(const struct sp_row *r, const struct blame_rec *b, int coalesced)
+{
+	return b->type == r->type && b->waiter.pc == r->pc && b->waiter.line == r->line &&
+	       (coalesced || b->obj == r->obj) && str_same(b->waiter.file, r->file) &&
+	       str_same(b->waiter.func, r->func);
+}
+
+size_t sp_blame_for_row(const struct sp_row *r, int coalesced, struct sp_blame *out, size_t max)
+{
+	size_t n = 0;
+
+	if (!blame)
+		return 0;
+	for (size_t i = 0; i < BLAME_SLOTS; i++) {
+		const struct blame_rec *b = &blame[i];
+		uint64_t wait, count;
+		size_t j;
+
+		if (!sp_load_acquire(&b->ready) || !row_matches(r, b, coalesced))
+			continue;
+		wait = sp_load_relaxed(&b->wait_ns);
+		count = sp_load_relaxed(&b->count);
+		wait = wait > b->snap_wait ? wait - b->snap_wait : 0;
+		count = count > b->snap_count ? count - b->snap_count : 0;
+		if (!count)
+			continue;
+		for (j = 0; j < n; j++)
+			if (site_eq(&out[j].holder, &b->holder) ||
+			    (!out[j].holder.pc && str_same(out[j].holder.file, b->holder.file) &&
+			     out[j].holder.line == b->holder.line))
+				break;
+		if (j == n) {
+			if (n == max) {
+				/* Full: replace the smallest if this one is larger. */
+				size_t m = 0;
+
+				for (size_t k = 1; k < n; k++)
+					if (out[k].wait_ns < out[m].wait_ns)
+						m = k;
+				if (out[m].wait_ns >= wait)
+					continue;
+				j = m;
+			} else {
+				n++;
+			}
+			out[j].holder = b->holder;
+			out[j].wait_ns = 0;
+			out[j].count = 0;
+		}
+		out[j].wait_ns += wait;
+		out[j].count += count;
+	}
+	/* Largest wait first (n is small). */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && out[j].wait_ns > out[j - 1].wait_ns; j--) {
+			struct sp_blame tmp = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = tmp;
+		}
+	return n;
+}
+
+/* Under report_lock (runtime.c): later reports subtract these. */
+void sp_hold_snapshot(void)
+{
+	if (!blame)
+		return;
+	for (size_t i = 0; i < BLAME_SLOTS; i++) {
+		struct blame_rec *b = &blame[i];
+
+		if (!sp_load_acquire(&b->ready))
+			continue;
+		b->snap_wait = sp_load_relaxed(&b->wait_ns);
+		b->snap_count = sp_load_relaxed(&b->count);
+	}
+}
+
+/* ---- contended waits -------------------------------------------------------- */
+
+void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
+{
+	w->have_holder = 0;
+	if (!sp_load_relaxed(&sp_hold_on))
+		return;
+	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
+}
+
+void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w)
+{
+	struct sp_entry_cold *c = e->cold;
+
+	if (w && w->have_holder)
+		blame_add(e, &w->holder, wait_ns);
+	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_opts.frames) {
+		uintptr_t f[SP_MAX_FRAMES];
+		unsigned n = sp_stack_capture(e->pc, f, sp_opts.frames);
+
+		if (n) {
+			memcpy(c->frames, f, n * sizeof(*f));
+			sp_store_release(&c->n_frames, (uint8_t)n);
+		}
+	}
+}
+
+/*
+ * In a child of fork() only the forking thread exists: its block gets the
+ * child's tid; the other threads' blocks keep the locks they held (they
+ * stay locked in the child) as held by exited threads, or are freed.
+ */
+static void hold_atfork_child(void)
+{
+	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+		pid_t tid = sp_load_relaxed(&p->tid);
+
+		if (p == my_pub)
+			sp_store_release(&p->tid, sp_gettid());
+		else if (tid > 0)
+			sp_store_release(&p->tid, p->n ? -tid : 0);
+	}
+}
+
+void sp_hold_init(void)
+{
+	if (!sp_opts.hold || sp_hold_on)
+		return;
+	clock_calibrate();
+	sample_period = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
+	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
+	last_owner = sp_mmap(sizeof(*last_owner) << OWNER_BITS);
+	if (!blame || !last_owner || pthread_key_create(&pub_key, pub_exit) ||
+	    pthread_atfork(NULL, NULL, hold_atfork_child)) {
+		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
+		      stderr);
+		return;
+	}
+	sp_store_release(&sp_hold_on, 1);
+	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks */
+}

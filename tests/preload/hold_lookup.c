@@ -1,0 +1,140 @@
+/*
+ * hold_lookup.c - sp_hold_lookup(), the query the control/watchdog side
+ * uses: who holds a lock, acquired where, since when.  Checks the answer
+ * for held/released/recursive/read locks, and that a reader in another
+ * thread never sees a torn holder while the owner takes and releases the
+ * lock at full speed (the owner is never blocked by the reader).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "probe.h"
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_r;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static const struct sp_site site1 = { "hold.c", "one", 0, 1 };
+static const struct sp_site site2 = { "hold.c", "two", 0, 2 };
+static int stop;
+static pid_t owner_tid;
+static unsigned long cycles, seen;
+
+static void *owner(void *arg)
+{
+	struct sp_thread *t = sp_thread_self();
+
+	(void)arg;
+	__atomic_store_n(&owner_tid, sp_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX, cycles & 1 ? &site1 : &site2);
+		sp_hold_released((uintptr_t)&lock_a);
+		cycles++;
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		pid_t tid;
+		struct sp_site s;
+		uint64_t since;
+
+		if (!sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since)) {
+			T_ASSERT_INT(tid, ==, __atomic_load_n(&owner_tid, __ATOMIC_ACQUIRE));
+			T_ASSERT(s.line == 1 || s.line == 2);
+			T_ASSERT_STR(s.func, s.line == 1 ? "one" : "two");
+			T_ASSERT(since <= sp_now_ns() + 1000000);
+			seen++;
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct sp_thread *t;
+	pthread_mutexattr_t a;
+	pthread_t th[2];
+	struct sp_site s;
+	uint64_t before, since, after;
+	pid_t tid;
+
+	sp_runtime_init();
+	sp_opts.hold = 1;
+	sp_opts.report_at_exit = 0;
+	sp_hold_init();
+	syncprof_enable();
+	t = sp_thread_self();
+	T_ASSERT(t != NULL);
+
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, -ENOENT);
+	before = sp_now_ns();
+	sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX, &site1);
+	after = sp_now_ns();
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, 0);
+	T_ASSERT_INT(tid, ==, sp_gettid());
+	T_ASSERT_STR(s.file, "hold.c");
+	T_ASSERT_INT(s.line, ==, 1);
+	/* TSC-converted: allow a few microseconds of calibration error. */
+	T_ASSERT_UINT(since + 50000, >=, before);
+	T_ASSERT_UINT(since, <=, after + 50000);
+	sp_hold_released((uintptr_t)&lock_a);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, -ENOENT);
+
+	/* Recursive: held until the last release. */
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&lock_r, &a);
+	sp_hold_acquired(t, (uintptr_t)&lock_r, SP_TYPE_MUTEX, &site1);
+	sp_hold_acquired(t, (uintptr_t)&lock_r, SP_TYPE_MUTEX, &site2);
+	sp_hold_released((uintptr_t)&lock_r);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_r, &tid, &s, &since), ==, 0);
+	T_ASSERT_INT(s.line, ==, 1);
+	sp_hold_released((uintptr_t)&lock_r);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_r, &tid, &s, &since), ==, -ENOENT);
+
+	/* Read locks have no single holder. */
+	sp_hold_acquired(t, (uintptr_t)&rw, SP_TYPE_RWLOCK_READ, &site1);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&rw, &tid, &s, &since), ==, -ENOENT);
+	sp_hold_released((uintptr_t)&rw);
+	sp_hold_acquired(t, (uintptr_t)&rw, SP_TYPE_RWLOCK_WRITE, &site2);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&rw, &tid, &s, &since), ==, 0);
+	sp_hold_released((uintptr_t)&rw);
+
+	/* fork(): the child's copy of a hold names the child's thread. */
+	sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX, &site2);
+	{
+		pid_t pid = fork();
+		int status;
+
+		T_ASSERT(pid >= 0);
+		if (pid == 0) {
+			int ok = !sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since) &&
+				 tid == sp_gettid() && s.line == 2;
+
+			_exit(ok ? 0 : 1);
+		}
+		T_ASSERT_INT(waitpid(pid, &status, 0), ==, pid);
+		T_ASSERT(WIFEXITED(status));
+		T_ASSERT_INT(WEXITSTATUS(status), ==, 0);
+	}
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, 0);
+	T_ASSERT_INT(tid, ==, sp_gettid());
+	sp_hold_released((uintptr_t)&lock_a);
+
+	/* Concurrent: no torn copies. */
+	pthread_create(&th[0], NULL, owner, NULL);
+	pthread_create(&th[1], NULL, reader, NULL);
+	usleep(300000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	T_ASSERT_UINT(cycles, >, 1000);
+	printf("hold_lookup: ok (%lu cycles, holder seen %lu times)\n", cycles, seen);
+	return 0;
+}

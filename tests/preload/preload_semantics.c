@@ -1,0 +1,316 @@
+/*
+ * preload_semantics.c - interposed lock calls keep their exact semantics
+ * and return codes: normal, recursive, errorcheck, robust and
+ * priority-inheritance mutexes; timed locks; rwlocks; spin locks; C11
+ * mtx/cnd; condition variables.  Run by CTest under the preload, once with
+ * default options and once with hold=1,frames=8 (the unlock path then does
+ * work too).  Also checks that what was recorded is right (rec_mutex
+ * type, counts).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload_util.h"
+
+static struct timespec in_ms(long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
+/* Run fn(arg) in another thread and return its int result. */
+static int in_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	void *ret;
+
+	T_ASSERT_INT(pthread_create(&t, NULL, fn, arg), ==, 0);
+	T_ASSERT_INT(pthread_join(t, &ret), ==, 0);
+	return (int)(long)ret;
+}
+
+static void *try_mutex(void *m)
+{
+	return (void *)(long)pthread_mutex_trylock(m);
+}
+
+static void *unlock_mutex(void *m)
+{
+	return (void *)(long)pthread_mutex_unlock(m);
+}
+
+static void *timed_mutex(void *m)
+{
+	struct timespec ts = in_ms(30);
+
+	return (void *)(long)pthread_mutex_timedlock(m, &ts);
+}
+
+static void test_normal(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER; /* static initialiser */
+
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_trylock(&m), ==, EBUSY);
+	T_ASSERT_INT(in_thread(try_mutex, &m), ==, EBUSY);
+	T_ASSERT_INT(in_thread(timed_mutex, &m), ==, ETIMEDOUT);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+	T_ASSERT_INT(in_thread(try_mutex, &m), ==, 0); /* left locked by a dead thread */
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0); /* normal: anyone may unlock */
+	T_ASSERT_INT(pthread_mutex_destroy(&m), ==, 0);
+}
+
+static void test_errorcheck(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	T_ASSERT_INT(pthread_mutex_init(&m, &a), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, EPERM);
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, EDEADLK);
+	T_ASSERT_INT(pthread_mutex_trylock(&m), ==, EBUSY);
+	T_ASSERT_INT(in_thread(unlock_mutex, &m), ==, EPERM);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, EPERM);
+	pthread_mutex_destroy(&m);
+}
+
+static pthread_mutex_t rec;
+
+static void test_recursive(void)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	T_ASSERT_INT(pthread_mutex_init(&rec, &a), ==, 0);
+	for (int i = 0; i < 5; i++)
+		T_ASSERT_INT(pthread_mutex_lock(&rec), ==, 0);
+	T_ASSERT_INT(pthread_mutex_trylock(&rec), ==, 0);
+	T_ASSERT_INT(in_thread(try_mutex, &rec), ==, EBUSY);
+	T_ASSERT_INT(in_thread(unlock_mutex, &rec), ==, EPERM);
+	for (int i = 0; i < 6; i++)
+		T_ASSERT_INT(pthread_mutex_unlock(&rec), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&rec), ==, EPERM);
+	T_ASSERT_INT(in_thread(try_mutex, &rec), ==, 0);
+}
+
+static pthread_mutex_t robust;
+
+static void *die_holding(void *arg)
+{
+	(void)arg;
+	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, 0);
+	return NULL; /* exits with the lock held */
+}
+
+static void test_robust(void)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	T_ASSERT_INT(pthread_mutex_init(&robust, &a), ==, 0);
+	in_thread(die_holding, NULL);
+	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, EOWNERDEAD);
+	T_ASSERT_INT(pthread_mutex_consistent(&robust), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&robust), ==, 0);
+	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&robust), ==, 0);
+	/* Not made consistent: ENOTRECOVERABLE after the unlock. */
+	in_thread(die_holding, NULL);
+	T_ASSERT_INT(pthread_mutex_trylock(&robust), ==, EOWNERDEAD);
+	T_ASSERT_INT(pthread_mutex_unlock(&robust), ==, 0);
+	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, ENOTRECOVERABLE);
+}
+
+static void test_pi(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	T_ASSERT_INT(pthread_mutex_init(&m, &a), ==, 0);
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_lock(&m), ==, EDEADLK);
+	T_ASSERT_INT(in_thread(try_mutex, &m), ==, EBUSY);
+	T_ASSERT_INT(in_thread(timed_mutex, &m), ==, ETIMEDOUT);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&m), ==, EPERM);
+	pthread_mutex_destroy(&m);
+}
+
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static void *try_rd(void *arg)
+{
+	(void)arg;
+	return (void *)(long)pthread_rwlock_tryrdlock(&rw);
+}
+
+static void *try_wr(void *arg)
+{
+	(void)arg;
+	return (void *)(long)pthread_rwlock_trywrlock(&rw);
+}
+
+static void *timed_wr(void *arg)
+{
+	struct timespec ts = in_ms(30);
+
+	(void)arg;
+	return (void *)(long)pthread_rwlock_timedwrlock(&rw, &ts);
+}
+
+static void *timed_rd(void *arg)
+{
+	struct timespec ts = in_ms(30);
+
+	(void)arg;
+	return (void *)(long)pthread_rwlock_timedrdlock(&rw, &ts);
+}
+
+static void test_rwlock(void)
+{
+	T_ASSERT_INT(pthread_rwlock_rdlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_rdlock(&rw), ==, 0);
+	T_ASSERT_INT(in_thread(try_rd, NULL), ==, 0); /* thread exits holding a read lock */
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0); /* that reader's share */
+	T_ASSERT_INT(in_thread(try_wr, NULL), ==, EBUSY);
+	T_ASSERT_INT(in_thread(timed_wr, NULL), ==, ETIMEDOUT);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_wrlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_wrlock(&rw), ==, EDEADLK);
+	T_ASSERT_INT(pthread_rwlock_trywrlock(&rw), ==, EBUSY);
+	T_ASSERT_INT(in_thread(try_rd, NULL), ==, EBUSY);
+	T_ASSERT_INT(in_thread(timed_rd, NULL), ==, ETIMEDOUT);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_timedwrlock(&rw, &(struct timespec){ 0, 0 }), ==, 0);
+	T_ASSERT_INT(pthread_rwlock_unlock(&rw), ==, 0);
+}
+
+static void test_spin(void)
+{
+	pthread_spinlock_t s;
+
+	T_ASSERT_INT(pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE), ==, 0);
+	T_ASSERT_INT(pthread_spin_lock(&s), ==, 0);
+	T_ASSERT_INT(pthread_spin_trylock(&s), ==, EBUSY);
+	T_ASSERT_INT(pthread_spin_unlock(&s), ==, 0);
+	T_ASSERT_INT(pthread_spin_trylock(&s), ==, 0);
+	T_ASSERT_INT(pthread_spin_unlock(&s), ==, 0);
+	pthread_spin_destroy(&s);
+}
+
+static mtx_t cm;
+static cnd_t cc;
+
+static void *c11_try(void *arg)
+{
+	(void)arg;
+	return (void *)(long)mtx_trylock(&cm);
+}
+
+static void *c11_timed(void *arg)
+{
+	struct timespec ts = in_ms(30);
+
+	(void)arg;
+	return (void *)(long)mtx_timedlock(&cm, &ts);
+}
+
+static void test_c11(void)
+{
+	struct timespec ts;
+
+	T_ASSERT_INT(mtx_init(&cm, mtx_timed), ==, thrd_success);
+	T_ASSERT_INT(cnd_init(&cc), ==, thrd_success);
+	T_ASSERT_INT(mtx_lock(&cm), ==, thrd_success);
+	T_ASSERT_INT(in_thread(c11_try, NULL), ==, thrd_busy);
+	T_ASSERT_INT(in_thread(c11_timed, NULL), ==, thrd_timedout);
+	ts = in_ms(20);
+	T_ASSERT_INT(cnd_timedwait(&cc, &cm, &ts), ==, thrd_timedout);
+	T_ASSERT_INT(mtx_unlock(&cm), ==, thrd_success);
+	mtx_destroy(&cm);
+	T_ASSERT_INT(mtx_init(&cm, mtx_plain | mtx_recursive), ==, thrd_success);
+	T_ASSERT_INT(mtx_lock(&cm), ==, thrd_success);
+	T_ASSERT_INT(mtx_trylock(&cm), ==, thrd_success);
+	T_ASSERT_INT(mtx_unlock(&cm), ==, thrd_success);
+	T_ASSERT_INT(mtx_unlock(&cm), ==, thrd_success);
+	mtx_destroy(&cm);
+	cnd_destroy(&cc);
+}
+
+static pthread_mutex_t cm2 = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int flag;
+
+static void *signaller(void *arg)
+{
+	(void)arg;
+	usleep(10000);
+	pthread_mutex_lock(&cm2);
+	flag = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&cm2);
+	return NULL;
+}
+
+static void test_cond(void)
+{
+	struct timespec ts = in_ms(20);
+	pthread_t t;
+
+	T_ASSERT_INT(pthread_mutex_lock(&cm2), ==, 0);
+	T_ASSERT_INT(pthread_cond_timedwait(&cv, &cm2, &ts), ==, ETIMEDOUT);
+	/* The mutex is held again after the timed-out wait. */
+	T_ASSERT_INT(pthread_mutex_trylock(&cm2), ==, EBUSY);
+	pthread_create(&t, NULL, signaller, NULL);
+	while (!flag)
+		T_ASSERT_INT(pthread_cond_wait(&cv, &cm2), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&cm2), ==, 0);
+	pthread_join(t, NULL);
+}
+
+int main(void)
+{
+	char *json;
+
+	t_require_preload();
+	test_normal();
+	test_errorcheck();
+	test_recursive();
+	test_robust();
+	test_pi();
+	test_rwlock();
+	test_spin();
+	test_c11();
+	test_cond();
+
+	json = t_report(1, 1);
+	/* The recursive mutex is reported as such: 5 locks + 1 trylock here,
+	 * 1 trylock in a thread that succeeded. */
+	T_ASSERT_CONTAINS(json, "\"type\":\"rec_mutex\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"spinlock\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"rwlock_read\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"rwlock_write\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"condvar\"");
+	T_ASSERT_CONTAINS(json, "\"function\":\"test_recursive\"");
+	free(json);
+	puts("preload_semantics: ok");
+	return 0;
+}

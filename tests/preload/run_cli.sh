@@ -1,0 +1,82 @@
+#!/bin/bash
+# run_cli.sh - 'syncprof run': options, errors, exit status, signals,
+# stdio pass-through, %p outputs, finding the preload library.
+# Usage: run_cli.sh SYNCPROF_CLI TEST_PROGRAM_DIR WORKDIR
+set -u
+cli=$1 progs=$2 work=$3
+mkdir -p "$work" && cd "$work" && rm -f out.* err.*
+fails=0
+fail() { echo "run_cli: FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS STDERR_REGEX -- command...
+expect() {
+	local want=$1 re=$2
+	shift 3
+	"$@" > out.txt 2> err.txt < /dev/null
+	local rc=$?
+	[ $rc -eq "$want" ] || fail "'$*': exit $rc, expected $want ($(head -c 300 err.txt))"
+	[ -z "$re" ] || grep -Eq "$re" err.txt || fail "'$*': stderr lacks /$re/: $(head -c 300 err.txt)"
+}
+
+expect 0 "" -- "$cli" run --help
+grep -q "Example" out.txt || fail "--help has no example"
+for o in --output --format --top --sort --no-coalesce --frames --skip --hold; do
+	grep -q -- "$o" out.txt || fail "--help does not document $o"
+done
+expect 2 "unknown option '--bogus'" -- "$cli" run --bogus -- true
+expect 2 "bad value 'xml' for --format" -- "$cli" run -f xml -- true
+expect 2 "bad value 'many' for --top" -- "$cli" run -n many -- true
+expect 2 "bad value 'speed' for --sort" -- "$cli" run -s speed -- true
+expect 2 "bad value '99' for --frames" -- "$cli" run --frames 99 -- true
+expect 2 "no program given" -- "$cli" run --
+expect 2 "no program given" -- "$cli" run --hold
+expect 2 "needs a value" -- "$cli" run --skip
+expect 2 "cannot contain ','" -- "$cli" run -o a,b -- true
+expect 2 "takes no value" -- "$cli" run --hold=1 -- true
+expect 127 "no-such-program: command not found" -- "$cli" run -- no-such-program
+expect 127 "No such file" -- "$cli" run -- ./no/such/file
+printf 'x' > out.notexec
+expect 126 "not an executable file" -- "$cli" run -- ./out.notexec
+expect 126 "not an executable file" -- "$cli" run -- /tmp
+# A static program is run, with a warning that it cannot be interposed.
+if printf 'int main(void){return 4;}' | cc -static -x c - -o out.static 2>/dev/null; then
+	expect 4 "statically linked" -- "$cli" run -- ./out.static
+fi
+# Exit status and signals pass through.
+expect 3 "" -- "$cli" run -- sh -c 'exit 3'
+expect 137 "killed by signal 9" -- "$cli" run -- sh -c 'kill -9 $$'
+expect 143 "killed by signal 15" -- "$cli" run -- sh -c 'kill -TERM $$'
+# stdin/stdout pass through; the report goes to stderr by default.
+out=$(echo piped | "$cli" run -- "$progs/preload_sites" wrapped 2> err.txt | head -1)
+[ -n "$out" ] || fail "no stdout from the program"
+grep -q "^syncprof: pid" err.txt || fail "no report on stderr"
+[ "$(echo hello | "$cli" run -- cat 2>/dev/null)" = hello ] || fail "stdin/stdout"
+# -o with %p, -f json, -n, -s, --no-coalesce, --frames, --skip, --hold.
+"$cli" run -o out.%p.json -f json -n 1 -s count --no-coalesce --frames 2 \
+	--skip '^wrap_lock$' --skip '^wrap_unlock$' --hold -- "$progs/preload_sites" skipped \
+	> /dev/null 2> err.txt || fail "full option set: $(cat err.txt)"
+ls out.*.json > /dev/null 2>&1 || fail "-o out.%p.json wrote nothing"
+python3 - out.*.json <<'PY' || fail "options not applied in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["sort"] == "count" and d["coalesced"] is False, (d["sort"], d["coalesced"])
+assert len(d["rows"]) == 1, len(d["rows"])
+r = d["rows"][0]
+assert r["site"]["function"] in ("caller_a", "caller_b"), r["site"]
+assert len(r["stack"]) <= 2 and r["hold_ns"] is not None and "blame" in r, r
+assert d["pid"] > 0 and sys.argv[1] == "out.%d.json" % d["pid"]
+PY
+# A forking program: one report per process.
+rm -f out.*.json
+"$cli" run -o out.%p.txt -- bash -c 'bash -c "echo x"; echo y' > /dev/null 2> err.txt || fail "fork: $(cat err.txt)"
+[ "$(ls out.*.txt 2>/dev/null | wc -l)" -ge 2 ] || fail "expected a report per process"
+# SYNCPROF_OPTIONS already set is kept; options given here win.
+SYNCPROF_OPTIONS=format=json,top=7 "$cli" run -n 1 -o out.env.json -- "$progs/preload_sites" wrapped \
+	> /dev/null 2>&1
+python3 -c 'import json; d = json.load(open("out.env.json")); assert len(d["rows"]) <= 1' ||
+	fail "SYNCPROF_OPTIONS not merged"
+# The preload library: override, and a clear error when it is missing.
+SYNCPROF_PRELOAD=/nonexistent.so expect 1 "cannot find libsyncprof-preload.so" -- \
+	env SYNCPROF_PRELOAD=/nonexistent.so "$cli" run -- true
+[ $fails -eq 0 ] && echo "run_cli: ok"
+exit $((fails != 0))

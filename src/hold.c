@@ -185,7 +185,7 @@ static SP_NOINLINE struct hold_pub *pub_get__slowpath(struct sp_thread *t)
 						    __ATOMIC_RELAXED))
 			;
 	}
-	p->n = 0;
+	sp_store_relaxed(&p->n, 0); /* sp_hold_lookup() may read it (the watchdog) */
 	pthread_setspecific(pub_key, p);
 	my_pub = p;
 	return p;

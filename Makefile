@@ -20,8 +20,11 @@ build: deps
 
 demo: build
 	@echo
-	@echo "== bank: 4 teller threads, instrumented with -include syncprof/instrument.h =="
-	@SYNCPROF_OPTIONS=enabled=1,top=10 $(BUILD)/examples/bank_instrumented 4 300000
+	@echo "== syncprof run --hold -n 8 -- bank 4 300000   (unmodified program, preloaded) =="
+	@$(BUILD)/syncprof run --hold -n 8 -- $(BUILD)/examples/bank 4 300000
+	@echo
+	@echo "== the same program built with -include syncprof/instrument.h =="
+	@SYNCPROF_OPTIONS=enabled=1,top=5 $(BUILD)/examples/bank_instrumented 4 300000
 
 check-fast: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

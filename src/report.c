@@ -519,27 +519,40 @@ uint64_t sp_row_percentile(const struct sp_row *r, double q)
 	return r->wait_max_ns;
 }
 
+/*
+ * Length of the directory prefix shared by the absolute source paths of
+ * the rows: the instrumented ones' files and, for interposed ones, the
+ * files their addresses symbolize to (which costs a second symbolization
+ * of each printed row; reports print few rows).
+ */
 size_t sp_rows_common_prefix(const struct sp_rows *rows)
 {
-	const char *first = NULL;
+	char first[4096];
 	size_t len = 0;
+	int have = 0;
 
 	for (size_t i = 0; i < rows->n; i++) {
 		const char *f = rows->v[i].file;
+		struct sp_symbol sym;
 		size_t j = 0;
 
+		if (!f && rows->v[i].pc) {
+			sp_symbolize(rows->v[i].pc, &sym);
+			f = sym.file;
+		}
 		if (!f || f[0] != '/')
 			continue;
-		if (!first) {
-			first = f;
-			len = strlen(f);
+		if (!have) {
+			snprintf(first, sizeof(first), "%s", f);
+			len = strlen(first);
+			have = 1;
 			continue;
 		}
 		while (j < len && f[j] && f[j] == first[j])
 			j++;
 		len = j;
 	}
-	if (!first)
+	if (!have)
 		return 0;
 	while (len && first[len - 1] != '/')
 		len--;

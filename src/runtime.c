@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,10 +265,48 @@ static char *expand_path(const char *tmpl, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The report at exit goes to stderr by default, but many programs close
+ * stderr in an atexit handler of their own (gnulib's close_stdout: GNU
+ * sort, xz, ...), and as they register it after our constructor did, it
+ * runs first.  So a duplicate of fd 2 is kept from start-up, high and
+ * close-on-exec, together with the identity (device, inode) of what it
+ * refers to; at exit it is used only if it still refers to that file, so
+ * that a program which closed it and reused the number never gets a
+ * report written into one of its own files.
+ */
+static int stderr_dup = -1;
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+
+static void stderr_keep(void)
+{
+	struct stat st;
+
+	if (fstat(2, &st))
+		return;
+	stderr_dup = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	stderr_dev = st.st_dev;
+	stderr_ino = st.st_ino;
+}
+
+/* A stream onto the stderr of start-up, or NULL when it is gone. */
+static FILE *stderr_reopen(void)
+{
+	struct stat st;
+	int fd;
+
+	if (stderr_dup < 0 || fstat(stderr_dup, &st) || st.st_dev != stderr_dev ||
+	    st.st_ino != stderr_ino)
+		return NULL;
+	fd = fcntl(stderr_dup, F_DUPFD_CLOEXEC, 100);
+	return fd < 0 ? NULL : fdopen(fd, "w");
+}
+
 static void report_at_exit(void)
 {
 	char path[4096];
-	FILE *f = stderr;
+	FILE *f = NULL;
 	int rc;
 
 	if (sp_opts.report_at_exit == 0 ||
@@ -278,19 +317,26 @@ static void report_at_exit(void)
 
 		f = p ? fopen(p, "we") : NULL;
 		if (!f) {
-			fprintf(stderr,
+			FILE *e = stderr_reopen();
+
+			fprintf(e ? e : stderr,
 				"syncprof: cannot write the report to '%s' (%s); writing it to "
 				"stderr\n",
 				sp_opts.output, p ? strerror(errno) : "name too long");
-			f = stderr;
+			if (e)
+				fclose(e);
 		}
 	}
+	if (!f)
+		f = stderr_reopen();
+	if (!f)
+		f = stderr; /* the program's stderr, if it is still open */
 	rc = syncprof_report(f, &sp_opts.report);
 	if (rc == -ENOTSUP)
-		fprintf(stderr, "syncprof: the report at exit failed: this program has no pprof "
-				"output (linked with libsyncprof.a but not -lprotobuf-c -lz)\n");
+		fprintf(f, "syncprof: the report at exit failed: this program has no pprof output "
+			   "(linked with libsyncprof.a but not -lprotobuf-c -lz)\n");
 	else if (rc)
-		fprintf(stderr, "syncprof: the report at exit failed: %s\n", strerror(-rc));
+		fprintf(f, "syncprof: the report at exit failed: %s\n", strerror(-rc));
 	if (f != stderr && fclose(f))
 		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));
 }
@@ -309,6 +355,7 @@ void sp_runtime_init(void)
 	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
 	read_command();
 	sp_store_relaxed(&window_start_ns, sp_now_ns());
+	stderr_keep();
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	atexit(report_at_exit);
 	sp_hold_init(); /* when hold=1 */

@@ -71,14 +71,16 @@ void syncprof_report_options_init(struct syncprof_report_options *o)
 	o->src_root = NULL;
 }
 
-/* Defined (as 1) by the preload library only: preloaded, profiling is on
- * unless SYNCPROF_OPTIONS says enabled=0. */
+/* Defined (as 1) by the preload library only: preloaded, profiling and
+ * the control socket are on unless SYNCPROF_OPTIONS says enabled=0 or
+ * control=0. */
 extern const int sp_preload_enabled_default __attribute__((weak));
 
 void sp_options_defaults(struct sp_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->enabled = &sp_preload_enabled_default ? sp_preload_enabled_default : 0;
+	o->control = o->enabled;
 	o->frames = SP_DEFAULT_FRAMES;
 	o->hold_sample = SP_DEFAULT_HOLD_SAMPLE;
 	o->report_at_exit = -1;

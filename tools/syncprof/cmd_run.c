@@ -41,6 +41,7 @@
 #include <elf.h>
 
 #include "cli.h"
+#include "internal.h" /* sp_columns_parse() */
 #include "syncprof.h"
 
 #ifndef SYNCPROF_INSTALL_LIBDIR
@@ -108,6 +109,18 @@ static int check_nonempty(const char *v)
 	return *v ? 0 : -EINVAL;
 }
 
+static int check_columns(const char *v)
+{
+	int ids[64];
+
+	return sp_columns_parse(v, ids, 64) < 0 ? -EINVAL : 0;
+}
+
+static int check_signal(const char *v)
+{
+	return strcmp(v, "USR1") && strcmp(v, "USR2") ? -EINVAL : 0;
+}
+
 static int check_trace_buffer(const char *v)
 {
 	return check_uint(v, 1ul << 30) || strtoul(v, NULL, 10) < 256 ? -EINVAL : 0;
@@ -118,7 +131,11 @@ static const struct run_option run_options[] = {
 	  "write the report to FILE instead of stderr; %p becomes the pid\n"
 	  "(a forking program writes one report per process)" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, check_format, "FORMAT",
-	  "report format: table (default) or json (profile JSON version 1)" },
+	  "report format: table (default), json (profile JSON version 1),\n"
+	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
+	{ "columns", 0, ARG_VALUE, "columns", NULL, check_columns, "LIST",
+	  "table columns, comma-separated, in order (docs/formats.md);\n"
+	  "e.g. site,wait,count,p99" },
 	{ "top", 'n', ARG_VALUE, "top", NULL, check_top, "N", "print the top N rows only (0: all)" },
 	{ "sort", 's', ARG_VALUE, "sort", NULL, check_sort, "KEY",
 	  "sort by total (default), avg, max, count, contended or hold" },
@@ -133,6 +150,14 @@ static const struct run_option run_options[] = {
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL, NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },
+	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, check_top, "MS",
+	  "warn while a thread has waited more than MS ms for a lock, naming\n"
+	  "it, its site and the lock (and, with --hold, the holder)" },
+	{ "no-control", 0, ARG_NONE, "control", "0", NULL, NULL,
+	  "do not listen on the control socket (syncprof ctl PID ...)" },
+	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, check_signal, "SIG",
+	  "print a report each time the program gets SIG (USR1 or USR2);\n"
+	  "by default syncprof installs no signal handler" },
 	{ "trace", 0, ARG_VALUE, "trace", NULL, check_nonempty, "FILE",
 	  "also record every lock event into the binary trace FILE\n"
 	  "(%p: the pid); read it with 'syncprof trace dump|stats|export'" },
@@ -239,6 +264,26 @@ static int apply_option(const struct run_option *o, const char *value, struct st
 		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
 			  o->long_name);
 		return 2;
+	}
+	if (!strcmp(o->key, "columns")) {
+		/* The option takes "a,b,c", SYNCPROF_OPTIONS "a:b:c". */
+		char *c = strdup(v);
+		int rc;
+
+		if (!c) {
+			cli_error("run", "out of memory");
+			return 1;
+		}
+		for (char *p = c; *p; p++)
+			if (*p == ',')
+				*p = ':';
+		rc = add_key(env, o->key, c);
+		free(c);
+		if (rc) {
+			cli_error("run", "out of memory");
+			return 1;
+		}
+		return 0;
 	}
 	if (strchr(v, ',')) {
 		cli_error("run", "the value of --%s cannot contain ',' (SYNCPROF_OPTIONS "

@@ -1,13 +1,14 @@
 # The two commands the README promises, and a few more.
 #   make demo    build, then profile the bundled bank example and print the report
-#   make check   build and run the whole test suite: plain, ASan+UBSan, TSan
+#   make check   build and run the whole test suite: plain, ASan+UBSan, TSan,
+#                then fuzz the trace reader and the control parser (bounded)
 # Build trees: build/ (release with debug info), build-asan/, build-tsan/.
 
 JOBS ?= 2
 CMAKE_FLAGS ?=
 BUILD := build
 
-.PHONY: all deps build demo check check-fast check-asan check-tsan bench install clean
+.PHONY: all deps build demo check check-fast check-asan check-tsan fuzz bench install clean
 
 all: build
 
@@ -43,8 +44,21 @@ check-tsan: deps
 	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		SYNCPROF_TEST_SCALE=4 ctest --output-on-failure -j$(JOBS) -LE nosan
 
-check: check-fast check-asan check-tsan
-	@echo "syncprof: all test suites passed (plain, ASan+UBSan, TSan)"
+# libFuzzer targets (clang, with ASan+UBSan) for the trace reader and the
+# control-request parser, each for a bounded time.
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	@echo "== fuzzing the trace reader for $(FUZZ_SECONDS) s =="
+	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) > fuzz-trace.log 2>&1 || \
+		{ tail -n 40 fuzz-trace.log; exit 1; }
+	@tail -n 3 fuzz-trace.log
+	@echo "== fuzzing the control-request parser for $(FUZZ_SECONDS) s =="
+	@./tests/fuzz/run-ctl-fuzz.sh $(FUZZ_SECONDS) > fuzz-ctl.log 2>&1 || \
+		{ tail -n 40 fuzz-ctl.log; exit 1; }
+	@tail -n 3 fuzz-ctl.log
+
+check: check-fast check-asan check-tsan fuzz
+	@echo "syncprof: all test suites passed (plain, ASan+UBSan, TSan) and fuzzing found nothing"
 
 bench: build
 	@$(BUILD)/bench/lockbench -t 1 -m 1
@@ -55,4 +69,4 @@ install: build
 	@cmake --install $(BUILD)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz fuzz-trace.log fuzz-ctl.log

@@ -135,7 +135,7 @@ static const struct run_option run_options[] = {
 	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
 	{ "columns", 0, ARG_VALUE, "columns", NULL, check_columns, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
-	  "e.g. site,wait,count,p99" },
+	  "e.g. site,wait,count,p99 (the twin takes site:wait:count:p99)" },
 	{ "top", 'n', ARG_VALUE, "top", NULL, check_top, "N", "print the top N rows only (0: all)" },
 	{ "sort", 's', ARG_VALUE, "sort", NULL, check_sort, "KEY",
 	  "sort by total (default), avg, max, count, contended or hold" },

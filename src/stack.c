@@ -51,6 +51,7 @@
 
 struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 unsigned sp_skip_n;
+SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
 static unsigned n_ranges; /* filled at start-up, published as sp_skip_n */
 static int stack_ready;
 

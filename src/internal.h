@@ -194,20 +194,47 @@ struct sp_row {
 	uint64_t hold_ns;
 	uint64_t hold_max_ns;
 	uint64_t holds;
-	uint64_t hist[SP_HIST_BUCKETS];
-	uintptr_t frames[SP_MAX_FRAMES];
 	uint64_t owner_changes;
-	uint64_t hold_hist[SP_HIST_BUCKETS];
+	/* Histograms and stack, out of line: NULL when the histograms are all
+	 * zero and there is no stack (most rows of a large profile).  Owned by
+	 * the struct sp_rows holding the row; read through sp_row_d(). */
+	struct sp_row_detail *detail;
 	/* NULL for live rows (pcs are symbolized when rendered); set for rows
 	 * read from a saved profile, whose names are already resolved. */
 	const struct sp_names *names;
 };
 
+struct sp_row_detail {
+	uint64_t hist[SP_HIST_BUCKETS];      /* contended waits, log2 ns */
+	uint64_t hold_hist[SP_HIST_BUCKETS]; /* timed holds, log2 ns */
+	uintptr_t frames[SP_MAX_FRAMES];     /* callers, innermost first */
+};
+
+struct sp_detail_block;
+
+/*
+ * A set of rows.  Rows carry their key and counters inline (about 150
+ * bytes) and their histograms and stack in details allocated from the
+ * set's own blocks, so that a report over a million mostly uncontended
+ * entries does not allocate (and page-fault in) a million 768-byte
+ * histograms.  sp_rows_push() copies a row's detail into the set.
+ */
 struct sp_rows {
 	struct sp_row *v;
 	size_t n, cap;
 	size_t n_total; /* rows before the top-N cut */
+	struct sp_detail_block *blocks;
 };
+
+extern const struct sp_row_detail sp_row_detail_zero;
+/* A row's detail for reading: all zero when it has none. */
+static inline const struct sp_row_detail *sp_row_d(const struct sp_row *r)
+{
+	return r->detail ? r->detail : &sp_row_detail_zero;
+}
+/* @r's detail for writing, allocated (zeroed) in @rows when it has none;
+ * NULL when out of memory. */
+struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 
 /* Options read from SYNCPROF_OPTIONS (see options.c). */
 #define SP_MAX_SKIP 16

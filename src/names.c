@@ -59,7 +59,7 @@ void sp_row_frame(const struct sp_row *r, unsigned i, struct sp_frame *out)
 		return;
 	}
 	if (i < r->n_frames)
-		frame_from_symbol(r->frames[i], out);
+		frame_from_symbol(sp_row_d(r)->frames[i], out);
 }
 
 static const char *base_name(const char *path)

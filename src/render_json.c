@@ -142,7 +142,7 @@ static void json_hold(FILE *out, const struct sp_row *r, int coalesced)
 
 	fprintf(out, ",\"holds\":%llu,\"owner_changes\":%llu",
 		(unsigned long long)r->holds, (unsigned long long)r->owner_changes);
-	json_hist(out, "hold_hist", r->hold_hist);
+	json_hist(out, "hold_hist", sp_row_d(r)->hold_hist);
 	fputs(",\"blame\":[", out);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",{\"site\":" : "{\"site\":", out);
@@ -174,8 +174,8 @@ static void json_row(FILE *out, const struct sp_row *r, int hold, int coalesced)
 		} else {
 			struct sp_symbol sym;
 
-			sp_symbolize(r->frames[i], &sym);
-			json_symbol(out, &sym, r->frames[i]);
+			sp_symbolize(sp_row_d(r)->frames[i], &sym);
+			json_symbol(out, &sym, sp_row_d(r)->frames[i]);
 		}
 	}
 	fprintf(out,
@@ -190,7 +190,7 @@ static void json_row(FILE *out, const struct sp_row *r, int hold, int coalesced)
 	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p99_ns\":%llu",
 		(unsigned long long)sp_row_percentile(r, 0.50),
 		(unsigned long long)sp_row_percentile(r, 0.99));
-	json_hist(out, "wait_hist", r->hist);
+	json_hist(out, "wait_hist", sp_row_d(r)->hist);
 	if (hold)
 		json_hold(out, r, coalesced);
 	fputc('}', out);

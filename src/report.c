@@ -48,16 +48,61 @@ int sp_rows_reserve(struct sp_rows *r, size_t n)
 	return 0;
 }
 
+/* ---- row details: blocks of zeroed details, freed with their set ---- */
+
+#define DETAIL_BLOCK 256
+
+struct sp_detail_block {
+	struct sp_detail_block *next;
+	size_t used;
+	struct sp_row_detail d[DETAIL_BLOCK];
+};
+
+const struct sp_row_detail sp_row_detail_zero;
+
+struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r)
+{
+	struct sp_detail_block *b = rows->blocks;
+
+	if (r->detail)
+		return r->detail;
+	if (!b || b->used == DETAIL_BLOCK) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->next = rows->blocks;
+		rows->blocks = b;
+	}
+	r->detail = &b->d[b->used++];
+	return r->detail;
+}
+
 int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
 {
+	struct sp_row *d;
+
 	if (r->n == r->cap && sp_rows_reserve(r, r->cap ? r->cap * 2 : 64))
 		return -ENOMEM;
-	r->v[r->n++] = *row;
+	d = &r->v[r->n];
+	*d = *row;
+	if (row->detail) { /* the set owns the details of its rows */
+		d->detail = NULL;
+		if (!sp_rows_detail(r, d))
+			return -ENOMEM;
+		*d->detail = *row->detail;
+	}
+	r->n++;
 	return 0;
 }
 
 void sp_rows_free(struct sp_rows *r)
 {
+	struct sp_detail_block *b = r->blocks, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
 }
@@ -189,8 +234,12 @@ static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const str
 	return &rows->v[rows->n - 1];
 }
 
-static void row_add(struct sp_row *d, const struct sp_row *s)
+/* Add @s into @d, a row of @rows; -ENOMEM when @d's detail could not be
+ * allocated (its counters are then added, its histograms not). */
+static int row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
 {
+	struct sp_row_detail *dd;
+
 	d->acquisitions += s->acquisitions;
 	d->contended += s->contended;
 	d->wait_ns += s->wait_ns;
@@ -200,17 +249,23 @@ static void row_add(struct sp_row *d, const struct sp_row *s)
 		d->wait_max_ns = s->wait_max_ns;
 	if (s->hold_max_ns > d->hold_max_ns)
 		d->hold_max_ns = s->hold_max_ns;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		d->hist[b] += s->hist[b];
 	d->owner_changes += s->owner_changes;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		d->hold_hist[b] += s->hold_hist[b];
+	if (!s->detail)
+		return 0;
+	dd = sp_rows_detail(rows, d);
+	if (!dd)
+		return -ENOMEM;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+		dd->hist[b] += s->detail->hist[b];
+		dd->hold_hist[b] += s->detail->hold_hist[b];
+	}
 	if (!d->n_frames && s->n_frames) {
-		memcpy(d->frames, s->frames, sizeof(d->frames));
+		memcpy(dd->frames, s->detail->frames, sizeof(dd->frames));
 		d->n_frames = s->n_frames;
 		if (s->names)
 			d->names = s->names; /* a saved profile's stack names */
 	}
+	return 0;
 }
 
 /* ---- collect ---------------------------------------------------------- */
@@ -222,9 +277,13 @@ struct collect_ctx {
 	int err;
 };
 
-static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r)
+/* @tmp receives the entry's histograms and stack; r->detail points to it
+ * only when there is something in it. */
+static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r,
+			 struct sp_row_detail *tmp)
 {
 	const struct sp_entry_cold *c = e->cold;
+	uint64_t any = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->obj = e->obj;
@@ -243,15 +302,22 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
 		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
 	}
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hist[b] = sp_load_relaxed(&c->hist[b]);
 	r->owner_changes = sp_load_relaxed(&c->owner_changes);
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		r->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
 	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
-	memcpy(r->frames, c->frames, r->n_frames * sizeof(*r->frames));
+	/* Histograms are only written on contended waits and timed holds. */
+	if (!r->contended && !r->holds && !r->n_frames)
+		return;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+		tmp->hist[b] = sp_load_relaxed(&c->hist[b]);
+		tmp->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
+		any |= tmp->hist[b] | tmp->hold_hist[b];
+	}
+	memset(tmp->frames, 0, sizeof(tmp->frames));
+	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
+	if (any || r->n_frames)
+		r->detail = tmp;
 }
 
 static void collect_table(const struct sp_table *t, void *arg)
@@ -260,17 +326,17 @@ static void collect_table(const struct sp_table *t, void *arg)
 	size_t n = sp_table_count(t);
 
 	for (size_t i = 0; i < n && !c->err; i++) {
+		struct sp_row_detail tmp;
 		struct sp_row r;
 		struct sp_row *d;
 
-		entry_to_row(sp_table_at(t, i), c->epoch, &r);
+		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp);
 		d = map_get(&c->map, c->rows, &r);
-		if (!d) {
+		if (!d || row_add(c->rows, d, &r)) {
 			c->err = -ENOMEM;
 			return;
 		}
 		d->n_objects = 1;
-		row_add(d, &r);
 	}
 }
 
@@ -331,11 +397,17 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap)
 			r->wait_ns = sub_clamp(r->wait_ns, o->wait_ns);
 			r->hold_ns = sub_clamp(r->hold_ns, o->hold_ns);
 			r->holds = sub_clamp(r->holds, o->holds);
-			for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-				r->hist[b] = sub_clamp(r->hist[b], o->hist[b]);
 			r->owner_changes = sub_clamp(r->owner_changes, o->owner_changes);
-			for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-				r->hold_hist[b] = sub_clamp(r->hold_hist[b], o->hold_hist[b]);
+			if (r->detail) { /* no detail: nothing to subtract from */
+				const struct sp_row_detail *od = sp_row_d(o);
+
+				for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+					r->detail->hist[b] = sub_clamp(r->detail->hist[b],
+								       od->hist[b]);
+					r->detail->hold_hist[b] =
+						sub_clamp(r->detail->hold_hist[b], od->hold_hist[b]);
+				}
+			}
 		}
 		if (r->acquisitions || r->contended)
 			cur->v[kept++] = *r;
@@ -355,14 +427,12 @@ int sp_report_coalesce(struct sp_rows *rows)
 	for (size_t i = 0; i < rows->n; i++) {
 		struct sp_row *d = map_get(&m, &out, &rows->v[i]);
 
-
-		if (!d) {
+		if (!d || row_add(&out, d, &rows->v[i])) {
 			map_free(&m);
 			sp_rows_free(&out);
 			return -ENOMEM;
 		}
 		d->n_objects += rows->v[i].n_objects;
-		row_add(d, &rows->v[i]);
 	}
 	map_free(&m);
 	sp_rows_free(rows);
@@ -497,7 +567,7 @@ uint64_t sp_row_percentile(const struct sp_row *r, double q)
 	uint64_t timed = 0, zeros, total, rank, seen;
 
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		timed += r->hist[b];
+		timed += sp_row_d(r)->hist[b];
 	zeros = r->acquisitions > timed ? r->acquisitions - timed : 0;
 	total = zeros + timed;
 	if (!total)
@@ -509,7 +579,7 @@ uint64_t sp_row_percentile(const struct sp_row *r, double q)
 		return 0;
 	seen = zeros;
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
-		seen += r->hist[b];
+		seen += sp_row_d(r)->hist[b];
 		if (seen >= rank) {
 			uint64_t hi = b + 1 < 64 ? (2ull << b) - 1 : UINT64_MAX;
 

@@ -6,6 +6,10 @@
 #include "harness.h"
 #include "internal.h"
 
+/* Details for rows built here; sp_rows_push() copies them into the set. */
+static struct sp_row_detail details[64];
+static unsigned next_detail;
+
 static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int type, uint64_t acq,
 			   uint64_t cont, uint64_t wait, uint64_t max)
 {
@@ -22,8 +26,10 @@ static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int t
 	r.contended = cont;
 	r.wait_ns = wait;
 	r.wait_max_ns = max;
+	r.detail = &details[next_detail++ % 64];
+	memset(r.detail, 0, sizeof(*r.detail));
 	if (cont)
-		r.hist[sp_hist_bucket(max)] = cont;
+		r.detail->hist[sp_hist_bucket(max)] = cont;
 	return r;
 }
 
@@ -52,6 +58,8 @@ static void test_subtract(void)
 	T_ASSERT_UINT(cur.v[0].contended, ==, 6);
 	T_ASSERT_UINT(cur.v[0].wait_ns, ==, 3000);
 	T_ASSERT_UINT(cur.v[0].wait_max_ns, ==, 900); /* maxima are not subtracted */
+	/* 10 waits in the bucket of 900 ns minus the snapshot's 4 in that of 800. */
+	T_ASSERT_UINT(sp_row_d(&cur.v[0])->hist[sp_hist_bucket(900)], ==, 6);
 	T_ASSERT_UINT(cur.v[1].acquisitions, ==, 7);
 	/* Same key with another type is another row. */
 	sp_rows_free(&snap);
@@ -77,6 +85,17 @@ static void test_coalesce(void)
 	T_ASSERT_UINT(rows.v[0].contended, ==, 5);
 	T_ASSERT_UINT(rows.v[0].wait_ns, ==, 1500);
 	T_ASSERT_UINT(rows.v[0].wait_max_ns, ==, 50);
+	{
+		/* Histograms merge too (each object had one wait of 10*o ns). */
+		uint64_t sum = 0;
+
+		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+			sum += sp_row_d(&rows.v[0])->hist[b];
+		T_ASSERT_UINT(sum, ==, 5);
+		T_ASSERT_UINT(sp_row_d(&rows.v[0])->hist[sp_hist_bucket(50)], ==, 2); /* 40, 50 */
+	}
+	/* A row with nothing in its histograms carries no detail at all. */
+	T_ASSERT(rows.v[2].detail == NULL || rows.v[2].detail->hist[0] == 0);
 	T_ASSERT_UINT(rows.v[1].type, ==, SP_TYPE_REC_MUTEX);
 	T_ASSERT_UINT(rows.v[1].n_objects, ==, 1);
 	T_ASSERT_UINT(rows.v[1].obj, ==, 64); /* one object: its address is kept */
@@ -142,8 +161,8 @@ static void test_percentiles(void)
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 0);
 	/* 90 at 0, 9 waits in [1024, 2048), 1 in [2^20, 2^21). */
-	r.hist[10] = 9;
-	r.hist[20] = 1;
+	r.detail->hist[10] = 9;
+	r.detail->hist[20] = 1;
 	r.acquisitions = 100;
 	r.wait_max_ns = 1500000;
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);

@@ -106,7 +106,7 @@ static int read_frame(json_object *o, struct sp_frame *f)
 static const char *const counters[] = { "acquisitions", "contended", "wait_ns", "wait_max_ns" };
 
 static int read_row(const char *path, size_t i, json_object *o, struct sp_row *r,
-		    struct sp_names *nm)
+		    struct sp_names *nm, struct sp_row_detail *det)
 {
 	json_object *site, *stack, *hist;
 	const char *type, *obj;
@@ -115,6 +115,8 @@ static int read_row(const char *path, size_t i, json_object *o, struct sp_row *r
 
 	memset(r, 0, sizeof(*r));
 	memset(nm, 0, sizeof(*nm));
+	memset(det, 0, sizeof(*det));
+	r->detail = det; /* copied into the set by sp_rows_push() */
 	if (!json_object_is_type(o, json_type_object))
 		return fail("%s: row %zu is not an object", path, i);
 	type = get_str(o, "type");
@@ -145,7 +147,7 @@ static int read_row(const char *path, size_t i, json_object *o, struct sp_row *r
 		for (size_t k = 0; k < json_object_array_length(stack) && k < SP_MAX_FRAMES; k++) {
 			if (read_frame(json_object_array_get_idx(stack, k), &nm->frames[k]))
 				return fail("%s: row %zu: bad frame %zu in \"stack\"", path, i, k);
-			r->frames[k] = nm->frames[k].address;
+			det->frames[k] = nm->frames[k].address;
 			nm->n_frames = (unsigned)k + 1;
 		}
 		r->n_frames = (uint8_t)nm->n_frames;
@@ -159,7 +161,7 @@ static int read_row(const char *path, size_t i, json_object *o, struct sp_row *r
 
 			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
 				return fail("%s: row %zu: bad \"wait_hist\"", path, i);
-			r->hist[b] = json_object_get_uint64(v);
+			det->hist[b] = json_object_get_uint64(v);
 		}
 	}
 	r->file = nm->site.file;
@@ -283,8 +285,10 @@ int cli_profile_parse(const char *path, const char *text, size_t len, struct cli
 		return fail("out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct sp_row_detail det;
 		struct sp_row r;
-		int rc = read_row(path, i, json_object_array_get_idx(rows, i), &r, &p->names[i]);
+		int rc = read_row(path, i, json_object_array_get_idx(rows, i), &r, &p->names[i],
+				  &det);
 
 		if (!rc && sp_rows_push(&p->rows, &r))
 			rc = fail("out of memory");

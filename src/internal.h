@@ -274,6 +274,8 @@ void sp_unlock(sp_lock_t *l);
 void *sp_mmap(size_t size);
 void sp_munmap(void *p, size_t size);
 pid_t sp_gettid(void);
+/* Expand %p in @tmpl to the pid and %% to %; NULL when it does not fit. */
+char *sp_path_expand(const char *tmpl, char *buf, size_t size);
 
 static inline uint64_t sp_now_ns(void)
 {

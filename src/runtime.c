@@ -241,29 +241,6 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 	return rc;
 }
 
-/* Expand %p to the pid and %% to %; NULL when the result does not fit. */
-static char *expand_path(const char *tmpl, char *buf, size_t size)
-{
-	size_t o = 0;
-
-	for (const char *p = tmpl; *p; p++) {
-		int n;
-
-		if (p[0] == '%' && p[1] == 'p') {
-			n = snprintf(buf + o, size - o, "%d", (int)getpid());
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			n = snprintf(buf + o, size - o, "%%");
-			p++;
-		} else {
-			n = snprintf(buf + o, size - o, "%c", *p);
-		}
-		if (n < 0 || (size_t)n >= size - o)
-			return NULL;
-		o += (size_t)n;
-	}
-	return buf;
-}
 
 /*
  * The report at exit goes to stderr by default, but many programs close
@@ -313,7 +290,7 @@ static void report_at_exit(void)
 	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&ever_enabled)))
 		return;
 	if (sp_opts.output) {
-		const char *p = expand_path(sp_opts.output, path, sizeof(path));
+		const char *p = sp_path_expand(sp_opts.output, path, sizeof(path));
 
 		f = p ? fopen(p, "we") : NULL;
 		if (!f) {

@@ -615,29 +615,6 @@ void sp_trace_buf_retire(struct sp_trace_buf *b)
 
 /* ---- fork and exit ---------------------------------------------------- */
 
-static char *expand_path(const char *tmpl, char *buf, size_t size)
-{
-	size_t o = 0;
-
-	for (const char *p = tmpl; *p; p++) {
-		int n;
-
-		if (p[0] == '%' && p[1] == 'p') {
-			n = snprintf(buf + o, size - o, "%d", (int)getpid());
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			n = snprintf(buf + o, size - o, "%%");
-			p++;
-		} else {
-			n = snprintf(buf + o, size - o, "%c", *p);
-		}
-		if (n < 0 || (size_t)n >= size - o)
-			return NULL;
-		o += (size_t)n;
-	}
-	buf[o] = '\0';
-	return buf;
-}
 
 static int path_has_pid(const char *tmpl)
 {
@@ -688,7 +665,7 @@ static void atfork_child(void)
 
 		close(fd);
 		fd = -1;
-		if (path_has_pid(path_tmpl) && expand_path(path_tmpl, path, sizeof(path)))
+		if (path_has_pid(path_tmpl) && sp_path_expand(path_tmpl, path, sizeof(path)))
 			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (newfd >= 0)
 			file_start_locked(newfd);
@@ -868,7 +845,7 @@ int syncprof_trace_open(const char *path)
 		return -EINVAL;
 	sp_lock(&sp_trace_ctl_lock);
 	init_locked();
-	if (!expand_path(path, buf, sizeof(buf))) {
+	if (!sp_path_expand(path, buf, sizeof(buf))) {
 		sp_unlock(&sp_trace_ctl_lock);
 		return -ENAMETOOLONG;
 	}

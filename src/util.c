@@ -18,6 +18,7 @@
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -64,4 +65,31 @@ void sp_munmap(void *p, size_t size)
 pid_t sp_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Expand %p to the pid and %% to %; NULL when the result does not fit. */
+char *sp_path_expand(const char *tmpl, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	if (!size)
+		return NULL;
+	for (const char *p = tmpl; *p; p++) {
+		int n;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + o, size - o, "%d", (int)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			n = snprintf(buf + o, size - o, "%%");
+			p++;
+		} else {
+			n = snprintf(buf + o, size - o, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - o)
+			return NULL;
+		o += (size_t)n;
+	}
+	buf[o] = '\0';
+	return buf;
 }

@@ -280,6 +280,49 @@ static FILE *stderr_reopen(void)
 	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
+/*
+ * Under 'syncprof run', the program is the first process to load the
+ * library with SYNCPROF_RUN=root in its environment; it changes that to
+ * "kids" for everything it starts.  A child that recorded no lock
+ * activity prints no report at exit: wrappers and shell scripts start many
+ * helper processes, and pages of empty reports would bury the one that
+ * matters.  The program itself always reports.
+ */
+static int run_child;
+
+/*
+ * The value is rewritten in place, not with setenv(): programs such as
+ * bash build their children's environment from main()'s envp, which keeps
+ * pointing at the original strings.
+ */
+static void run_role_init(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "SYNCPROF_RUN=", 13))
+			continue;
+		if (!strcmp(*e + 13, "root"))
+			memcpy(*e + 13, "kids", 4); /* what this process starts */
+		else
+			run_child = 1;
+		return;
+	}
+}
+
+static void count_entries(const struct sp_table *t, void *arg)
+{
+	*(size_t *)arg += sp_table_count(t);
+}
+
+static int nothing_recorded(void)
+{
+	size_t n = 0;
+
+	sp_registry_foreach(count_entries, &n);
+	return !n && !sp_lost_get();
+}
+
 static void report_at_exit(void)
 {
 	char path[4096];
@@ -288,6 +331,8 @@ static void report_at_exit(void)
 
 	if (sp_opts.report_at_exit == 0 ||
 	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&ever_enabled)))
+		return;
+	if (run_child && sp_opts.report_at_exit < 0 && nothing_recorded())
 		return;
 	if (sp_opts.output) {
 		const char *p = sp_path_expand(sp_opts.output, path, sizeof(path));
@@ -333,6 +378,7 @@ void sp_runtime_init(void)
 	read_command();
 	sp_store_relaxed(&window_start_ns, sp_now_ns());
 	stderr_keep();
+	run_role_init();
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	atexit(report_at_exit);
 	sp_hold_init(); /* when hold=1 */

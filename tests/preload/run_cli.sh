@@ -68,8 +68,16 @@ assert d["pid"] > 0 and sys.argv[1] == "out.%d.json" % d["pid"]
 PY
 # A forking program: one report per process.
 rm -f out.*.json
-"$cli" run -o out.%p.txt -- bash -c 'bash -c "echo x"; echo y' > /dev/null 2> err.txt || fail "fork: $(cat err.txt)"
-[ "$(ls out.*.txt 2>/dev/null | wc -l)" -ge 2 ] || fail "expected a report per process"
+rm -f out.*.txt
+"$cli" run -o out.%p.txt -- bash -c "\"$progs/preload_sites\" wrapped; echo y" > /dev/null 2> err.txt ||
+	fail "fork: $(cat err.txt)"
+[ "$(ls out.*.txt 2>/dev/null | wc -l)" -eq 2 ] || fail "expected a report from bash and one from its child"
+# A process the program starts that locked nothing stays quiet (shell
+# wrappers start many); the program itself always reports.
+rm -f out.*.txt
+"$cli" run -o out.%p.txt -- bash -c '/bin/true; /bin/true; echo y' > /dev/null 2> err.txt ||
+	fail "quiet children: $(cat err.txt)"
+[ "$(ls out.*.txt 2>/dev/null | wc -l)" -eq 1 ] || fail "expected only the program's report: $(ls out.*.txt)"
 # SYNCPROF_OPTIONS already set is kept; options given here win.
 SYNCPROF_OPTIONS=format=json,top=7 "$cli" run -n 1 -o out.env.json -- "$progs/preload_sites" wrapped \
 	> /dev/null 2>&1

@@ -524,7 +524,10 @@ static int setup_env(const char *preload, struct strbuf *opts)
 		    (old_opts && *old_opts && (sb_add(&all, ",") || sb_add(&all, old_opts))) ||
 		    (opts->n && (sb_add(&all, ",") || sb_add(&all, opts->s)))))
 		rc = -ENOMEM;
-	if (!rc && (setenv("LD_PRELOAD", pre.s, 1) || setenv("SYNCPROF_OPTIONS", all.s, 1)))
+	/* The program reports even when it locked nothing; the processes it
+	 * starts only when they did (runtime.c). */
+	if (!rc && (setenv("LD_PRELOAD", pre.s, 1) || setenv("SYNCPROF_OPTIONS", all.s, 1) ||
+		    setenv("SYNCPROF_RUN", "root", 1)))
 		rc = -errno;
 	free(pre.s);
 	free(all.s);

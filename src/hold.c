@@ -90,17 +90,35 @@ static uint64_t ticks_to_ns(uint64_t t)
 	return (uint64_t)(((unsigned __int128)t * tick_mult) >> 20);
 }
 
+#ifdef HAVE_TSC
+/*
+ * One calibration point: a TSC read bracketed by two monotonic reads no
+ * more than 1 us apart (retried, at most 64 times), so that a preemption
+ * between the reads cannot skew the rate.  Unbracketed points made
+ * since_ns drift by milliseconds under ThreadSanitizer's slowdown.
+ */
+static void calib_point(uint64_t *tick, uint64_t *ns)
+{
+	for (int i = 0; i < 64; i++) {
+		uint64_t a = sp_now_ns(), t = ticks(), b = sp_now_ns();
+
+		*tick = t;
+		*ns = a + (b - a) / 2;
+		if (b - a <= 1000)
+			return;
+	}
+}
+#endif
+
 static void clock_calibrate(void)
 {
 #ifdef HAVE_TSC
 	uint64_t t1, n1;
 
-	ns0 = sp_now_ns();
-	tick0 = ticks();
-	do {
-		n1 = sp_now_ns();
-		t1 = ticks();
-	} while (n1 - ns0 < 2000000);
+	calib_point(&tick0, &ns0);
+	do
+		calib_point(&t1, &n1);
+	while (n1 - ns0 < 2000000);
 	if (t1 > tick0)
 		tick_mult = (uint64_t)(((unsigned __int128)(n1 - ns0) << 20) / (t1 - tick0));
 #else

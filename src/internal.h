@@ -16,6 +16,7 @@
 #ifndef SP_INTERNAL_H
 #define SP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -276,6 +277,9 @@ void sp_munmap(void *p, size_t size);
 pid_t sp_gettid(void);
 /* Expand %p in @tmpl to the pid and %% to %; NULL when it does not fit. */
 char *sp_path_expand(const char *tmpl, char *buf, size_t size);
+/* Create a pthread key once, lock-free, from any thread (util.c). */
+int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
+		void (*on_created)(void));
 
 static inline uint64_t sp_now_ns(void)
 {

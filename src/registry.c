@@ -127,24 +127,14 @@ static void atfork_child(void)
 }
 
 /* Create the exit key once; any thread, any time, lock-free. */
+static void exit_key_created(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
 static int exit_key_ready(void)
 {
-	int s = sp_load_acquire(&key_state);
-
-	if (SP_LIKELY(s == 2))
-		return 1;
-	if (s == 0 && __atomic_compare_exchange_n(&key_state, &s, 1, 0, __ATOMIC_ACQ_REL,
-						  __ATOMIC_ACQUIRE)) {
-		int ok = pthread_key_create(&exit_key, thread_exit) == 0;
-
-		if (ok)
-			pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		sp_store_release(&key_state, ok ? 2 : 3);
-		return ok;
-	}
-	while ((s = sp_load_acquire(&key_state)) == 1)
-		;
-	return s == 2;
+	return sp_key_once(&key_state, &exit_key, thread_exit, exit_key_created);
 }
 
 struct sp_thread *sp_thread_self__slowpath(void)

@@ -96,20 +96,7 @@ static void buf_thread_exit(void *arg)
 
 static int exit_key_ready(void)
 {
-	int s = sp_load_acquire(&key_state);
-
-	if (SP_LIKELY(s == 2))
-		return 1;
-	if (s == 0 && __atomic_compare_exchange_n(&key_state, &s, 1, 0, __ATOMIC_ACQ_REL,
-						  __ATOMIC_ACQUIRE)) {
-		int ok = pthread_key_create(&exit_key, buf_thread_exit) == 0;
-
-		sp_store_release(&key_state, ok ? 2 : 3);
-		return ok;
-	}
-	while ((s = sp_load_acquire(&key_state)) == 1)
-		;
-	return s == 2;
+	return sp_key_once(&key_state, &exit_key, buf_thread_exit, NULL);
 }
 
 /* The calling thread's first event: map and link its ring. */

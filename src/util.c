@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "internal.h"
 
 static long futex(int *uaddr, int op, int val)
@@ -92,4 +94,32 @@ char *sp_path_expand(const char *tmpl, char *buf, size_t size)
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+/*
+ * Create @key with destructor @dtor once, from any thread at any time,
+ * without a lock (a thread's first profiled call may come before any
+ * constructor ran).  @on_created runs once, right after a successful
+ * creation, before other callers see the key as ready.  *state: 0 none,
+ * 1 creating, 2 ready, 3 failed.  Returns 1 when the key is usable.
+ */
+int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
+		void (*on_created)(void))
+{
+	int s = sp_load_acquire(state);
+
+	if (SP_LIKELY(s == 2))
+		return 1;
+	if (s == 0 && __atomic_compare_exchange_n(state, &s, 1, 0, __ATOMIC_ACQ_REL,
+						  __ATOMIC_ACQUIRE)) {
+		int ok = pthread_key_create(key, dtor) == 0;
+
+		if (ok && on_created)
+			on_created();
+		sp_store_release(state, ok ? 2 : 3);
+		return ok;
+	}
+	while ((s = sp_load_acquire(state)) == 1)
+		;
+	return s == 2;
 }

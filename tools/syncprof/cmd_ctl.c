@@ -391,11 +391,7 @@ static int pprof_from_json(pid_t pid, const char *json, size_t len,
 		cli_error("ctl", "%s", cli_profile_error());
 		return 1;
 	}
-	ctx.opts = &o->report;
-	ctx.elapsed_ns = p.elapsed_ns;
-	ctx.lost = p.lost;
-	ctx.pid = p.pid;
-	ctx.command = p.command;
+	cli_profile_ctx(&p, &o->report, &ctx);
 	rc = sp_render_pprof(out, &p.rows, &ctx);
 	if (rc)
 		cli_error("ctl", "encoding pprof failed: %s", strerror(-rc));

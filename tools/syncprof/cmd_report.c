@@ -83,11 +83,7 @@ static int render_profile(const char *path, struct cli_render_opts *o)
 		cli_profile_free(&p);
 		return 1;
 	}
-	ctx.opts = &o->report;
-	ctx.elapsed_ns = p.elapsed_ns;
-	ctx.lost = p.lost;
-	ctx.pid = p.pid;
-	ctx.command = p.command;
+	cli_profile_ctx(&p, &o->report, &ctx);
 	rc = sp_render(out, &p.rows, &ctx);
 	if (rc)
 		cli_error("report", "rendering failed: %s", strerror(-rc));

@@ -300,6 +300,16 @@ int cli_profile_parse(const char *path, const char *text, size_t len, struct cli
 	return 0;
 }
 
+void cli_profile_ctx(const struct cli_profile *p, const struct syncprof_report_options *opts,
+		     struct sp_render_ctx *ctx)
+{
+	ctx->opts = opts;
+	ctx->elapsed_ns = p->elapsed_ns;
+	ctx->lost = p->lost;
+	ctx->pid = p->pid;
+	ctx->command = p->command;
+}
+
 void cli_profile_free(struct cli_profile *p)
 {
 	sp_rows_free(&p->rows);

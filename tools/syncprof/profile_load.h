@@ -29,6 +29,9 @@ int cli_profile_load(const char *path, struct cli_profile *p);
 /* The same from @len bytes of @text (not kept); @path names it in errors. */
 int cli_profile_parse(const char *path, const char *text, size_t len, struct cli_profile *p);
 void cli_profile_free(struct cli_profile *p);
+/* The render context of a loaded profile, rendered with @opts. */
+void cli_profile_ctx(const struct cli_profile *p, const struct syncprof_report_options *opts,
+		     struct sp_render_ctx *ctx);
 const char *cli_profile_error(void);
 
 #endif

@@ -45,16 +45,24 @@
 
 #define SYNCPROF__SITE __FILE__, __LINE__, __func__
 
+/* The flags, read with a relaxed atomic load: the API writes them from
+ * other threads.  On x86-64 and AArch64 this is one plain load. */
+#if defined(__GNUC__)
+#define SYNCPROF__FLAGS() __atomic_load_n(&syncprof__enabled, __ATOMIC_RELAXED)
+#else
+#define SYNCPROF__FLAGS() (*(volatile int *)&syncprof__enabled)
+#endif
+
 SYNCPROF__INLINE int syncprof__mutex_lock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_mutex_lock)(m);
 	return syncprof_mutex_lock(m, file, line, func);
 }
 
 SYNCPROF__INLINE int syncprof__mutex_trylock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_mutex_trylock)(m);
 	return syncprof_mutex_trylock(m, file, line, func);
 }
@@ -62,14 +70,14 @@ SYNCPROF__INLINE int syncprof__mutex_trylock(pthread_mutex_t *m, SYNCPROF_SITE_P
 SYNCPROF__INLINE int syncprof__mutex_timedlock(pthread_mutex_t *m, const struct timespec *t,
 					       SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_mutex_timedlock)(m, t);
 	return syncprof_mutex_timedlock(m, t, file, line, func);
 }
 
 SYNCPROF__INLINE int syncprof__mutex_unlock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled & SYNCPROF__UNLOCK_HOOKS))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & SYNCPROF__UNLOCK_HOOKS))
 		return (pthread_mutex_unlock)(m);
 	return syncprof_mutex_unlock(m, file, line, func);
 }
@@ -77,7 +85,7 @@ SYNCPROF__INLINE int syncprof__mutex_unlock(pthread_mutex_t *m, SYNCPROF_SITE_PA
 SYNCPROF__INLINE int syncprof__cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 					 SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_cond_wait)(c, m);
 	return syncprof_cond_wait(c, m, file, line, func);
 }
@@ -85,7 +93,7 @@ SYNCPROF__INLINE int syncprof__cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 SYNCPROF__INLINE int syncprof__cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 					      const struct timespec *t, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_cond_timedwait)(c, m, t);
 	return syncprof_cond_timedwait(c, m, t, file, line, func);
 }
@@ -94,7 +102,7 @@ SYNCPROF__INLINE int syncprof__cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 	SYNCPROF__INLINE int syncprof__rwlock_##op(pthread_rwlock_t *l,           \
 						   SYNCPROF_SITE_PARAMS)          \
 	{                                                                         \
-		if (!SYNCPROF__UNLIKELY(syncprof__enabled & (mask)))              \
+		if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & (mask)))              \
 			return (pthread_rwlock_##op)(l);                          \
 		return syncprof_rwlock_##op(l, file, line, func);                 \
 	}
@@ -108,7 +116,7 @@ SYNCPROF__RW(unlock, SYNCPROF__UNLOCK_HOOKS)
 SYNCPROF__INLINE int syncprof__rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t,
 						  SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_rwlock_timedrdlock)(l, t);
 	return syncprof_rwlock_timedrdlock(l, t, file, line, func);
 }
@@ -116,7 +124,7 @@ SYNCPROF__INLINE int syncprof__rwlock_timedrdlock(pthread_rwlock_t *l, const str
 SYNCPROF__INLINE int syncprof__rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t,
 						  SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (pthread_rwlock_timedwrlock)(l, t);
 	return syncprof_rwlock_timedwrlock(l, t, file, line, func);
 }
@@ -125,7 +133,7 @@ SYNCPROF__INLINE int syncprof__rwlock_timedwrlock(pthread_rwlock_t *l, const str
 	SYNCPROF__INLINE int syncprof__spin_##op(pthread_spinlock_t *s,           \
 						 SYNCPROF_SITE_PARAMS)            \
 	{                                                                         \
-		if (!SYNCPROF__UNLIKELY(syncprof__enabled & (mask)))              \
+		if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & (mask)))              \
 			return (pthread_spin_##op)(s);                            \
 		return syncprof_spin_##op(s, file, line, func);                   \
 	}
@@ -154,14 +162,14 @@ SYNCPROF__SPIN(unlock, SYNCPROF__UNLOCK_HOOKS)
 #ifdef SYNCPROF__HAVE_C11_THREADS
 SYNCPROF__INLINE int syncprof__mtx_lock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (mtx_lock)(m);
 	return syncprof_mtx_lock(m, file, line, func);
 }
 
 SYNCPROF__INLINE int syncprof__mtx_trylock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (mtx_trylock)(m);
 	return syncprof_mtx_trylock(m, file, line, func);
 }
@@ -169,21 +177,21 @@ SYNCPROF__INLINE int syncprof__mtx_trylock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 SYNCPROF__INLINE int syncprof__mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict t,
 					     SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (mtx_timedlock)(m, t);
 	return syncprof_mtx_timedlock(m, t, file, line, func);
 }
 
 SYNCPROF__INLINE int syncprof__mtx_unlock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled & SYNCPROF__UNLOCK_HOOKS))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & SYNCPROF__UNLOCK_HOOKS))
 		return (mtx_unlock)(m);
 	return syncprof_mtx_unlock(m, file, line, func);
 }
 
 SYNCPROF__INLINE int syncprof__cnd_wait(cnd_t *c, mtx_t *m, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (cnd_wait)(c, m);
 	return syncprof_cnd_wait(c, m, file, line, func);
 }
@@ -191,7 +199,7 @@ SYNCPROF__INLINE int syncprof__cnd_wait(cnd_t *c, mtx_t *m, SYNCPROF_SITE_PARAMS
 SYNCPROF__INLINE int syncprof__cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
 					     const struct timespec *restrict t, SYNCPROF_SITE_PARAMS)
 {
-	if (!SYNCPROF__UNLIKELY(syncprof__enabled))
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
 		return (cnd_timedwait)(c, m, t);
 	return syncprof_cnd_timedwait(c, m, t, file, line, func);
 }

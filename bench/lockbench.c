@@ -7,13 +7,17 @@
  *   plain  pthread_mutex_lock/unlock, no syncprof;
  *   off    the same loop compiled with syncprof/instrument.h, profiling off;
  *   on     the same instrumented loop, profiling on.
+ *   libc   the plain loop calling glibc's own functions, found with dlsym()
+ *          in libc.so.6 itself: never interposed.
  * and prints the median ns per operation (lock + increment + unlock) and
- * throughput of each mode, and each mode's ratio to plain.  Run it under
- * LD_PRELOAD=libsyncprof-preload.so to measure the interposer: "plain" is
- * then the interposed loop (see bench/README.md).
+ * throughput of each mode, and each mode's ratio to the baseline: libc if
+ * it is measured, else plain.  Run it under LD_PRELOAD=libsyncprof-preload.so
+ * with -M libc,plain to measure the interposer in one process: "plain" is
+ * then the interposed loop, "libc" the unprofiled one (bench/README.md).
  *
  * Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -75,6 +79,39 @@ static void *loop_plain(void *arg)
 	return NULL;
 }
 
+/* glibc's own lock and unlock, bypassing any interposer. */
+static int (*libc_lock)(pthread_mutex_t *);
+static int (*libc_unlock)(pthread_mutex_t *);
+
+static int libc_resolve(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!libc)
+		return -1;
+	libc_lock = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_lock");
+	libc_unlock = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_unlock");
+	return libc_lock && libc_unlock ? 0 : -1;
+}
+
+static void *loop_libc(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ops = 0;
+
+	wait_go();
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
+
+		libc_lock(&c->lock);
+		c->value++;
+		libc_unlock(&c->lock);
+		ops++;
+	}
+	w->ops = ops;
+	return NULL;
+}
+
 #include <syncprof/instrument.h>
 
 /* The same loop, instrumented: lock calls go through syncprof. */
@@ -96,8 +133,10 @@ static void *loop_instrumented(void *arg)
 	return NULL;
 }
 
-enum { MODE_PLAIN, MODE_OFF, MODE_ON, N_MODES };
-static const char *const mode_names[N_MODES] = { "plain", "off", "on" };
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, N_MODES };
+static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc" };
+static void *(*const loops[N_MODES])(void *) = { loop_plain, loop_instrumented,
+						 loop_instrumented, loop_libc };
 
 static double now_s(void)
 {
@@ -123,7 +162,7 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 		counters[i].value = 0;
 	/* plain leaves profiling as it was at start-up: off, or - under the
 	 * preload library - on unless SYNCPROF_OPTIONS says enabled=0. */
-	if (mode == MODE_ON || (mode == MODE_PLAIN && initially_enabled))
+	if (mode == MODE_ON || ((mode == MODE_PLAIN || mode == MODE_LIBC) && initially_enabled))
 		syncprof_enable();
 	else
 		syncprof_disable();
@@ -132,8 +171,7 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 	for (unsigned i = 0; i < n_threads; i++) {
 		w[i].seed = 2463534242u + i * 7919u;
 		w[i].mode = mode;
-		if (pthread_create(&w[i].thread, NULL, mode == MODE_PLAIN ? loop_plain : loop_instrumented,
-				   &w[i])) {
+		if (pthread_create(&w[i].thread, NULL, loops[mode], &w[i])) {
 			perror("lockbench: pthread_create");
 			exit(1);
 		}
@@ -177,16 +215,17 @@ static void usage(FILE *f)
 	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]\n"
 	      "  -t  threads (default 1)        -m  mutex-protected counters (default 1)\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
-	      "  -M  comma-separated modes among plain,off,on (default all)\n",
+	      "  -M  comma-separated modes among plain,off,on,libc (default plain,off,on)\n"
+	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned n_threads = 1, ms = 300, rounds = 7;
-	int want[N_MODES] = { 1, 1, 1 };
+	int want[N_MODES] = { 1, 1, 1, 0 };
 	double ns[N_MODES][64], mops[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
-	int c;
+	int c, base;
 
 	while ((c = getopt(argc, argv, "t:m:d:r:M:h")) != -1) {
 		switch (c) {
@@ -216,6 +255,10 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
+	if (want[MODE_LIBC] && libc_resolve()) {
+		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
+		return 1;
+	}
 	initially_enabled = syncprof_is_enabled();
 	if (posix_memalign((void **)&counters, 64, n_locks * sizeof(*counters))) {
 		perror("lockbench");
@@ -230,17 +273,22 @@ int main(int argc, char **argv)
 		for (int m = 0; m < N_MODES; m++)
 			if (want[m])
 				ns[m][r] = run_once(m, n_threads, ms, &mops[m][r]);
-	printf("%-6s %12s %12s %14s %14s\n", "mode", "ns/op", "Mops/s", "time vs plain",
-	       "thrpt vs plain");
+	base = want[MODE_LIBC] ? MODE_LIBC : MODE_PLAIN;
+	printf("%-6s %12s %12s %11s %-5s %11s %-5s\n", "mode", "ns/op", "Mops/s", "time vs",
+	       mode_names[base], "thrpt vs", mode_names[base]);
 	for (int m = 0; m < N_MODES; m++) {
 		if (!want[m])
 			continue;
 		med_ns[m] = median(ns[m], rounds);
 		med_mops[m] = median(mops[m], rounds);
+	}
+	for (int m = 0; m < N_MODES; m++) {
+		if (!want[m])
+			continue;
 		printf("%-6s %12.2f %12.2f", mode_names[m], med_ns[m], med_mops[m]);
-		if (want[MODE_PLAIN] && m != MODE_PLAIN)
-			printf(" %13.3fx %13.3fx", med_ns[m] / med_ns[MODE_PLAIN],
-			       med_mops[m] / med_mops[MODE_PLAIN]);
+		if (want[base] && m != base)
+			printf(" %16.3fx %16.3fx", med_ns[m] / med_ns[base],
+			       med_mops[m] / med_mops[base]);
 		putchar('\n');
 	}
 	return 0;

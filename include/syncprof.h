@@ -191,7 +191,8 @@ SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct times
  * test them inline: profiling that is off then costs one load and one
  * predictable branch per lock call.  Not zero: lock calls must go through
  * the library; SYNCPROF__UNLOCK_HOOKS set: unlock calls too (hold tracking,
- * tracing).  Read only; write through the API.
+ * tracing).  The other bits are the library's own.  Read only; write
+ * through the API.
  */
 SYNCPROF_API extern int syncprof__enabled;
 #define SYNCPROF__PROFILING 1

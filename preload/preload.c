@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <threads.h>
 
+#include "hold.h"
 #include "probe.h"
 
 /* Preloaded, profiling is on unless SYNCPROF_OPTIONS says enabled=0. */
@@ -181,32 +182,241 @@ SP_PRELOAD_OPS(c11, real_mtx_trylock()(o), real_mtx_lock()(o), thrd_success, thr
 SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thrd_success,
 	       thrd_busy);
 
-#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
+#define FLAGS() sp_load_relaxed(&syncprof__enabled)
+#define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
+#define OFF IS_OFF(FLAGS())
 #define HOLD SP_UNLIKELY(sp_load_relaxed(&sp_hold_on))
-#define SITE                                                                          \
-	struct sp_site site = { NULL, NULL,                                           \
-				sp_site_pc((uintptr_t)__builtin_return_address(0)), 0 }
+#define RA ((uintptr_t)__builtin_return_address(0))
+#define SITE_AT(pc) { NULL, NULL, (pc), 0 }
+
+/*
+ * The fast path.  With profiling on and nothing else (SP_FLAGS_ON), or
+ * with hold tracking as the only extra (SP_FLAGS_HOLD), a call whose entry
+ * is in the thread's one-entry cache needs no site computation and no
+ * index lookup: an entry whose pc is this call's return address is this
+ * call's entry, because a site is never inside a wrapper (stack.c), so
+ * that return address is then the site itself.  Everything else - a cache
+ * miss, tracing, a failed try, profiling off in the middle - goes to the
+ * general paths below, which are the probe of probe.h unchanged.
+ */
+static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const void *obj,
+						      int op, uintptr_t ra)
+{
+	struct sp_entry *e;
+
+	if (SP_UNLIKELY(!t) || SP_UNLIKELY(!(e = t->last)))
+		return NULL;
+	return SP_LIKELY(e->pc == ra && e->obj == (uintptr_t)obj && e->op == op) ? e : NULL;
+}
 
 /* After a successful exclusive or shared acquisition, with --hold. */
 static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct sp_site *site)
 {
 	struct sp_thread *t;
 
-	if (HOLD && (rc == ok || rc == EOWNERDEAD) && (t = sp_tls_self))
+	if (HOLD && (rc == ok || rc == EOWNERDEAD) && (t = sp_tls_self) &&
+	    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, site->pc, 0))
 		sp_hold_acquired(t, (uintptr_t)obj, op, site);
 	return rc;
 }
 
-/* Before an unlock: hold tracking, and the trace's "released" event. */
-#define RELEASED(obj, type)                                                           \
-	do {                                                                          \
-		if (HOLD && sp_tls_self)                                              \
-			sp_hold_released((uintptr_t)(obj));                          \
-		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {               \
-			SITE;                                                         \
-			sp_trace_lock_released((obj), (type), &site, 0, 0);           \
+/* A blocking acquisition whose cached entry's try did not succeed. */
+static SP_NOINLINE int lock_tried(int rc, struct sp_entry *e, void *obj, int op,
+				  const struct sp_lock_ops *ops, const struct timespec *abstime,
+				  uintptr_t pc)
+{
+	const struct sp_site site = SITE_AT(pc);
+
+	if (rc == ops->busy)
+		return held(sp_probe_lock_contended(e, obj, op, ops, abstime, &site), ops->ok, obj,
+			    op, &site);
+	if (rc == EOWNERDEAD) /* acquired; the previous owner died */
+		sp_entry_acquired(e);
+	return held(rc, ops->ok, obj, op, &site);
+}
+
+/* A non-blocking acquisition whose cached entry's try did not succeed. */
+static SP_NOINLINE int try_tried(int rc, struct sp_entry *e, void *obj, int op,
+				 const struct sp_lock_ops *ops, uintptr_t pc)
+{
+	const struct sp_site site = SITE_AT(pc);
+
+	if (rc == ops->busy)
+		sp_probe_try_failed(e, obj, op, &site);
+	else if (rc == EOWNERDEAD)
+		sp_entry_acquired(e);
+	return held(rc, ops->ok, obj, op, &site);
+}
+
+static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op, uintptr_t pc)
+{
+	const struct sp_site site = SITE_AT(pc);
+
+	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
+}
+
+/* Success of a try on the fast path: count it, and publish the hold. */
+static SP_ALWAYS_INLINE void fast_acquired(int f, struct sp_thread *t, struct sp_entry *e,
+					   void *obj, int op, uintptr_t pc)
+{
+	sp_entry_acquired(e);
+	if (f == SP_FLAGS_HOLD && !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
+		hold_acquired_pc(t, obj, op, pc);
+}
+
+/*
+ * A miss of the one-entry cache with the fast flags: the site from the
+ * return address, the entry from the index (insertion on first use), then
+ * the try and the count as on the fast path.  NULL when the thread's calls
+ * go unrecorded.
+ */
+static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *obj, int op,
+						   uintptr_t pc)
+{
+	struct sp_entry *e = sp_table_find_pc(&t->table, pc, (uintptr_t)obj, op);
+
+	if (SP_UNLIKELY(!e)) {
+		const struct sp_site site = SITE_AT(pc);
+
+		return sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
+	}
+	t->last = e;
+	return e;
+}
+
+/*
+ * NAME_general(): everything but the fast path of NAME, a blocking call
+ * (LOCK_GENERAL) or a try (TRY_GENERAL): a miss of the one-entry cache
+ * with the fast flags, or, with other flags (tracing), the probe of
+ * probe.h as instrumented code runs it.
+ */
+#define LOCK_GENERAL(name, op, ops)                                                   \
+	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
+					      uintptr_t ra)                           \
+	{                                                                             \
+		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
+		int f = FLAGS(), rc;                                                  \
+		struct sp_thread *t;                                                  \
+		struct sp_entry *e;                                                   \
+                                                                                      \
+		if ((f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) && (t = sp_tls_self)) {    \
+			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
+				return ops.lock(obj, abstime); /* counted as lost */  \
+			rc = ops.try_lock(obj);                                       \
+			if (SP_LIKELY(rc == ops.ok)) {                                \
+				fast_acquired(f, t, e, obj, op, site.pc);             \
+				return rc;                                            \
+			}                                                             \
+			return lock_tried(rc, e, obj, op, &ops, abstime, site.pc);    \
 		}                                                                     \
-	} while (0)
+		return held(sp_probe_lock(obj, op, &ops, abstime, &site), ops.ok, obj, op,     \
+			    &site);                                                   \
+	}
+
+#define TRY_GENERAL(name, op, ops)                                                    \
+	static SP_NOINLINE int name##_general(void *obj, uintptr_t ra)                \
+	{                                                                             \
+		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
+		int f = FLAGS(), rc;                                                  \
+		struct sp_thread *t;                                                  \
+		struct sp_entry *e;                                                   \
+                                                                                      \
+		if ((f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) && (t = sp_tls_self)) {    \
+			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
+				return ops.try_lock(obj); /* counted as lost */       \
+			rc = ops.try_lock(obj);                                       \
+			if (SP_LIKELY(rc == ops.ok)) {                                \
+				fast_acquired(f, t, e, obj, op, site.pc);             \
+				return rc;                                            \
+			}                                                             \
+			return try_tried(rc, e, obj, op, &ops, site.pc);              \
+		}                                                                     \
+		return held(sp_probe_trylock(obj, op, &ops, &site), ops.ok, obj, op, &site);   \
+	}
+
+static SP_ALWAYS_INLINE int shim_lock(void *obj, int op, const struct sp_lock_ops *ops,
+				      const struct timespec *abstime, uintptr_t ra,
+				      int (*general)(void *, const struct timespec *, uintptr_t))
+{
+	int f = FLAGS();
+	struct sp_thread *t;
+	struct sp_entry *e;
+	int rc;
+
+	if (IS_OFF(f))
+		return ops->lock(obj, abstime);
+	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
+	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
+		rc = ops->try_lock(obj);
+		if (SP_LIKELY(rc == ops->ok)) {
+			fast_acquired(f, t, e, obj, op, ra);
+			return rc;
+		}
+		return lock_tried(rc, e, obj, op, ops, abstime, ra);
+	}
+	return general(obj, abstime, ra);
+}
+
+static SP_ALWAYS_INLINE int shim_trylock(void *obj, int op, const struct sp_lock_ops *ops,
+					 uintptr_t ra, int (*general)(void *, uintptr_t))
+{
+	int f = FLAGS();
+	struct sp_thread *t;
+	struct sp_entry *e;
+	int rc;
+
+	if (IS_OFF(f))
+		return ops->try_lock(obj);
+	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
+	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
+		rc = ops->try_lock(obj);
+		if (SP_LIKELY(rc == ops->ok)) {
+			fast_acquired(f, t, e, obj, op, ra);
+			return rc;
+		}
+		return try_tried(rc, e, obj, op, ops, ra);
+	}
+	return general(obj, ra);
+}
+
+/* Before an unlock, when some feature hooks unlocks: hold tracking, and the
+ * trace's "released" event. */
+static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
+{
+	if (HOLD && sp_tls_self)
+		sp_hold_released((uintptr_t)obj);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
+		const struct sp_site site = SITE_AT(sp_site_pc(ra));
+
+		sp_trace_lock_released(obj, type, &site, 0, 0);
+	}
+}
+
+static SP_ALWAYS_INLINE void released(void *obj, int type, uintptr_t ra)
+{
+	int f = FLAGS();
+
+	if (SP_LIKELY(!(f & SYNCPROF__UNLOCK_HOOKS)))
+		return;
+	if ((f | SYNCPROF__PROFILING) == SP_FLAGS_HOLD && sp_hold_released_fast((uintptr_t)obj))
+		return;
+	released_general(obj, type, ra);
+}
+
+LOCK_GENERAL(mutex_lock, SP_TYPE_MUTEX, mutex_ops)
+LOCK_GENERAL(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops)
+TRY_GENERAL(mutex_trylock, SP_TYPE_MUTEX, mutex_ops)
+LOCK_GENERAL(rdlock, SP_TYPE_RWLOCK_READ, rd_ops)
+LOCK_GENERAL(timedrdlock, SP_TYPE_RWLOCK_READ, rd_timed_ops)
+TRY_GENERAL(tryrdlock, SP_TYPE_RWLOCK_READ, rd_ops)
+LOCK_GENERAL(wrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
+LOCK_GENERAL(timedwrlock, SP_TYPE_RWLOCK_WRITE, wr_timed_ops)
+TRY_GENERAL(trywrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
+LOCK_GENERAL(spin_lock, SP_TYPE_SPINLOCK, spin_ops)
+TRY_GENERAL(spin_trylock, SP_TYPE_SPINLOCK, spin_ops)
+LOCK_GENERAL(mtx_lock, SP_TYPE_MUTEX, c11_ops)
+LOCK_GENERAL(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops)
+TRY_GENERAL(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
 
 /* The interposed functions are the library's interface: exported, although
  * the rest is built with hidden visibility. */
@@ -216,34 +426,22 @@ static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (OFF)
-		return real_pthread_mutex_lock()(m);
-	SITE;
-	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site), 0, m, SP_TYPE_MUTEX,
-		    &site);
+	return shim_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, RA, mutex_lock_general);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	if (OFF)
-		return real_pthread_mutex_trylock()(m);
-	SITE;
-	return held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site), 0, m, SP_TYPE_MUTEX,
-		    &site);
+	return shim_trylock(m, SP_TYPE_MUTEX, &mutex_ops, RA, mutex_trylock_general);
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-	if (OFF)
-		return real_pthread_mutex_timedlock()(m, abstime);
-	SITE;
-	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site), 0, m,
-		    SP_TYPE_MUTEX, &site);
+	return shim_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, RA, mutex_timedlock_general);
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	RELEASED(m, SP_TYPE_MUTEX);
+	released(m, SP_TYPE_MUTEX, RA);
 	return real_pthread_mutex_unlock()(m);
 }
 
@@ -261,6 +459,8 @@ static SP_ALWAYS_INLINE int cond_end(void *m, int rc)
 		sp_hold_cond_end((uintptr_t)m);
 	return rc;
 }
+
+#define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA))
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
@@ -282,47 +482,39 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 
 /* ---- reader-writer locks -------------------------------------------------- */
 
-#define RW_SHIM(name, op, probe_call, off_call)                                        \
-	int pthread_rwlock_##name(pthread_rwlock_t *l)                                 \
-	{                                                                              \
-		if (OFF)                                                               \
-			return off_call;                                               \
-		SITE;                                                                  \
-		return held(probe_call, 0, l, op, &site);                              \
-	}
+int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	return shim_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, RA, rdlock_general);
+}
 
-RW_SHIM(rdlock, SP_TYPE_RWLOCK_READ, sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site),
-	real_pthread_rwlock_rdlock()(l))
-RW_SHIM(wrlock, SP_TYPE_RWLOCK_WRITE,
-	sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site),
-	real_pthread_rwlock_wrlock()(l))
-RW_SHIM(tryrdlock, SP_TYPE_RWLOCK_READ, sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site),
-	real_pthread_rwlock_tryrdlock()(l))
-RW_SHIM(trywrlock, SP_TYPE_RWLOCK_WRITE,
-	sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site),
-	real_pthread_rwlock_trywrlock()(l))
+int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	return shim_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, RA, wrlock_general);
+}
+
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+	return shim_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, RA, tryrdlock_general);
+}
+
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+	return shim_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, RA, trywrlock_general);
+}
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	if (OFF)
-		return real_pthread_rwlock_timedrdlock()(l, abstime);
-	SITE;
-	return held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site), 0, l,
-		    SP_TYPE_RWLOCK_READ, &site);
+	return shim_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, RA, timedrdlock_general);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	if (OFF)
-		return real_pthread_rwlock_timedwrlock()(l, abstime);
-	SITE;
-	return held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site), 0, l,
-		    SP_TYPE_RWLOCK_WRITE, &site);
+	return shim_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, RA, timedwrlock_general);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	RELEASED(l, SP_TYPE_RWLOCK_WRITE);
+	released(l, SP_TYPE_RWLOCK_WRITE, RA);
 	return real_pthread_rwlock_unlock()(l);
 }
 
@@ -330,25 +522,17 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 int pthread_spin_lock(pthread_spinlock_t *s)
 {
-	if (OFF)
-		return real_pthread_spin_lock()(s);
-	SITE;
-	return held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site), 0,
-		    (void *)s, SP_TYPE_SPINLOCK, &site);
+	return shim_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, RA, spin_lock_general);
 }
 
 int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	if (OFF)
-		return real_pthread_spin_trylock()(s);
-	SITE;
-	return held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site), 0, (void *)s,
-		    SP_TYPE_SPINLOCK, &site);
+	return shim_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, RA, spin_trylock_general);
 }
 
 int pthread_spin_unlock(pthread_spinlock_t *s)
 {
-	RELEASED((void *)s, SP_TYPE_SPINLOCK);
+	released((void *)s, SP_TYPE_SPINLOCK, RA);
 	return real_pthread_spin_unlock()(s);
 }
 
@@ -356,34 +540,22 @@ int pthread_spin_unlock(pthread_spinlock_t *s)
 
 int mtx_lock(mtx_t *m)
 {
-	if (OFF)
-		return real_mtx_lock()(m);
-	SITE;
-	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site), thrd_success, m,
-		    SP_TYPE_MUTEX, &site);
+	return shim_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, RA, mtx_lock_general);
 }
 
 int mtx_trylock(mtx_t *m)
 {
-	if (OFF)
-		return real_mtx_trylock()(m);
-	SITE;
-	return held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site), thrd_success, m,
-		    SP_TYPE_MUTEX, &site);
+	return shim_trylock(m, SP_TYPE_MUTEX, &c11_ops, RA, mtx_trylock_general);
 }
 
 int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime)
 {
-	if (OFF)
-		return real_mtx_timedlock()(m, abstime);
-	SITE;
-	return held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site), thrd_success,
-		    m, SP_TYPE_MUTEX, &site);
+	return shim_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, RA, mtx_timedlock_general);
 }
 
 int mtx_unlock(mtx_t *m)
 {
-	RELEASED(m, SP_TYPE_MUTEX);
+	released(m, SP_TYPE_MUTEX, RA);
 	return real_mtx_unlock()(m);
 }
 

@@ -47,7 +47,7 @@
  *
  * Limits: a lock released by another thread than its owner loses that
  * hold (the owner's record is dropped at its next acquisition of the
- * lock); more than HELD_MAX locks held at once by one thread are not
+ * lock); more than SP_HELD_MAX locks held at once by one thread are not
  * tracked (counted in untracked); owner changes are approximate when two
  * locks share a last-owner slot; a waiter's lookup costs a walk over the
  * threads' blocks (contended path only).
@@ -62,6 +62,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "hold.h"
 #include "probe.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -128,63 +129,29 @@ static void clock_calibrate(void)
 
 /* ---- per-thread published held locks -------------------------------------- */
 
-#define HELD_MAX 32
-
-struct held {
-	/* published: read by other threads inside the seq section */
-	uintptr_t obj;
-	struct sp_site site;
-	uint64_t since_ns;   /* 0: not timed; observers fill "observed" */
-	uint64_t observed;   /* first time an observer saw this hold (CAS) */
-	uint8_t exclusive;
-	/* owner only */
-	uint8_t timed;       /* sampled: t0 valid, hold is timed */
-	uint32_t depth;
-	struct sp_entry *e;
-	uint64_t t0;         /* ticks at acquisition, or at the end of a cond wait */
-	uint64_t paused;     /* ticks held before a cond wait */
-};
-
-/* One per thread, in its own mmap'd pages, in a global list; recycled
- * when its thread exits holding nothing. */
-struct hold_pub {
-	uint32_t seq;        /* odd while the owner changes n or e[] */
-	uint32_t n;
-	pid_t tid;           /* 0: free; <0: exited holding locks */
-	struct hold_pub *next;
-	struct held e[HELD_MAX];
-};
-
-static struct hold_pub *pubs; /* list head; blocks are never unmapped */
-static SP_TLS struct hold_pub *my_pub;
-static SP_TLS unsigned sample_left;
+static struct sp_hold_pub *pubs; /* list head; blocks are never unmapped */
+SP_TLS struct sp_hold_pub *sp_hold_my_pub;
+SP_TLS unsigned sp_hold_sample_left;
 static SP_TLS uint32_t sample_rng;
 static unsigned sample_period = 1;
 static pthread_key_t pub_key;
-static uint64_t untracked; /* acquisitions beyond HELD_MAX held at once */
+static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
 
-/* Last owner of each lock, direct-mapped by address, for owner changes;
- * written only when it changes (an uncontended lock stays clean). */
-#define OWNER_BITS 14
-static pid_t *last_owner;
-
-static size_t obj_hash(uintptr_t obj, unsigned bits)
-{
-	return (size_t)(((uint64_t)obj * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
+/* Last owner of each lock (hold.h); written only when it changes. */
+pid_t *sp_hold_last_owner;
 
 static void pub_exit(void *arg)
 {
-	struct hold_pub *p = arg;
+	struct sp_hold_pub *p = arg;
 
-	my_pub = NULL;
+	sp_hold_my_pub = NULL;
 	/* Locks still held stay visible, as held by an exited thread. */
-	sp_store_release(&p->tid, p->n ? -p->tid : 0);
+	sp_store_release(&p->tid, SP_PUB_N(p->state) ? -p->tid : 0);
 }
 
-static SP_NOINLINE struct hold_pub *pub_get__slowpath(struct sp_thread *t)
+static SP_NOINLINE struct sp_hold_pub *pub_get__slowpath(struct sp_thread *t)
 {
-	struct hold_pub *p;
+	struct sp_hold_pub *p;
 
 	for (p = sp_load_acquire(&pubs); p; p = p->next) {
 		pid_t free_ = 0;
@@ -203,75 +170,54 @@ static SP_NOINLINE struct hold_pub *pub_get__slowpath(struct sp_thread *t)
 						    __ATOMIC_RELAXED))
 			;
 	}
-	sp_store_relaxed(&p->n, 0); /* sp_hold_lookup() may read it (the watchdog) */
+	sp_pub_set_n(p, p->state, 0); /* sp_hold_lookup() may read it (the watchdog) */
 	pthread_setspecific(pub_key, p);
-	my_pub = p;
+	sp_hold_my_pub = p;
 	return p;
 }
 
-static SP_ALWAYS_INLINE struct hold_pub *pub_get(struct sp_thread *t)
+static SP_ALWAYS_INLINE struct sp_hold_pub *pub_get(struct sp_thread *t)
 {
-	struct hold_pub *p = my_pub;
+	struct sp_hold_pub *p = sp_hold_my_pub;
 
 	return SP_LIKELY(p) ? p : pub_get__slowpath(t);
 }
 
-/* The owner's writes to its block are bracketed by seq odd/even. */
-/*
- * Ordering without fences (TSan does not model them): the published
- * fields are written with release stores, so none becomes visible before
- * the odd seq that precedes it, and read with acquire loads, so the
- * closing seq load cannot move before them.  On x86 both are plain moves.
- */
-static SP_ALWAYS_INLINE void pub_begin(struct hold_pub *p)
+static SP_ALWAYS_INLINE struct sp_held *held_find(struct sp_hold_pub *p, uintptr_t obj)
 {
-	sp_store_relaxed(&p->seq, p->seq + 1);
-}
-
-static SP_ALWAYS_INLINE void pub_end(struct hold_pub *p)
-{
-	sp_store_release(&p->seq, p->seq + 1);
-}
-
-static SP_ALWAYS_INLINE struct held *held_find(struct hold_pub *p, uintptr_t obj)
-{
-	for (unsigned i = p->n; i-- > 0;)
+	for (unsigned i = SP_PUB_N(p->state); i-- > 0;)
 		if (p->e[i].obj == obj)
 			return &p->e[i];
 	return NULL;
 }
 
-static SP_ALWAYS_INLINE void held_remove(struct hold_pub *p, struct held *h)
+static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *h)
 {
+	uint64_t state = p->state;
+	uint32_t n = SP_PUB_N(state);
 	unsigned i = (unsigned)(h - p->e);
 
-	if (SP_LIKELY(i + 1 == p->n)) {
+	if (SP_LIKELY(i + 1 == n)) {
 		/* Released in reverse order of acquisition: pop. */
-		pub_begin(p);
-		sp_store_release(&p->n, i);
-		pub_end(p);
+		sp_pub_set_n(p, state, i);
 		return;
 	}
-	pub_begin(p);
-	for (; i + 1 < p->n; i++) {
-		struct held *d = &p->e[i], *from = &p->e[i + 1];
+	state = sp_pub_begin(p);
+	for (; i + 1 < n; i++) {
+		struct sp_held *d = &p->e[i], *from = &p->e[i + 1];
 
 		sp_store_release(&d->obj, from->obj);
-		sp_store_release(&d->site.file, from->site.file);
-		sp_store_release(&d->site.func, from->site.func);
-		sp_store_release(&d->site.pc, from->site.pc);
-		sp_store_release(&d->site.line, from->site.line);
-		sp_store_release(&d->since_ns, from->since_ns);
-		sp_store_release(&d->observed, sp_load_relaxed(&from->observed));
-		sp_store_release(&d->exclusive, from->exclusive);
+		sp_store_release(&d->where, from->where);
+		sp_store_release(&d->func, from->func);
+		sp_store_release(&d->info, from->info);
+		sp_store_release(&d->since_ns, sp_load_relaxed(&from->since_ns));
 		d->timed = from->timed;
 		d->depth = from->depth;
 		d->e = from->e;
 		d->t0 = from->t0;
 		d->paused = from->paused;
 	}
-	sp_store_release(&p->n, p->n - 1);
-	pub_end(p);
+	sp_pub_end(p, state, n - 1);
 }
 
 static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
@@ -297,7 +243,7 @@ static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
  * looked up only when the owner did change. */
 static void owner_change(struct sp_thread *t, const struct sp_site *site, uintptr_t obj, int op)
 {
-	pid_t *o = &last_owner[obj_hash(obj, OWNER_BITS)];
+	pid_t *o = &sp_hold_last_owner[sp_owner_slot(obj)];
 	pid_t prev = sp_load_relaxed(o);
 
 	if (SP_LIKELY(prev == t->tid))
@@ -314,13 +260,15 @@ static void owner_change(struct sp_thread *t, const struct sp_site *site, uintpt
 SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 				  const struct sp_site *site)
 {
-	struct hold_pub *p = pub_get(t);
-	struct held *h;
+	struct sp_hold_pub *p = pub_get(t);
+	struct sp_held *h;
+	uint64_t state;
+	uint32_t n;
 	int timed;
 
 	if (SP_UNLIKELY(!p))
 		return;
-	h = p->n ? held_find(p, obj) : NULL;
+	h = SP_PUB_N(p->state) ? held_find(p, obj) : NULL;
 	if (SP_UNLIKELY(h != NULL)) {
 		/* Taken again by its holder: recursive mutex or read lock. */
 		if (op == SP_TYPE_RWLOCK_READ || sp_mutex_type((void *)obj) == SP_TYPE_REC_MUTEX) {
@@ -330,27 +278,21 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		/* Otherwise a stale record (unlocked by another thread). */
 		held_remove(p, h);
 	}
-	if (SP_UNLIKELY(p->n == HELD_MAX)) {
+	state = p->state;
+	n = SP_PUB_N(state);
+	if (SP_UNLIKELY(n == SP_HELD_MAX)) {
 		sp_add_relaxed(&untracked, 1);
 		return;
 	}
 	if (op != SP_TYPE_RWLOCK_READ)
 		owner_change(t, site, obj, op);
-	timed = SP_UNLIKELY(sample_left <= 1);
-	pub_begin(p);
-	h = &p->e[p->n];
-	/* Published fields: release stores (see pub_begin); readers copy
-	 * them inside the seq section and retry torn copies. */
-	sp_store_release(&h->obj, obj);
-	sp_store_release(&h->site.file, site->file);
-	sp_store_release(&h->site.func, site->func);
-	sp_store_release(&h->site.pc, site->pc);
-	sp_store_release(&h->site.line, site->line);
-	sp_store_release(&h->observed, 0);
-	sp_store_release(&h->exclusive, op != SP_TYPE_RWLOCK_READ);
+	timed = SP_UNLIKELY(sp_hold_sample_left <= 1);
+	/* Slot n is not visible until n is published (hold.h). */
+	h = &p->e[n];
+	sp_held_fill(h, obj, site, op != SP_TYPE_RWLOCK_READ);
 	h->depth = 1;
 	h->paused = 0;
-	h->timed = (uint8_t)timed;
+	h->timed = (uint32_t)timed;
 	if (timed) {
 		/* This one is timed.  The gap to the next timed one is random,
 		 * 1 to 2 * period - 1 (mean: period), so that sampling does
@@ -363,23 +305,22 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		x ^= x >> 17;
 		x ^= x << 5;
 		sample_rng = x;
-		sample_left = 1 + x % (2 * sample_period - 1);
+		sp_hold_sample_left = 1 + x % (2 * sample_period - 1);
 		h->e = sp_entry_get(t, site, obj, op);
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, ns0 + ticks_to_ns(h->t0 - tick0));
 	} else {
-		sample_left--;
+		sp_hold_sample_left--;
 		h->e = NULL;
 		sp_store_release(&h->since_ns, 0);
 	}
-	sp_store_release(&p->n, p->n + 1);
-	pub_end(p);
+	sp_pub_set_n(p, state, n + 1);
 }
 
 SP_NOINLINE void sp_hold_released(uintptr_t obj)
 {
-	struct hold_pub *p = my_pub;
-	struct held *h;
+	struct sp_hold_pub *p = sp_hold_my_pub;
+	struct sp_held *h;
 
 	if (SP_UNLIKELY(!p) || !(h = held_find(p, obj)))
 		return; /* not ours: another thread's lock, or taken before */
@@ -392,60 +333,71 @@ SP_NOINLINE void sp_hold_released(uintptr_t obj)
 
 SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 {
-	struct hold_pub *p = my_pub;
-	struct held *h = p ? held_find(p, obj) : NULL;
+	struct sp_hold_pub *p = sp_hold_my_pub;
+	struct sp_held *h = p ? held_find(p, obj) : NULL;
+	uint64_t state;
 
 	if (!h)
 		return;
 	if (h->timed)
 		h->paused += ticks() - h->t0;
-	pub_begin(p);
-	sp_store_release(&h->exclusive, 0); /* released while waiting: nobody to blame */
-	pub_end(p);
+	state = sp_pub_begin(p);
+	/* Released while waiting: nobody to blame. */
+	sp_store_release(&h->info, h->info & ~SP_HELD_EXCLUSIVE);
+	sp_pub_end(p, state, SP_PUB_N(state));
 }
 
 SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
 {
-	struct hold_pub *p = my_pub;
-	struct held *h = p ? held_find(p, obj) : NULL;
+	struct sp_hold_pub *p = sp_hold_my_pub;
+	struct sp_held *h = p ? held_find(p, obj) : NULL;
+	uint64_t state;
 
 	if (!h)
 		return;
 	if (h->timed)
 		h->t0 = ticks();
-	pub_begin(p);
-	sp_store_release(&h->exclusive, 1);
-	pub_end(p);
+	state = sp_pub_begin(p);
+	sp_store_release(&h->info, h->info | SP_HELD_EXCLUSIVE);
+	sp_pub_end(p, state, SP_PUB_N(state));
 }
 
 /* Copy the hold of @obj in @p, if any; 1 when found (untorn). */
-static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_site *site,
+static int pub_lookup(struct sp_hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_site *site,
 		      uint64_t *since_ns)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
-		uint32_t q = sp_load_acquire(&p->seq);
-		uint32_t n = sp_load_acquire(&p->n);
+		uint64_t q = sp_load_acquire(&p->state);
+		uint32_t n = SP_PUB_N(q);
 		pid_t who = sp_load_acquire(&p->tid);
 		int found = -1;
 		struct sp_site st = { 0 };
 		uint64_t since = 0;
 
-		if (q & 1)
+		if ((q >> 32) & 1)
 			continue;
-		if (n > HELD_MAX)
-			n = HELD_MAX;
-		for (unsigned i = 0; i < n; i++)
-			if (sp_load_acquire(&p->e[i].obj) == obj &&
-			    sp_load_acquire(&p->e[i].exclusive)) {
-				found = (int)i;
-				st.file = sp_load_acquire(&p->e[i].site.file);
-				st.func = sp_load_acquire(&p->e[i].site.func);
-				st.pc = sp_load_acquire(&p->e[i].site.pc);
-				st.line = sp_load_acquire(&p->e[i].site.line);
-				since = sp_load_acquire(&p->e[i].since_ns);
-				break;
+		if (n > SP_HELD_MAX)
+			n = SP_HELD_MAX;
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t info;
+
+			if (sp_load_acquire(&p->e[i].obj) != obj)
+				continue;
+			info = sp_load_acquire(&p->e[i].info);
+			if (!(info & SP_HELD_EXCLUSIVE))
+				continue;
+			found = (int)i;
+			if (info & SP_HELD_INSTRUMENTED) {
+				st.file = (const char *)sp_load_acquire(&p->e[i].where);
+				st.func = sp_load_acquire(&p->e[i].func);
+				st.line = (uint32_t)info;
+			} else {
+				st.pc = sp_load_acquire(&p->e[i].where);
 			}
-		if (sp_load_relaxed(&p->seq) != q)
+			since = sp_load_acquire(&p->e[i].since_ns);
+			break;
+		}
+		if (sp_load_acquire(&p->state) != q)
 			continue;
 		if (found < 0 || !who)
 			return 0;
@@ -453,10 +405,10 @@ static int pub_lookup(struct hold_pub *p, uintptr_t obj, pid_t *tid, struct sp_s
 			/* Untimed hold: the first observer's clock is the bound. */
 			uint64_t now = sp_now_ns(), zero = 0;
 
-			__atomic_compare_exchange_n(&p->e[found].observed, &zero, now, 0,
+			__atomic_compare_exchange_n(&p->e[found].since_ns, &zero, now, 0,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			since = zero ? zero : now;
-			if (sp_load_acquire(&p->seq) != q)
+			if (sp_load_acquire(&p->state) != q)
 				continue;
 		}
 		*tid = who < 0 ? -who : who;
@@ -477,7 +429,7 @@ int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *si
 
 	if (!obj || !sp_load_acquire(&sp_hold_on))
 		return -ENOENT;
-	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
 		pid_t who;
 		struct sp_site st;
 		uint64_t since = 0;
@@ -691,13 +643,13 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
  */
 static void hold_atfork_child(void)
 {
-	for (struct hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
 		pid_t tid = sp_load_relaxed(&p->tid);
 
-		if (p == my_pub)
+		if (p == sp_hold_my_pub)
 			sp_store_release(&p->tid, sp_gettid());
 		else if (tid > 0)
-			sp_store_release(&p->tid, p->n ? -tid : 0);
+			sp_store_release(&p->tid, SP_PUB_N(p->state) ? -tid : 0);
 	}
 }
 
@@ -708,8 +660,8 @@ void sp_hold_init(void)
 	clock_calibrate();
 	sample_period = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
-	last_owner = sp_mmap(sizeof(*last_owner) << OWNER_BITS);
-	if (!blame || !last_owner || pthread_key_create(&pub_key, pub_exit) ||
+	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
+	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit) ||
 	    pthread_atfork(NULL, NULL, hold_atfork_child)) {
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);

@@ -376,6 +376,26 @@ static inline struct sp_entry *sp_table_find(const struct sp_table *t, const str
 	}
 }
 
+/*
+ * Owner only: the entry of an interposed site (@pc, never 0), or NULL.  The
+ * same slots as sp_table_find() with file NULL and line 0, folded at
+ * compile time; an entry whose pc is @pc is an interposed one (instrumented
+ * sites have pc 0), so obj, pc and op are the whole key.
+ */
+static inline struct sp_entry *sp_table_find_pc(const struct sp_table *t, uintptr_t pc,
+						uintptr_t obj, int op)
+{
+	if (SP_UNLIKELY(!t->index))
+		return NULL;
+	for (size_t i = sp_key_slot(NULL, pc, 0, obj, op, t->index_shift);;
+	     i = (i + 1) & t->index_mask) {
+		struct sp_entry *e = t->index[i];
+
+		if (SP_LIKELY(!e || (e->obj == obj && e->pc == pc && e->op == op)))
+			return e;
+	}
+}
+
 /* ---- "registry.c" ----------------------------------------------------- */
 
 extern SP_TLS struct sp_thread *sp_tls_self;
@@ -511,6 +531,18 @@ void sp_runtime_init(void);
 #define SP_UNLOCK_HOOK_TRACE 1
 #define SP_UNLOCK_HOOK_HOLD 2
 void sp_unlock_hooks_set(int reason, int on);
+/*
+ * The reasons are also kept in syncprof__enabled, above its public bits,
+ * so that one load tells a probe both whether profiling is on and which
+ * hooks run: the preload's fast paths test the whole word against
+ * SP_FLAGS_ON (profiling, nothing else) and SP_FLAGS_HOLD (profiling and
+ * hold tracking only).  (Read through the GOT: a hidden alias would miss
+ * the copy that a copy relocation makes in an instrumented executable.)
+ */
+#define SP_FLAG_REASON(r) ((r) << 8)
+#define SP_FLAGS_ON SYNCPROF__PROFILING
+#define SP_FLAGS_HOLD                                                                 \
+	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
 /* sp_report_build() under report_lock, any thread (runtime.c). */
 int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o);
 uint64_t sp_start_ns(void);

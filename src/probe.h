@@ -24,6 +24,7 @@
 
 #include <errno.h>
 
+#include "hold.h"
 #include "internal.h"
 #include "trace.h"
 
@@ -140,7 +141,9 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 	struct sp_thread *t;
 
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && (rc == ok || rc == EOWNERDEAD) &&
-	    (t = sp_tls_self))
+	    (t = sp_tls_self) &&
+	    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func, site->pc,
+				   site->line))
 		sp_hold_acquired(t, (uintptr_t)obj, op, site);
 	return rc;
 }
@@ -148,7 +151,8 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 /* Before an unlock: hold tracking, and the trace's "released" event. */
 static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
 {
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self &&
+	    !sp_hold_released_fast((uintptr_t)obj))
 		sp_hold_released((uintptr_t)obj);
 	sp_trace_lock_released(obj, type, site, 0, 0);
 }

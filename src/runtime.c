@@ -107,22 +107,19 @@ int syncprof_is_enabled(void)
 /*
  * Unlock calls of instrumented code reach the library only while some
  * feature needs them (SYNCPROF__UNLOCK_HOOKS); each such feature holds one
- * bit of this mask.
+ * reason bit in the word itself (SP_FLAG_REASON), updated together with
+ * SYNCPROF__UNLOCK_HOOKS in one compare-and-swap.
  */
-static int unlock_hook_reasons;
-
 void sp_unlock_hooks_set(int reason, int on)
 {
-	int now;
+	int old = sp_load_relaxed(&syncprof__enabled), now;
+	const int reasons = SP_FLAG_REASON(SP_UNLOCK_HOOK_TRACE | SP_UNLOCK_HOOK_HOLD);
 
-	if (on)
-		now = __atomic_or_fetch(&unlock_hook_reasons, reason, __ATOMIC_RELAXED);
-	else
-		now = __atomic_and_fetch(&unlock_hook_reasons, ~reason, __ATOMIC_RELAXED);
-	if (now)
-		__atomic_fetch_or(&syncprof__enabled, SYNCPROF__UNLOCK_HOOKS, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__UNLOCK_HOOKS, __ATOMIC_RELAXED);
+	do {
+		now = on ? old | SP_FLAG_REASON(reason) : old & ~SP_FLAG_REASON(reason);
+		now = now & reasons ? now | SYNCPROF__UNLOCK_HOOKS : now & ~SYNCPROF__UNLOCK_HOOKS;
+	} while (!__atomic_compare_exchange_n(&syncprof__enabled, &old, now, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 unsigned long long syncprof_lost_events(void)

@@ -3,7 +3,9 @@
  * uses: who holds a lock, acquired where, since when.  Checks the answer
  * for held/released/recursive/read locks, and that a reader in another
  * thread never sees a torn holder while the owner takes and releases the
- * lock at full speed (the owner is never blocked by the reader).
+ * lock at full speed (the owner is never blocked by the reader), through
+ * the probes' inlined fast paths and the general ones, with instrumented
+ * and interposed sites, popped in order and removed from below.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,19 +20,52 @@ static pthread_mutex_t lock_r;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static const struct sp_site site1 = { "hold.c", "one", 0, 1 };
 static const struct sp_site site2 = { "hold.c", "two", 0, 2 };
+static const struct sp_site site3 = { NULL, NULL, 0x1234, 0 }; /* interposed */
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static int stop;
 static pid_t owner_tid;
 static unsigned long cycles, seen;
 
+/* What the probes do after an acquisition and before a release. */
+static void acquired(struct sp_thread *t, pthread_mutex_t *m, const struct sp_site *site)
+{
+	if (!sp_hold_acquired_fast(t, (uintptr_t)m, SP_TYPE_MUTEX, site->file, site->func,
+				   site->pc, site->line))
+		sp_hold_acquired(t, (uintptr_t)m, SP_TYPE_MUTEX, site);
+}
+
+static void released(pthread_mutex_t *m)
+{
+	if (!sp_hold_released_fast((uintptr_t)m))
+		sp_hold_released((uintptr_t)m);
+}
+
 static void *owner(void *arg)
 {
 	struct sp_thread *t = sp_thread_self();
+	const struct sp_site *sites[3] = { &site1, &site2, &site3 };
 
 	(void)arg;
 	__atomic_store_n(&owner_tid, sp_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX, cycles & 1 ? &site1 : &site2);
-		sp_hold_released((uintptr_t)&lock_a);
+		switch (cycles % 4) {
+		case 0: /* the general paths */
+			sp_hold_acquired(t, (uintptr_t)&lock_a, SP_TYPE_MUTEX,
+					 cycles & 4 ? &site1 : &site2);
+			sp_hold_released((uintptr_t)&lock_a);
+			break;
+		case 1: /* the fast paths, instrumented or interposed sites */
+		case 2:
+			acquired(t, &lock_a, sites[(cycles / 4) % 3]);
+			released(&lock_a);
+			break;
+		case 3: /* lock_a above lock_b, lock_b released first */
+			acquired(t, &lock_b, &site1);
+			acquired(t, &lock_a, sites[(cycles / 4) % 3]);
+			released(&lock_b);
+			released(&lock_a);
+			break;
+		}
 		cycles++;
 	}
 	return NULL;
@@ -46,8 +81,15 @@ static void *reader(void *arg)
 
 		if (!sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since)) {
 			T_ASSERT_INT(tid, ==, __atomic_load_n(&owner_tid, __ATOMIC_ACQUIRE));
-			T_ASSERT(s.line == 1 || s.line == 2);
-			T_ASSERT_STR(s.func, s.line == 1 ? "one" : "two");
+			if (s.file) {
+				T_ASSERT_STR(s.file, "hold.c");
+				T_ASSERT(s.line == 1 || s.line == 2);
+				T_ASSERT_STR(s.func, s.line == 1 ? "one" : "two");
+				T_ASSERT_UINT(s.pc, ==, 0);
+			} else {
+				T_ASSERT_UINT(s.pc, ==, 0x1234);
+				T_ASSERT(!s.func && !s.line);
+			}
 			T_ASSERT(since <= sp_now_ns() + 1000000);
 			seen++;
 		}
@@ -135,6 +177,8 @@ int main(void)
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
 	T_ASSERT_UINT(cycles, >, 1000);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_a, &tid, &s, &since), ==, -ENOENT);
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)&lock_b, &tid, &s, &since), ==, -ENOENT);
 	printf("hold_lookup: ok (%lu cycles, holder seen %lu times)\n", cycles, seen);
 	return 0;
 }

@@ -334,17 +334,20 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 		return held(sp_probe_trylock(obj, op, &ops, &site), ops.ok, obj, op, &site);   \
 	}
 
-static SP_ALWAYS_INLINE int shim_lock(void *obj, int op, const struct sp_lock_ops *ops,
-				      const struct timespec *abstime, uintptr_t ra,
-				      int (*general)(void *, const struct timespec *, uintptr_t))
+/*
+ * Profiling on: the fast path, else NAME_general().  Out of line, reached
+ * by a tail jump from the interposed function after its off test, so that
+ * the off path stays free of the frame this one needs (preloaded and off:
+ * one load, one branch, one jump to the real function).
+ */
+static SP_ALWAYS_INLINE int shim_lock_on(void *obj, int op, const struct sp_lock_ops *ops,
+					 const struct timespec *abstime, int f, uintptr_t ra,
+					 int (*general)(void *, const struct timespec *, uintptr_t))
 {
-	int f = FLAGS();
 	struct sp_thread *t;
 	struct sp_entry *e;
 	int rc;
 
-	if (IS_OFF(f))
-		return ops->lock(obj, abstime);
 	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
 	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
 		rc = ops->try_lock(obj);
@@ -357,16 +360,13 @@ static SP_ALWAYS_INLINE int shim_lock(void *obj, int op, const struct sp_lock_op
 	return general(obj, abstime, ra);
 }
 
-static SP_ALWAYS_INLINE int shim_trylock(void *obj, int op, const struct sp_lock_ops *ops,
-					 uintptr_t ra, int (*general)(void *, uintptr_t))
+static SP_ALWAYS_INLINE int shim_trylock_on(void *obj, int op, const struct sp_lock_ops *ops,
+					    int f, uintptr_t ra, int (*general)(void *, uintptr_t))
 {
-	int f = FLAGS();
 	struct sp_thread *t;
 	struct sp_entry *e;
 	int rc;
 
-	if (IS_OFF(f))
-		return ops->try_lock(obj);
 	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
 	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
 		rc = ops->try_lock(obj);
@@ -378,6 +378,38 @@ static SP_ALWAYS_INLINE int shim_trylock(void *obj, int op, const struct sp_lock
 	}
 	return general(obj, ra);
 }
+
+#define LOCK_ON(name, op, ops)                                                        \
+	static SP_NOINLINE int name##_on(void *obj, const struct timespec *abstime, int f, \
+					 uintptr_t ra)                                \
+	{                                                                             \
+		return shim_lock_on(obj, op, &ops, abstime, f, ra, name##_general);   \
+	}
+
+#define TRY_ON(name, op, ops)                                                         \
+	static SP_NOINLINE int name##_on(void *obj, int f, uintptr_t ra)              \
+	{                                                                             \
+		return shim_trylock_on(obj, op, &ops, f, ra, name##_general);         \
+	}
+
+/* The interposed function's body: off, or on. */
+#define SHIM_LOCK(name, obj, abstime, ops)                                            \
+	do {                                                                          \
+		int f_ = FLAGS();                                                     \
+                                                                                      \
+		if (IS_OFF(f_))                                                       \
+			return ops.lock((obj), (abstime));                            \
+		return name##_on((obj), (abstime), f_, RA);                           \
+	} while (0)
+
+#define SHIM_TRY(name, obj, ops)                                                      \
+	do {                                                                          \
+		int f_ = FLAGS();                                                     \
+                                                                                      \
+		if (IS_OFF(f_))                                                       \
+			return ops.try_lock(obj);                                     \
+		return name##_on((obj), f_, RA);                                      \
+	} while (0)
 
 /* Before an unlock, when some feature hooks unlocks: hold tracking, and the
  * trace's "released" event. */
@@ -392,7 +424,7 @@ static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
 	}
 }
 
-static SP_ALWAYS_INLINE void released(void *obj, int type, uintptr_t ra)
+static SP_ALWAYS_INLINE void released(void *obj, int type)
 {
 	int f = FLAGS();
 
@@ -400,7 +432,7 @@ static SP_ALWAYS_INLINE void released(void *obj, int type, uintptr_t ra)
 		return;
 	if ((f | SYNCPROF__PROFILING) == SP_FLAGS_HOLD && sp_hold_released_fast((uintptr_t)obj))
 		return;
-	released_general(obj, type, ra);
+	released_general(obj, type, RA);
 }
 
 LOCK_GENERAL(mutex_lock, SP_TYPE_MUTEX, mutex_ops)
@@ -418,6 +450,21 @@ LOCK_GENERAL(mtx_lock, SP_TYPE_MUTEX, c11_ops)
 LOCK_GENERAL(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops)
 TRY_GENERAL(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
 
+LOCK_ON(mutex_lock, SP_TYPE_MUTEX, mutex_ops)
+LOCK_ON(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops)
+TRY_ON(mutex_trylock, SP_TYPE_MUTEX, mutex_ops)
+LOCK_ON(rdlock, SP_TYPE_RWLOCK_READ, rd_ops)
+LOCK_ON(timedrdlock, SP_TYPE_RWLOCK_READ, rd_timed_ops)
+TRY_ON(tryrdlock, SP_TYPE_RWLOCK_READ, rd_ops)
+LOCK_ON(wrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
+LOCK_ON(timedwrlock, SP_TYPE_RWLOCK_WRITE, wr_timed_ops)
+TRY_ON(trywrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
+LOCK_ON(spin_lock, SP_TYPE_SPINLOCK, spin_ops)
+TRY_ON(spin_trylock, SP_TYPE_SPINLOCK, spin_ops)
+LOCK_ON(mtx_lock, SP_TYPE_MUTEX, c11_ops)
+LOCK_ON(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops)
+TRY_ON(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
+
 /* The interposed functions are the library's interface: exported, although
  * the rest is built with hidden visibility. */
 #pragma GCC visibility push(default)
@@ -426,22 +473,22 @@ TRY_GENERAL(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	return shim_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, RA, mutex_lock_general);
+	SHIM_LOCK(mutex_lock, m, NULL, mutex_ops);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	return shim_trylock(m, SP_TYPE_MUTEX, &mutex_ops, RA, mutex_trylock_general);
+	SHIM_TRY(mutex_trylock, m, mutex_ops);
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-	return shim_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, RA, mutex_timedlock_general);
+	SHIM_LOCK(mutex_timedlock, m, abstime, mutex_timed_ops);
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	released(m, SP_TYPE_MUTEX, RA);
+	released(m, SP_TYPE_MUTEX);
 	return real_pthread_mutex_unlock()(m);
 }
 
@@ -484,37 +531,37 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-	return shim_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, RA, rdlock_general);
+	SHIM_LOCK(rdlock, l, NULL, rd_ops);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-	return shim_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, RA, wrlock_general);
+	SHIM_LOCK(wrlock, l, NULL, wr_ops);
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-	return shim_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, RA, tryrdlock_general);
+	SHIM_TRY(tryrdlock, l, rd_ops);
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-	return shim_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, RA, trywrlock_general);
+	SHIM_TRY(trywrlock, l, wr_ops);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	return shim_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, RA, timedrdlock_general);
+	SHIM_LOCK(timedrdlock, l, abstime, rd_timed_ops);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	return shim_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, RA, timedwrlock_general);
+	SHIM_LOCK(timedwrlock, l, abstime, wr_timed_ops);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	released(l, SP_TYPE_RWLOCK_WRITE, RA);
+	released(l, SP_TYPE_RWLOCK_WRITE);
 	return real_pthread_rwlock_unlock()(l);
 }
 
@@ -522,17 +569,17 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 int pthread_spin_lock(pthread_spinlock_t *s)
 {
-	return shim_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, RA, spin_lock_general);
+	SHIM_LOCK(spin_lock, (void *)s, NULL, spin_ops);
 }
 
 int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	return shim_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, RA, spin_trylock_general);
+	SHIM_TRY(spin_trylock, (void *)s, spin_ops);
 }
 
 int pthread_spin_unlock(pthread_spinlock_t *s)
 {
-	released((void *)s, SP_TYPE_SPINLOCK, RA);
+	released((void *)s, SP_TYPE_SPINLOCK);
 	return real_pthread_spin_unlock()(s);
 }
 
@@ -540,22 +587,22 @@ int pthread_spin_unlock(pthread_spinlock_t *s)
 
 int mtx_lock(mtx_t *m)
 {
-	return shim_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, RA, mtx_lock_general);
+	SHIM_LOCK(mtx_lock, m, NULL, c11_ops);
 }
 
 int mtx_trylock(mtx_t *m)
 {
-	return shim_trylock(m, SP_TYPE_MUTEX, &c11_ops, RA, mtx_trylock_general);
+	SHIM_TRY(mtx_trylock, m, c11_ops);
 }
 
 int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime)
 {
-	return shim_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, RA, mtx_timedlock_general);
+	SHIM_LOCK(mtx_timedlock, m, abstime, c11_timed_ops);
 }
 
 int mtx_unlock(mtx_t *m)
 {
-	released(m, SP_TYPE_MUTEX, RA);
+	released(m, SP_TYPE_MUTEX);
 	return real_mtx_unlock()(m);
 }
 

@@ -199,14 +199,33 @@ SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thr
  * miss, tracing, a failed try, profiling off in the middle - goes to the
  * general paths below, which are the probe of probe.h unchanged.
  */
+static SP_ALWAYS_INLINE size_t near_slot(const void *obj)
+{
+	return ((uintptr_t)obj >> 5) & (SP_NEAR_SLOTS - 1);
+}
+
+static SP_ALWAYS_INLINE int entry_is(const struct sp_entry *e, const void *obj, int op,
+				     uintptr_t ra)
+{
+	return e->pc == ra && e->obj == (uintptr_t)obj && e->op == op;
+}
+
 static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const void *obj,
 						      int op, uintptr_t ra)
 {
 	struct sp_entry *e;
 
-	if (SP_UNLIKELY(!t) || SP_UNLIKELY(!(e = t->last)))
+	if (SP_UNLIKELY(!t))
 		return NULL;
-	return SP_LIKELY(e->pc == ra && e->obj == (uintptr_t)obj && e->op == op) ? e : NULL;
+	e = t->last;
+	if (SP_LIKELY(e && entry_is(e, obj, op, ra)))
+		return e;
+	e = t->near[near_slot(obj)];
+	if (e && entry_is(e, obj, op, ra)) {
+		t->last = e;
+		return e;
+	}
+	return NULL;
 }
 
 /* After a successful exclusive or shared acquisition, with --hold. */
@@ -278,9 +297,12 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 	if (SP_UNLIKELY(!e)) {
 		const struct sp_site site = SITE_AT(pc);
 
-		return sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
+		e = sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
+		if (!e)
+			return NULL;
 	}
 	t->last = e;
+	t->near[near_slot(obj)] = e;
 	return e;
 }
 

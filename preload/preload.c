@@ -199,11 +199,6 @@ SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thr
  * miss, tracing, a failed try, profiling off in the middle - goes to the
  * general paths below, which are the probe of probe.h unchanged.
  */
-static SP_ALWAYS_INLINE size_t near_slot(const void *obj)
-{
-	return ((uintptr_t)obj >> 5) & (SP_NEAR_SLOTS - 1);
-}
-
 static SP_ALWAYS_INLINE int entry_is(const struct sp_entry *e, const void *obj, int op,
 				     uintptr_t ra)
 {
@@ -220,7 +215,7 @@ static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const
 	e = t->last;
 	if (SP_LIKELY(e && entry_is(e, obj, op, ra)))
 		return e;
-	e = t->near[near_slot(obj)];
+	e = t->near[sp_near_slot((uintptr_t)obj)];
 	if (e && entry_is(e, obj, op, ra)) {
 		t->last = e;
 		return e;
@@ -302,7 +297,7 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 			return NULL;
 	}
 	t->last = e;
-	t->near[near_slot(obj)] = e;
+	t->near[sp_near_slot((uintptr_t)obj)] = e;
 	return e;
 }
 

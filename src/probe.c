@@ -49,6 +49,7 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 		return NULL;
 	}
 	t->last = e;
+	t->near[sp_near_slot(obj)] = e;
 	return e;
 }
 

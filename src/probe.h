@@ -61,12 +61,18 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 						      int op)
 {
 	struct sp_entry *e = t->last;
+	struct sp_entry **near;
 
 	if (SP_LIKELY(e && sp_entry_matches(e, site, obj, op)))
 		return e;
-	e = sp_table_find(&t->table, site, obj, op);
-	if (SP_UNLIKELY(!e))
-		return sp_entry_insert__slowpath(t, site, obj, op);
+	near = &t->near[sp_near_slot(obj)];
+	e = *near;
+	if (!e || !sp_entry_matches(e, site, obj, op)) {
+		e = sp_table_find(&t->table, site, obj, op);
+		if (SP_UNLIKELY(!e))
+			return sp_entry_insert__slowpath(t, site, obj, op);
+		*near = e;
+	}
 	t->last = e;
 	return e;
 }

@@ -437,6 +437,8 @@ static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
 		const struct sp_site site = SITE_AT(sp_site_pc(ra));
 
+		if (type == SP_TYPE_RWLOCK_WRITE) /* pthread_rwlock_unlock(): which mode? */
+			type = sp_rwlock_held_type(obj);
 		sp_trace_lock_released(obj, type, &site, 0, 0);
 	}
 }

@@ -439,6 +439,9 @@ struct sp_entry *sp_entry_lookup__slowpath(struct sp_thread *t, const struct sp_
 					   uintptr_t obj, int op, int type);
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired);
 int sp_mutex_type(const void *mutex);
+/* Before its unlock: SP_TYPE_RWLOCK_WRITE if the calling thread holds the
+ * rwlock @l for writing, else SP_TYPE_RWLOCK_READ. */
+int sp_rwlock_held_type(const void *l);
 
 /* ---- "options.c" ------------------------------------------------------ */
 

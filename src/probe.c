@@ -37,6 +37,23 @@ int sp_mutex_type(const void *mutex)
 	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE ? SP_TYPE_REC_MUTEX : SP_TYPE_MUTEX;
 }
 
+/*
+ * The mode in which the calling thread holds a rwlock, read just before its
+ * unlock, for the trace's "released" events: glibc records the writer's tid
+ * in __data.__cur_writer (public structure layout) and clears it at its
+ * unlock; readers leave it alone.
+ */
+int sp_rwlock_held_type(const void *l)
+{
+	const pthread_rwlock_t *rw = l;
+	struct sp_thread *t = sp_tls_self;
+	pid_t self = t ? t->tid : sp_gettid();
+
+	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == self
+		       ? SP_TYPE_RWLOCK_WRITE
+		       : SP_TYPE_RWLOCK_READ;
+}
+
 SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 						      const struct sp_site *site, uintptr_t obj,
 						      int op)
@@ -268,7 +285,10 @@ int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, cons
 {
 	SITE;
 
-	sp_probe_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_probe_released((void *)l, sp_rwlock_held_type(l), &site);
+	else
+		sp_probe_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site); /* type unused */
 	return pthread_rwlock_unlock(l);
 }
 

@@ -5,7 +5,8 @@
  * a contended mutex yields lock_wait then lock_acquired with the wait, an
  * uncontended one lock_acquired with wait 0, unlocks lock_released, a
  * failed trylock lock_try_failed, a condition wait cond_wait (naming its
- * mutex) then cond_woken with the wait; every event names this file and
+ * mutex) then cond_woken with the wait, a rwlock's release its mode (read
+ * or write); every event names this file and
  * the line of the call, and the thread by id and name; a code-address site
  * (as the preload interposer records) resolves to the executable + offset
  * through the MAPS records.  The Chrome export
@@ -22,6 +23,7 @@
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static int ready, signalled;
 static int line_lock_contended, line_trylock, line_cond_wait, line_unlock;
 
@@ -30,6 +32,7 @@ struct seen {
 	uint32_t holder_tid;
 	int wait, acquired_waited, acquired_free, released, try_failed, cond_wait, cond_woken;
 	int named;
+	int rw_released_read, rw_released_write;
 };
 
 static void *holder(void *arg)
@@ -59,6 +62,17 @@ static void check(const struct sp_trace_reader *r, const struct sp_trace_rec *re
 
 	if (rec->type != SP_REC_EVENT || rec->id > SP_EV_LOCK_LAST)
 		return;
+	if (rec->args[SP_LA_OBJ] == (uintptr_t)&rw) {
+		if (rec->id == SP_EV_LOCK_RELEASED) {
+			T_ASSERT(rec->args[SP_LA_TYPE] == SP_TYPE_RWLOCK_READ ||
+				 rec->args[SP_LA_TYPE] == SP_TYPE_RWLOCK_WRITE);
+			if (rec->args[SP_LA_TYPE] == SP_TYPE_RWLOCK_READ)
+				s->rw_released_read++;
+			else
+				s->rw_released_write++;
+		}
+		return;
+	}
 	if (rec->args[SP_LA_OBJ] != (uintptr_t)&m && rec->args[SP_LA_OBJ] != (uintptr_t)&cv)
 		return;
 	T_ASSERT(sp_trace_reader_thread(r, rec->tid) != NULL);
@@ -139,6 +153,14 @@ int main(int argc, char **argv)
 	}
 	pthread_mutex_unlock(&m);
 	pthread_join(th, NULL);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_wrlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_unlock(&rw);
 	{
 		/* What the preload interposer will emit: the return address. */
 		struct sp_site pc_site = { NULL, NULL, (uintptr_t)&holder + 5, 0 };
@@ -159,6 +181,8 @@ int main(int argc, char **argv)
 	T_ASSERT_INT(s.cond_woken, ==, s.cond_wait);
 	T_ASSERT_INT(s.named, ==, 1);
 	T_ASSERT_INT(s.pc_site, ==, 1);
+	T_ASSERT_INT(s.rw_released_read, ==, 3);
+	T_ASSERT_INT(s.rw_released_write, ==, 1);
 	(void)line_unlock;
 
 	if (argc > 1) {

@@ -43,7 +43,9 @@
  * Measured (lockbench, 1 thread, 1 lock, preload; bench/preload_bench.sh):
  * a global table of owner slots claimed with a CAS plus two TSC reads per
  * lock+unlock cost ~4x plain (rdtsc is ~19 ns on this VM); the published
- * per-thread lists with every hold timed, ~3x; sampled, ~1.45x.
+ * per-thread lists with every hold timed, ~3x; sampled, ~1.45-1.8x; with
+ * the fast paths of hold.h inlined into the probes and one store per push
+ * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).
  *
  * Limits: a lock released by another thread than its owner loses that
  * hold (the owner's record is dropped at its next acquisition of the

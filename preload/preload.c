@@ -234,31 +234,24 @@ static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct
 	return rc;
 }
 
-/* A blocking acquisition whose cached entry's try did not succeed. */
-static SP_NOINLINE int lock_tried(int rc, struct sp_entry *e, void *obj, int op,
-				  const struct sp_lock_ops *ops, const struct timespec *abstime,
-				  uintptr_t pc)
+/* The try of a call whose entry is known did not succeed: a busy lock is
+ * waited for (@blocking) or counted as a failed try; anything else is
+ * returned as it is. */
+static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
+			     const struct sp_lock_ops *ops, const struct timespec *abstime,
+			     int blocking, uintptr_t pc)
 {
 	const struct sp_site site = SITE_AT(pc);
 
-	if (rc == ops->busy)
-		return held(sp_probe_lock_contended(e, obj, op, ops, abstime, &site), ops->ok, obj,
-			    op, &site);
-	if (rc == EOWNERDEAD) /* acquired; the previous owner died */
+	if (rc == ops->busy) {
+		if (!blocking) {
+			sp_probe_try_failed(e, obj, op, &site);
+			return rc;
+		}
+		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
+	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		sp_entry_acquired(e);
-	return held(rc, ops->ok, obj, op, &site);
-}
-
-/* A non-blocking acquisition whose cached entry's try did not succeed. */
-static SP_NOINLINE int try_tried(int rc, struct sp_entry *e, void *obj, int op,
-				 const struct sp_lock_ops *ops, uintptr_t pc)
-{
-	const struct sp_site site = SITE_AT(pc);
-
-	if (rc == ops->busy)
-		sp_probe_try_failed(e, obj, op, &site);
-	else if (rc == EOWNERDEAD)
-		sp_entry_acquired(e);
+	}
 	return held(rc, ops->ok, obj, op, &site);
 }
 
@@ -269,178 +262,106 @@ static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op,
 	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
 }
 
-/* Success of a try on the fast path: count it, and publish the hold. */
-static SP_ALWAYS_INLINE void fast_acquired(int f, struct sp_thread *t, struct sp_entry *e,
-					   void *obj, int op, uintptr_t pc)
+/* With the fast flags and the call's entry @e known (its site is @pc): the
+ * real try, then one counter (and with --hold, the inlined push). */
+static SP_ALWAYS_INLINE int with_entry(int f, struct sp_thread *t, struct sp_entry *e, void *obj,
+				       int op, const struct sp_lock_ops *ops,
+				       const struct timespec *abstime, int blocking, uintptr_t pc)
 {
-	sp_entry_acquired(e);
-	if (f == SP_FLAGS_HOLD && !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
-		hold_acquired_pc(t, obj, op, pc);
+	int rc = ops->try_lock(obj);
+
+	if (SP_LIKELY(rc == ops->ok)) {
+		sp_entry_acquired(e);
+		if (f == SP_FLAGS_HOLD &&
+		    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
+			hold_acquired_pc(t, obj, op, pc);
+		return rc;
+	}
+	return tried(rc, e, obj, op, ops, abstime, blocking, pc);
 }
 
 /*
- * A miss of the one-entry cache with the fast flags: the site from the
- * return address, the entry from the index (insertion on first use), then
- * the try and the count as on the fast path.  NULL when the thread's calls
- * go unrecorded.
+ * A miss of the caches with the fast flags: the entry from the index
+ * (insertion on first use), then cached.  NULL when it could not be
+ * inserted (counted as lost).
  */
 static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *obj, int op,
 						   uintptr_t pc)
 {
-	struct sp_entry *e = sp_table_find_pc(&t->table, pc, (uintptr_t)obj, op);
+	struct sp_entry *e = sp_table_find_key(&t->table, NULL, pc, 0, (uintptr_t)obj, op);
 
 	if (SP_UNLIKELY(!e)) {
 		const struct sp_site site = SITE_AT(pc);
 
-		e = sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
-		if (!e)
-			return NULL;
+		return sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
 	}
 	t->last = e;
 	t->near[sp_near_slot((uintptr_t)obj)] = e;
 	return e;
 }
 
+#define FAST_FLAGS(f) ((f) == SP_FLAGS_ON || (f) == SP_FLAGS_HOLD)
+
 /*
- * NAME_general(): everything but the fast path of NAME, a blocking call
- * (LOCK_GENERAL) or a try (TRY_GENERAL): a miss of the one-entry cache
- * with the fast flags, or, with other flags (tracing), the probe of
- * probe.h as instrumented code runs it.
+ * The two out-of-line paths of the interposed call NAME, a blocking one
+ * (@blocking: lock, rdlock, timedlock...) or a try; @abstime is NULL but
+ * for timed calls.
+ *
+ * NAME_on(), profiling on: with the fast flags, the entry from the caches
+ * (cached_entry()).  It is reached by a tail jump from the interposed
+ * function after its off test, so that the off path stays free of the
+ * frame this one needs (preloaded and off: one load, one branch, one jump
+ * to the real function).
+ *
+ * NAME_general(), everything else: a cache miss with the fast flags (the
+ * site from the return address, the entry from the index), or, with other
+ * flags (tracing), the probe of probe.h as instrumented code runs it.
  */
-#define LOCK_GENERAL(name, op, ops)                                                   \
+#define SHIM_PATHS(name, op, ops, blocking)                                           \
 	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
-					      uintptr_t ra)                           \
+					      int f, uintptr_t ra)                    \
 	{                                                                             \
 		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
-		int f = FLAGS(), rc;                                                  \
 		struct sp_thread *t;                                                  \
 		struct sp_entry *e;                                                   \
                                                                                       \
-		if ((f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) && (t = sp_tls_self)) {    \
+		if (FAST_FLAGS(f) && (t = sp_tls_self)) {                             \
 			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
-				return ops.lock(obj, abstime); /* counted as lost */  \
-			rc = ops.try_lock(obj);                                       \
-			if (SP_LIKELY(rc == ops.ok)) {                                \
-				fast_acquired(f, t, e, obj, op, site.pc);             \
-				return rc;                                            \
-			}                                                             \
-			return lock_tried(rc, e, obj, op, &ops, abstime, site.pc);    \
+				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
+			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, site.pc); \
 		}                                                                     \
-		return held(sp_probe_lock(obj, op, &ops, abstime, &site), ops.ok, obj, op,     \
-			    &site);                                                   \
-	}
-
-#define TRY_GENERAL(name, op, ops)                                                    \
-	static SP_NOINLINE int name##_general(void *obj, uintptr_t ra)                \
-	{                                                                             \
-		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
-		int f = FLAGS(), rc;                                                  \
-		struct sp_thread *t;                                                  \
-		struct sp_entry *e;                                                   \
-                                                                                      \
-		if ((f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) && (t = sp_tls_self)) {    \
-			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
-				return ops.try_lock(obj); /* counted as lost */       \
-			rc = ops.try_lock(obj);                                       \
-			if (SP_LIKELY(rc == ops.ok)) {                                \
-				fast_acquired(f, t, e, obj, op, site.pc);             \
-				return rc;                                            \
-			}                                                             \
-			return try_tried(rc, e, obj, op, &ops, site.pc);              \
-		}                                                                     \
-		return held(sp_probe_trylock(obj, op, &ops, &site), ops.ok, obj, op, &site);   \
-	}
-
-/*
- * Profiling on: the fast path, else NAME_general().  Out of line, reached
- * by a tail jump from the interposed function after its off test, so that
- * the off path stays free of the frame this one needs (preloaded and off:
- * one load, one branch, one jump to the real function).
- */
-static SP_ALWAYS_INLINE int shim_lock_on(void *obj, int op, const struct sp_lock_ops *ops,
-					 const struct timespec *abstime, int f, uintptr_t ra,
-					 int (*general)(void *, const struct timespec *, uintptr_t))
-{
-	struct sp_thread *t;
-	struct sp_entry *e;
-	int rc;
-
-	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
-	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
-		rc = ops->try_lock(obj);
-		if (SP_LIKELY(rc == ops->ok)) {
-			fast_acquired(f, t, e, obj, op, ra);
-			return rc;
-		}
-		return lock_tried(rc, e, obj, op, ops, abstime, ra);
-	}
-	return general(obj, abstime, ra);
-}
-
-static SP_ALWAYS_INLINE int shim_trylock_on(void *obj, int op, const struct sp_lock_ops *ops,
-					    int f, uintptr_t ra, int (*general)(void *, uintptr_t))
-{
-	struct sp_thread *t;
-	struct sp_entry *e;
-	int rc;
-
-	if (SP_LIKELY(f == SP_FLAGS_ON || f == SP_FLAGS_HOLD) &&
-	    (e = cached_entry(t = sp_tls_self, obj, op, ra))) {
-		rc = ops->try_lock(obj);
-		if (SP_LIKELY(rc == ops->ok)) {
-			fast_acquired(f, t, e, obj, op, ra);
-			return rc;
-		}
-		return try_tried(rc, e, obj, op, ops, ra);
-	}
-	return general(obj, ra);
-}
-
-#define LOCK_ON(name, op, ops)                                                        \
+		return held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
+				     : sp_probe_trylock(obj, op, &ops, &site),        \
+			    ops.ok, obj, op, &site);                                  \
+	}                                                                             \
 	static SP_NOINLINE int name##_on(void *obj, const struct timespec *abstime, int f, \
 					 uintptr_t ra)                                \
 	{                                                                             \
-		return shim_lock_on(obj, op, &ops, abstime, f, ra, name##_general);   \
-	}
-
-#define TRY_ON(name, op, ops)                                                         \
-	static SP_NOINLINE int name##_on(void *obj, int f, uintptr_t ra)              \
-	{                                                                             \
-		return shim_trylock_on(obj, op, &ops, f, ra, name##_general);         \
+		struct sp_thread *t;                                                  \
+		struct sp_entry *e;                                                   \
+                                                                                      \
+		if (SP_LIKELY(FAST_FLAGS(f)) && (e = cached_entry(t = sp_tls_self, obj, op, ra))) \
+			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, ra); \
+		return name##_general(obj, abstime, f, ra);                           \
 	}
 
 /* The interposed function's body: off, or on. */
-#define SHIM_LOCK(name, obj, abstime, ops)                                            \
+#define SHIM(name, obj, abstime, ops, blocking)                                       \
 	do {                                                                          \
 		int f_ = FLAGS();                                                     \
                                                                                       \
 		if (IS_OFF(f_))                                                       \
-			return ops.lock((obj), (abstime));                            \
+			return (blocking) ? ops.lock((obj), (abstime)) : ops.try_lock(obj); \
 		return name##_on((obj), (abstime), f_, RA);                           \
 	} while (0)
 
-#define SHIM_TRY(name, obj, ops)                                                      \
-	do {                                                                          \
-		int f_ = FLAGS();                                                     \
-                                                                                      \
-		if (IS_OFF(f_))                                                       \
-			return ops.try_lock(obj);                                     \
-		return name##_on((obj), f_, RA);                                      \
-	} while (0)
-
-/* Before an unlock, when some feature hooks unlocks: hold tracking, and the
- * trace's "released" event. */
+/* Before an unlock, when some feature hooks unlocks (hold tracking, the
+ * trace's "released" event) and the inlined pop did not do: the probe's. */
 static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
 {
-	if (HOLD && sp_tls_self)
-		sp_hold_released((uintptr_t)obj);
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
-		const struct sp_site site = SITE_AT(sp_site_pc(ra));
+	const struct sp_site site = SITE_AT(sp_site_pc(ra));
 
-		if (type == SP_TYPE_RWLOCK_WRITE) /* pthread_rwlock_unlock(): which mode? */
-			type = sp_rwlock_held_type(obj);
-		sp_trace_lock_released(obj, type, &site, 0, 0);
-	}
+	sp_probe_released(obj, type, &site);
 }
 
 static SP_ALWAYS_INLINE void released(void *obj, int type)
@@ -454,35 +375,20 @@ static SP_ALWAYS_INLINE void released(void *obj, int type)
 	released_general(obj, type, RA);
 }
 
-LOCK_GENERAL(mutex_lock, SP_TYPE_MUTEX, mutex_ops)
-LOCK_GENERAL(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops)
-TRY_GENERAL(mutex_trylock, SP_TYPE_MUTEX, mutex_ops)
-LOCK_GENERAL(rdlock, SP_TYPE_RWLOCK_READ, rd_ops)
-LOCK_GENERAL(timedrdlock, SP_TYPE_RWLOCK_READ, rd_timed_ops)
-TRY_GENERAL(tryrdlock, SP_TYPE_RWLOCK_READ, rd_ops)
-LOCK_GENERAL(wrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
-LOCK_GENERAL(timedwrlock, SP_TYPE_RWLOCK_WRITE, wr_timed_ops)
-TRY_GENERAL(trywrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
-LOCK_GENERAL(spin_lock, SP_TYPE_SPINLOCK, spin_ops)
-TRY_GENERAL(spin_trylock, SP_TYPE_SPINLOCK, spin_ops)
-LOCK_GENERAL(mtx_lock, SP_TYPE_MUTEX, c11_ops)
-LOCK_GENERAL(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops)
-TRY_GENERAL(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
-
-LOCK_ON(mutex_lock, SP_TYPE_MUTEX, mutex_ops)
-LOCK_ON(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops)
-TRY_ON(mutex_trylock, SP_TYPE_MUTEX, mutex_ops)
-LOCK_ON(rdlock, SP_TYPE_RWLOCK_READ, rd_ops)
-LOCK_ON(timedrdlock, SP_TYPE_RWLOCK_READ, rd_timed_ops)
-TRY_ON(tryrdlock, SP_TYPE_RWLOCK_READ, rd_ops)
-LOCK_ON(wrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
-LOCK_ON(timedwrlock, SP_TYPE_RWLOCK_WRITE, wr_timed_ops)
-TRY_ON(trywrlock, SP_TYPE_RWLOCK_WRITE, wr_ops)
-LOCK_ON(spin_lock, SP_TYPE_SPINLOCK, spin_ops)
-TRY_ON(spin_trylock, SP_TYPE_SPINLOCK, spin_ops)
-LOCK_ON(mtx_lock, SP_TYPE_MUTEX, c11_ops)
-LOCK_ON(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops)
-TRY_ON(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
+SHIM_PATHS(mutex_lock, SP_TYPE_MUTEX, mutex_ops, 1)
+SHIM_PATHS(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops, 1)
+SHIM_PATHS(mutex_trylock, SP_TYPE_MUTEX, mutex_ops, 0)
+SHIM_PATHS(rdlock, SP_TYPE_RWLOCK_READ, rd_ops, 1)
+SHIM_PATHS(timedrdlock, SP_TYPE_RWLOCK_READ, rd_timed_ops, 1)
+SHIM_PATHS(tryrdlock, SP_TYPE_RWLOCK_READ, rd_ops, 0)
+SHIM_PATHS(wrlock, SP_TYPE_RWLOCK_WRITE, wr_ops, 1)
+SHIM_PATHS(timedwrlock, SP_TYPE_RWLOCK_WRITE, wr_timed_ops, 1)
+SHIM_PATHS(trywrlock, SP_TYPE_RWLOCK_WRITE, wr_ops, 0)
+SHIM_PATHS(spin_lock, SP_TYPE_SPINLOCK, spin_ops, 1)
+SHIM_PATHS(spin_trylock, SP_TYPE_SPINLOCK, spin_ops, 0)
+SHIM_PATHS(mtx_lock, SP_TYPE_MUTEX, c11_ops, 1)
+SHIM_PATHS(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops, 1)
+SHIM_PATHS(mtx_trylock, SP_TYPE_MUTEX, c11_ops, 0)
 
 /* The interposed functions are the library's interface: exported, although
  * the rest is built with hidden visibility. */
@@ -492,17 +398,17 @@ TRY_ON(mtx_trylock, SP_TYPE_MUTEX, c11_ops)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	SHIM_LOCK(mutex_lock, m, NULL, mutex_ops);
+	SHIM(mutex_lock, m, NULL, mutex_ops, 1);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	SHIM_TRY(mutex_trylock, m, mutex_ops);
+	SHIM(mutex_trylock, m, NULL, mutex_ops, 0);
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-	SHIM_LOCK(mutex_timedlock, m, abstime, mutex_timed_ops);
+	SHIM(mutex_timedlock, m, abstime, mutex_timed_ops, 1);
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -550,37 +456,37 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-	SHIM_LOCK(rdlock, l, NULL, rd_ops);
+	SHIM(rdlock, l, NULL, rd_ops, 1);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-	SHIM_LOCK(wrlock, l, NULL, wr_ops);
+	SHIM(wrlock, l, NULL, wr_ops, 1);
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-	SHIM_TRY(tryrdlock, l, rd_ops);
+	SHIM(tryrdlock, l, NULL, rd_ops, 0);
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-	SHIM_TRY(trywrlock, l, wr_ops);
+	SHIM(trywrlock, l, NULL, wr_ops, 0);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	SHIM_LOCK(timedrdlock, l, abstime, rd_timed_ops);
+	SHIM(timedrdlock, l, abstime, rd_timed_ops, 1);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-	SHIM_LOCK(timedwrlock, l, abstime, wr_timed_ops);
+	SHIM(timedwrlock, l, abstime, wr_timed_ops, 1);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	released(l, SP_TYPE_RWLOCK_WRITE);
+	released(l, SP_TYPE_RWLOCK_UNLOCK);
 	return real_pthread_rwlock_unlock()(l);
 }
 
@@ -588,12 +494,12 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 int pthread_spin_lock(pthread_spinlock_t *s)
 {
-	SHIM_LOCK(spin_lock, (void *)s, NULL, spin_ops);
+	SHIM(spin_lock, (void *)s, NULL, spin_ops, 1);
 }
 
 int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	SHIM_TRY(spin_trylock, (void *)s, spin_ops);
+	SHIM(spin_trylock, (void *)s, NULL, spin_ops, 0);
 }
 
 int pthread_spin_unlock(pthread_spinlock_t *s)
@@ -606,17 +512,17 @@ int pthread_spin_unlock(pthread_spinlock_t *s)
 
 int mtx_lock(mtx_t *m)
 {
-	SHIM_LOCK(mtx_lock, m, NULL, c11_ops);
+	SHIM(mtx_lock, m, NULL, c11_ops, 1);
 }
 
 int mtx_trylock(mtx_t *m)
 {
-	SHIM_TRY(mtx_trylock, m, c11_ops);
+	SHIM(mtx_trylock, m, NULL, c11_ops, 0);
 }
 
 int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime)
 {
-	SHIM_LOCK(mtx_timedlock, m, abstime, c11_timed_ops);
+	SHIM(mtx_timedlock, m, abstime, c11_timed_ops, 1);
 }
 
 int mtx_unlock(mtx_t *m)

@@ -291,7 +291,8 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	timed = SP_UNLIKELY(sp_hold_sample_left <= 1);
 	/* Slot n is not visible until n is published (hold.h). */
 	h = &p->e[n];
-	sp_held_fill(h, obj, site, op != SP_TYPE_RWLOCK_READ);
+	sp_held_fill(h, obj, site->file, site->func, site->pc, site->line,
+		     op != SP_TYPE_RWLOCK_READ);
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = (uint32_t)timed;
@@ -333,35 +334,38 @@ SP_NOINLINE void sp_hold_released(uintptr_t obj)
 	held_remove(p, h);
 }
 
+/* A condition wait releases its mutex (nobody to blame meanwhile) and
+ * retakes it: the hold's exclusive flag, changed in place. */
+static void held_set_exclusive(struct sp_hold_pub *p, struct sp_held *h, int on)
+{
+	uint64_t state = sp_pub_begin(p);
+
+	sp_store_release(&h->info, on ? h->info | SP_HELD_EXCLUSIVE : h->info & ~SP_HELD_EXCLUSIVE);
+	sp_pub_end(p, state, SP_PUB_N(state));
+}
+
 SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	struct sp_held *h = p ? held_find(p, obj) : NULL;
-	uint64_t state;
 
 	if (!h)
 		return;
 	if (h->timed)
 		h->paused += ticks() - h->t0;
-	state = sp_pub_begin(p);
-	/* Released while waiting: nobody to blame. */
-	sp_store_release(&h->info, h->info & ~SP_HELD_EXCLUSIVE);
-	sp_pub_end(p, state, SP_PUB_N(state));
+	held_set_exclusive(p, h, 0);
 }
 
 SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	struct sp_held *h = p ? held_find(p, obj) : NULL;
-	uint64_t state;
 
 	if (!h)
 		return;
 	if (h->timed)
 		h->t0 = ticks();
-	state = sp_pub_begin(p);
-	sp_store_release(&h->info, h->info | SP_HELD_EXCLUSIVE);
-	sp_pub_end(p, state, SP_PUB_N(state));
+	held_set_exclusive(p, h, 1);
 }
 
 /* Copy the hold of @obj in @p, if any; 1 when found (untorn). */

@@ -106,19 +106,21 @@ static SP_ALWAYS_INLINE void sp_pub_end(struct sp_hold_pub *p, uint64_t odd_stat
 	sp_store_release(&p->state, ((odd_state + SP_PUB_SEQ1) & ~0xffffffffull) | n);
 }
 
-/* Write slot @h of a push (not yet visible: index n). */
-static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj,
-					  const struct sp_site *site, int exclusive)
+/* Write slot @h of a push (not yet visible: index n).  The site's fields
+ * come apart so that an interposer's constants (file NULL) fold. */
+static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, const char *file,
+					  const char *func, uintptr_t pc, uint32_t line,
+					  int exclusive)
 {
 	uint64_t x = exclusive ? SP_HELD_EXCLUSIVE : 0;
 
 	sp_store_release(&h->obj, obj);
-	if (site->file) {
-		sp_store_release(&h->where, (uintptr_t)site->file);
-		sp_store_release(&h->func, site->func);
-		sp_store_release(&h->info, (uint64_t)site->line | SP_HELD_INSTRUMENTED | x);
+	if (file) {
+		sp_store_release(&h->where, (uintptr_t)file);
+		sp_store_release(&h->func, func);
+		sp_store_release(&h->info, (uint64_t)line | SP_HELD_INSTRUMENTED | x);
 	} else {
-		sp_store_release(&h->where, site->pc);
+		sp_store_release(&h->where, pc);
 		sp_store_release(&h->info, x);
 	}
 }
@@ -137,7 +139,6 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	uint64_t state;
 	uint32_t n;
 	struct sp_held *h;
-	uint64_t x = op != SP_TYPE_RWLOCK_READ ? SP_HELD_EXCLUSIVE : 0;
 
 	if (SP_UNLIKELY(!p || left <= 1))
 		return 0;
@@ -155,15 +156,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 		return 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];
-	sp_store_release(&h->obj, obj);
-	if (file) {
-		sp_store_release(&h->where, (uintptr_t)file);
-		sp_store_release(&h->func, func);
-		sp_store_release(&h->info, (uint64_t)line | SP_HELD_INSTRUMENTED | x);
-	} else {
-		sp_store_release(&h->where, pc);
-		sp_store_release(&h->info, x);
-	}
+	sp_held_fill(h, obj, file, func, pc, line, op != SP_TYPE_RWLOCK_READ);
 	sp_store_release(&h->since_ns, 0);
 	h->depth = 1;
 	h->timed = 0;

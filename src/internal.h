@@ -50,6 +50,9 @@ enum sp_type {
 	SP_TYPE_SPINLOCK,
 	SP_TYPE_COUNT
 };
+/* What an rwlock unlock passes to sp_probe_released(): the mode it releases
+ * is found there, only when a trace event needs it; never recorded. */
+#define SP_TYPE_RWLOCK_UNLOCK SP_TYPE_COUNT
 
 /*
  * Log2 histogram of contended waits: bucket b counts waits w with
@@ -364,46 +367,41 @@ static inline size_t sp_key_slot(const char *file, uintptr_t pc, uint32_t line, 
 	return (size_t)((k * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
+static inline int sp_entry_is(const struct sp_entry *e, const char *file, uintptr_t pc,
+			      uint32_t line, uintptr_t obj, int op)
+{
+	return e->obj == obj && e->file == file && e->line == line && e->pc == pc && e->op == op;
+}
+
 static inline int sp_entry_matches(const struct sp_entry *e, const struct sp_site *site,
 				   uintptr_t obj, int op)
 {
-	return e->obj == obj && e->file == site->file && e->line == site->line &&
-	       e->pc == site->pc && e->op == op;
-}
-
-/* Owner only: the entry of a key, or NULL. */
-static inline struct sp_entry *sp_table_find(const struct sp_table *t, const struct sp_site *site,
-					     uintptr_t obj, int op)
-{
-	if (SP_UNLIKELY(!t->index))
-		return NULL;
-	for (size_t i = sp_key_slot(site->file, site->pc, site->line, obj, op, t->index_shift);;
-	     i = (i + 1) & t->index_mask) {
-		struct sp_entry *e = t->index[i];
-
-		if (SP_LIKELY(!e || sp_entry_matches(e, site, obj, op)))
-			return e;
-	}
+	return sp_entry_is(e, site->file, site->pc, site->line, obj, op);
 }
 
 /*
- * Owner only: the entry of an interposed site (@pc, never 0), or NULL.  The
- * same slots as sp_table_find() with file NULL and line 0, folded at
- * compile time; an entry whose pc is @pc is an interposed one (instrumented
- * sites have pc 0), so obj, pc and op are the whole key.
+ * Owner only: the entry of a key, or NULL.  The key's fields come apart so
+ * that an interposer's constants (file NULL, line 0) fold into the hash and
+ * the compare; sp_table_find() takes them from a site.
  */
-static inline struct sp_entry *sp_table_find_pc(const struct sp_table *t, uintptr_t pc,
-						uintptr_t obj, int op)
+static inline struct sp_entry *sp_table_find_key(const struct sp_table *t, const char *file,
+						 uintptr_t pc, uint32_t line, uintptr_t obj, int op)
 {
 	if (SP_UNLIKELY(!t->index))
 		return NULL;
-	for (size_t i = sp_key_slot(NULL, pc, 0, obj, op, t->index_shift);;
+	for (size_t i = sp_key_slot(file, pc, line, obj, op, t->index_shift);;
 	     i = (i + 1) & t->index_mask) {
 		struct sp_entry *e = t->index[i];
 
-		if (SP_LIKELY(!e || (e->obj == obj && e->pc == pc && e->op == op)))
+		if (SP_LIKELY(!e || sp_entry_is(e, file, pc, line, obj, op)))
 			return e;
 	}
+}
+
+static inline struct sp_entry *sp_table_find(const struct sp_table *t, const struct sp_site *site,
+					     uintptr_t obj, int op)
+{
+	return sp_table_find_key(t, site->file, site->pc, site->line, obj, op);
 }
 
 static inline size_t sp_near_slot(uintptr_t obj)

@@ -285,10 +285,7 @@ int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, cons
 {
 	SITE;
 
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
-		sp_probe_released((void *)l, sp_rwlock_held_type(l), &site);
-	else
-		sp_probe_released((void *)l, SP_TYPE_RWLOCK_WRITE, &site); /* type unused */
+	sp_probe_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, &site);
 	return pthread_rwlock_unlock(l);
 }
 

@@ -154,13 +154,17 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 	return rc;
 }
 
-/* Before an unlock: hold tracking, and the trace's "released" event. */
+/* Before an unlock: hold tracking, and the trace's "released" event
+ * (@type SP_TYPE_RWLOCK_UNLOCK: the mode the rwlock is held in). */
 static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
 {
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self &&
 	    !sp_hold_released_fast((uintptr_t)obj))
 		sp_hold_released((uintptr_t)obj);
-	sp_trace_lock_released(obj, type, site, 0, 0);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_lock_released(obj,
+				       type == SP_TYPE_RWLOCK_UNLOCK ? sp_rwlock_held_type(obj) : type,
+				       site, 0, 0);
 }
 
 /* A condition wait releases and retakes its mutex: pause its hold. */

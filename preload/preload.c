@@ -43,8 +43,8 @@
 #include <pthread.h>
 #include <threads.h>
 
-#include "hold.h"
-#include "probe.h"
+#include "record/hold.h"
+#include "record/probe.h"
 
 /* Preloaded, profiling is on unless SYNCPROF_OPTIONS says enabled=0. */
 const int sp_preload_enabled_default = 1;

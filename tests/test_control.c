@@ -128,7 +128,7 @@ static void test_live(void)
 	/* pprof is encoded by the client from the process's JSON. */
 	T_ASSERT_INT(t_run(&out, &err,
 			   "%s ctl %d report -f pprof | gzip -dc | protoc "
-			   "--decode=perftools.profiles.Profile -I%s/src %s/src/profile.proto",
+			   "--decode=perftools.profiles.Profile -I%s/src/report/render %s/src/report/render/profile.proto",
 			   cli, (int)p.pid, srcdir, srcdir),
 		     ==, 0);
 	T_ASSERT_CONTAINS(out, "string_table: \"delay\"");

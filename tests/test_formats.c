@@ -4,7 +4,7 @@
  *   folded: the weights sum to the report's total wait, one line per row
  *           with a wait, the site as the leaf;
  *   pprof:  gunzips and decodes with `protoc --decode` against
- *           src/profile.proto; sample types contentions/count and
+ *           src/report/render/profile.proto; sample types contentions/count and
  *           delay/nanoseconds; the delays sum to the total wait and the
  *           contentions to the contended count; the site's function is
  *           named;
@@ -90,8 +90,8 @@ static void test_pprof(void)
 	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
 	fclose(f);
 	T_ASSERT_INT(t_run(&out, &err,
-			   "gzip -dc %s | protoc --decode=perftools.profiles.Profile -I%s/src "
-			   "%s/src/profile.proto",
+			   "gzip -dc %s | protoc --decode=perftools.profiles.Profile -I%s/src/report/render "
+			   "%s/src/report/render/profile.proto",
 			   path, srcdir, srcdir),
 		     ==, 0);
 	T_ASSERT_CONTAINS(out, "string_table: \"contentions\"");

@@ -75,8 +75,8 @@ static void test_rerender(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s report -f pprof -o %s %s", cli, path, base), ==, 0);
 	free(out), free(err);
 	T_ASSERT_INT(t_run(&out, &err,
-			   "gzip -dc %s | protoc --decode=perftools.profiles.Profile -I%s/src "
-			   "%s/src/profile.proto",
+			   "gzip -dc %s | protoc --decode=perftools.profiles.Profile -I%s/src/report/render "
+			   "%s/src/report/render/profile.proto",
 			   path, srcdir, srcdir),
 		     ==, 0);
 	T_ASSERT_CONTAINS(out, "string_table: \"w_waiter\"");

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 typedef void (*t_rec_fn)(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
 			 void *arg);

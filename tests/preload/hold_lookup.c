@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "probe.h"
+#include "record/probe.h"
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_r;

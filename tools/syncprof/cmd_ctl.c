@@ -32,7 +32,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "profile_load.h"
+#include "read/profile_load.h"
 
 #define TIMEOUT_MS 30000
 

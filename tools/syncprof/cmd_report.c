@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "profile_load.h"
+#include "read/profile_load.h"
 
 static const char help[] =
 	"Usage: syncprof report [REPORT OPTIONS] PROFILE.json\n"

@@ -29,7 +29,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 #define EXIT_TRUNCATED 3
 

@@ -22,7 +22,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "profile_load.h"
+#include "read/profile_load.h"
 
 static char err_buf[512];
 

@@ -26,7 +26,7 @@
 
 #include "hold.h"
 #include "internal.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 typedef int (*sp_try_fn)(void *obj);
 typedef int (*sp_lock_fn)(void *obj, const struct timespec *abstime);

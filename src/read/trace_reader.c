@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* ---- u64 -> pointer map (open addressing) ----------------------------- */
 

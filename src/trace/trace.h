@@ -22,7 +22,7 @@
 #define SP_TRACE_H
 
 #include "internal.h"
-#include "trace_format.h"
+#include "format.h"
 
 #define SP_TRACE_EVENTS SYNCPROF_TRACE_MAX_EVENTS
 #define SP_TRACE_BUF_DEFAULT (1u << 20)

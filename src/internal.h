@@ -50,6 +50,8 @@ enum sp_type {
 	SP_TYPE_SPINLOCK,
 	SP_TYPE_COUNT
 };
+/* "rwlock_read", ...; "?" for a number that is no type (base/types.c). */
+const char *sp_type_name(int type);
 /* What an rwlock unlock passes to sp_probe_released(): the mode it releases
  * is found there, only when a trace event needs it; never recorded. */
 #define SP_TYPE_RWLOCK_UNLOCK SP_TYPE_COUNT
@@ -170,85 +172,6 @@ struct sp_thread {
 	char name[16];
 	struct sp_wait_pub wait; /* watchdog.c */
 };
-
-/*
- * Names that are already resolved: a frame read back from a saved profile
- * (cmd_report.c), or one symbolized for a renderer (names.c).
- */
-struct sp_frame {
-	const char *function; /* NULL when unknown */
-	const char *file;     /* NULL when unknown */
-	const char *dso;      /* NULL when unknown */
-	unsigned line;        /* 0 when unknown */
-	uintptr_t address;    /* 0 when instrumented */
-	uintptr_t offset;     /* from function (or dso) start; 0 when unknown */
-};
-
-struct sp_names {
-	struct sp_frame site;
-	unsigned n_frames;
-	struct sp_frame frames[SP_MAX_FRAMES];
-};
-
-/* Row of a report: merged statistics of one key. */
-struct sp_row {
-	uint64_t site_hash; /* of the key without obj; 0 = not computed yet */
-	uintptr_t obj;
-	const char *file;
-	const char *func;
-	uintptr_t pc;
-	uint32_t line;
-	uint8_t type;
-	uint8_t n_frames;
-	uint64_t n_objects;
-	uint64_t acquisitions;
-	uint64_t contended;
-	uint64_t wait_ns;
-	uint64_t wait_max_ns;
-	uint64_t hold_ns;
-	uint64_t hold_max_ns;
-	uint64_t holds;
-	uint64_t owner_changes;
-	/* Histograms and stack, out of line: NULL when the histograms are all
-	 * zero and there is no stack (most rows of a large profile).  Owned by
-	 * the struct sp_rows holding the row; read through sp_row_d(). */
-	struct sp_row_detail *detail;
-	/* NULL for live rows (pcs are symbolized when rendered); set for rows
-	 * read from a saved profile, whose names are already resolved. */
-	const struct sp_names *names;
-};
-
-struct sp_row_detail {
-	uint64_t hist[SP_HIST_BUCKETS];      /* contended waits, log2 ns */
-	uint64_t hold_hist[SP_HIST_BUCKETS]; /* timed holds, log2 ns */
-	uintptr_t frames[SP_MAX_FRAMES];     /* callers, innermost first */
-};
-
-struct sp_detail_block;
-
-/*
- * A set of rows.  Rows carry their key and counters inline (about 150
- * bytes) and their histograms and stack in details allocated from the
- * set's own blocks, so that a report over a million mostly uncontended
- * entries does not allocate (and page-fault in) a million 768-byte
- * histograms.  sp_rows_push() copies a row's detail into the set.
- */
-struct sp_rows {
-	struct sp_row *v;
-	size_t n, cap;
-	size_t n_total; /* rows before the top-N cut */
-	struct sp_detail_block *blocks;
-};
-
-extern const struct sp_row_detail sp_row_detail_zero;
-/* A row's detail for reading: all zero when it has none. */
-static inline const struct sp_row_detail *sp_row_d(const struct sp_row *r)
-{
-	return r->detail ? r->detail : &sp_row_detail_zero;
-}
-/* @r's detail for writing, allocated (zeroed) in @rows when it has none;
- * NULL when out of memory. */
-struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 
 /* Options read from SYNCPROF_OPTIONS (see options.c). */
 #define SP_MAX_SKIP 16
@@ -449,96 +372,6 @@ extern struct sp_options sp_opts;
 int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
 void sp_options_defaults(struct sp_options *o);
 void sp_options_free(struct sp_options *o);
-const char *sp_sort_name(enum syncprof_sort s);
-const char *sp_format_name(enum syncprof_format f);
-
-/* ---- "report.c" ------------------------------------------------------- */
-
-int sp_rows_push(struct sp_rows *r, const struct sp_row *row);
-int sp_rows_reserve(struct sp_rows *r, size_t n);
-void sp_rows_free(struct sp_rows *r);
-/* Merge every thread and the retired aggregate into one row per key. */
-int sp_report_collect(struct sp_rows *out);
-/* out = cur - snap, rows with nothing left dropped; maxima kept from cur. */
-int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
-int sp_report_coalesce(struct sp_rows *rows);
-void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
-void sp_report_top(struct sp_rows *rows, unsigned top);
-/* The whole pipeline of syncprof_report() up to rendering; the caller
- * holds report_lock (runtime.c). */
-int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o);
-int sp_report_snapshot(void);
-uint64_t sp_row_percentile(const struct sp_row *r, double q);
-uint64_t sp_row_avg(const struct sp_row *r);
-const char *sp_type_name(int type);
-
-/* ---- "render_table.c", "render_json.c" -------------------------------- */
-
-struct sp_render_ctx {
-	const struct syncprof_report_options *opts;
-	uint64_t elapsed_ns;
-	uint64_t lost;
-	pid_t pid;
-	const char *command;
-};
-int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-
-/* ---- "render.c", "render_csv.c", "render_folded.c", "render_pprof.c" -- */
-
-/* Render @rows in ctx->opts->format. */
-int sp_render(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-/* Parse a --columns list into column ids (see render_table.c); returns the
- * number of columns, or -EINVAL naming nothing (an unknown or repeated key,
- * or more than @max).  NULL or "" means every column. */
-int sp_columns_parse(const char *list, int *ids, int max);
-#define SP_MAX_COLUMNS 16
-int sp_render_csv(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-int sp_render_folded(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-int sp_render_pprof(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx);
-
-/* ---- "names.c" -------------------------------------------------------- */
-
-/* Site and stack frame @i of a row, resolved: from r->names when the row
- * came from a saved profile, else from file:line or by symbolizing the pc.
- * Pointers in @out are valid until the next call (report path only). */
-void sp_row_site(const struct sp_row *r, struct sp_frame *out);
-void sp_row_frame(const struct sp_row *r, unsigned i, struct sp_frame *out);
-/* The Call site cell: like sp_site_format(), for live or loaded rows. */
-const char *sp_row_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
-			       char *buf, size_t size);
-/* One frame as a single name: "function", "file:line", "dso+0x1f", "0x..". */
-const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size);
-/* Length of the directory prefix shared by every row's file (report.c). */
-size_t sp_rows_common_prefix(const struct sp_rows *rows);
-const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
-
-/* ---- "symbolize.c" --------------------------------------------------- */
-
-#define SP_MAX_INLINE 8
-/* What is known of a code address; pointers valid until the next call. */
-struct sp_symbol {
-	const char *function; /* NULL when unknown */
-	const char *file;     /* NULL when there is no debug info */
-	const char *dso;      /* NULL when unknown */
-	unsigned line;        /* 0 when unknown */
-	uintptr_t offset;     /* from the start of function (or of dso) */
-	/* libdw: functions the named one was inlined into, innermost first,
-	 * each with the file:line of the inlined call inside it */
-	unsigned n_inline;
-	struct {
-		const char *function, *file;
-		unsigned line;
-	} inl[SP_MAX_INLINE];
-};
-
-/* Report path only; not thread-safe (callers hold report_lock). */
-void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
-/* "function file:line", "function+0x12 [dso]", ... into @buf. */
-const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
-			   char *buf, size_t size);
-const char *sp_symbol_format(const struct sp_symbol *sym, uintptr_t pc, const char *src_root,
-			     size_t auto_len, char *buf, size_t size);
 
 /* ---- "runtime.c" ------------------------------------------------------ */
 
@@ -559,18 +392,20 @@ void sp_unlock_hooks_set(int reason, int on);
 #define SP_FLAGS_ON SYNCPROF__PROFILING
 #define SP_FLAGS_HOLD                                                                 \
 	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
-/* sp_report_build() under report_lock, any thread (runtime.c). */
-int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o);
-uint64_t sp_start_ns(void);
+/* How long profiling was on since start-up or the last reset. */
+uint64_t sp_profiled_ns(void);
 const char *sp_command(void);
 /* Wall-clock time (CLOCK_REALTIME ns) of the last on/off switch, or of
  * start-up when it never switched. */
 uint64_t sp_state_since_ns(void);
+/* The profile of this process as @o shapes it, named and ready to render
+ * (any thread; takes report_lock).  Free it with sp_profile_free(). */
+struct sp_profile;
+int sp_report_profile(struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_report_snapshot(void);
 /* report_lock: serialises reports, resets and symbolizing (watchdog). */
 void sp_report_lock(void);
 void sp_report_unlock(void);
-/* Check report options: 0 or -EINVAL. */
-int sp_report_options_check(const struct syncprof_report_options *o);
 
 /* ---- "control.c" ------------------------------------------------------ */
 
@@ -659,14 +494,15 @@ struct sp_wait_ctx {
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w);
 void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w);
 
-/* Blame, for reports: holder sites that made the row's site wait. */
-struct sp_blame {
-	struct sp_site holder;
-	uint64_t wait_ns;
-	uint64_t count;
+/* Blame records: how long waiters at a site waited for holders that had
+ * taken the lock at another site (hold.c). */
+struct sp_blame_view {
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site waiter, holder;
+	uint64_t wait_ns, count;
 };
-/* Fill @out (up to @max, largest wait first) for @r; returns how many. */
-size_t sp_blame_for_row(const struct sp_row *r, int coalesced, struct sp_blame *out, size_t max);
+void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
 void sp_hold_snapshot(void);
 
 /* ---- "stack.c" --------------------------------------------------------- */

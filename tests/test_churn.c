@@ -11,6 +11,8 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "report/profile.h"
+#include "report_util.h"
 
 #define OPS 50
 #define BATCH 8
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 	T_ASSERT_UINT(sp_registry_thread_count(), <=, 1);
 	syncprof_report_options_init(&o);
 	o.coalesce = 0;
-	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+	T_ASSERT_INT(t_report_rows(&rows, &o), ==, 0);
 	for (size_t i = 0; i < rows.n; i++) {
 		if (rows.v[i].file && !strcmp(rows.v[i].file, "/churn/a.c"))
 			a += rows.v[i].acquisitions;

@@ -17,6 +17,8 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "report/profile.h"
+#include "report_util.h"
 #include "workload.h"
 
 static const char *srcdir;
@@ -44,7 +46,7 @@ static void expected_totals(void)
 	struct sp_rows rows;
 
 	syncprof_report_options_init(&o);
-	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+	T_ASSERT_INT(t_report_rows(&rows, &o), ==, 0);
 	for (size_t i = 0; i < rows.n; i++) {
 		total_wait += rows.v[i].wait_ns;
 		total_contended += rows.v[i].contended;

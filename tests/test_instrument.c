@@ -12,6 +12,8 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "report/profile.h"
+#include "report_util.h"
 
 /* ThreadSanitizer reports deliberate misuse (unlocking a mutex one does
  * not own) as an error; those checks run in the other builds. */
@@ -30,7 +32,7 @@ static void collect(int coalesce)
 	syncprof_report_options_init(&o);
 	o.coalesce = coalesce;
 	sp_rows_free(&rows);
-	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+	T_ASSERT_INT(t_report_rows(&rows, &o), ==, 0);
 }
 
 static const struct sp_row *find(unsigned line, int type)

@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 #include "internal.h"
+#include "report/profile.h"
 
 static char *parse(struct sp_options *o, const char *s, int *problems)
 {

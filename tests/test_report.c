@@ -5,6 +5,7 @@
  */
 #include "harness.h"
 #include "internal.h"
+#include "report/profile.h"
 
 /* Details for rows built here; sp_rows_push() copies them into the set. */
 static struct sp_row_detail details[64];
@@ -199,15 +200,28 @@ static void test_paths(void)
 	sp_rows_free(&rows);
 }
 
-static char *render(const struct sp_rows *rows, struct syncprof_report_options *o, int json)
+/* @rows (lent, given back with no names) as a profile, rendered. */
+static char *render(struct sp_rows *rows, struct syncprof_report_options *o, int json)
 {
-	struct sp_render_ctx ctx = { o, 2500000000ull, 0, 42, "prog --arg \"q\"" };
+	struct sp_profile p;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	T_ASSERT_INT(json ? sp_render_json(f, rows, &ctx) : sp_render_table(f, rows, &ctx), ==, 0);
+	T_ASSERT_INT(sp_profile_init(&p), ==, 0);
+	p.pid = 42;
+	p.command = "prog --arg \"q\"";
+	p.elapsed_ns = 2500000000ull;
+	p.coalesced = o->coalesce;
+	p.rows = *rows;
+	T_ASSERT_INT(sp_profile_resolve(&p), ==, 0);
+	T_ASSERT_INT(json ? sp_render_json(f, &p, o) : sp_render_table(f, &p, o), ==, 0);
 	fclose(f);
+	for (size_t i = 0; i < p.rows.n; i++)
+		p.rows.v[i].names = NULL;
+	*rows = p.rows;
+	memset(&p.rows, 0, sizeof(p.rows));
+	sp_profile_free(&p);
 	return buf;
 }
 
@@ -255,7 +269,7 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "\"coalesced\":true");
 	T_ASSERT_CONTAINS(s, "\"type\":\"mutex\",\"object\":\"0xabc0\",\"n_objects\":1");
 	T_ASSERT_CONTAINS(s, "\"site\":{\"function\":\"fn\",\"file\":\"/p/src/queue.c\",\"line\":42,"
-			     "\"dso\":null,\"address\":null}");
+			     "\"dso\":null,\"address\":null,\"offset\":null}");
 	T_ASSERT_CONTAINS(s, "\"acquisitions\":2000,\"contended\":100,\"wait_ns\":3000000,"
 			     "\"wait_max_ns\":400000");
 	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"object\":null,\"n_objects\":4");

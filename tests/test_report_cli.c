@@ -10,6 +10,7 @@
  * Usage: test_report_cli SYNCPROF_CLI SOURCE_DIR
  */
 #include "internal.h"
+#include "report/profile.h"
 #include "workload.h"
 
 static const char *cli, *srcdir;

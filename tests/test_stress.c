@@ -18,6 +18,8 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "report/profile.h"
+#include "report_util.h"
 
 #define N_SITES 24
 #define N_OBJS 16
@@ -86,7 +88,7 @@ static uint64_t rows_total(int coalesce)
 
 	syncprof_report_options_init(&o);
 	o.coalesce = coalesce;
-	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+	T_ASSERT_INT(t_report_rows(&rows, &o), ==, 0);
 	for (size_t i = 0; i < rows.n; i++)
 		if (site_index(rows.v[i].file) >= 0) {
 			sum += rows.v[i].acquisitions;
@@ -158,7 +160,7 @@ static void check_exact(const char *phase)
 
 	syncprof_report_options_init(&o);
 	o.coalesce = 0;
-	T_ASSERT_INT(sp_report_rows(&rows, &o), ==, 0);
+	T_ASSERT_INT(t_report_rows(&rows, &o), ==, 0);
 	for (size_t i = 0; i < rows.n; i++) {
 		int s = site_index(rows.v[i].file);
 		int ob = -1;

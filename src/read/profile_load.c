@@ -1,18 +1,23 @@
 /*
  * profile_load.c - read a saved profile ("profile JSON version 1",
- * DESIGN.md) back into report rows, for 'syncprof report'.
+ * docs/formats.md) back into the profile model, for 'syncprof report' and
+ * for the reports that 'syncprof ctl' receives.
  *
- * Design: json-c parses the file into a tree that stays alive while the
- * rows are rendered: the rows' strings (file, function, dso) point into
- * it, and each row gets an sp_names (names.c) with its already-resolved
- * site and stack, so renderers never symbolize addresses of another
- * process.  Row keys (file, function, line, address of the site) are
- * filled from the site too, so that coalescing and sorting work as on live
- * rows.  Every problem is one message naming the file, the row and the
- * key; unknown keys are ignored (version 1 allows added keys).
+ * Design: json-c parses the text into a tree; every fact the JSON renderer
+ * wrote is read back into the same structures a live report builds
+ * (rows, details, blame, names with offsets and inlined callers, metadata),
+ * strings interned into the profile's arena, and the tree is freed.  Row
+ * keys (file, function, line, address of the site) and blame holder keys
+ * come from the names, so that coalescing and sorting work as on live
+ * rows, and the renderers, which read names only, print the same bytes.
+ * Every problem is one message naming the file, the row and the key;
+ * unknown keys are ignored (version 1 allows added keys).  Profiles
+ * written before "hold_tracking" existed count as hold-tracked when a row
+ * has a non-null "hold_ns".
  *
- * Alternatives considered: a hand-written JSON reader (the issue asks for
- * a Debian library; json-c is in every Debian release).
+ * Alternatives considered: a hand-written JSON reader (json-c is in every
+ * Debian release); keeping the tree alive for its strings (the first
+ * version: a loaded profile then held its text twice).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,26 +25,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "internal.h"
 #include "read/profile_load.h"
 
-static char err_buf[512];
+struct loader {
+	const char *name;
+	struct sp_profile *p;
+	char *err;
+	size_t err_size;
+};
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
+static int fail(struct loader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct loader *l, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	vsnprintf(l->err, l->err_size, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-const char *cli_profile_error(void)
-{
-	return err_buf;
 }
 
 static int get_u64(json_object *o, const char *key, int nullable, uint64_t *out, int *is_null)
@@ -83,103 +86,221 @@ static int parse_hex(const char *s, uintptr_t *out)
 	return errno || *end || end == s + 2 ? -EINVAL : 0;
 }
 
-static int read_frame(json_object *o, struct sp_frame *f)
+static int read_inlined(struct loader *l, json_object *arr, struct sp_frame *f)
 {
-	uint64_t line;
+	size_t n = json_object_array_length(arr);
+	struct sp_inline *inl;
+
+	if (!n)
+		return 0;
+	inl = sp_profile_alloc(l->p, n * sizeof(*inl));
+	if (!inl)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+		uint64_t line;
+
+		if (!json_object_is_type(o, json_type_object) ||
+		    get_u64(o, "line", 1, &line, NULL) || line > UINT32_MAX)
+			return -EINVAL;
+		inl[i].function = sp_profile_intern(l->p, get_str(o, "function"));
+		inl[i].file = sp_profile_intern(l->p, get_str(o, "file"));
+		inl[i].line = (unsigned)line;
+	}
+	f->inlined = inl;
+	f->n_inline = (unsigned)n;
+	return 0;
+}
+
+static int read_frame(struct loader *l, json_object *o, struct sp_frame *f)
+{
+	uint64_t line, offset;
 	const char *addr;
+	json_object *inl;
 
 	memset(f, 0, sizeof(*f));
 	if (!json_object_is_type(o, json_type_object))
 		return -EINVAL;
-	f->function = get_str(o, "function");
-	f->file = get_str(o, "file");
-	f->dso = get_str(o, "dso");
+	f->function = sp_profile_intern(l->p, get_str(o, "function"));
+	f->file = sp_profile_intern(l->p, get_str(o, "file"));
+	f->dso = sp_profile_intern(l->p, get_str(o, "dso"));
 	if (get_u64(o, "line", 1, &line, NULL) || line > UINT32_MAX)
 		return -EINVAL;
 	f->line = (unsigned)line;
+	if (get_u64(o, "offset", 1, &offset, NULL))
+		return -EINVAL;
+	f->offset = (uintptr_t)offset;
 	addr = get_str(o, "address");
 	if (addr && parse_hex(addr, &f->address))
 		return -EINVAL;
+	if (json_object_object_get_ex(o, "inlined", &inl) && inl) {
+		if (!json_object_is_type(inl, json_type_array) || read_inlined(l, inl, f))
+			return -EINVAL;
+	}
+	return sp_profile_error(l->p);
+}
+
+static int read_hist(json_object *o, const char *key, uint64_t *hist)
+{
+	json_object *h;
+
+	if (!json_object_object_get_ex(o, key, &h) || !h)
+		return 0;
+	if (!json_object_is_type(h, json_type_array) ||
+	    json_object_array_length(h) > SP_HIST_BUCKETS)
+		return -EINVAL;
+	for (size_t b = 0; b < json_object_array_length(h); b++) {
+		json_object *v = json_object_array_get_idx(h, b);
+
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return -EINVAL;
+		hist[b] = json_object_get_uint64(v);
+	}
+	return 0;
+}
+
+static void site_key(const struct sp_frame *f, struct sp_site *s)
+{
+	s->file = f->file;
+	s->func = f->function;
+	s->line = f->line;
+	s->pc = f->address;
+}
+
+static int read_stack(struct loader *l, size_t i, json_object *o, struct sp_row *r,
+		      struct sp_names *nm, struct sp_row_detail *det)
+{
+	json_object *stack;
+	struct sp_frame *frames;
+	size_t n;
+
+	if (!json_object_object_get_ex(o, "stack", &stack) || !stack)
+		return 0;
+	if (!json_object_is_type(stack, json_type_array))
+		return fail(l, "%s: row %zu: \"stack\" is not an array", l->name, i);
+	n = json_object_array_length(stack);
+	if (n > SP_MAX_FRAMES)
+		n = SP_MAX_FRAMES;
+	if (!n)
+		return 0;
+	frames = sp_profile_alloc(l->p, n * sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (read_frame(l, json_object_array_get_idx(stack, k), &frames[k]))
+			return fail(l, "%s: row %zu: bad frame %zu in \"stack\"", l->name, i, k);
+		det->frames[k] = frames[k].address;
+	}
+	nm->frames = frames;
+	nm->n_frames = (unsigned)n;
+	r->n_frames = (uint8_t)n;
+	return 0;
+}
+
+/* "blame": [{"site": frame, "wait_ns": N, "count": N}, ...], into @rows. */
+static int read_blame(struct loader *l, size_t i, json_object *o, struct sp_rows *rows,
+		      struct sp_row *r)
+{
+	json_object *arr;
+
+	if (!json_object_object_get_ex(o, "blame", &arr) || !arr)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return fail(l, "%s: row %zu: \"blame\" is not an array", l->name, i);
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		json_object *b = json_object_array_get_idx(arr, k), *site;
+		struct sp_frame *f = sp_profile_alloc(l->p, sizeof(*f));
+		struct sp_site holder;
+		uint64_t wait, count;
+
+		if (!f)
+			return -ENOMEM;
+		if (!json_object_is_type(b, json_type_object) ||
+		    !json_object_object_get_ex(b, "site", &site) || read_frame(l, site, f) ||
+		    get_u64(b, "wait_ns", 0, &wait, NULL) || get_u64(b, "count", 0, &count, NULL))
+			return fail(l, "%s: row %zu: bad blame %zu", l->name, i, k);
+		site_key(f, &holder);
+		if (sp_rows_blame_add(rows, r, &holder, f, wait, count))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 static const char *const counters[] = { "acquisitions", "contended", "wait_ns", "wait_max_ns" };
 
-static int read_row(const char *path, size_t i, json_object *o, struct sp_row *r,
-		    struct sp_names *nm, struct sp_row_detail *det)
+static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 {
-	json_object *site, *stack, *hist;
+	struct sp_row_detail det;
+	struct sp_row r, *d;
+	struct sp_names *nm;
+	json_object *site, *v;
 	const char *type, *obj;
-	uint64_t *dst[] = { &r->acquisitions, &r->contended, &r->wait_ns, &r->wait_max_ns };
-	int null;
+	uint64_t *dst[] = { &r.acquisitions, &r.contended, &r.wait_ns, &r.wait_max_ns };
+	int null, rc;
 
-	memset(r, 0, sizeof(*r));
-	memset(nm, 0, sizeof(*nm));
-	memset(det, 0, sizeof(*det));
-	r->detail = det; /* copied into the set by sp_rows_push() */
+	memset(&r, 0, sizeof(r));
+	memset(&det, 0, sizeof(det));
+	nm = sp_profile_alloc(l->p, sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
 	if (!json_object_is_type(o, json_type_object))
-		return fail("%s: row %zu is not an object", path, i);
+		return fail(l, "%s: row %zu is not an object", l->name, i);
 	type = get_str(o, "type");
-	r->type = SP_TYPE_COUNT;
+	r.type = SP_TYPE_COUNT;
 	for (int t = 0; type && t < SP_TYPE_COUNT; t++)
 		if (!strcmp(type, sp_type_name(t)))
-			r->type = (uint8_t)t;
-	if (r->type == SP_TYPE_COUNT)
-		return fail("%s: row %zu: bad or missing \"type\"", path, i);
+			r.type = (uint8_t)t;
+	if (r.type == SP_TYPE_COUNT)
+		return fail(l, "%s: row %zu: bad or missing \"type\"", l->name, i);
 	obj = get_str(o, "object");
-	if (obj && parse_hex(obj, &r->obj))
-		return fail("%s: row %zu: bad \"object\" '%s'", path, i, obj);
-	if (get_u64(o, "n_objects", 1, &r->n_objects, &null))
-		return fail("%s: row %zu: bad \"n_objects\"", path, i);
+	if (obj && parse_hex(obj, &r.obj))
+		return fail(l, "%s: row %zu: bad \"object\" '%s'", l->name, i, obj);
+	if (get_u64(o, "n_objects", 1, &r.n_objects, &null))
+		return fail(l, "%s: row %zu: bad \"n_objects\"", l->name, i);
 	if (null)
-		r->n_objects = 1;
+		r.n_objects = 1;
 	for (size_t k = 0; k < sizeof(counters) / sizeof(*counters); k++)
 		if (get_u64(o, counters[k], 0, dst[k], NULL))
-			return fail("%s: row %zu: missing or bad \"%s\"", path, i, counters[k]);
-	if (get_u64(o, "hold_ns", 1, &r->hold_ns, NULL) ||
-	    get_u64(o, "hold_max_ns", 1, &r->hold_max_ns, NULL))
-		return fail("%s: row %zu: bad \"hold_ns\" or \"hold_max_ns\"", path, i);
-	if (!json_object_object_get_ex(o, "site", &site) || read_frame(site, &nm->site))
-		return fail("%s: row %zu: missing or bad \"site\"", path, i);
-	if (json_object_object_get_ex(o, "stack", &stack) && stack) {
-		if (!json_object_is_type(stack, json_type_array))
-			return fail("%s: row %zu: \"stack\" is not an array", path, i);
-		for (size_t k = 0; k < json_object_array_length(stack) && k < SP_MAX_FRAMES; k++) {
-			if (read_frame(json_object_array_get_idx(stack, k), &nm->frames[k]))
-				return fail("%s: row %zu: bad frame %zu in \"stack\"", path, i, k);
-			det->frames[k] = nm->frames[k].address;
-			nm->n_frames = (unsigned)k + 1;
-		}
-		r->n_frames = (uint8_t)nm->n_frames;
-	}
-	if (json_object_object_get_ex(o, "wait_hist", &hist) && hist) {
-		if (!json_object_is_type(hist, json_type_array) ||
-		    json_object_array_length(hist) > SP_HIST_BUCKETS)
-			return fail("%s: row %zu: bad \"wait_hist\"", path, i);
-		for (size_t b = 0; b < json_object_array_length(hist); b++) {
-			json_object *v = json_object_array_get_idx(hist, b);
-
-			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-				return fail("%s: row %zu: bad \"wait_hist\"", path, i);
-			det->hist[b] = json_object_get_uint64(v);
-		}
-	}
-	r->file = nm->site.file;
-	r->func = nm->site.function;
-	r->line = nm->site.line;
-	r->pc = nm->site.address;
-	r->names = nm;
+			return fail(l, "%s: row %zu: missing or bad \"%s\"", l->name, i, counters[k]);
+	if (get_u64(o, "hold_ns", 1, &r.hold_ns, &null) ||
+	    get_u64(o, "hold_max_ns", 1, &r.hold_max_ns, NULL))
+		return fail(l, "%s: row %zu: bad \"hold_ns\" or \"hold_max_ns\"", l->name, i);
+	if (!null)
+		*hold_seen = 1;
+	if (get_u64(o, "holds", 1, &r.holds, NULL) ||
+	    get_u64(o, "owner_changes", 1, &r.owner_changes, NULL))
+		return fail(l, "%s: row %zu: bad \"holds\" or \"owner_changes\"", l->name, i);
+	if (!json_object_object_get_ex(o, "site", &site) || read_frame(l, site, &nm->site))
+		return fail(l, "%s: row %zu: missing or bad \"site\"", l->name, i);
+	rc = read_stack(l, i, o, &r, nm, &det);
+	if (rc)
+		return rc;
+	if (read_hist(o, "wait_hist", det.hist))
+		return fail(l, "%s: row %zu: bad \"wait_hist\"", l->name, i);
+	if (read_hist(o, "hold_hist", det.hold_hist))
+		return fail(l, "%s: row %zu: bad \"hold_hist\"", l->name, i);
+	r.file = nm->site.file;
+	r.func = nm->site.function;
+	r.line = nm->site.line;
+	r.pc = nm->site.address;
+	r.names = nm;
+	r.detail = &det; /* copied into the set by sp_rows_push() */
+	if (sp_rows_push(&l->p->rows, &r))
+		return -ENOMEM;
+	d = &l->p->rows.v[l->p->rows.n - 1];
+	if (json_object_object_get_ex(o, "blame", &v))
+		return read_blame(l, i, o, &l->p->rows, d);
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
+static char *slurp(struct loader *l, const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
 	size_t cap = 65536, n = 0;
 	char *buf;
 
 	if (!f) {
-		fail("cannot read '%s': %s", path, strerror(errno));
+		fail(l, "cannot read '%s': %s", path, strerror(errno));
 		return NULL;
 	}
 	buf = malloc(cap);
@@ -201,7 +322,7 @@ static char *slurp(const char *path, size_t *len)
 		}
 	}
 	if (!buf || ferror(f)) {
-		fail("cannot read '%s': %s", path, buf ? strerror(errno) : "out of memory");
+		fail(l, "cannot read '%s': %s", path, buf ? strerror(errno) : "out of memory");
 		free(buf);
 		fclose(f);
 		return NULL;
@@ -212,110 +333,107 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-int cli_profile_load(const char *path, struct cli_profile *p)
+int sp_profile_load(const char *path, struct sp_profile *p, char *err, size_t err_size)
 {
+	struct loader l = { path, p, err, err_size };
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = slurp(&l, path, &len);
 	int rc;
 
-	if (!text) {
-		memset(p, 0, sizeof(*p));
+	memset(p, 0, sizeof(*p));
+	if (!text)
 		return -EIO;
-	}
-	rc = cli_profile_parse(path, text, len, p);
+	rc = sp_profile_parse(path, text, len, p, err, err_size);
 	free(text);
 	return rc;
 }
 
-int cli_profile_parse(const char *path, const char *text, size_t len, struct cli_profile *p)
+static int read_meta(struct loader *l, json_object *root)
 {
-	json_tokener *tok;
-	json_object *rows, *v;
-	size_t n;
-	const char *fmt;
-	uint64_t version = 0, u;
+	struct sp_profile *p = l->p;
+	json_object *v;
+	uint64_t u;
+	const char *s;
 
-	memset(p, 0, sizeof(*p));
-	p->path = path;
+	p->command = sp_profile_intern(p, get_str(root, "command"));
+	if (!get_u64(root, "pid", 0, &u, NULL))
+		p->pid = (int)u;
+	s = get_str(root, "clock");
+	p->clock = s && !strcmp(s, "tsc") ? "tsc" : "monotonic";
+	get_u64(root, "elapsed_ns", 1, &p->elapsed_ns, NULL);
+	get_u64(root, "lost_events", 1, &p->lost, NULL);
+	p->coalesced = json_object_object_get_ex(root, "coalesced", &v) &&
+		       json_object_get_boolean(v);
+	if (syncprof_parse_sort(get_str(root, "sort"), &p->sort))
+		p->sort = SYNCPROF_SORT_TOTAL;
+	p->hold = -1; /* not said: decided from the rows */
+	if (json_object_object_get_ex(root, "hold_tracking", &v) && v)
+		p->hold = json_object_get_boolean(v);
+	if (!get_u64(root, "hold_sample", 0, &u, NULL) && u && u <= UINT32_MAX)
+		p->hold_sample = (unsigned)u;
+	if (!get_u64(root, "rows_total", 0, &u, NULL))
+		p->rows.n_total = (size_t)u;
+	return sp_profile_error(p);
+}
+
+int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_profile *p,
+		     char *err, size_t err_size)
+{
+	struct loader l = { name, p, err, err_size };
+	json_tokener *tok;
+	json_object *root, *rows;
+	uint64_t version = 0;
+	const char *fmt;
+	int rc, hold_seen = 0;
+
+	if (sp_profile_init(p))
+		return -ENOMEM;
 	tok = json_tokener_new();
-	if (!tok)
-		return fail("out of memory");
-	p->root = json_tokener_parse_ex(tok, text, (int)len);
-	if (!p->root || json_tokener_get_error(tok) != json_tokener_success) {
+	if (!tok) {
+		sp_profile_free(p);
+		return -ENOMEM;
+	}
+	root = json_tokener_parse_ex(tok, text, (int)len);
+	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
 		enum json_tokener_error e = json_tokener_get_error(tok);
 
-		fail("%s is not valid JSON: %s at byte %zu", path,
-		     e == json_tokener_continue ? "unexpected end of file"
-						: json_tokener_error_desc(e),
-		     json_tokener_get_parse_end(tok));
+		rc = fail(&l, "%s is not valid JSON: %s at byte %zu", name,
+			  e == json_tokener_continue ? "unexpected end of file"
+						     : json_tokener_error_desc(e),
+			  json_tokener_get_parse_end(tok));
 		json_tokener_free(tok);
-		cli_profile_free(p);
-		return -EINVAL;
+		if (root)
+			json_object_put(root);
+		sp_profile_free(p);
+		return rc;
 	}
 	json_tokener_free(tok);
-	fmt = get_str(p->root, "format");
-	if (!fmt || strcmp(fmt, "syncprof-profile")) {
-		cli_profile_free(p);
-		return fail("%s is not a syncprof profile (no \"format\":\"syncprof-profile\"; "
-			    "write one with format=json or -f json)",
-			    path);
+	fmt = get_str(root, "format");
+	if (!fmt || strcmp(fmt, "syncprof-profile"))
+		rc = fail(&l, "%s is not a syncprof profile (no \"format\":\"syncprof-profile\"; "
+			      "write one with format=json or -f json)", name);
+	else if (get_u64(root, "version", 0, &version, NULL) || version != 1)
+		rc = fail(&l, "%s: profile version %llu is not supported (this syncprof reads "
+			      "version 1)", name, (unsigned long long)version);
+	else if (!json_object_object_get_ex(root, "rows", &rows) ||
+		 !json_object_is_type(rows, json_type_array))
+		rc = fail(&l, "%s: no \"rows\" array", name);
+	else
+		rc = read_meta(&l, root);
+	if (!rc)
+		rc = sp_rows_reserve(&p->rows, json_object_array_length(rows));
+	for (size_t i = 0; !rc && i < json_object_array_length(rows); i++)
+		rc = read_row(&l, i, json_object_array_get_idx(rows, i), &hold_seen);
+	json_object_put(root);
+	if (rc == -ENOMEM)
+		fail(&l, "%s: out of memory", name);
+	if (rc) {
+		sp_profile_free(p);
+		return rc;
 	}
-	if (get_u64(p->root, "version", 0, &version, NULL) || version != 1) {
-		cli_profile_free(p);
-		return fail("%s: profile version %llu is not supported (this syncprof reads "
-			    "version 1)",
-			    path, (unsigned long long)version);
-	}
-	if (!json_object_object_get_ex(p->root, "rows", &rows) ||
-	    !json_object_is_type(rows, json_type_array)) {
-		cli_profile_free(p);
-		return fail("%s: no \"rows\" array", path);
-	}
-	p->command = get_str(p->root, "command");
-	if (!get_u64(p->root, "pid", 0, &u, NULL))
-		p->pid = (int)u;
-	get_u64(p->root, "elapsed_ns", 1, &p->elapsed_ns, NULL);
-	get_u64(p->root, "lost_events", 1, &p->lost, NULL);
-	p->coalesced = json_object_object_get_ex(p->root, "coalesced", &v) &&
-		       json_object_get_boolean(v);
-	n = json_object_array_length(rows);
-	p->names = calloc(n ? n : 1, sizeof(*p->names));
-	if (!p->names) {
-		cli_profile_free(p);
-		return fail("out of memory");
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct sp_row_detail det;
-		struct sp_row r;
-		int rc = read_row(path, i, json_object_array_get_idx(rows, i), &r, &p->names[i],
-				  &det);
-
-		if (!rc && sp_rows_push(&p->rows, &r))
-			rc = fail("out of memory");
-		if (rc) {
-			cli_profile_free(p);
-			return rc;
-		}
-	}
+	if (p->hold < 0)
+		p->hold = hold_seen;
+	if (p->rows.n_total < p->rows.n)
+		p->rows.n_total = p->rows.n;
 	return 0;
-}
-
-void cli_profile_ctx(const struct cli_profile *p, const struct syncprof_report_options *opts,
-		     struct sp_render_ctx *ctx)
-{
-	ctx->opts = opts;
-	ctx->elapsed_ns = p->elapsed_ns;
-	ctx->lost = p->lost;
-	ctx->pid = p->pid;
-	ctx->command = p->command;
-}
-
-void cli_profile_free(struct cli_profile *p)
-{
-	sp_rows_free(&p->rows);
-	free(p->names);
-	if (p->root)
-		json_object_put(p->root);
-	p->names = NULL;
-	p->root = NULL;
 }

@@ -532,72 +532,34 @@ lost:
 	sp_add_relaxed(&blame_lost, 1);
 }
 
-static int str_same(const char *a, const char *b)
+/*
+ * Every blame record, net of the last reset's snapshot, to @fn.  Any
+ * thread; callers serialise with resets (report_lock).  Records still
+ * being claimed are skipped.
+ */
+void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg)
 {
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static int row_matches(const struct sp_row *r, const struct blame_rec *b, int coalesced)
-{
-	return b->type == r->type && b->waiter.pc == r->pc && b->waiter.line == r->line &&
-	       (coalesced || b->obj == r->obj) && str_same(b->waiter.file, r->file) &&
-	       str_same(b->waiter.func, r->func);
-}
-
-size_t sp_blame_for_row(const struct sp_row *r, int coalesced, struct sp_blame *out, size_t max)
-{
-	size_t n = 0;
-
 	if (!blame)
-		return 0;
+		return;
 	for (size_t i = 0; i < BLAME_SLOTS; i++) {
 		const struct blame_rec *b = &blame[i];
+		struct sp_blame_view v;
 		uint64_t wait, count;
-		size_t j;
 
-		if (!sp_load_acquire(&b->ready) || !row_matches(r, b, coalesced))
+		if (!sp_load_acquire(&b->ready))
 			continue;
 		wait = sp_load_relaxed(&b->wait_ns);
 		count = sp_load_relaxed(&b->count);
-		wait = wait > b->snap_wait ? wait - b->snap_wait : 0;
-		count = count > b->snap_count ? count - b->snap_count : 0;
-		if (!count)
+		v.wait_ns = wait > b->snap_wait ? wait - b->snap_wait : 0;
+		v.count = count > b->snap_count ? count - b->snap_count : 0;
+		if (!v.count)
 			continue;
-		for (j = 0; j < n; j++)
-			if (site_eq(&out[j].holder, &b->holder) ||
-			    (!out[j].holder.pc && str_same(out[j].holder.file, b->holder.file) &&
-			     out[j].holder.line == b->holder.line))
-				break;
-		if (j == n) {
-			if (n == max) {
-				/* Full: replace the smallest if this one is larger. */
-				size_t m = 0;
-
-				for (size_t k = 1; k < n; k++)
-					if (out[k].wait_ns < out[m].wait_ns)
-						m = k;
-				if (out[m].wait_ns >= wait)
-					continue;
-				j = m;
-			} else {
-				n++;
-			}
-			out[j].holder = b->holder;
-			out[j].wait_ns = 0;
-			out[j].count = 0;
-		}
-		out[j].wait_ns += wait;
-		out[j].count += count;
+		v.type = b->type;
+		v.obj = b->obj;
+		v.waiter = b->waiter;
+		v.holder = b->holder;
+		fn(&v, arg);
 	}
-	/* Largest wait first (n is small). */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && out[j].wait_ns > out[j - 1].wait_ns; j--) {
-			struct sp_blame tmp = out[j];
-
-			out[j] = out[j - 1];
-			out[j - 1] = tmp;
-		}
-	return n;
 }
 
 /* Under report_lock (runtime.c): later reports subtract these. */

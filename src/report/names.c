@@ -1,65 +1,119 @@
 /*
- * names.c - the names of a row's site and stack, for every renderer.
+ * names.c - naming a profile: sites, stacks and blame holders resolved to
+ * frames (function, file:line, DSO, offset, inlined callers), and the one
+ * way each renderer formats a frame.
  *
- * A row's site is named in one of three ways: by __FILE__/__LINE__/__func__
- * (instrumented code), by a return address symbolized at render time
- * (interposed code, symbolize.c), or by names already resolved when the row
- * was read back from a saved profile (row->names, filled by
- * 'syncprof report').  Renderers ask here and need not know which.
+ * A live row's site is named in one of two ways: by __FILE__/__LINE__/
+ * __func__ (instrumented code), or by a return address symbolized here
+ * (interposed code, symbolize.c).  sp_profile_resolve() does that once per
+ * printed row, after the top-N cut, and keeps the result in the profile's
+ * arena (strings interned), so renderers read names and nothing else.  A
+ * profile read back from JSON arrives with its names already resolved, in
+ * the same structures: that is what makes a saved profile render to the
+ * same bytes as the live one.
  *
- * Alternatives considered: turning a saved profile's names into fake pcs
- * and teaching sp_symbolize() a lookup table (touches the symbolizer that
- * is being rewritten for libdw, and loses the DSO); storing resolved names
- * in every live row (costs a symbolization per row before the top-N cut,
- * which the design forbids).  One nullable pointer per row is the least.
+ * Alternatives considered: symbolizing inside each renderer (what the
+ * first versions did: every renderer then had a live and a loaded path,
+ * and a loaded profile printed sites differently); naming every row before
+ * the top-N cut (a symbolization per row of a million-row profile).
  *
- * Thread-safety: report path only (callers hold report_lock, or are the
- * single-threaded CLI); strings in an sp_frame filled by symbolizing are
- * valid until the next call.
+ * Thread-safety: sp_profile_resolve() and sp_site_name() symbolize, which
+ * is not thread-safe: callers serialise reports (report_lock).
  */
+#include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "report/profile.h"
 
-static void frame_from_symbol(uintptr_t pc, struct sp_frame *out)
+static int frame_from_pc(struct sp_profile *p, uintptr_t pc, struct sp_frame *out)
 {
 	struct sp_symbol sym;
 
 	sp_symbolize(pc, &sym);
-	out->function = sym.function;
-	out->file = sym.file;
-	out->dso = sym.dso;
+	memset(out, 0, sizeof(*out));
+	out->function = sp_profile_intern(p, sym.function);
+	out->file = sp_profile_intern(p, sym.file);
+	out->dso = sp_profile_intern(p, sym.dso);
 	out->line = sym.line;
 	out->address = pc;
 	out->offset = sym.offset;
+	if (sym.n_inline) {
+		struct sp_inline *inl = sp_profile_alloc(p, sym.n_inline * sizeof(*inl));
+
+		if (!inl)
+			return -ENOMEM;
+		for (unsigned i = 0; i < sym.n_inline; i++) {
+			inl[i].function = sp_profile_intern(p, sym.inl[i].function);
+			inl[i].file = sp_profile_intern(p, sym.inl[i].file);
+			inl[i].line = sym.inl[i].line;
+		}
+		out->inlined = inl;
+		out->n_inline = sym.n_inline;
+	}
+	return sp_profile_error(p);
 }
 
-void sp_row_site(const struct sp_row *r, struct sp_frame *out)
+/* The frame of a site: instrumented sites are named by their key. */
+static int frame_of_site(struct sp_profile *p, const struct sp_site *s, struct sp_frame *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (r->names) {
-		*out = r->names->site;
-		return;
+	if (s->file || !s->pc) {
+		memset(out, 0, sizeof(*out));
+		out->function = sp_profile_intern(p, s->func);
+		out->file = sp_profile_intern(p, s->file);
+		out->line = s->line;
+		return sp_profile_error(p);
 	}
-	if (r->file || !r->pc) {
-		out->function = r->func;
-		out->file = r->file;
-		out->line = r->line;
-		return;
-	}
-	frame_from_symbol(r->pc, out);
+	return frame_from_pc(p, s->pc, out);
 }
 
-void sp_row_frame(const struct sp_row *r, unsigned i, struct sp_frame *out)
+static int resolve_row(struct sp_profile *p, struct sp_row *r)
 {
-	memset(out, 0, sizeof(*out));
-	if (r->names) {
-		if (i < r->names->n_frames)
-			*out = r->names->frames[i];
-		return;
+	struct sp_site site = { r->file, r->func, r->pc, r->line };
+	struct sp_names *nm;
+	struct sp_frame *frames = NULL;
+	int rc;
+
+	nm = sp_profile_alloc(p, sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	rc = frame_of_site(p, &site, &nm->site);
+	if (!rc && r->n_frames) {
+		frames = sp_profile_alloc(p, r->n_frames * sizeof(*frames));
+		if (!frames)
+			return -ENOMEM;
+		for (unsigned i = 0; i < r->n_frames && !rc; i++)
+			rc = frame_from_pc(p, sp_row_d(r)->frames[i], &frames[i]);
+		nm->frames = frames;
+		nm->n_frames = r->n_frames;
 	}
-	if (i < r->n_frames)
-		frame_from_symbol(sp_row_d(r)->frames[i], out);
+	for (uint32_t i = 0; !rc && r->detail && i < r->detail->n_blame; i++) {
+		struct sp_blame *b = &r->detail->blame[i];
+		struct sp_frame *f;
+
+		if (b->names)
+			continue;
+		f = sp_profile_alloc(p, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		rc = frame_of_site(p, &b->holder, f);
+		b->names = f;
+	}
+	r->names = nm;
+	return rc;
+}
+
+int sp_profile_resolve(struct sp_profile *p)
+{
+	for (size_t i = 0; i < p->rows.n; i++) {
+		int rc;
+
+		if (p->rows.v[i].names)
+			continue; /* read back from a saved profile */
+		rc = resolve_row(p, &p->rows.v[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static const char *base_name(const char *path)
@@ -69,25 +123,20 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-const char *sp_row_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
-			       char *buf, size_t size)
+const char *sp_frame_format(const struct sp_frame *f, const char *src_root, size_t auto_len,
+			    char *buf, size_t size)
 {
-	const struct sp_frame *f;
-
-	if (!r->names)
-		return sp_site_format(r, src_root, auto_len, buf, size);
-	f = &r->names->site;
-	if (f->file && !f->address)
+	if (f->file && !f->address) /* instrumented */
 		snprintf(buf, size, "%s:%u", sp_path_strip(f->file, src_root, auto_len), f->line);
 	else if (f->function && f->file)
 		snprintf(buf, size, "%s %s:%u", f->function,
 			 sp_path_strip(f->file, src_root, auto_len), f->line);
+	else if (f->function && f->offset)
+		snprintf(buf, size, "%s+0x%lx", f->function, (unsigned long)f->offset);
 	else if (f->function)
 		snprintf(buf, size, "%s", f->function);
-	else if (f->file)
-		snprintf(buf, size, "%s:%u", sp_path_strip(f->file, src_root, auto_len), f->line);
 	else if (f->dso)
-		snprintf(buf, size, "%s@0x%lx", base_name(f->dso), (unsigned long)f->address);
+		snprintf(buf, size, "%s+0x%lx", base_name(f->dso), (unsigned long)f->offset);
 	else
 		snprintf(buf, size, "0x%lx", (unsigned long)f->address);
 	return buf;
@@ -104,4 +153,26 @@ const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size)
 	else
 		snprintf(buf, size, "0x%lx", (unsigned long)f->address);
 	return buf;
+}
+
+const char *sp_site_name(const struct sp_site *s, const char *src_root, char *buf, size_t size)
+{
+	struct sp_symbol sym;
+	struct sp_frame f;
+
+	memset(&f, 0, sizeof(f));
+	if (s->file || !s->pc) {
+		f.function = s->func;
+		f.file = s->file;
+		f.line = s->line;
+	} else {
+		sp_symbolize(s->pc, &sym);
+		f.function = sym.function;
+		f.file = sym.file;
+		f.dso = sym.dso;
+		f.line = sym.line;
+		f.offset = sym.offset;
+		f.address = s->pc;
+	}
+	return sp_frame_format(&f, src_root, 0, buf, size);
 }

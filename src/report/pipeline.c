@@ -23,97 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-static const char *const type_names[SP_TYPE_COUNT] = {
-	"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
-};
-
-const char *sp_type_name(int type)
-{
-	return type >= 0 && type < SP_TYPE_COUNT ? type_names[type] : "?";
-}
-
-int sp_rows_reserve(struct sp_rows *r, size_t n)
-{
-	struct sp_row *v;
-
-	if (n <= r->cap)
-		return 0;
-	v = realloc(r->v, n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r->v = v;
-	r->cap = n;
-	return 0;
-}
-
-/* ---- row details: blocks of zeroed details, freed with their set ---- */
-
-#define DETAIL_BLOCK 256
-
-struct sp_detail_block {
-	struct sp_detail_block *next;
-	size_t used;
-	struct sp_row_detail d[DETAIL_BLOCK];
-};
-
-const struct sp_row_detail sp_row_detail_zero;
-
-struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r)
-{
-	struct sp_detail_block *b = rows->blocks;
-
-	if (r->detail)
-		return r->detail;
-	if (!b || b->used == DETAIL_BLOCK) {
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return NULL;
-		b->next = rows->blocks;
-		rows->blocks = b;
-	}
-	r->detail = &b->d[b->used++];
-	return r->detail;
-}
-
-int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
-{
-	struct sp_row *d;
-
-	if (r->n == r->cap && sp_rows_reserve(r, r->cap ? r->cap * 2 : 64))
-		return -ENOMEM;
-	d = &r->v[r->n];
-	*d = *row;
-	if (row->detail) { /* the set owns the details of its rows */
-		d->detail = NULL;
-		if (!sp_rows_detail(r, d))
-			return -ENOMEM;
-		*d->detail = *row->detail;
-	}
-	r->n++;
-	return 0;
-}
-
-void sp_rows_free(struct sp_rows *r)
-{
-	struct sp_detail_block *b = r->blocks, *next;
-
-	for (; b; b = next) {
-		next = b->next;
-		free(b);
-	}
-	free(r->v);
-	memset(r, 0, sizeof(*r));
-}
+#include "report/profile.h"
 
 /* ---- a hash map from row keys to row indices -------------------------- */
 
-struct row_map {
-	size_t *slot; /* row index + 1; 0 is free */
-	size_t mask;
-	int with_obj;
-};
 
 static size_t str_hash(const char *s)
 {
@@ -163,7 +76,7 @@ static int row_key_eq(const struct sp_row *a, const struct sp_row *b, int with_o
 	       str_eq(a->func, b->func);
 }
 
-static int map_init(struct row_map *m, size_t expect, int with_obj)
+int sp_row_map_init(struct sp_row_map *m, size_t expect, int with_obj)
 {
 	size_t cap = 64;
 
@@ -175,14 +88,25 @@ static int map_init(struct row_map *m, size_t expect, int with_obj)
 	return m->slot ? 0 : -ENOMEM;
 }
 
-static void map_free(struct row_map *m)
+void sp_row_map_free(struct sp_row_map *m)
 {
 	free(m->slot);
 	m->slot = NULL;
 }
 
 /* Index of the row with @key's key in @rows, or where it would go. */
-static size_t *map_probe(const struct row_map *m, const struct sp_rows *rows,
+static size_t *map_probe(const struct sp_row_map *m, const struct sp_rows *rows,
+			 const struct sp_row *key);
+
+struct sp_row *sp_row_map_find(const struct sp_row_map *m, struct sp_rows *rows,
+			       const struct sp_row *key)
+{
+	size_t *s = map_probe(m, rows, key);
+
+	return *s ? &rows->v[*s - 1] : NULL;
+}
+
+static size_t *map_probe(const struct sp_row_map *m, const struct sp_rows *rows,
 			 const struct sp_row *key)
 {
 	for (size_t i = row_hash(key, m->with_obj) & m->mask;; i = (i + 1) & m->mask) {
@@ -193,21 +117,21 @@ static size_t *map_probe(const struct row_map *m, const struct sp_rows *rows,
 	}
 }
 
-static int map_grow(struct row_map *m, const struct sp_rows *rows)
+static int map_grow(struct sp_row_map *m, const struct sp_rows *rows)
 {
-	struct row_map n;
+	struct sp_row_map n;
 
-	if (map_init(&n, (m->mask + 1), m->with_obj))
+	if (sp_row_map_init(&n, (m->mask + 1), m->with_obj))
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->n; i++)
 		*map_probe(&n, rows, &rows->v[i]) = i + 1;
-	map_free(m);
+	sp_row_map_free(m);
 	*m = n;
 	return 0;
 }
 
 /* The row for @key, added (zeroed, key copied) when new; NULL on ENOMEM. */
-static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const struct sp_row *key)
+struct sp_row *sp_row_map_get(struct sp_row_map *m, struct sp_rows *rows, const struct sp_row *key)
 {
 	size_t *s = map_probe(m, rows, key);
 	struct sp_row fresh;
@@ -236,7 +160,7 @@ static struct sp_row *map_get(struct row_map *m, struct sp_rows *rows, const str
 
 /* Add @s into @d, a row of @rows; -ENOMEM when @d's detail could not be
  * allocated (its counters are then added, its histograms not). */
-static int row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
+int sp_row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
 {
 	struct sp_row_detail *dd;
 
@@ -259,112 +183,28 @@ static int row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *
 		dd->hist[b] += s->detail->hist[b];
 		dd->hold_hist[b] += s->detail->hold_hist[b];
 	}
-	if (!d->n_frames && s->n_frames) {
+	/*
+	 * The stack of a merged row is that of the part that waited longest
+	 * (ties: the smaller first frame), not of the first part merged: the
+	 * order of the parts differs between a live collection and a saved
+	 * profile read back, the choice must not.
+	 */
+	if (s->n_frames && (!d->n_frames || s->wait_ns > dd->stack_wait_ns ||
+			    (s->wait_ns == dd->stack_wait_ns &&
+			     memcmp(s->detail->frames, dd->frames, sizeof(dd->frames)) < 0))) {
 		memcpy(dd->frames, s->detail->frames, sizeof(dd->frames));
 		d->n_frames = s->n_frames;
+		dd->stack_wait_ns = s->wait_ns;
 		if (s->names)
 			d->names = s->names; /* a saved profile's stack names */
 	}
+	for (uint32_t i = 0; i < s->detail->n_blame; i++) {
+		const struct sp_blame *b = &s->detail->blame[i];
+
+		if (sp_rows_blame_add(rows, d, &b->holder, b->names, b->wait_ns, b->count))
+			return -ENOMEM;
+	}
 	return 0;
-}
-
-/* ---- collect ---------------------------------------------------------- */
-
-struct collect_ctx {
-	struct sp_rows *rows;
-	struct row_map map;
-	uint32_t epoch;
-	int err;
-};
-
-/* @tmp receives the entry's histograms and stack; r->detail points to it
- * only when there is something in it. */
-static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r,
-			 struct sp_row_detail *tmp)
-{
-	const struct sp_entry_cold *c = e->cold;
-	uint64_t any = 0;
-
-	memset(r, 0, sizeof(*r));
-	r->obj = e->obj;
-	r->file = e->file;
-	r->func = c->func;
-	r->pc = e->pc;
-	r->line = e->line;
-	r->type = e->type;
-	r->n_objects = 1;
-	r->acquisitions = sp_load_relaxed(&e->acquisitions);
-	r->contended = sp_load_relaxed(&e->contended);
-	r->wait_ns = sp_load_relaxed(&e->wait_ns);
-	r->hold_ns = sp_load_relaxed(&c->hold_ns);
-	r->holds = sp_load_relaxed(&c->holds);
-	if (sp_load_acquire(&c->epoch) == epoch) {
-		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
-		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
-	}
-	r->owner_changes = sp_load_relaxed(&c->owner_changes);
-	r->n_frames = sp_load_acquire(&c->n_frames);
-	if (r->n_frames > SP_MAX_FRAMES)
-		r->n_frames = SP_MAX_FRAMES;
-	/* Histograms are only written on contended waits and timed holds. */
-	if (!r->contended && !r->holds && !r->n_frames)
-		return;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
-		tmp->hist[b] = sp_load_relaxed(&c->hist[b]);
-		tmp->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
-		any |= tmp->hist[b] | tmp->hold_hist[b];
-	}
-	memset(tmp->frames, 0, sizeof(tmp->frames));
-	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
-	if (any || r->n_frames)
-		r->detail = tmp;
-}
-
-static void collect_table(const struct sp_table *t, void *arg)
-{
-	struct collect_ctx *c = arg;
-	size_t n = sp_table_count(t);
-
-	for (size_t i = 0; i < n && !c->err; i++) {
-		struct sp_row_detail tmp;
-		struct sp_row r;
-		struct sp_row *d;
-
-		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp);
-		d = map_get(&c->map, c->rows, &r);
-		if (!d || row_add(c->rows, d, &r)) {
-			c->err = -ENOMEM;
-			return;
-		}
-		d->n_objects = 1;
-	}
-}
-
-static void count_table(const struct sp_table *t, void *arg)
-{
-	*(size_t *)arg += sp_table_count(t);
-}
-
-int sp_report_collect(struct sp_rows *out)
-{
-	struct collect_ctx c = { .rows = out };
-	size_t expect = 0;
-
-	memset(out, 0, sizeof(*out));
-	c.epoch = sp_load_relaxed(&sp_reset_epoch);
-	/* Size for what is there now (more may come): no rehash, no regrowth. */
-	sp_registry_foreach(count_table, &expect);
-	if (map_init(&c.map, expect + 64, 1))
-		return -ENOMEM;
-	if (sp_rows_reserve(out, expect + 64)) {
-		map_free(&c.map);
-		return -ENOMEM;
-	}
-	sp_registry_foreach(collect_table, &c);
-	map_free(&c.map);
-	if (c.err)
-		sp_rows_free(out);
-	return c.err;
 }
 
 /* ---- subtract, coalesce, sort, top ------------------------------------ */
@@ -376,12 +216,12 @@ static uint64_t sub_clamp(uint64_t a, uint64_t b)
 
 int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap)
 {
-	struct row_map m;
+	struct sp_row_map m;
 	size_t kept = 0;
 
 	if (!snap || !snap->n)
 		return 0;
-	if (map_init(&m, snap->n, 1))
+	if (sp_row_map_init(&m, snap->n, 1))
 		return -ENOMEM;
 	for (size_t i = 0; i < snap->n; i++)
 		*map_probe(&m, snap, &snap->v[i]) = i + 1;
@@ -413,28 +253,29 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap)
 			cur->v[kept++] = *r;
 	}
 	cur->n = kept;
-	map_free(&m);
+	sp_row_map_free(&m);
 	return 0;
 }
 
 int sp_report_coalesce(struct sp_rows *rows)
 {
 	struct sp_rows out = { 0 };
-	struct row_map m;
+	struct sp_row_map m;
 
-	if (map_init(&m, rows->n, 0))
+	if (sp_row_map_init(&m, rows->n, 0))
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->n; i++) {
-		struct sp_row *d = map_get(&m, &out, &rows->v[i]);
+		struct sp_row *d = sp_row_map_get(&m, &out, &rows->v[i]);
 
-		if (!d || row_add(&out, d, &rows->v[i])) {
-			map_free(&m);
+		if (!d || sp_row_add(&out, d, &rows->v[i])) {
+			sp_row_map_free(&m);
 			sp_rows_free(&out);
 			return -ENOMEM;
 		}
 		d->n_objects += rows->v[i].n_objects;
 	}
-	map_free(&m);
+	sp_row_map_free(&m);
+	out.n_total = rows->n_total > rows->n ? 0 : out.n; /* a cut set cannot know */
 	sp_rows_free(rows);
 	*rows = out;
 	return 0;
@@ -467,45 +308,52 @@ static int cmp_str(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static enum syncprof_sort sort_key;
+static int row_order(const struct sp_row *a, const struct sp_row *b, enum syncprof_sort key);
 
-static int row_order(const struct sp_row *a, const struct sp_row *b);
-
-static int row_cmp(const void *pa, const void *pb)
+static int row_cmp(const void *pa, const void *pb, void *key)
 {
-	return row_order(*(const struct sp_row *const *)pa, *(const struct sp_row *const *)pb);
+	return row_order(*(const struct sp_row *const *)pa, *(const struct sp_row *const *)pb,
+			 *(enum syncprof_sort *)key);
 }
 
-static int row_cmp_value(const void *pa, const void *pb)
+static int row_cmp_value(const void *pa, const void *pb, void *key)
 {
-	return row_order(pa, pb);
+	return row_order(pa, pb, *(enum syncprof_sort *)key);
 }
 
-static int row_order(const struct sp_row *a, const struct sp_row *b)
+static int row_order(const struct sp_row *a, const struct sp_row *b, enum syncprof_sort key)
 {
-	uint64_t va = sort_value(a, sort_key), vb = sort_value(b, sort_key);
+	uint64_t va = sort_value(a, key), vb = sort_value(b, key);
 	int c;
 
 	if (va != vb)
 		return va > vb ? -1 : 1;
-	/* Ties: by total wait, then by site and object, so output is stable. */
+	/*
+	 * Ties: by total wait, then by site and object, so output is stable.
+	 * The address comes first: a live interposed row is keyed by its
+	 * address alone, the same row read back from JSON by its address and
+	 * names, and only an order that the address decides is the same for
+	 * both (same bytes from a saved profile as from the live one).
+	 */
 	if (a->wait_ns != b->wait_ns)
 		return a->wait_ns > b->wait_ns ? -1 : 1;
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
 	c = cmp_str(a->file, b->file);
 	if (c)
 		return c;
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
-	if (a->pc != b->pc)
-		return a->pc < b->pc ? -1 : 1;
+	c = cmp_str(a->func, b->func);
+	if (c)
+		return c;
 	if (a->type != b->type)
 		return a->type < b->type ? -1 : 1;
 	return a->obj < b->obj ? -1 : a->obj > b->obj;
 }
 
 /*
- * Called under report_lock, which makes the static sort_key safe.  Sorts
- * pointers, then applies the order in place by following its cycles, each
+ * Sorts pointers, then applies the order in place by following its cycles, each
  * row moved once: rows are large (the histogram), and qsort moving them
  * spent more time in memmove than in comparisons, while a sorted copy
  * doubled the memory of a report.  Without memory for the pointers the
@@ -517,7 +365,6 @@ void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 	struct sp_row **p;
 	size_t *dest;
 
-	sort_key = key;
 	if (n < 2)
 		return;
 	p = malloc(n * sizeof(*p));
@@ -525,12 +372,12 @@ void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 	if (!p || !dest) {
 		free(p);
 		free(dest);
-		qsort(rows->v, n, sizeof(*rows->v), row_cmp_value);
+		qsort_r(rows->v, n, sizeof(*rows->v), row_cmp_value, &key);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		p[i] = &rows->v[i];
-	qsort(p, n, sizeof(*p), row_cmp);
+	qsort_r(p, n, sizeof(*p), row_cmp, &key);
 	/* dest[i] = the position that row i moves to. */
 	for (size_t i = 0; i < n; i++)
 		dest[p[i] - rows->v] = i;
@@ -552,7 +399,8 @@ void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 
 void sp_report_top(struct sp_rows *rows, unsigned top)
 {
-	rows->n_total = rows->n;
+	if (rows->n_total < rows->n)
+		rows->n_total = rows->n;
 	if (top && rows->n > top)
 		rows->n = top;
 }
@@ -591,9 +439,8 @@ uint64_t sp_row_percentile(const struct sp_row *r, double q)
 
 /*
  * Length of the directory prefix shared by the absolute source paths of
- * the rows: the instrumented ones' files and, for interposed ones, the
- * files their addresses symbolize to (which costs a second symbolization
- * of each printed row; reports print few rows).
+ * the rows' sites (resolved names: the instrumented ones' files and, for
+ * interposed ones, the files their addresses symbolized to).
  */
 size_t sp_rows_common_prefix(const struct sp_rows *rows)
 {
@@ -602,14 +449,9 @@ size_t sp_rows_common_prefix(const struct sp_rows *rows)
 	int have = 0;
 
 	for (size_t i = 0; i < rows->n; i++) {
-		const char *f = rows->v[i].file;
-		struct sp_symbol sym;
+		const char *f = rows->v[i].names ? rows->v[i].names->site.file : rows->v[i].file;
 		size_t j = 0;
 
-		if (!f && rows->v[i].pc) {
-			sp_symbolize(rows->v[i].pc, &sym);
-			f = sym.file;
-		}
 		if (!f || f[0] != '/')
 			continue;
 		if (!have) {
@@ -644,4 +486,20 @@ const char *sp_path_strip(const char *file, const char *root, size_t auto_len)
 		return file;
 	}
 	return file[0] == '/' && strlen(file) > auto_len ? file + auto_len : file;
+}
+
+int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options *o)
+{
+	int rc = 0;
+
+	if (o->coalesce && !p->coalesced) {
+		rc = sp_report_coalesce(&p->rows);
+		if (rc)
+			return rc;
+		p->coalesced = 1;
+	}
+	sp_report_sort(&p->rows, o->sort);
+	p->sort = o->sort;
+	sp_report_top(&p->rows, o->top);
+	return 0;
 }

@@ -38,7 +38,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
-#include "internal.h"
+#include "report/profile.h"
 
 #ifdef SYNCPROF_HAVE_LIBDW
 static Dwfl *dwfl;
@@ -243,35 +243,4 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out)
 #ifdef SYNCPROF_HAVE_LIBDW
 	dw_symbolize(pc, out);
 #endif
-}
-
-const char *sp_site_format(const struct sp_row *r, const char *src_root, size_t auto_len,
-			   char *buf, size_t size)
-{
-	struct sp_symbol sym;
-
-	if (r->file) {
-		snprintf(buf, size, "%s:%u", sp_path_strip(r->file, src_root, auto_len),
-			 (unsigned)r->line);
-		return buf;
-	}
-	sp_symbolize(r->pc, &sym);
-	return sp_symbol_format(&sym, r->pc, src_root, auto_len, buf, size);
-}
-
-const char *sp_symbol_format(const struct sp_symbol *sym, uintptr_t pc, const char *src_root,
-			     size_t auto_len, char *buf, size_t size)
-{
-	if (sym->function && sym->file)
-		snprintf(buf, size, "%s %s:%u", sym->function,
-			 sp_path_strip(sym->file, src_root, auto_len), sym->line);
-	else if (sym->function)
-		snprintf(buf, size, "%s+0x%lx", sym->function, (unsigned long)sym->offset);
-	else if (sym->dso)
-		snprintf(buf, size, "%s+0x%lx",
-			 strrchr(sym->dso, '/') ? strrchr(sym->dso, '/') + 1 : sym->dso,
-			 (unsigned long)sym->offset);
-	else
-		snprintf(buf, size, "0x%lx", (unsigned long)pc);
-	return buf;
 }

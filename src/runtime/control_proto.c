@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "report/profile.h"
 
 static const char *const verbs[] = {
 	[SP_CTL_STATUS] = "status", [SP_CTL_ON] = "on",		[SP_CTL_OFF] = "off",
@@ -91,7 +92,7 @@ static int apply_report_key(struct sp_ctl_request *req, const char *key, size_t 
 	}
 	if (word_is(key, klen, "columns")) {
 		if (word_copy(req->columns, sizeof(req->columns), val, strlen(val)) ||
-		    sp_columns_parse(req->columns, ids, SP_MAX_COLUMNS) < 0)
+		    sp_columns_parse(req->columns, ids, SP_MAX_COLUMNS, 1) < 0)
 			return -EINVAL;
 		o->columns = req->columns;
 		return 0;
@@ -226,7 +227,7 @@ static int do_status(FILE *out)
 {
 	struct syncprof_report_options o;
 	struct sp_thread *saved;
-	struct sp_rows rows;
+	struct sp_profile prof;
 	struct count_ctx c = { 0 };
 	uint64_t since = sp_state_since_ns();
 	time_t secs = (time_t)(since / 1000000000u);
@@ -239,12 +240,12 @@ static int do_status(FILE *out)
 	syncprof_report_options_init(&o);
 	o.coalesce = 1;
 	saved = sp_thread_enter();
-	rc = sp_report_rows(&rows, &o);
+	rc = sp_report_profile(&prof, &o);
 	sp_thread_leave(saved);
 	if (rc)
 		return rc;
-	sites = rows.n;
-	sp_rows_free(&rows);
+	sites = prof.rows.n;
+	sp_profile_free(&prof);
 	sp_registry_foreach(count_entries, &c);
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (gmtime_r(&secs, &tm))

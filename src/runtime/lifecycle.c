@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "report/collect.h"
 
 /*
  * Defined here, next to the constructor, on purpose: every instrumented
@@ -35,15 +36,30 @@ int syncprof__enabled;
 
 static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
-static uint64_t window_start_ns; /* start of what reports cover */
+/*
+ * Profiled time: how long profiling was on since start-up or the last
+ * reset (on_ns, plus the current stretch since on_since_ns while on), the
+ * "elapsed_ns" of a profile.  A profile taken while profiling is off
+ * therefore does not change from one report to the next.  Written under
+ * state_lock by the switches and the reset.
+ */
+static sp_lock_t state_lock = SP_LOCK_INIT;
+static uint64_t on_ns, on_since_ns;
 static int ever_enabled;
 static uint64_t state_since_ns; /* CLOCK_REALTIME of the last on/off switch */
 static int init_state;
 static char command[4096];
 
-uint64_t sp_start_ns(void)
+uint64_t sp_profiled_ns(void)
 {
-	return sp_load_relaxed(&window_start_ns);
+	uint64_t ns;
+
+	sp_lock(&state_lock);
+	ns = on_ns;
+	if (syncprof_is_enabled())
+		ns += sp_now_ns() - on_since_ns;
+	sp_unlock(&state_lock);
+	return ns;
 }
 
 const char *sp_command(void)
@@ -86,17 +102,25 @@ uint64_t sp_state_since_ns(void)
 void syncprof_enable(void)
 {
 	sp_store_relaxed(&ever_enabled, 1);
+	sp_lock(&state_lock);
 	/* Remember when the state changed, for 'syncprof ctl PID status'. */
 	if (!(__atomic_fetch_or(&syncprof__enabled, SYNCPROF__PROFILING, __ATOMIC_RELAXED) &
-	      SYNCPROF__PROFILING))
+	      SYNCPROF__PROFILING)) {
 		sp_store_relaxed(&state_since_ns, realtime_ns());
+		on_since_ns = sp_now_ns();
+	}
+	sp_unlock(&state_lock);
 }
 
 void syncprof_disable(void)
 {
+	sp_lock(&state_lock);
 	if (__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED) &
-	    SYNCPROF__PROFILING)
+	    SYNCPROF__PROFILING) {
 		sp_store_relaxed(&state_since_ns, realtime_ns());
+		on_ns += sp_now_ns() - on_since_ns;
+	}
+	sp_unlock(&state_lock);
 }
 
 int syncprof_is_enabled(void)
@@ -132,7 +156,7 @@ int sp_report_snapshot(void)
 	struct sp_rows now;
 	int rc;
 
-	rc = sp_report_collect(&now);
+	rc = sp_collect(&now, 0);
 	if (rc)
 		return rc;
 	sp_rows_free(&snapshot);
@@ -141,7 +165,10 @@ int sp_report_snapshot(void)
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);
-	sp_store_relaxed(&window_start_ns, sp_now_ns());
+	sp_lock(&state_lock);
+	on_ns = 0;
+	on_since_ns = sp_now_ns();
+	sp_unlock(&state_lock);
 	return 0;
 }
 
@@ -157,16 +184,6 @@ int syncprof_reset(void)
 	return rc;
 }
 
-int sp_report_options_check(const struct syncprof_report_options *o)
-{
-	int ids[SP_MAX_COLUMNS];
-
-	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_PPROF ||
-	    sp_columns_parse(o->columns, ids, SP_MAX_COLUMNS) < 0)
-		return -EINVAL;
-	return 0;
-}
-
 void sp_report_lock(void)
 {
 	sp_lock(&report_lock);
@@ -177,30 +194,42 @@ void sp_report_unlock(void)
 	sp_unlock(&report_lock);
 }
 
-int sp_report_build(struct sp_rows *out, const struct syncprof_report_options *o)
+/*
+ * The profile of this process, as @o shapes it: collect, subtract the
+ * reset's snapshot, coalesce, sort, cut, name.  Caller holds report_lock.
+ */
+static int profile_build_locked(struct sp_profile *p, const struct syncprof_report_options *o)
 {
-	int rc = sp_report_collect(out);
+	int rc = sp_profile_init(p);
 
-	if (!rc)
-		rc = sp_report_subtract(out, &snapshot);
-	if (!rc && o->coalesce)
-		rc = sp_report_coalesce(out);
-	if (rc) {
-		sp_rows_free(out);
+	if (rc)
 		return rc;
-	}
-	sp_report_sort(out, o->sort);
-	sp_report_top(out, o->top);
-	return 0;
+	p->pid = (int)getpid();
+	p->command = sp_profile_intern(p, command);
+	p->clock = sp_clock_name();
+	p->elapsed_ns = sp_profiled_ns();
+	p->lost = sp_lost_get();
+	p->hold = sp_load_relaxed(&sp_hold_on);
+	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
+	rc = sp_collect(&p->rows, p->hold);
+	if (!rc)
+		rc = sp_report_subtract(&p->rows, &snapshot);
+	if (!rc)
+		rc = sp_profile_shape(p, o);
+	if (!rc)
+		rc = sp_profile_resolve(p);
+	if (rc)
+		sp_profile_free(p);
+	return rc;
 }
 
-int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o)
+int sp_report_profile(struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	struct sp_thread *saved = sp_thread_enter();
 	int rc;
 
 	sp_lock(&report_lock);
-	rc = sp_report_build(out, o);
+	rc = profile_build_locked(p, o);
 	sp_unlock(&report_lock);
 	sp_thread_leave(saved);
 	return rc;
@@ -209,8 +238,7 @@ int sp_report_rows(struct sp_rows *out, const struct syncprof_report_options *o)
 int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 {
 	struct sp_thread *saved;
-	struct sp_render_ctx ctx;
-	struct sp_rows rows;
+	struct sp_profile p;
 	int rc;
 
 	if (!opts) {
@@ -221,15 +249,10 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 		return -EINVAL;
 	saved = sp_thread_enter();
 	sp_lock(&report_lock);
-	rc = sp_report_build(&rows, opts);
+	rc = profile_build_locked(&p, opts);
 	if (!rc) {
-		ctx.opts = opts;
-		ctx.elapsed_ns = sp_now_ns() - sp_start_ns();
-		ctx.lost = sp_lost_get();
-		ctx.pid = getpid();
-		ctx.command = command;
-		rc = sp_render(out, &rows, &ctx);
-		sp_rows_free(&rows);
+		rc = sp_render(out, &p, opts);
+		sp_profile_free(&p);
 		if (!rc && (fflush(out) || ferror(out)))
 			rc = -EIO;
 	}
@@ -373,7 +396,6 @@ void sp_runtime_init(void)
 	sp_options_defaults(&sp_opts);
 	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
 	read_command();
-	sp_store_relaxed(&window_start_ns, sp_now_ns());
 	stderr_keep();
 	run_role_init();
 	sp_store_relaxed(&state_since_ns, realtime_ns());

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "report/profile.h"
 
 
 unsigned sp_watch_on;
@@ -207,11 +208,7 @@ static void format_site(const struct sp_site *s, char *buf, size_t size)
 		return;
 	}
 	if (s->pc) {
-		struct sp_row r;
-
-		memset(&r, 0, sizeof(r));
-		r.pc = s->pc;
-		sp_site_format(&r, NULL, 0, buf, size);
+		sp_site_name(s, NULL, buf, size);
 		return;
 	}
 	snprintf(buf, size, "an unknown site");

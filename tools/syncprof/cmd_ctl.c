@@ -381,21 +381,19 @@ static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 static int pprof_from_json(pid_t pid, const char *json, size_t len,
 			   const struct cli_render_opts *o, FILE *out)
 {
-	struct cli_profile p;
-	struct sp_render_ctx ctx;
-	char name[64];
+	struct sp_profile p;
+	char name[64], err[512];
 	int rc;
 
 	snprintf(name, sizeof(name), "the report of process %d", (int)pid);
-	if (cli_profile_parse(name, json, len, &p)) {
-		cli_error("ctl", "%s", cli_profile_error());
+	if (sp_profile_parse(name, json, len, &p, err, sizeof(err))) {
+		cli_error("ctl", "%s", err);
 		return 1;
 	}
-	cli_profile_ctx(&p, &o->report, &ctx);
-	rc = sp_render_pprof(out, &p.rows, &ctx);
+	rc = sp_render_pprof(out, &p, &o->report);
 	if (rc)
 		cli_error("ctl", "encoding pprof failed: %s", strerror(-rc));
-	cli_profile_free(&p);
+	sp_profile_free(&p);
 	return rc ? 1 : 0;
 }
 

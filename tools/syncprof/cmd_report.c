@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "internal.h"
 #include "read/profile_load.h"
+#include "report/render/text.h"
 
 static const char help[] =
 	"Usage: syncprof report [REPORT OPTIONS] PROFILE.json\n"
@@ -53,13 +53,13 @@ static const char help[] =
 
 static int render_profile(const char *path, struct cli_render_opts *o)
 {
-	struct cli_profile p;
-	struct sp_render_ctx ctx;
+	struct sp_profile p;
+	char err[512];
 	FILE *out;
 	int rc;
 
-	if (cli_profile_load(path, &p)) {
-		cli_error("report", "%s", cli_profile_error());
+	if (sp_profile_load(path, &p, err, sizeof(err))) {
+		cli_error("report", "%s", err);
 		return 1;
 	}
 	if (p.coalesced && o->coalesce_set && !o->report.coalesce) {
@@ -67,29 +67,26 @@ static int render_profile(const char *path, struct cli_render_opts *o)
 			  "%s was saved with objects coalesced per call site; --no-coalesce "
 			  "needs a profile saved with coalesce=0 (--no-coalesce)",
 			  path);
-		cli_profile_free(&p);
+		sp_profile_free(&p);
 		return 1;
 	}
-	rc = o->report.coalesce ? sp_report_coalesce(&p.rows) : 0;
+	rc = sp_profile_shape(&p, &o->report);
 	if (rc) {
 		cli_error("report", "%s", strerror(-rc));
-		cli_profile_free(&p);
+		sp_profile_free(&p);
 		return 1;
 	}
-	sp_report_sort(&p.rows, o->report.sort);
-	sp_report_top(&p.rows, o->report.top);
 	out = cli_open_output("report", o);
 	if (!out) {
-		cli_profile_free(&p);
+		sp_profile_free(&p);
 		return 1;
 	}
-	cli_profile_ctx(&p, &o->report, &ctx);
-	rc = sp_render(out, &p.rows, &ctx);
+	rc = sp_render(out, &p, &o->report);
 	if (rc)
 		cli_error("report", "rendering failed: %s", strerror(-rc));
 	if (cli_close_output("report", o, out))
 		rc = -EIO;
-	cli_profile_free(&p);
+	sp_profile_free(&p);
 	return rc ? 1 : 0;
 }
 
@@ -141,7 +138,7 @@ static int diff_cmp(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-static int diff_add(struct diff_row **v, size_t *n, const struct cli_profile *p, int side,
+static int diff_add(struct diff_row **v, size_t *n, const struct sp_profile *p, int side,
 		    size_t auto_len)
 {
 	for (size_t i = 0; i < p->rows.n; i++) {
@@ -162,7 +159,7 @@ static int diff_add(struct diff_row **v, size_t *n, const struct cli_profile *p,
 			d = &nv[(*n)++];
 			memset(d, 0, sizeof(*d));
 			snprintf(d->key, sizeof(d->key), "%s", key);
-			sp_row_site_format(r, NULL, auto_len, d->label, sizeof(d->label));
+			sp_frame_format(&r->names->site, NULL, auto_len, d->label, sizeof(d->label));
 			d->type = r->type;
 		}
 		uint64_t *dst = side ? d->cur : d->base;
@@ -233,7 +230,8 @@ static void print_diff(FILE *out, const struct diff_row *v, size_t n, int csv, c
 static int do_diff(int argc, char **argv, int i)
 {
 	const char *files[2] = { NULL, NULL }, *output = NULL;
-	struct cli_profile p[2];
+	struct sp_profile p[2];
+	char err[512];
 	struct diff_row *v = NULL;
 	struct sp_rows all = { 0 };
 	size_t n = 0, auto_len;
@@ -292,10 +290,10 @@ static int do_diff(int argc, char **argv, int i)
 		return 2;
 	}
 	for (int k = 0; k < 2; k++)
-		if (cli_profile_load(files[k], &p[k])) {
-			cli_error("report", "%s", cli_profile_error());
+		if (sp_profile_load(files[k], &p[k], err, sizeof(err))) {
+			cli_error("report", "%s", err);
 			if (k)
-				cli_profile_free(&p[0]);
+				sp_profile_free(&p[0]);
 			return 1;
 		}
 	for (int k = 0; k < 2 && !rc; k++)
@@ -327,8 +325,8 @@ static int do_diff(int argc, char **argv, int i)
 		cli_error("report", "out of memory");
 	}
 	free(v);
-	cli_profile_free(&p[0]);
-	cli_profile_free(&p[1]);
+	sp_profile_free(&p[0]);
+	sp_profile_free(&p[1]);
 	return rc ? 1 : 0;
 }
 

@@ -41,7 +41,7 @@
 #include <elf.h>
 
 #include "cli.h"
-#include "internal.h" /* sp_columns_parse() */
+#include "report/profile.h" /* sp_columns_parse() */
 #include "syncprof.h"
 
 #ifndef SYNCPROF_INSTALL_LIBDIR
@@ -113,7 +113,7 @@ static int check_columns(const char *v)
 {
 	int ids[64];
 
-	return sp_columns_parse(v, ids, 64) < 0 ? -EINVAL : 0;
+	return sp_columns_parse(v, ids, 64, 1) < 0 ? -EINVAL : 0;
 }
 
 static int check_signal(const char *v)

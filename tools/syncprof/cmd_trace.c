@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "report/render/text.h"
 #include "trace/trace.h"
 
 #define EXIT_TRUNCATED 3
@@ -156,20 +157,6 @@ static int finish(const char *cmd, struct trace_file *tf)
 
 /* ---- shared formatting ------------------------------------------------ */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static int is_lock_event(const struct sp_trace_rec *rec)
 {
 	return rec->id >= 1 && rec->id <= SP_EV_LOCK_LAST && rec->nargs > SP_LA_TYPE;
@@ -274,22 +261,22 @@ static void dump_json(const struct sp_trace_reader *r, const struct sp_trace_rec
 	}
 	printf("{\"type\":\"event\",\"ts_ns\":%" PRId64 ",\"tid\":%u,\"thread\":",
 	       sp_trace_reader_rel_ns(r, rec->ts), rec->tid);
-	json_str(stdout, thread_name(r, rec->tid));
+	sp_json_string(stdout, thread_name(r, rec->tid));
 	printf(",\"id\":%u,\"event\":", rec->id);
-	json_str(stdout, event_name(rec, nb, sizeof(nb)));
+	sp_json_string(stdout, event_name(rec, nb, sizeof(nb)));
 	if (is_lock_event(rec)) {
 		printf(",\"site\":");
-		json_str(stdout, site_name(r, rec, site, sizeof(site)));
+		sp_json_string(stdout, site_name(r, rec, site, sizeof(site)));
 		if (!is_cond_event(rec)) {
 			printf(",\"lock_type\":");
-			json_str(stdout, sp_type_name((int)(rec->args[SP_LA_TYPE] & 0xff)));
+			sp_json_string(stdout, sp_type_name((int)(rec->args[SP_LA_TYPE] & 0xff)));
 		}
 	}
 	printf(",\"args\":{");
 	for (unsigned i = 0; i < rec->nargs; i++) {
 		if (i)
 			putchar(',');
-		json_str(stdout, arg_name(rec, i, ab, sizeof(ab)));
+		sp_json_string(stdout, arg_name(rec, i, ab, sizeof(ab)));
 		printf(":%" PRIu64, rec->args[i]);
 	}
 	printf("}}\n");
@@ -602,7 +589,7 @@ static void ev_begin(struct export_state *s, const char *ph, const char *name, i
 	s->first = 0;
 	fprintf(s->out, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"name\":", ph, s->pid,
 		tid, (double)ts_ns / 1e3);
-	json_str(s->out, name);
+	sp_json_string(s->out, name);
 }
 
 static void hold_open(struct export_state *s, uint32_t tid, uint64_t obj, int64_t ts,
@@ -636,7 +623,7 @@ static void hold_emit(struct export_state *s, uint32_t tid, uint64_t obj, int64_
 	snprintf(objs, sizeof(objs), "0x%" PRIx64, obj);
 	ev_begin(s, "b", name, start, tid);
 	fprintf(s->out, ",\"cat\":\"hold\",\"id\":\"0x%" PRIx64 "\",\"args\":{\"obj\":", id);
-	json_str(s->out, objs);
+	sp_json_string(s->out, objs);
 	fputs("}}", s->out);
 	ev_begin(s, "e", name, end, tid);
 	fprintf(s->out, ",\"cat\":\"hold\",\"id\":\"0x%" PRIx64 "\"}", id);
@@ -675,9 +662,9 @@ static void export_wait(struct export_state *s, const struct sp_trace_rec *rec, 
 	ev_begin(s, "X", name, start, rec->tid);
 	fprintf(s->out, ",\"cat\":\"lock\",\"dur\":%.3f,\"args\":{\"obj\":",
 		(double)(ts - start) / 1e3);
-	json_str(s->out, objs);
+	sp_json_string(s->out, objs);
 	fputs(",\"type\":", s->out);
-	json_str(s->out, is_cond_event(rec) ? "condvar"
+	sp_json_string(s->out, is_cond_event(rec) ? "condvar"
 					    : sp_type_name((int)(rec->args[SP_LA_TYPE] & 0xff)));
 	fprintf(s->out, ",\"wait_ns\":%" PRIu64 "}}", wait);
 }
@@ -733,7 +720,7 @@ static void export_record(struct export_state *s, const struct sp_trace_rec *rec
 	case SP_REC_THREAD:
 		ev_begin(s, "M", "thread_name", 0, rec->tid);
 		fputs(",\"args\":{\"name\":", s->out);
-		json_str(s->out, rec->str);
+		sp_json_string(s->out, rec->str);
 		fputs("}}", s->out);
 		return;
 	case SP_REC_DROPPED: {
@@ -768,7 +755,7 @@ static void export_record(struct export_state *s, const struct sp_trace_rec *rec
 	for (unsigned i = 0; i < rec->nargs; i++) {
 		if (i)
 			fputc(',', s->out);
-		json_str(s->out, arg_name(rec, i, ab, sizeof(ab)));
+		sp_json_string(s->out, arg_name(rec, i, ab, sizeof(ab)));
 		fprintf(s->out, ":%" PRIu64, rec->args[i]);
 	}
 	fputs("}}", s->out);

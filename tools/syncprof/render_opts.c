@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "report/profile.h"
 
 /* Value of option @name at argv[*i]: "--name=V" or the next argument. */
 static const char *take_value(const char *cmd, int argc, char **argv, int *i, const char *shortn,
@@ -99,7 +99,7 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 
 		if (!v)
 			return -1;
-		if (sp_columns_parse(v, ids, SP_MAX_COLUMNS) < 0) {
+		if (sp_columns_parse(v, ids, SP_MAX_COLUMNS, 1) < 0) {
 			cli_error(cmd,
 				  "bad --columns '%s' (comma-separated, each once, among: type, "
 				  "object, site, wait, count, avg, contended, max, p50, p99, hold, "

@@ -1,5 +1,5 @@
 /*
- * render_csv.c - one CSV line per report row, for spreadsheets and scripts.
+ * render/csv.c - one CSV line per report row, for spreadsheets and scripts.
  *
  * Design: RFC 4180 (comma separated, CRLF-free: lines end in "\n", fields
  * quoted when they hold a comma, quote or newline, quotes doubled).  The
@@ -13,51 +13,36 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "report/profile.h"
+#include "report/render/text.h"
 
-static void csv_field(FILE *out, const char *s)
+int sp_render_csv(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
+	const struct sp_rows *rows = &p->rows;
 
-int sp_render_csv(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
-{
-	(void)ctx;
+	(void)o;
 	fputs("type,object,n_objects,function,file,line,dso,address,acquisitions,contended,"
 	      "wait_ns,wait_max_ns,wait_avg_ns,wait_p50_ns,wait_p99_ns,hold_ns,hold_max_ns\n",
 	      out);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct sp_row *r = &rows->v[i];
-		struct sp_frame f;
+		const struct sp_frame *f = &r->names->site;
 
-		sp_row_site(r, &f);
 		fprintf(out, "%s,", sp_type_name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "%#lx", (unsigned long)r->obj);
 		fprintf(out, ",%llu,", (unsigned long long)r->n_objects);
-		csv_field(out, f.function);
+		sp_csv_field(out, f->function);
 		fputc(',', out);
-		csv_field(out, f.file);
+		sp_csv_field(out, f->file);
 		fputc(',', out);
-		if (f.line)
-			fprintf(out, "%u", f.line);
+		if (f->line)
+			fprintf(out, "%u", f->line);
 		fputc(',', out);
-		csv_field(out, f.dso);
+		sp_csv_field(out, f->dso);
 		fputc(',', out);
-		if (f.address)
-			fprintf(out, "%#lx", (unsigned long)f.address);
+		if (f->address)
+			fprintf(out, "%#lx", (unsigned long)f->address);
 		fprintf(out, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
 			(unsigned long long)r->acquisitions, (unsigned long long)r->contended,
 			(unsigned long long)r->wait_ns, (unsigned long long)r->wait_max_ns,

@@ -1,5 +1,5 @@
 /*
- * render_folded.c - collapsed stacks ("folded") weighted by wait time, the
+ * render/folded.c - collapsed stacks ("folded") weighted by wait time, the
  * input of flamegraph.pl, speedscope and inferno.
  *
  * Design: one line per row with a non-zero wait: the frames from outermost
@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "report/profile.h"
 
 static void folded_name(FILE *out, const char *s)
 {
@@ -26,34 +26,34 @@ static void folded_name(FILE *out, const char *s)
 		fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
 }
 
-int sp_render_folded(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
+int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
+	const struct sp_rows *rows = &p->rows;
 	size_t auto_len = sp_rows_common_prefix(rows);
 	char buf[1024];
 
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct sp_row *r = &rows->v[i];
-		unsigned n = r->names ? r->names->n_frames : r->n_frames;
-		struct sp_frame f;
+		unsigned n = r->names->n_frames;
+		const struct sp_frame *f;
 
 		if (!r->wait_ns)
 			continue;
 		for (unsigned k = n; k-- > 0;) {
-			sp_row_frame(r, k, &f);
-			folded_name(out, sp_frame_label(&f, buf, sizeof(buf)));
+			folded_name(out, sp_frame_label(&r->names->frames[k], buf, sizeof(buf)));
 			fputc(';', out);
 		}
-		sp_row_site(r, &f);
-		if (f.file && f.function && !f.address) {
-			snprintf(buf, sizeof(buf), "%s (%s:%u)", f.function,
-				 sp_path_strip(f.file, ctx->opts->src_root, auto_len), f.line);
+		f = &r->names->site;
+		if (f->file && f->function && !f->address) {
+			snprintf(buf, sizeof(buf), "%s (%s:%u)", f->function,
+				 sp_path_strip(f->file, o->src_root, auto_len), f->line);
 			folded_name(out, buf);
-		} else if (f.file && !f.address) {
+		} else if (f->file && !f->address) {
 			snprintf(buf, sizeof(buf), "%s:%u",
-				 sp_path_strip(f.file, ctx->opts->src_root, auto_len), f.line);
+				 sp_path_strip(f->file, o->src_root, auto_len), f->line);
 			folded_name(out, buf);
 		} else {
-			folded_name(out, sp_frame_label(&f, buf, sizeof(buf)));
+			folded_name(out, sp_frame_label(f, buf, sizeof(buf)));
 		}
 		fprintf(out, " %llu\n", (unsigned long long)r->wait_ns);
 	}

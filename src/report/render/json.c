@@ -1,125 +1,59 @@
 /*
- * render_json.c - "profile JSON version 1" (DESIGN.md, "Formats").
+ * render/json.c - "profile JSON version 1": the lossless serialization of
+ * the profile model (docs/formats.md lists every key; the JSON Schema is
+ * docs/profile.schema.json).
  *
- * One object per report; the keys of DESIGN.md keep their meaning, and
- * these are added: top-level "lost_events" and "threads"; per row
- * "wait_p50_ns", "wait_p99_ns" and "wait_hist" (the log2 histogram of
- * contended waits, bucket b counting waits in [2^b, 2^(b+1)) ns, trailing
- * zero buckets left out), so that a saved profile can be re-rendered.
- * With hold tracking on (hold.c), rows also carry "holds",
- * "owner_changes", "hold_hist" and "blame" (a list of {site, wait_ns,
- * count}: the sites where holders had taken the lock this row waited
- * for); symbolized frames may carry "inlined" (symbolize.c).
- * Strings are escaped per RFC 8259; file paths are written as recorded,
- * not shortened.
+ * Every fact of the model is written, so that src/read/profile_load.c
+ * reads back the same profile and every renderer gives the same bytes
+ * from the saved file as from the live process: metadata (pid, command,
+ * clock, elapsed, lost calls, hold tracking and its sampling, how the rows
+ * were shaped and how many there were before the top-N cut), and per row
+ * its key, counters, histograms, resolved site and stack (with offsets and
+ * inlined callers) and, with hold tracking, hold facts and blame.
+ *
+ * The keys of DESIGN.md keep their meaning; keys are only ever added.
+ * Strings are escaped per RFC 8259 by sp_json_string() (render/text.c),
+ * the one escaper of the project: UTF-8 passes through, control bytes
+ * become \u00XX.  File paths are written as recorded, not shortened.
  */
-#include <string.h>
+#include "report/profile.h"
+#include "report/render/text.h"
 
-#include "internal.h"
-
-static void json_string(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
-}
-
-static void json_frame_end(FILE *out, const struct sp_symbol *sym);
-
-static void json_frame(FILE *out, const char *function, const char *file, unsigned line,
-		       const char *dso, uintptr_t address)
+static void json_frame(FILE *out, const struct sp_frame *f)
 {
 	fputs("{\"function\":", out);
-	json_string(out, function);
+	sp_json_string(out, f->function);
 	fputs(",\"file\":", out);
-	json_string(out, file);
-	if (line)
-		fprintf(out, ",\"line\":%u", line);
+	sp_json_string(out, f->file);
+	if (f->line)
+		fprintf(out, ",\"line\":%u", f->line);
 	else
 		fputs(",\"line\":null", out);
 	fputs(",\"dso\":", out);
-	json_string(out, dso);
-	if (address)
-		fprintf(out, ",\"address\":\"%#lx\"", (unsigned long)address);
+	sp_json_string(out, f->dso);
+	if (f->address)
+		fprintf(out, ",\"address\":\"%#lx\"", (unsigned long)f->address);
 	else
 		fputs(",\"address\":null", out);
-}
-
-/* A symbolized frame: the keys of json_frame, plus "inlined" (the
- * functions the named one was inlined into, each with the file:line of
- * the inlined call) when libdw found inlining. */
-static void json_symbol(FILE *out, const struct sp_symbol *sym, uintptr_t address)
-{
-	json_frame(out, sym->function, sym->file, sym->line, sym->dso, address);
-	json_frame_end(out, sym);
-}
-
-static void json_frame_end(FILE *out, const struct sp_symbol *sym)
-{
-	if (sym && sym->n_inline) {
+	if (f->offset)
+		fprintf(out, ",\"offset\":%lu", (unsigned long)f->offset);
+	else
+		fputs(",\"offset\":null", out);
+	if (f->n_inline) {
 		fputs(",\"inlined\":[", out);
-		for (unsigned i = 0; i < sym->n_inline; i++) {
+		for (unsigned i = 0; i < f->n_inline; i++) {
 			fputs(i ? ",{\"function\":" : "{\"function\":", out);
-			json_string(out, sym->inl[i].function);
+			sp_json_string(out, f->inlined[i].function);
 			fputs(",\"file\":", out);
-			json_string(out, sym->inl[i].file);
-			if (sym->inl[i].line)
-				fprintf(out, ",\"line\":%u}", sym->inl[i].line);
+			sp_json_string(out, f->inlined[i].file);
+			if (f->inlined[i].line)
+				fprintf(out, ",\"line\":%u}", f->inlined[i].line);
 			else
 				fputs(",\"line\":null}", out);
 		}
 		fputc(']', out);
 	}
 	fputc('}', out);
-}
-
-static void json_site(FILE *out, const struct sp_row *r)
-{
-	struct sp_symbol sym;
-
-	if (r->names) { /* read back from a saved profile (names.c) */
-		const struct sp_frame *f = &r->names->site;
-
-		json_frame(out, f->function, f->file, f->line, f->dso, f->address);
-		json_frame_end(out, NULL);
-		return;
-	}
-	if (r->file || !r->pc) {
-		json_frame(out, r->func, r->file, r->line, NULL, 0);
-		json_frame_end(out, NULL);
-		return;
-	}
-	sp_symbolize(r->pc, &sym);
-	json_symbol(out, &sym, r->pc);
-}
-
-static void json_site_of(FILE *out, const struct sp_site *s)
-{
-	struct sp_row r;
-
-	memset(&r, 0, sizeof(r));
-	r.file = s->file;
-	r.func = s->func;
-	r.line = s->line;
-	r.pc = s->pc;
-	json_site(out, &r);
 }
 
 static void json_hist(FILE *out, const char *key, const uint64_t *hist)
@@ -135,25 +69,27 @@ static void json_hist(FILE *out, const char *key, const uint64_t *hist)
 }
 
 /* With hold tracking: hold statistics, owner changes and blame. */
-static void json_hold(FILE *out, const struct sp_row *r, int coalesced)
+static void json_hold(FILE *out, const struct sp_row *r)
 {
-	struct sp_blame b[16];
-	size_t n = sp_blame_for_row(r, coalesced, b, 16);
+	const struct sp_row_detail *d = sp_row_d(r);
 
 	fprintf(out, ",\"holds\":%llu,\"owner_changes\":%llu",
 		(unsigned long long)r->holds, (unsigned long long)r->owner_changes);
-	json_hist(out, "hold_hist", sp_row_d(r)->hold_hist);
+	json_hist(out, "hold_hist", d->hold_hist);
 	fputs(",\"blame\":[", out);
-	for (size_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < d->n_blame; i++) {
+		static const struct sp_frame unknown;
+
 		fputs(i ? ",{\"site\":" : "{\"site\":", out);
-		json_site_of(out, &b[i].holder);
+		json_frame(out, d->blame[i].names ? d->blame[i].names : &unknown);
 		fprintf(out, ",\"wait_ns\":%llu,\"count\":%llu}",
-			(unsigned long long)b[i].wait_ns, (unsigned long long)b[i].count);
+			(unsigned long long)d->blame[i].wait_ns,
+			(unsigned long long)d->blame[i].count);
 	}
 	fputc(']', out);
 }
 
-static void json_row(FILE *out, const struct sp_row *r, int hold, int coalesced)
+static void json_row(FILE *out, const struct sp_row *r, int hold)
 {
 	fprintf(out, "{\"type\":\"%s\",\"object\":", sp_type_name(r->type));
 	if (r->n_objects == 1)
@@ -161,22 +97,12 @@ static void json_row(FILE *out, const struct sp_row *r, int hold, int coalesced)
 	else
 		fputs("null", out);
 	fprintf(out, ",\"n_objects\":%llu,\"site\":", (unsigned long long)r->n_objects);
-	json_site(out, r);
+	json_frame(out, &r->names->site);
 	fputs(",\"stack\":[", out);
-	for (unsigned i = 0; i < (r->names ? r->names->n_frames : r->n_frames); i++) {
+	for (unsigned i = 0; i < r->names->n_frames; i++) {
 		if (i)
 			fputc(',', out);
-		if (r->names) {
-			const struct sp_frame *f = &r->names->frames[i];
-
-			json_frame(out, f->function, f->file, f->line, f->dso, f->address);
-			json_frame_end(out, NULL);
-		} else {
-			struct sp_symbol sym;
-
-			sp_symbolize(sp_row_d(r)->frames[i], &sym);
-			json_symbol(out, &sym, sp_row_d(r)->frames[i]);
-		}
+		json_frame(out, &r->names->frames[i]);
 	}
 	fprintf(out,
 		"],\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",
@@ -192,28 +118,32 @@ static void json_row(FILE *out, const struct sp_row *r, int hold, int coalesced)
 		(unsigned long long)sp_row_percentile(r, 0.99));
 	json_hist(out, "wait_hist", sp_row_d(r)->hist);
 	if (hold)
-		json_hold(out, r, coalesced);
+		json_hold(out, r);
 	fputc('}', out);
 }
 
-int sp_render_json(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
+int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
-	const struct syncprof_report_options *o = ctx->opts;
+	const struct sp_rows *rows = &p->rows;
 
+	(void)o; /* the profile says how it was shaped */
 	fprintf(out, "{\"format\":\"syncprof-profile\",\"version\":1,\"pid\":%d,\"command\":",
-		(int)ctx->pid);
-	json_string(out, ctx->command ? ctx->command : "");
+		p->pid);
+	sp_json_string(out, p->command ? p->command : "");
+	fputs(",\"clock\":", out);
+	sp_json_string(out, p->clock ? p->clock : "monotonic");
 	fprintf(out,
-		",\"clock\":\"%s\",\"elapsed_ns\":%llu,\"coalesced\":%s,\"sort\":\"%s\","
-		"\"lost_events\":%llu,",
-		sp_clock_name(), (unsigned long long)ctx->elapsed_ns, o->coalesce ? "true" : "false",
-		sp_sort_name(o->sort), (unsigned long long)ctx->lost);
-	if (sp_load_relaxed(&sp_hold_on))
-		fprintf(out, "\"hold_sample\":%u,", sp_opts.hold_sample ? sp_opts.hold_sample : 1);
-	fputs("\"rows\":[", out);
+		",\"elapsed_ns\":%llu,\"coalesced\":%s,\"sort\":\"%s\","
+		"\"lost_events\":%llu,\"hold_tracking\":%s,",
+		(unsigned long long)p->elapsed_ns, p->coalesced ? "true" : "false",
+		sp_sort_name(p->sort), (unsigned long long)p->lost, p->hold ? "true" : "false");
+	if (p->hold)
+		fprintf(out, "\"hold_sample\":%u,", p->hold_sample ? p->hold_sample : 1);
+	fprintf(out, "\"rows_total\":%zu,\"rows\":[", rows->n_total > rows->n ? rows->n_total
+									   : rows->n);
 	for (size_t i = 0; i < rows->n; i++) {
 		fputs(i ? ",\n" : "\n", out);
-		json_row(out, &rows->v[i], sp_load_relaxed(&sp_hold_on), o->coalesce);
+		json_row(out, &rows->v[i], p->hold);
 	}
 	fputs("]}\n", out);
 	return 0;

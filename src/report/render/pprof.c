@@ -1,5 +1,5 @@
 /*
- * render_pprof.c - the report as a pprof profile: gzipped profile.proto.
+ * render/pprof.c - the report as a pprof profile: gzipped profile.proto.
  *
  * Design: what Go's runtime writes for its mutex/block profiles, so that
  * `go tool pprof`, pprof's web UI, Pyroscope and speedscope read it:
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "internal.h"
+#include "report/profile.h"
 #include "profile.pb-c.h"
 
 /* Weak, like the protobuf-c references of pprof_proto.c: a static binary
@@ -359,18 +359,14 @@ static void add_sample(struct builder *b, struct samples *s, size_t k, const str
 	Sample init = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Label label = PERFTOOLS__PROFILES__LABEL__INIT;
 	uint64_t *ids = &s->loc_ids[k * (SP_MAX_FRAMES + 1)];
-	unsigned n = r->names ? r->names->n_frames : r->n_frames;
+	unsigned n = r->names->n_frames;
 	Label *lab = &s->labels[k * N_LABELS];
-	struct sp_frame f;
 	char obj[32];
 	size_t nl = 0, ni = 0;
 
-	sp_row_site(r, &f);
-	ids[ni++] = frame_location(b, &f);
-	for (unsigned i = 0; i < n && i < SP_MAX_FRAMES; i++) {
-		sp_row_frame(r, i, &f);
-		ids[ni++] = frame_location(b, &f);
-	}
+	ids[ni++] = frame_location(b, &r->names->site);
+	for (unsigned i = 0; i < n && i < SP_MAX_FRAMES; i++)
+		ids[ni++] = frame_location(b, &r->names->frames[i]);
 	init.n_location_id = ni;
 	init.location_id = ids;
 	s->values[2 * k] = (int64_t)r->contended;
@@ -398,7 +394,7 @@ static void add_sample(struct builder *b, struct samples *s, size_t k, const str
 }
 
 static int encode(FILE *out, struct builder *b, struct samples *s, size_t n_samples,
-		  const struct sp_render_ctx *ctx)
+		  const struct sp_profile *prof)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	ValueType vt[3] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
@@ -438,7 +434,7 @@ static int encode(FILE *out, struct builder *b, struct samples *s, size_t n_samp
 	p.function = fp;
 	p.n_string_table = b->n_strings;
 	p.string_table = b->strings;
-	p.duration_nanos = (int64_t)ctx->elapsed_ns;
+	p.duration_nanos = (int64_t)prof->elapsed_ns;
 	p.period_type = &vt[2];
 	p.period = 1;
 	len = perftools__profiles__profile__get_packed_size(&p);
@@ -455,8 +451,9 @@ out:
 	return rc;
 }
 
-int sp_render_pprof(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
+int sp_render_pprof(FILE *out, const struct sp_profile *prof, const struct syncprof_report_options *o)
 {
+	const struct sp_rows *rows = &prof->rows;
 	struct builder b;
 	struct samples s;
 	size_t n = 0;
@@ -478,7 +475,7 @@ int sp_render_pprof(FILE *out, const struct sp_rows *rows, const struct sp_rende
 		for (size_t i = 0; i < rows->n && !b.err; i++)
 			if (rows->v[i].contended || rows->v[i].wait_ns)
 				add_sample(&b, &s, n++, &rows->v[i]);
-		rc = b.err ? b.err : encode(out, &b, &s, n, ctx);
+		rc = b.err ? b.err : encode(out, &b, &s, n, prof);
 	}
 	samples_free(&s);
 	builder_free(&b);

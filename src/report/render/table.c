@@ -1,5 +1,5 @@
 /*
- * render_table.c - the human-readable report.
+ * render/table.c - the human-readable report.
  *
  * QSP's columns, in QSP's order - Type, Object, Call site, Wait Time (s),
  * Count, Average (us) - followed by Contended, Max (us), p50 (us) and
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "report/profile.h"
 
 enum col_id { C_TYPE, C_OBJECT, C_SITE, C_WAIT, C_COUNT, C_AVG, C_CONTENDED, C_MAX, C_P50, C_P99,
 	      C_HOLD, C_HOLD_MAX, C_OWNER_CHG, N_COLS };
@@ -91,12 +91,12 @@ static void cells_free(struct cells *c)
 	free(c->off);
 }
 
-int sp_columns_parse(const char *list, int *ids, int max)
+int sp_columns_parse(const char *list, int *ids, int max, int hold)
 {
 	int n = 0;
 
 	if (!list || !*list) {
-		int all = sp_load_relaxed(&sp_hold_on) ? N_COLS : N_BASE_COLS;
+		int all = hold ? N_COLS : N_BASE_COLS;
 
 		for (int i = 0; i < all && i < max; i++)
 			ids[n++] = i;
@@ -152,7 +152,7 @@ static void text_cell(const struct sp_row *r, int id, const struct syncprof_repo
 		else
 			snprintf(buf, CELL, "%#lx", (unsigned long)r->obj);
 		break;
-	case C_SITE: sp_row_site_format(r, o->src_root, auto_len, buf, CELL); break;
+	case C_SITE: sp_frame_format(&r->names->site, o->src_root, auto_len, buf, CELL); break;
 	default: buf[0] = '\0';
 	}
 }
@@ -175,26 +175,23 @@ static void print_number(FILE *out, const struct sp_row *r, int id, int width)
 	}
 }
 
-/* With hold tracking: "waited X s (N times) for holders at SITE" lines. */
+/* With hold tracking: "waited X s (N times) for holders at SITE" lines,
+ * the four largest. */
 static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
 			size_t auto_len)
 {
-	struct sp_blame b[4];
-	size_t n = sp_blame_for_row(r, o->coalesce, b, 4);
+	const struct sp_row_detail *d = sp_row_d(r);
 
-	for (size_t i = 0; i < n; i++) {
-		struct sp_row h;
+	for (uint32_t i = 0; i < d->n_blame && i < 4; i++) {
+		static const struct sp_frame unknown;
+		const struct sp_blame *b = &d->blame[i];
 		char site[512];
 
-		memset(&h, 0, sizeof(h));
-		h.file = b[i].holder.file;
-		h.func = b[i].holder.func;
-		h.line = b[i].holder.line;
-		h.pc = b[i].holder.pc;
-		sp_site_format(&h, o->src_root, auto_len, site, sizeof(site));
+		sp_frame_format(b->names ? b->names : &unknown, o->src_root, auto_len, site,
+				sizeof(site));
 		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s\n",
-			(double)b[i].wait_ns / 1e9, (unsigned long long)b[i].count,
-			b[i].count == 1 ? "" : "s", site);
+			(double)b->wait_ns / 1e9, (unsigned long long)b->count,
+			b->count == 1 ? "" : "s", site);
 	}
 }
 
@@ -226,16 +223,15 @@ static void print_row(FILE *out, const struct layout *l, const struct cells *cel
 	}
 }
 
-int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_render_ctx *ctx)
+int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
-	const struct syncprof_report_options *o = ctx->opts;
+	const struct sp_rows *rows = &p->rows;
 	size_t auto_len = sp_rows_common_prefix(rows);
 	struct cells cells = { 0 };
 	struct layout l;
 	int total = 0;
-	int hold = sp_load_relaxed(&sp_hold_on);
 
-	l.n = sp_columns_parse(o->columns, l.ids, SP_MAX_COLUMNS);
+	l.n = sp_columns_parse(o->columns, l.ids, SP_MAX_COLUMNS, p->hold);
 	if (l.n < 0)
 		return -EINVAL;
 	l.n_text = 0;
@@ -266,15 +262,15 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 			l.width[c] = w > l.width[c] ? w : l.width[c];
 		}
 
-	fprintf(out, "syncprof: pid %d: %s\n", (int)ctx->pid,
-		ctx->command && *ctx->command ? ctx->command : "?");
-	fprintf(out, "syncprof: %.3f s profiled, ", (double)ctx->elapsed_ns / 1e9);
+	fprintf(out, "syncprof: pid %d: %s\n", p->pid,
+		p->command && *p->command ? p->command : "?");
+	fprintf(out, "syncprof: %.3f s profiled, ", (double)p->elapsed_ns / 1e9);
 	if (rows->n_total > rows->n)
 		fprintf(out, "top %zu of %zu rows", rows->n, rows->n_total);
 	else
 		fprintf(out, "%zu row%s", rows->n, rows->n == 1 ? "" : "s");
-	fprintf(out, ", sorted by %s%s\n", sort_label(o->sort),
-		o->coalesce ? ", objects coalesced per call site" : "");
+	fprintf(out, ", sorted by %s%s\n", sort_label(p->sort),
+		p->coalesced ? ", objects coalesced per call site" : "");
 	for (int c = 0; c < l.n; c++) {
 		print_cell(out, &l, c, cols[l.ids[c]].header);
 		total += l.width[c] + (c ? 2 : 0);
@@ -284,15 +280,15 @@ int sp_render_table(FILE *out, const struct sp_rows *rows, const struct sp_rende
 	fputc('\n', out);
 	for (size_t i = 0; i < rows->n; i++) {
 		print_row(out, &l, &cells, &rows->v[i], i);
-		if (hold && !rows->v[i].names) /* saved profiles carry no blame here */
+		if (p->hold)
 			blame_lines(out, &rows->v[i], o, auto_len);
 	}
 	if (!rows->n)
 		fputs("(no lock activity recorded)\n", out);
-	if (ctx->lost)
+	if (p->lost)
 		fprintf(out, "syncprof: %llu lock call%s could not be recorded (out of memory or "
 			     "during thread exit); they are missing from the counts above\n",
-			(unsigned long long)ctx->lost, ctx->lost == 1 ? "" : "s");
+			(unsigned long long)p->lost, p->lost == 1 ? "" : "s");
 	cells_free(&cells);
 	return 0;
 }

@@ -1,0 +1,141 @@
+/*
+ * collect.c - from the recording threads' tables to report rows: the one
+ * door from src/record into src/report.
+ *
+ * Every live thread's table and the retired aggregate are merged into one
+ * row per (site, object, type), under the registry lock; with hold
+ * tracking, the blame records are attached to the rows of their waiters.
+ * Rows are keyed by the *content* of file and function names, not their
+ * addresses: the same inline function in a header has one __FILE__ string
+ * per translation unit, and the user wants one row for it.
+ *
+ * Concurrency: other threads' counters are read with relaxed loads (each
+ * value whole, values of one entry possibly from slightly different
+ * moments).  Maxima of entries whose epoch predates the last reset are
+ * read as 0.  The caller serialises collections with resets (report_lock,
+ * src/runtime), so the reset epoch cannot change under a collection.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "report/collect.h"
+
+struct collect_ctx {
+	struct sp_rows *rows;
+	struct sp_row_map map;
+	uint32_t epoch;
+	int err;
+};
+
+/* @tmp receives the entry's histograms and stack; r->detail points to it
+ * only when there is something in it. */
+static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r,
+			 struct sp_row_detail *tmp)
+{
+	const struct sp_entry_cold *c = e->cold;
+	uint64_t any = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(tmp, 0, sizeof(*tmp));
+	r->obj = e->obj;
+	r->file = e->file;
+	r->func = c->func;
+	r->pc = e->pc;
+	r->line = e->line;
+	r->type = e->type;
+	r->n_objects = 1;
+	r->acquisitions = sp_load_relaxed(&e->acquisitions);
+	r->contended = sp_load_relaxed(&e->contended);
+	r->wait_ns = sp_load_relaxed(&e->wait_ns);
+	r->hold_ns = sp_load_relaxed(&c->hold_ns);
+	r->holds = sp_load_relaxed(&c->holds);
+	if (sp_load_acquire(&c->epoch) == epoch) {
+		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
+		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
+	}
+	r->owner_changes = sp_load_relaxed(&c->owner_changes);
+	r->n_frames = sp_load_acquire(&c->n_frames);
+	if (r->n_frames > SP_MAX_FRAMES)
+		r->n_frames = SP_MAX_FRAMES;
+	/* Histograms are only written on contended waits and timed holds. */
+	if (!r->contended && !r->holds && !r->n_frames)
+		return;
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+		tmp->hist[b] = sp_load_relaxed(&c->hist[b]);
+		tmp->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
+		any |= tmp->hist[b] | tmp->hold_hist[b];
+	}
+	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
+	if (any || r->n_frames)
+		r->detail = tmp;
+}
+
+static void collect_table(const struct sp_table *t, void *arg)
+{
+	struct collect_ctx *c = arg;
+	size_t n = sp_table_count(t);
+
+	for (size_t i = 0; i < n && !c->err; i++) {
+		struct sp_row_detail tmp;
+		struct sp_row r;
+		struct sp_row *d;
+
+		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp);
+		d = sp_row_map_get(&c->map, c->rows, &r);
+		if (!d || sp_row_add(c->rows, d, &r)) {
+			c->err = -ENOMEM;
+			return;
+		}
+		d->n_objects = 1;
+	}
+}
+
+static void count_table(const struct sp_table *t, void *arg)
+{
+	*(size_t *)arg += sp_table_count(t);
+}
+
+/* A blame record onto the row of its waiter's (site, object, type). */
+static void collect_blame(const struct sp_blame_view *b, void *arg)
+{
+	struct collect_ctx *c = arg;
+	struct sp_row key, *r;
+
+	if (c->err)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.file = b->waiter.file;
+	key.func = b->waiter.func;
+	key.pc = b->waiter.pc;
+	key.line = b->waiter.line;
+	key.type = b->type;
+	key.obj = b->obj;
+	r = sp_row_map_find(&c->map, c->rows, &key);
+	if (r && sp_rows_blame_add(c->rows, r, &b->holder, NULL, b->wait_ns, b->count))
+		c->err = -ENOMEM;
+}
+
+int sp_collect(struct sp_rows *out, int with_blame)
+{
+	struct collect_ctx c = { .rows = out };
+	size_t expect = 0;
+
+	memset(out, 0, sizeof(*out));
+	c.epoch = sp_load_relaxed(&sp_reset_epoch);
+	/* Size for what is there now (more may come): no rehash, no regrowth. */
+	sp_registry_foreach(count_table, &expect);
+	if (sp_row_map_init(&c.map, expect + 64, 1))
+		return -ENOMEM;
+	if (sp_rows_reserve(out, expect + 64)) {
+		sp_row_map_free(&c.map);
+		return -ENOMEM;
+	}
+	sp_registry_foreach(collect_table, &c);
+	if (with_blame && !c.err)
+		sp_blame_foreach(collect_blame, &c);
+	sp_row_map_free(&c.map);
+	if (c.err)
+		sp_rows_free(out);
+	return c.err;
+}
+

@@ -1,0 +1,19 @@
+/*
+ * collect.h - the live half of the report layer (collect.c): rows from the
+ * recording threads of this process.  Private to src/report and
+ * src/runtime; the only header of src/report that includes src/record.
+ */
+#ifndef SP_REPORT_COLLECT_H
+#define SP_REPORT_COLLECT_H
+
+#include "report/profile.h"
+
+/*
+ * Merge every thread and the retired aggregate into one row per (site,
+ * object, type) in @out (which it initialises), with the blame records
+ * attached when @with_blame.  Caller serialises with resets.
+ * Return: 0 or -ENOMEM (then @out is empty).
+ */
+int sp_collect(struct sp_rows *out, int with_blame);
+
+#endif

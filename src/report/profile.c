@@ -1,0 +1,331 @@
+/*
+ * profile.c - the storage of a profile: its arena of names and strings,
+ * its row sets, their details and blame lists.
+ *
+ * Design.  A profile's names (sites, stacks, inlined callers, blame
+ * holders) and strings are allocated from one arena of 64 KiB blocks that
+ * is freed whole with the profile: row sets come and go during shaping
+ * (coalescing builds a new set), names stay.  Strings are interned, so a
+ * million rows of one source file hold one copy of its path; the intern
+ * table is open addressing over pointers into the arena.
+ *
+ * Rows carry their key and counters inline (about 150 bytes) and their
+ * histograms, stack and blame in details allocated from the set's own
+ * blocks, so that a report over a million mostly uncontended entries does
+ * not allocate (and page-fault in) a million 768-byte histograms.
+ * Blame lists are malloc'd arrays owned by their detail and freed with the
+ * set; sp_rows_push() copies a row's detail, blame list included.
+ *
+ * Thread-safety: none; a profile belongs to the thread that builds it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/profile.h"
+
+/* ---- arena ------------------------------------------------------------- */
+
+#define ARENA_BLOCK (64 * 1024)
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	_Alignas(16) unsigned char data[];
+};
+
+struct sp_arena {
+	struct arena_block *blocks;
+	const char **strs; /* intern table: NULL is free */
+	size_t mask, n_strs;
+	int err;
+};
+
+void *sp_profile_alloc(struct sp_profile *p, size_t size)
+{
+	struct sp_arena *a = p->arena;
+	struct arena_block *b = a->blocks;
+	void *r;
+
+	size = (size + 15) & ~(size_t)15;
+	if (!b || b->size - b->used < size) {
+		size_t bs = size > ARENA_BLOCK / 4 ? size : ARENA_BLOCK;
+
+		b = malloc(sizeof(*b) + bs);
+		if (!b) {
+			a->err = -ENOMEM;
+			return NULL;
+		}
+		b->size = bs;
+		b->used = 0;
+		if (bs == size && a->blocks) { /* a large one: keep the current block */
+			b->next = a->blocks->next;
+			a->blocks->next = b;
+		} else {
+			b->next = a->blocks;
+			a->blocks = b;
+		}
+	}
+	r = b->data + b->used;
+	b->used += size;
+	memset(r, 0, size);
+	return r;
+}
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int intern_grow(struct sp_arena *a)
+{
+	size_t cap = a->mask ? (a->mask + 1) * 2 : 1024;
+	const char **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; a->mask && i <= a->mask; i++) {
+		size_t j;
+
+		if (!a->strs[i])
+			continue;
+		for (j = str_hash(a->strs[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = a->strs[i];
+	}
+	free(a->strs);
+	a->strs = t;
+	a->mask = cap - 1;
+	return 0;
+}
+
+const char *sp_profile_intern(struct sp_profile *p, const char *s)
+{
+	struct sp_arena *a = p->arena;
+	size_t i, len;
+	char *copy;
+
+	if (!s)
+		return NULL;
+	if ((a->n_strs + 1) * 2 > a->mask && intern_grow(a)) {
+		a->err = -ENOMEM;
+		return NULL;
+	}
+	for (i = str_hash(s) & a->mask; a->strs[i]; i = (i + 1) & a->mask)
+		if (!strcmp(a->strs[i], s))
+			return a->strs[i];
+	len = strlen(s) + 1;
+	copy = sp_profile_alloc(p, len);
+	if (!copy)
+		return NULL;
+	memcpy(copy, s, len);
+	a->strs[i] = copy;
+	a->n_strs++;
+	return copy;
+}
+
+int sp_profile_error(const struct sp_profile *p)
+{
+	return p->arena ? p->arena->err : -ENOMEM;
+}
+
+int sp_profile_init(struct sp_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->sort = SYNCPROF_SORT_TOTAL;
+	p->hold_sample = 1;
+	p->arena = calloc(1, sizeof(*p->arena));
+	return p->arena ? 0 : -ENOMEM;
+}
+
+void sp_profile_free(struct sp_profile *p)
+{
+	sp_rows_free(&p->rows);
+	if (p->arena) {
+		struct arena_block *b = p->arena->blocks, *next;
+
+		for (; b; b = next) {
+			next = b->next;
+			free(b);
+		}
+		free(p->arena->strs);
+		free(p->arena);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- row sets ------------------------------------------------------------ */
+
+int sp_rows_reserve(struct sp_rows *r, size_t n)
+{
+	struct sp_row *v;
+
+	if (n <= r->cap)
+		return 0;
+	v = realloc(r->v, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->v = v;
+	r->cap = n;
+	return 0;
+}
+
+#define DETAIL_BLOCK 256
+
+struct sp_detail_block {
+	struct sp_detail_block *next;
+	size_t used;
+	struct sp_row_detail d[DETAIL_BLOCK];
+};
+
+const struct sp_row_detail sp_row_detail_zero;
+
+struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r)
+{
+	struct sp_detail_block *b = rows->blocks;
+
+	if (r->detail)
+		return r->detail;
+	if (!b || b->used == DETAIL_BLOCK) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->next = rows->blocks;
+		rows->blocks = b;
+	}
+	r->detail = &b->d[b->used++];
+	return r->detail;
+}
+
+static int blame_reserve(struct sp_row_detail *d, uint32_t n)
+{
+	struct sp_blame *v;
+	uint32_t cap;
+
+	if (n <= d->cap_blame)
+		return 0;
+	cap = d->cap_blame ? d->cap_blame * 2 : 4;
+	while (cap < n)
+		cap *= 2;
+	v = realloc(d->blame, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	d->blame = v;
+	d->cap_blame = cap;
+	return 0;
+}
+
+int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
+{
+	struct sp_row *d;
+
+	if (r->n == r->cap && sp_rows_reserve(r, r->cap ? r->cap * 2 : 64))
+		return -ENOMEM;
+	d = &r->v[r->n];
+	*d = *row;
+	if (row->detail) { /* the set owns the details of its rows */
+		struct sp_row_detail *dd;
+
+		d->detail = NULL;
+		dd = sp_rows_detail(r, d);
+		if (!dd)
+			return -ENOMEM;
+		*dd = *row->detail;
+		dd->blame = NULL;
+		dd->n_blame = dd->cap_blame = 0;
+		if (row->detail->n_blame) {
+			if (blame_reserve(dd, row->detail->n_blame))
+				return -ENOMEM;
+			memcpy(dd->blame, row->detail->blame,
+			       row->detail->n_blame * sizeof(*dd->blame));
+			dd->n_blame = row->detail->n_blame;
+		}
+	}
+	r->n++;
+	return 0;
+}
+
+void sp_rows_free(struct sp_rows *r)
+{
+	struct sp_detail_block *b = r->blocks, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		for (size_t i = 0; i < b->used; i++)
+			free(b->d[i].blame);
+		free(b);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static int str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int holder_eq(const struct sp_site *a, const struct sp_site *b)
+{
+	return a->pc == b->pc && a->line == b->line && str_same(a->file, b->file) &&
+	       str_same(a->func, b->func);
+}
+
+/* Blame order: largest wait first, then count, then by holder address
+ * and names, a total order that a saved list read back keeps. */
+static int blame_before(const struct sp_blame *a, const struct sp_blame *b)
+{
+	int c;
+
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns;
+	if (a->count != b->count)
+		return a->count > b->count;
+	if (a->holder.pc != b->holder.pc)
+		return a->holder.pc < b->holder.pc;
+	c = strcmp(a->holder.file ? a->holder.file : "", b->holder.file ? b->holder.file : "");
+	if (c)
+		return c < 0;
+	return a->holder.line < b->holder.line;
+}
+
+/*
+ * Kept sorted (blame_before), so that every renderer prints the same order
+ * and a saved list reads back in its order; lists are short (the holder
+ * sites of one waiting site).
+ */
+int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
+		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count)
+{
+	struct sp_row_detail *d = sp_rows_detail(rows, r);
+	struct sp_blame *b = NULL;
+	uint32_t i;
+
+	if (!d)
+		return -ENOMEM;
+	for (i = 0; i < d->n_blame && !b; i++)
+		if (holder_eq(&d->blame[i].holder, holder))
+			b = &d->blame[i];
+	if (!b) {
+		if (blame_reserve(d, d->n_blame + 1))
+			return -ENOMEM;
+		b = &d->blame[d->n_blame++];
+		memset(b, 0, sizeof(*b));
+		b->holder = *holder;
+		b->names = names;
+	}
+	b->wait_ns += wait_ns;
+	b->count += count;
+	/* Move it up to its place; it only grew. */
+	for (i = (uint32_t)(b - d->blame); i > 0 && blame_before(&d->blame[i], &d->blame[i - 1]);
+	     i--) {
+		struct sp_blame tmp = d->blame[i - 1];
+
+		d->blame[i - 1] = d->blame[i];
+		d->blame[i] = tmp;
+	}
+	return 0;
+}

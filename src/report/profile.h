@@ -1,0 +1,248 @@
+/*
+ * profile.h - the profile model: one value that every report is made from.
+ *
+ * Private to src/report, src/read, src/runtime and tools/syncprof.  Nothing
+ * here knows how the rows were recorded: a profile is built by collect.c
+ * from a running process (the only file of src/report that sees
+ * src/record), or by src/read/profile_load.c from a saved profile JSON,
+ * and then shaped (subtract, coalesce, sort, top N), resolved (every
+ * printed row's site, stack and blame named) and rendered.  Renderers are
+ * pure: render(profile, options) -> bytes, reading nothing but their
+ * arguments, so the same profile gives the same bytes live, through
+ * 'syncprof ctl PID report' and from 'syncprof report saved.json'.
+ *
+ * Glossary.
+ *   row      merged statistics of one (call site, object, type), or of one
+ *            (call site, type) once objects are coalesced;
+ *   key      what identifies a row before names exist: file/function/line
+ *            for instrumented sites, a return address (pc) for interposed
+ *            ones; rows read back from JSON take their key from their names;
+ *   names    a resolved site and stack (sp_names): function, file:line, DSO,
+ *            offset, inlined callers.  Every row a renderer sees has them;
+ *   blame    for a row that waited: the sites where the holders had taken
+ *            the lock (hold tracking only), with the wait and count they
+ *            caused;
+ *   detail   a row's histograms, raw stack and blame, out of line (most
+ *            rows of a large profile have none).
+ *
+ * Memory: rows live in their set (struct sp_rows), details and blame lists
+ * in blocks the set owns; names and strings in the profile's arena, which
+ * outlives every set made from the profile.
+ */
+#ifndef SP_REPORT_PROFILE_H
+#define SP_REPORT_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* ---- names: resolved code locations ------------------------------------ */
+
+struct sp_inline {
+	const char *function, *file;
+	unsigned line;
+};
+
+/* A resolved frame.  Strings are NULL when unknown. */
+struct sp_frame {
+	const char *function;
+	const char *file;
+	const char *dso;
+	unsigned line;                   /* 0 when unknown */
+	uintptr_t address;               /* 0 for an instrumented site */
+	uintptr_t offset;                /* from function (or dso) start; 0 unknown */
+	unsigned n_inline;
+	const struct sp_inline *inlined; /* functions it was inlined into */
+};
+
+struct sp_names {
+	struct sp_frame site;
+	unsigned n_frames;
+	const struct sp_frame *frames; /* callers, innermost first */
+};
+
+/* ---- rows ----------------------------------------------------------------- */
+
+/* One holder site that made a row's site wait (hold tracking). */
+struct sp_blame {
+	struct sp_site holder;        /* key */
+	const struct sp_frame *names; /* resolved; NULL before sp_profile_resolve() */
+	uint64_t wait_ns;
+	uint64_t count;
+};
+
+struct sp_row_detail {
+	uint64_t hist[SP_HIST_BUCKETS];      /* contended waits, log2 ns */
+	uint64_t hold_hist[SP_HIST_BUCKETS]; /* timed holds, log2 ns */
+	uintptr_t frames[SP_MAX_FRAMES];     /* callers, innermost first */
+	uint64_t stack_wait_ns;              /* wait of the part whose stack this is */
+	struct sp_blame *blame;              /* largest wait first; owned by the set */
+	uint32_t n_blame, cap_blame;
+};
+
+/* Row of a report: merged statistics of one key. */
+struct sp_row {
+	uint64_t site_hash; /* of the key without obj; 0 = not computed yet */
+	uintptr_t obj;
+	const char *file;
+	const char *func;
+	uintptr_t pc;
+	uint32_t line;
+	uint8_t type;
+	uint8_t n_frames;
+	uint64_t n_objects;
+	uint64_t acquisitions;
+	uint64_t contended;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;
+	uint64_t holds;
+	uint64_t owner_changes;
+	/* NULL when the row has no histogram, stack or blame; read it through
+	 * sp_row_d(). */
+	struct sp_row_detail *detail;
+	/* Set by sp_profile_resolve() (live rows) or by the loader. */
+	const struct sp_names *names;
+};
+
+struct sp_detail_block;
+
+struct sp_rows {
+	struct sp_row *v;
+	size_t n, cap;
+	size_t n_total; /* rows before the top-N cut (at least n) */
+	struct sp_detail_block *blocks;
+};
+
+extern const struct sp_row_detail sp_row_detail_zero;
+static inline const struct sp_row_detail *sp_row_d(const struct sp_row *r)
+{
+	return r->detail ? r->detail : &sp_row_detail_zero;
+}
+
+/* ---- the profile ----------------------------------------------------------- */
+
+struct sp_arena;
+
+struct sp_profile {
+	/* where it came from */
+	int pid;
+	const char *command;
+	const char *clock;      /* "tsc" or "monotonic" */
+	uint64_t elapsed_ns;
+	uint64_t lost;          /* lock calls that could not be recorded */
+	int hold;               /* hold tracking was on: hold facts are meaningful */
+	unsigned hold_sample;   /* 1 hold in N timed (hold tracking) */
+	/* how the rows are shaped */
+	int coalesced;
+	enum syncprof_sort sort;
+	struct sp_rows rows;
+	struct sp_arena *arena; /* names and strings */
+};
+
+/* "profile.c" */
+int sp_profile_init(struct sp_profile *p);
+void sp_profile_free(struct sp_profile *p);
+/* A copy of @s in @p's arena, one copy per distinct string; NULL for NULL
+ * (or out of memory, which sets p's arena error, see sp_profile_error). */
+const char *sp_profile_intern(struct sp_profile *p, const char *s);
+void *sp_profile_alloc(struct sp_profile *p, size_t size);
+int sp_profile_error(const struct sp_profile *p);
+
+int sp_rows_push(struct sp_rows *r, const struct sp_row *row);
+int sp_rows_reserve(struct sp_rows *r, size_t n);
+void sp_rows_free(struct sp_rows *r);
+/* @r's detail for writing, allocated (zeroed) in @rows when it has none;
+ * NULL when out of memory. */
+struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
+/* Add @wait_ns/@count for @holder to @r's blame (merged by holder key). */
+int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
+		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
+
+/* "pipeline.c" */
+/* A hash map from row keys (and objects, when with_obj) to rows of a set:
+ * collecting, coalescing and loading merge rows through it. */
+struct sp_row_map {
+	size_t *slot; /* row index + 1; 0 is free */
+	size_t mask;
+	int with_obj;
+};
+int sp_row_map_init(struct sp_row_map *m, size_t expect, int with_obj);
+void sp_row_map_free(struct sp_row_map *m);
+/* The row of @key's key in @rows, added (zeroed, key copied) when new;
+ * NULL on ENOMEM. */
+struct sp_row *sp_row_map_get(struct sp_row_map *m, struct sp_rows *rows,
+			      const struct sp_row *key);
+/* The row of @key's key in @rows, or NULL. */
+struct sp_row *sp_row_map_find(const struct sp_row_map *m, struct sp_rows *rows,
+			       const struct sp_row *key);
+/* Add the counters, histograms, stack and blame of @s into @d, a row of
+ * @rows; -ENOMEM when out of memory. */
+int sp_row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s);
+/* out = cur - snap, rows with nothing left dropped; maxima kept from cur. */
+int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
+int sp_report_coalesce(struct sp_rows *rows);
+void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
+void sp_report_top(struct sp_rows *rows, unsigned top);
+/* Coalesce (when asked and not yet), sort and cut @p as @o says. */
+int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options *o);
+uint64_t sp_row_percentile(const struct sp_row *r, double q);
+uint64_t sp_row_avg(const struct sp_row *r);
+/* Length of the directory prefix shared by the files of the rows' sites. */
+size_t sp_rows_common_prefix(const struct sp_rows *rows);
+const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
+
+/* "names.c" */
+/* Name every row of @p (site, stack, blame), symbolizing addresses. */
+int sp_profile_resolve(struct sp_profile *p);
+/* The Call site cell: "function file:line", "file:line", "function+0x1f",
+ * "dso+0x1f" or "0x...". */
+const char *sp_frame_format(const struct sp_frame *f, const char *src_root, size_t auto_len,
+			    char *buf, size_t size);
+/* One frame as a single name: "function", "file:line", "dso+0x1f", "0x..". */
+const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size);
+/* A site of this process, symbolized and formatted (watchdog). */
+const char *sp_site_name(const struct sp_site *s, const char *src_root, char *buf, size_t size);
+
+/* "symbolize.c" */
+#define SP_MAX_INLINE 8
+/* What is known of a code address; pointers valid until the next call. */
+struct sp_symbol {
+	const char *function; /* NULL when unknown */
+	const char *file;     /* NULL when there is no debug info */
+	const char *dso;      /* NULL when unknown */
+	unsigned line;        /* 0 when unknown */
+	uintptr_t offset;     /* from the start of function (or of dso) */
+	/* libdw: functions the named one was inlined into, innermost first,
+	 * each with the file:line of the inlined call inside it */
+	unsigned n_inline;
+	struct {
+		const char *function, *file;
+		unsigned line;
+	} inl[SP_MAX_INLINE];
+};
+/* Report path only; not thread-safe (callers serialise reports). */
+void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
+
+/* "render/render.c", "render/table.c", "render/json.c", ... */
+/* Render @p in o->format to @out.  Pure: reads only @p and @o. */
+int sp_render(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_render_csv(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_render_pprof(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+/* Parse a --columns list into column ids (render/table.c); returns the
+ * number of columns, or -EINVAL (an unknown or repeated key, or more than
+ * @max).  NULL or "" means every column: the hold columns only when @hold. */
+int sp_columns_parse(const char *list, int *ids, int max, int hold);
+#define SP_MAX_COLUMNS 16
+/* Check report options: 0 or -EINVAL. */
+int sp_report_options_check(const struct syncprof_report_options *o);
+const char *sp_sort_name(enum syncprof_sort s);
+const char *sp_format_name(enum syncprof_format f);
+
+#endif /* SP_REPORT_PROFILE_H */

@@ -1,0 +1,19 @@
+/*
+ * text.h - the text encodings every renderer and the tools share
+ * (render/text.c): JSON strings and CSV fields.  Private to src/report,
+ * src/read and tools/syncprof.
+ */
+#ifndef SP_REPORT_RENDER_TEXT_H
+#define SP_REPORT_RENDER_TEXT_H
+
+#include <stdio.h>
+
+/* @s as a JSON string (RFC 8259), or null for NULL.  Valid UTF-8 passes
+ * through; bytes that are not valid UTF-8 become U+FFFD, so the output is
+ * always valid JSON text; control characters are escaped. */
+void sp_json_string(FILE *out, const char *s);
+/* @s as a CSV field (RFC 4180): quoted when it holds a comma, quote or
+ * line break, quotes doubled; nothing for NULL. */
+void sp_csv_field(FILE *out, const char *s);
+
+#endif

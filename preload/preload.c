@@ -45,6 +45,7 @@
 
 #include "record/hold.h"
 #include "record/probe.h"
+#include "runtime/runtime.h"
 
 /* Preloaded, profiling is on unless SYNCPROF_OPTIONS says enabled=0. */
 const int sp_preload_enabled_default = 1;
@@ -565,8 +566,7 @@ __attribute__((constructor(101))) static void preload_init(void)
 	resolve_all();
 	saved = sp_thread_enter();
 	sp_runtime_init();
-	sp_stack_init();
-	sp_hold_init();
+	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames);
 	sp_thread_leave(saved);
 	sp_thread_self();
 }

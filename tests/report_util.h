@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 
 static struct sp_profile t_report_profile;

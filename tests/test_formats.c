@@ -16,7 +16,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 #include "report_util.h"
 #include "workload.h"

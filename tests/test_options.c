@@ -3,7 +3,7 @@
  * that name the key and the valid choices, and the rest still applied.
  */
 #include "harness.h"
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 
 static char *parse(struct sp_options *o, const char *s, int *problems)

@@ -4,7 +4,7 @@
  * path shortening, and what the table and JSON renderers print.
  */
 #include "harness.h"
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 
 /* Details for rows built here; sp_rows_push() copies them into the set. */

@@ -9,7 +9,7 @@
  *
  * Usage: test_report_cli SYNCPROF_CLI SOURCE_DIR
  */
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 #include "workload.h"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 #include "report_util.h"
 

@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "trace/trace.h"
+#include "read/trace_reader.h"
 
 typedef void (*t_rec_fn)(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
 			 void *arg);

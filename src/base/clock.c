@@ -26,7 +26,7 @@
  */
 #include <cpuid.h>
 
-#include "internal.h"
+#include "base/clock.h"
 
 enum { CAL_NONE = 0, CAL_STARTED, CAL_DONE, CAL_UNUSABLE };
 

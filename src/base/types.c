@@ -1,7 +1,7 @@
 /*
  * types.c - the names of the lock types, as every output spells them.
  */
-#include "internal.h"
+#include "base/types.h"
 
 static const char *const type_names[SP_TYPE_COUNT] = {
 	"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",

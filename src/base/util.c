@@ -23,7 +23,9 @@
 
 #include <pthread.h>
 
-#include "internal.h"
+#include "base/base.h"
+
+SP_TLS int sp_tls_busy;
 
 static long futex(int *uaddr, int op, int val)
 {

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace.h"
+#include "read/trace_reader.h"
 
 /* ---- u64 -> pointer map (open addressing) ----------------------------- */
 

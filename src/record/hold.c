@@ -593,9 +593,9 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, wait_ns);
-	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_opts.frames) {
+	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames) {
 		uintptr_t f[SP_MAX_FRAMES];
-		unsigned n = sp_stack_capture(e->pc, f, sp_opts.frames);
+		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);
 
 		if (n) {
 			memcpy(c->frames, f, n * sizeof(*f));
@@ -609,7 +609,7 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
  * child's tid; the other threads' blocks keep the locks they held (they
  * stay locked in the child) as held by exited threads, or are freed.
  */
-static void hold_atfork_child(void)
+void sp_hold_fork_child(void)
 {
 	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
 		pid_t tid = sp_load_relaxed(&p->tid);
@@ -621,20 +621,17 @@ static void hold_atfork_child(void)
 	}
 }
 
-void sp_hold_init(void)
+int sp_hold_init(unsigned sample)
 {
-	if (!sp_opts.hold || sp_hold_on)
-		return;
+	if (sp_hold_on)
+		return 0;
 	clock_calibrate();
-	sample_period = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
+	sample_period = sample ? sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
-	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit) ||
-	    pthread_atfork(NULL, NULL, hold_atfork_child)) {
-		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
-		      stderr);
-		return;
-	}
+	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit))
+		return -ENOMEM;
 	sp_store_release(&sp_hold_on, 1);
 	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks */
+	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * hold.h - the owner's side of hold tracking (hold.c), in the form the
  * probes inline: the per-thread block of published held locks, and the
- * fast paths of the common acquisition and release.
+ * fast paths of the common acquisition and release.  Private to src/record
+ * and preload/.
  *
  * The common case is a lock that the thread does not hold yet, whose last
  * owner was the same thread, acquired by an untimed sample, and released
@@ -17,7 +18,7 @@
 #ifndef SP_HOLD_H
 #define SP_HOLD_H
 
-#include "internal.h"
+#include "record/record.h"
 
 #define SP_HELD_MAX 32
 

@@ -1,7 +1,7 @@
 /*
  * probe.h - the profiling probe, shared by the instrumented entry points
  * (probe.c) and the preload interposer, each of which instantiates it with
- * its own "real" lock functions.
+ * its own "real" lock functions.  Private to src/record and preload/.
  *
  * Design (the hot path): an acquisition first *tries* the lock.  When that
  * succeeds - the uncontended case - the probe reads no clock, writes no
@@ -25,7 +25,7 @@
 #include <errno.h>
 
 #include "hold.h"
-#include "internal.h"
+#include "record/record.h"
 #include "trace/trace.h"
 
 typedef int (*sp_try_fn)(void *obj);

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "internal.h"
+#include "record/record.h"
 
 enum tls_state {
 	TLS_NEW = 0, /* no record yet */
@@ -41,7 +41,6 @@ enum tls_state {
 SP_TLS struct sp_thread *sp_tls_self;
 static SP_TLS struct sp_thread *tls_record; /* kept while busy */
 static SP_TLS int tls_state;
-static SP_TLS int tls_busy; /* depth of profiler-internal sections */
 
 uint32_t sp_reset_epoch;
 
@@ -101,17 +100,17 @@ static void thread_exit(void *arg)
 	sp_unlock(&registry_lock);
 }
 
-static void atfork_prepare(void)
+void sp_registry_fork_prepare(void)
 {
 	sp_lock(&registry_lock);
 }
 
-static void atfork_parent(void)
+void sp_registry_fork_parent(void)
 {
 	sp_unlock(&registry_lock);
 }
 
-static void atfork_child(void)
+void sp_registry_fork_child(void)
 {
 	struct sp_thread *self = tls_record;
 	struct sp_thread *t = threads, *next;
@@ -126,29 +125,36 @@ static void atfork_child(void)
 	sp_unlock(&registry_lock);
 }
 
-/* Create the exit key once; any thread, any time, lock-free. */
-static void exit_key_created(void)
-{
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
+void (*sp_registry_after_fork)(void);
 
+/* Create the exit key once; any thread, any time, lock-free. */
 static int exit_key_ready(void)
 {
-	return sp_key_once(&key_state, &exit_key, thread_exit, exit_key_created);
+	return sp_key_once(&key_state, &exit_key, thread_exit, NULL);
+}
+
+/* A thread's first profiled call, and the first one after fork() in the
+ * child: the runtime's hook (restart the helper thread, control.c). */
+static void after_fork_hook(void)
+{
+	void (*fn)(void) = sp_load_acquire(&sp_registry_after_fork);
+
+	if (fn)
+		fn();
 }
 
 struct sp_thread *sp_thread_self__slowpath(void)
 {
 	struct sp_thread *t;
 
-	if (tls_busy)
+	if (sp_tls_busy)
 		return NULL; /* the profiler's own calls */
 	if (tls_state == TLS_LIVE && tls_record) {
 		/* First call after fork() in the child: control.c cleared
 		 * sp_tls_self to get here and restart its helper thread now,
 		 * outside the atfork handler. */
 		sp_tls_self = tls_record;
-		sp_control_after_fork();
+		after_fork_hook();
 		return tls_record;
 	}
 	if (tls_state != TLS_NEW || !exit_key_ready()) {
@@ -178,7 +184,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	tls_record = t;
 	tls_state = TLS_LIVE;
 	sp_tls_self = t;
-	sp_control_after_fork(); /* a new thread in a forked child, see above */
+	after_fork_hook(); /* a new thread in a forked child, see above */
 	return t;
 }
 
@@ -186,14 +192,14 @@ struct sp_thread *sp_thread_enter(void)
 {
 	struct sp_thread *saved = sp_tls_self;
 
-	tls_busy++;
+	sp_tls_busy++;
 	sp_tls_self = NULL;
 	return saved;
 }
 
 void sp_thread_leave(struct sp_thread *saved)
 {
-	if (--tls_busy == 0 && tls_state == TLS_LIVE)
+	if (--sp_tls_busy == 0 && tls_state == TLS_LIVE)
 		sp_tls_self = saved ? saved : tls_record;
 }
 

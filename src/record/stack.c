@@ -47,7 +47,7 @@
 #include <gelf.h>
 #endif
 
-#include "internal.h"
+#include "record/record.h"
 
 struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 unsigned sp_skip_n;
@@ -146,20 +146,20 @@ static int add_module_matches(Dwfl_Module *mod, void **ud, const char *name, Dwa
 	return DWARF_CB_OK;
 }
 
-static void add_regex_ranges(void)
+static void add_regex_ranges(const char *const *skip, unsigned n_skip)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,
 		.find_debuginfo = dwfl_build_id_find_debuginfo, /* no network at start-up */
 	};
-	regex_t re[SP_MAX_SKIP];
+	regex_t re[SP_STACK_MAX_SKIP];
 	struct regex_ctx c = { re, 0 };
 	Dwfl *dwfl;
 
-	for (unsigned i = 0; i < sp_opts.n_skip; i++) {
-		if (regcomp(&re[c.n_re], sp_opts.skip[i], REG_EXTENDED | REG_NOSUB)) {
+	for (unsigned i = 0; i < n_skip && i < SP_STACK_MAX_SKIP; i++) {
+		if (regcomp(&re[c.n_re], skip[i], REG_EXTENDED | REG_NOSUB)) {
 			fprintf(stderr, "syncprof: warning: skip='%s' is not a valid regular "
-					"expression; ignored\n", sp_opts.skip[i]);
+					"expression; ignored\n", skip[i]);
 			continue;
 		}
 		c.n_re++;
@@ -176,15 +176,18 @@ static void add_regex_ranges(void)
 		regfree(&re[i]);
 }
 #else
-static void add_regex_ranges(void)
+static void add_regex_ranges(const char *const *skip, unsigned n_skip)
 {
-	if (sp_opts.n_skip)
+	(void)skip;
+	if (n_skip)
 		fputs("syncprof: warning: skip=REGEX needs libdw (built without it); ignored\n",
 		      stderr);
 }
 #endif
 
-void sp_stack_init(void)
+unsigned sp_stack_frames;
+
+void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames)
 {
 	struct sp_thread *saved = sp_thread_enter();
 	void *warm[4];
@@ -195,7 +198,8 @@ void sp_stack_init(void)
 	}
 	backtrace(warm, 4); /* loads libgcc_s now, not inside a lock call */
 	dl_iterate_phdr(add_lib_ranges, NULL);
-	add_regex_ranges();
+	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
+	add_regex_ranges(skip, n_skip);
 	ranges_finish();
 	sp_store_release(&sp_skip_n, n_ranges);
 	sp_store_release(&stack_ready, 1);

@@ -24,7 +24,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "record/record.h"
 
 #define INDEX_MIN 256
 

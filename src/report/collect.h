@@ -6,6 +6,7 @@
 #ifndef SP_REPORT_COLLECT_H
 #define SP_REPORT_COLLECT_H
 
+#include "record/record.h"
 #include "report/profile.h"
 
 /*

@@ -36,7 +36,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "base/types.h"
 
 /* ---- names: resolved code locations ------------------------------------ */
 

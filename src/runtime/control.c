@@ -64,7 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 
 #define MAX_CLIENTS 8
 #define REQUEST_MS 2000
@@ -85,7 +85,6 @@ static int listen_fd = -1;
 static int sig_pipe[2] = { -1, -1 };
 static struct client clients[MAX_CLIENTS];
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static int atfork_done, atexit_done;
 static int helper_ready; /* set by the helper thread once it runs */
 
 int sp_control_dir(char *buf, size_t size)
@@ -366,7 +365,7 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
-static void at_exit(void)
+void sp_control_exit(void)
 {
 	struct sp_thread *saved;
 
@@ -399,7 +398,7 @@ static void close_inherited(void)
 
 static int restart_pending; /* in a forked child: start the helper thread */
 
-static void atfork_child(void)
+void sp_control_fork_child(void)
 {
 	if (!started_pid)
 		return;
@@ -471,14 +470,6 @@ static int start_locked(void)
 		nanosleep(&step, NULL);
 	}
 	started_pid = getpid();
-	if (!atexit_done) {
-		atexit_done = 1;
-		atexit(at_exit);
-	}
-	if (!atfork_done) {
-		atfork_done = 1;
-		pthread_atfork(NULL, NULL, atfork_child);
-	}
 	if (sp_opts.report_signal) {
 		struct sigaction sa;
 
@@ -496,7 +487,6 @@ int sp_control_start(void)
 	struct sp_thread *saved;
 	int rc = 0;
 
-	sp_runtime_init();
 	saved = sp_thread_enter();
 	sp_lock(&start_lock);
 	if (started_pid != getpid())

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 
 static const char *const verbs[] = {

@@ -24,7 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
+#include "trace/trace.h"
 #include "report/collect.h"
 
 /*
@@ -126,24 +127,6 @@ void syncprof_disable(void)
 int syncprof_is_enabled(void)
 {
 	return !!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING);
-}
-
-/*
- * Unlock calls of instrumented code reach the library only while some
- * feature needs them (SYNCPROF__UNLOCK_HOOKS); each such feature holds one
- * reason bit in the word itself (SP_FLAG_REASON), updated together with
- * SYNCPROF__UNLOCK_HOOKS in one compare-and-swap.
- */
-void sp_unlock_hooks_set(int reason, int on)
-{
-	int old = sp_load_relaxed(&syncprof__enabled), now;
-	const int reasons = SP_FLAG_REASON(SP_UNLOCK_HOOK_TRACE | SP_UNLOCK_HOOK_HOLD);
-
-	do {
-		now = on ? old | SP_FLAG_REASON(reason) : old & ~SP_FLAG_REASON(reason);
-		now = now & reasons ? now | SYNCPROF__UNLOCK_HOOKS : now & ~SYNCPROF__UNLOCK_HOOKS;
-	} while (!__atomic_compare_exchange_n(&syncprof__enabled, &old, now, 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
 }
 
 unsigned long long syncprof_lost_events(void)
@@ -383,6 +366,65 @@ static void report_at_exit(void)
 		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));
 }
 
+/* ---- the one order of start-up, fork and exit ------------------------- */
+
+/*
+ * Every subsystem's fork and exit work is called from here, in one order,
+ * instead of each registering its own handlers (which ran in whatever
+ * order the handlers happened to be registered).  Locks are taken in the
+ * documented order (trace control, trace io, trace list; then registry)
+ * before fork() and released in reverse after it.
+ */
+static void fork_prepare(void)
+{
+	sp_trace_fork_prepare();
+	sp_registry_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	sp_registry_fork_parent();
+	sp_trace_fork_parent();
+}
+
+static void fork_child(void)
+{
+	sp_registry_fork_child();
+	sp_hold_fork_child();
+	sp_trace_fork_child();
+	sp_control_fork_child();
+}
+
+/* At exit: the helper thread's last words, then the trace (its file
+ * complete before anything else is printed), then the report. */
+static void at_exit(void)
+{
+	sp_control_exit();
+	sp_trace_exit();
+	report_at_exit();
+}
+
+/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES.  trace=FILE also
+ * switches profiling on: lock events are emitted by the profiled calls. */
+static void trace_start(void)
+{
+	int rc;
+
+	if (sp_opts.trace_buffer && syncprof_trace_set_buffer_size(sp_opts.trace_buffer))
+		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
+				"bytes); using %zu\n",
+			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
+	if (!sp_opts.trace)
+		return;
+	rc = syncprof_trace_open(sp_opts.trace);
+	if (rc)
+		fprintf(stderr, "syncprof: warning: cannot open the trace file '%s': %s; not "
+				"tracing\n",
+			sp_opts.trace, strerror(-rc));
+	else
+		syncprof_enable();
+}
+
 void sp_runtime_init(void)
 {
 	int s = 0;
@@ -399,11 +441,16 @@ void sp_runtime_init(void)
 	stderr_keep();
 	run_role_init();
 	sp_store_relaxed(&state_since_ns, realtime_ns());
-	atexit(report_at_exit);
-	sp_hold_init(); /* when hold=1 */
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+	if (sp_opts.hold && sp_hold_init(sp_opts.hold_sample))
+		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
+		      stderr);
+	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);
+	trace_start();
 	if (sp_opts.control || sp_opts.warn_wait_ms || sp_opts.report_signal)
 		sp_control_start();
 }

@@ -475,7 +475,7 @@ static void flush_self_locked(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
-	sp_thread_enter(); /* its own lock calls (none expected) unrecorded */
+	sp_tls_busy++; /* its own lock calls (none expected) go unrecorded */
 	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
 	long period_ms = WRITER_PERIOD_MS;
 
@@ -629,21 +629,21 @@ static int path_has_pid(const char *tmpl)
 
 static void file_start_locked(int newfd);
 
-static void atfork_prepare(void)
+void sp_trace_fork_prepare(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
 	sp_lock(&io_lock);
 	sp_lock(&list_lock);
 }
 
-static void atfork_parent(void)
+void sp_trace_fork_parent(void)
 {
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
 	sp_unlock(&sp_trace_ctl_lock);
 }
 
-static void atfork_child(void)
+void sp_trace_fork_child(void)
 {
 	struct sp_trace_buf *self = sp_trace_buf_self(), *b, *next;
 	char path[4096];
@@ -712,7 +712,7 @@ static int file_close_locked(void)
 	return rc;
 }
 
-static void trace_atexit(void)
+void sp_trace_exit(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
 	if (fd >= 0) {
@@ -782,8 +782,6 @@ static void init_locked(void)
 			ticks_per_sec = 1000000000u;
 		}
 	}
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	atexit(trace_atexit);
 }
 
 /* Header, definitions, clock, maps.  io_lock held. */
@@ -900,26 +898,4 @@ int syncprof_trace_flush(void)
 	io_error = 0;
 	sp_unlock(&io_lock);
 	return rc;
-}
-
-/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES.  trace=FILE also switches
- * profiling on: lock events are emitted by the profiled calls. */
-__attribute__((constructor)) static void trace_constructor(void)
-{
-	int rc;
-
-	sp_runtime_init();
-	if (sp_opts.trace_buffer && syncprof_trace_set_buffer_size(sp_opts.trace_buffer))
-		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
-				"bytes); using %zu\n",
-			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
-	if (!sp_opts.trace)
-		return;
-	rc = syncprof_trace_open(sp_opts.trace);
-	if (rc)
-		fprintf(stderr, "syncprof: warning: cannot open the trace file '%s': %s; not "
-				"tracing\n",
-			sp_opts.trace, strerror(-rc));
-	else
-		syncprof_enable(); /* lock events come from the profiled calls */
 }

@@ -1,8 +1,9 @@
 /*
- * trace_format.h - the syncprof trace file format, version 1: constants and
- * record layouts shared by the writer (trace_file.c, trace_buffer.c) and
- * the reader (trace_reader.c).  docs/trace-format.md is the prose version;
- * keep the two in step.
+ * format.h - the syncprof trace file format, version 1: constants and
+ * record layouts shared by the writer (file.c, buffer.c) and the reader
+ * (src/read/trace_reader.c).  docs/trace-format.md is the prose version;
+ * keep the two in step.  Private to src/ and tools/syncprof: the one
+ * header of src/trace that the readers and the CLI may include.
  *
  * Design: a fixed 64-byte header, then a stream of records.  Every record
  * starts with the same 8-byte header (type, aux, size) and is a multiple of
@@ -126,5 +127,13 @@ enum sp_trace_lock_event {
  * STRING records (file, function); @line == 0: @site is a code address
  * (PCSITE record), @func is 0. */
 enum { SP_LA_OBJ, SP_LA_SITE, SP_LA_FUNC, SP_LA_LINE, SP_LA_TYPE, SP_LA_NS };
+
+/* An event's definition, as the EVENT_DEF record carries it: its name and
+ * the names of its arguments (writer: events.c; reader: trace_reader.c). */
+struct sp_trace_def {
+	const char *name;
+	const char *args[SP_TRACE_MAX_ARGS];
+	unsigned nargs;
+};
 
 #endif /* SP_TRACE_FORMAT_H */

@@ -1,7 +1,9 @@
 /*
  * trace.h - internal interface of the trace backend: per-thread buffers
- * (trace_buffer.c), the trace file and its writer thread (trace_file.c),
- * lock events (trace_lock.c) and the reader (trace_reader.c).
+ * (buffer.c), the trace file and its writer thread (file.c), the event
+ * table (events.c) and lock events (lock_events.c).  Private to
+ * src/trace, and to the record and runtime layers that emit events and
+ * open files; readers use format.h and src/read/trace_reader.h.
  *
  * Design in one paragraph (each file has the details): every thread that
  * emits owns one single-producer/single-consumer byte ring.  The owner
@@ -15,13 +17,16 @@
  * in order, as soon as there is room again (or at flush/exit).
  *
  * Lock order: sp_trace_ctl_lock (trace_events.c: open/close/register/
- * enable) before io_lock (trace_file.c: the file, draining, retiring a
+ * enable) before io_lock (file.c: the file, draining, retiring a
  * ring) before list_lock (the list of rings).  The hot path takes none.
  */
 #ifndef SP_TRACE_H
 #define SP_TRACE_H
 
-#include "internal.h"
+#include "base/base.h"
+#include "base/clock.h"
+#include "base/flags.h"
+#include "base/types.h"
 #include "format.h"
 
 #define SP_TRACE_EVENTS SYNCPROF_TRACE_MAX_EVENTS
@@ -55,7 +60,7 @@ struct sp_trace_buf {
 	struct sp_trace_buf *next, *prev; /* list_lock */
 };
 
-/* ---- "trace_buffer.c" ------------------------------------------------- */
+/* ---- "buffer.c" ------------------------------------------------------- */
 
 extern int sp_trace_use_tsc;     /* set before any event flag goes on */
 extern size_t sp_trace_buf_size; /* ring size of threads created from now */
@@ -69,7 +74,17 @@ struct sp_trace_buf *sp_trace_buf_self(void);
 /* After fork, in the child: forget the TLS of rings that are not ours. */
 void sp_trace_buf_fork_child(struct sp_trace_buf *self);
 
-/* ---- "trace_file.c" --------------------------------------------------- */
+/* ---- "file.c" --------------------------------------------------------- */
+
+/* fork() and exit, called by the lifecycle (src/runtime/lifecycle.c) in its
+ * order: prepare takes the trace's locks, parent releases them, child
+ * keeps only the forking thread's ring and opens the child's own file
+ * when the name has %p; exit stops the writer, drains every ring and
+ * closes the file.  Each is a no-op when no trace was ever opened. */
+void sp_trace_fork_prepare(void);
+void sp_trace_fork_parent(void);
+void sp_trace_fork_child(void);
+void sp_trace_exit(void);
 
 /* Link a new ring (any thread). */
 void sp_trace_buf_register(struct sp_trace_buf *b);
@@ -87,7 +102,7 @@ extern unsigned sp_trace_test_writer_delay_us;
 int sp_trace_file_open_locked(void);
 void sp_trace_file_def_added_locked(unsigned id);
 
-/* ---- "trace_events.c" ------------------------------------------------- */
+/* ---- "events.c" ------------------------------------------------------- */
 
 struct sp_trace_def;
 /* Serialises the control API: open/close/switch, register, switches. */
@@ -100,7 +115,7 @@ void sp_trace_flags_update_locked(int file_open);
  * which is forever); -ENOENT when undefined. */
 int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out);
 
-/* ---- "trace_lock.c" --------------------------------------------------- */
+/* ---- "lock_events.c" --------------------------------------------------- */
 
 /* Nonzero when some lock event is on: the one flag the probe tests. */
 extern int sp_trace_locks_on;
@@ -123,86 +138,5 @@ static inline void sp_trace_lock_released(const void *obj, int type, const struc
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
 		sp_trace_lock_event(SP_EV_LOCK_RELEASED, obj, type, site, hold_ns, has_hold);
 }
-
-/* ---- "trace_reader.c" ------------------------------------------------- */
-
-struct sp_trace_map; /* u64 -> pointer, owned by the reader */
-
-/* One line of the latest MAPS: [lo, hi) maps @path at file offset @off. */
-struct sp_trace_range {
-	uint64_t lo, hi, off;
-	const char *path; /* into the reader's maps text; not NUL-terminated */
-	size_t path_len;
-};
-
-struct sp_trace_def {
-	const char *name;
-	const char *args[SP_TRACE_MAX_ARGS];
-	unsigned nargs;
-};
-
-/* A decoded record; pointers point into the reader's data. */
-struct sp_trace_rec {
-	uint64_t off;  /* file offset */
-	uint32_t size;
-	uint16_t type;
-	uint16_t aux;
-	uint64_t ts;   /* EVENT; DROPPED: first_ts */
-	uint64_t ts2;  /* DROPPED: last_ts */
-	uint32_t tid;  /* EVENT, DROPPED, THREAD */
-	uint32_t id;   /* EVENT, EVENT_DEF */
-	unsigned nargs;
-	uint64_t args[SP_TRACE_MAX_ARGS];
-	uint64_t count; /* DROPPED */
-	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
-	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
-	size_t str_len;
-	const struct sp_trace_def *def; /* EVENT (NULL: undefined id) */
-};
-
-enum sp_trace_read_status {
-	SP_TRACE_READ_OK = 0,
-	SP_TRACE_READ_TRUNCATED = 1, /* the file ends inside a record */
-	SP_TRACE_READ_CORRUPT = 2,   /* a record that cannot be */
-};
-
-struct sp_trace_reader {
-	const uint8_t *data;
-	size_t size, off;
-	struct sp_trace_file_header hdr;
-	struct sp_trace_map *defs, *strings, *threads;
-	char *maps;        /* latest MAPS text seen (concatenated) */
-	size_t maps_len, maps_cap;
-	int maps_fresh;    /* the next MAPS record starts a new copy */
-	struct sp_trace_range *ranges; /* maps parsed, sorted by start */
-	size_t n_ranges, cap_ranges;
-	uint16_t last_type;
-	uint64_t records;
-	int status;        /* enum sp_trace_read_status */
-	char error[256];   /* why reading stopped, when status != OK */
-};
-
-/* Check the header.  Return 0, or -EINVAL with r->error set. */
-int sp_trace_reader_init(struct sp_trace_reader *r, const void *data, size_t size);
-void sp_trace_reader_fini(struct sp_trace_reader *r);
-/* 1: @rec filled; 0: clean end; -1: stopped, r->status and r->error say
- * why (records before it were all returned). */
-int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
-/* Decode the EVENT or DROPPED record at @off again, after a first pass
- * (names as of the end of that pass); no state changes.  0 or -1. */
-int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
-			    struct sp_trace_rec *rec);
-/* Nanoseconds since the trace's start (tick0), signed. */
-int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts);
-const struct sp_trace_def *sp_trace_reader_def(const struct sp_trace_reader *r, uint32_t id);
-const char *sp_trace_reader_string(const struct sp_trace_reader *r, uint64_t key);
-const char *sp_trace_reader_thread(const struct sp_trace_reader *r, uint32_t tid);
-/* DSO path and offset of a code address from the latest MAPS; NULL when
- * unknown.  Writes the path into @buf. */
-const char *sp_trace_reader_pc_dso(const struct sp_trace_reader *r, uint64_t pc, char *buf,
-				   size_t size, uint64_t *offset);
-/* "file:line (func)" or "dso+0xoff" or "0xpc" for a lock event's site. */
-const char *sp_trace_reader_site(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
-				 char *buf, size_t size);
 
 #endif /* SP_TRACE_H */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 #include "report/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

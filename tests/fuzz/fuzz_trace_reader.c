@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace.h"
+#include "read/trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,6 +14,7 @@
 
 #include "harness.h"
 #include "record/probe.h"
+#include "runtime/runtime.h"
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_r;
@@ -109,7 +110,7 @@ int main(void)
 	sp_runtime_init();
 	sp_opts.hold = 1;
 	sp_opts.report_at_exit = 0;
-	sp_hold_init();
+	T_ASSERT_INT(sp_hold_init(sp_opts.hold_sample), ==, 0);
 	syncprof_enable();
 	t = sp_thread_self();
 	T_ASSERT(t != NULL);

@@ -64,8 +64,13 @@ int main(int argc, char **argv)
 	char *json, *table;
 
 	t_require_preload();
+	/* Contention for certain, however the threads get scheduled: the
+	 * workers' first acquisitions wait while main holds the lock. */
+	pthread_mutex_lock(&m);
 	for (int i = 0; i < 3; i++)
 		T_ASSERT_INT(pthread_create(&t[i], NULL, worker, NULL), ==, 0);
+	usleep(30000);
+	pthread_mutex_unlock(&m);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 

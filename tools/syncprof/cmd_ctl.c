@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "base/control_wire.h"
 #include "read/profile_load.h"
 
 #define TIMEOUT_MS 30000

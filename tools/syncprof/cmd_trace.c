@@ -28,9 +28,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+
 #include "report/render/text.h"
-#include "trace/trace.h"
+#include "base/types.h"
+#include "read/trace_reader.h"
 
 #define EXIT_TRUNCATED 3
 

@@ -1,9 +1,8 @@
 /*
- * internal.h - libsyncprof's internal data model and prototypes.
- *
- * Prototypes are grouped by the file that defines them (mimalloc style).
- * Internal non-static names carry the sp_ prefix; all of them have hidden
- * visibility (the library is built with -fvisibility=hidden).
+ * record.h - the recording side (src/record): per-thread entries and
+ * tables, the registry of threads, the probes' slow paths, waits in
+ * progress, hold tracking and interposed call sites.  Private to
+ * src/record, src/report/collect.c, src/runtime and preload/.
  *
  * Data model.  A *site* is where a lock call was made: __FILE__/__LINE__/
  * __func__ for instrumented code, a return address (pc) for interposed
@@ -13,68 +12,13 @@
  * report never reads a torn value.  Entries live in append-only chunks that
  * never move (see table.c); a report walks the chunks, never the index.
  */
-#ifndef SP_INTERNAL_H
-#define SP_INTERNAL_H
+#ifndef SP_RECORD_RECORD_H
+#define SP_RECORD_RECORD_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
-#include <time.h>
-
-#include "syncprof.h"
-
-#define SP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define SP_NOINLINE __attribute__((noinline))
-#define SP_COLD __attribute__((noinline, cold))
-#define SP_ALWAYS_INLINE inline __attribute__((always_inline))
-#define SP_TLS __thread __attribute__((tls_model("initial-exec")))
-
-/* Memory orders are named at each use, as liburcu and mimalloc do. */
-#define sp_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define sp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define sp_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define sp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define sp_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-
-/* Lock types as reported (the "type" of a row). */
-enum sp_type {
-	SP_TYPE_MUTEX = 0,
-	SP_TYPE_REC_MUTEX,
-	SP_TYPE_CONDVAR,
-	SP_TYPE_RWLOCK_READ,
-	SP_TYPE_RWLOCK_WRITE,
-	SP_TYPE_SPINLOCK,
-	SP_TYPE_COUNT
-};
-/* "rwlock_read", ...; "?" for a number that is no type (base/types.c). */
-const char *sp_type_name(int type);
-/* What an rwlock unlock passes to sp_probe_released(): the mode it releases
- * is found there, only when a trace event needs it; never recorded. */
-#define SP_TYPE_RWLOCK_UNLOCK SP_TYPE_COUNT
-
-/*
- * Log2 histogram of contended waits: bucket b counts waits w with
- * 2^b <= w < 2^(b+1) ns (bucket 0 also takes w < 1); the last bucket takes
- * everything longer (2^39 ns is about nine minutes).  Uncontended
- * acquisitions wait 0 and are not stored: they are acquisitions minus the
- * sum of the buckets.
- */
-#define SP_HIST_BUCKETS 40
-
-/* Most frames kept per entry for contended waits (interposed sites). */
-#define SP_MAX_FRAMES 16
-
-/* Identity of a call site, as the probe sees it. */
-struct sp_site {
-	const char *file; /* instrumented: __FILE__; NULL when interposed */
-	const char *func; /* instrumented: __func__; NULL when interposed */
-	uintptr_t pc;     /* interposed: return address; 0 when instrumented */
-	uint32_t line;    /* instrumented: __LINE__; 0 when interposed */
-};
+#include "base/base.h"
+#include "base/clock.h"
+#include "base/flags.h"
+#include "base/types.h"
 
 /*
  * The cold part of an entry: what only contended waits, hold tracking and
@@ -173,94 +117,6 @@ struct sp_thread {
 	struct sp_wait_pub wait; /* watchdog.c */
 };
 
-/* Options read from SYNCPROF_OPTIONS (see options.c). */
-#define SP_MAX_SKIP 16
-#define SP_DEFAULT_FRAMES 4
-#define SP_DEFAULT_HOLD_SAMPLE 16
-struct sp_options {
-	int enabled;
-	int report_at_exit;  /* -1: unset, report when profiling was ever on */
-	char *output;        /* NULL: stderr; "%p" expands to the pid */
-	struct syncprof_report_options report;
-	char *src_root;
-	char *trace;         /* trace=FILE: trace into FILE from start-up */
-	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
-	/* interposed call sites (stack.c) and hold tracking (hold.c) */
-	unsigned frames;            /* callers kept per contended site */
-	int hold;                   /* 1: hold times, owner changes, blame */
-	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
-	unsigned n_skip;
-	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
-	char *columns;         /* owns report.columns */
-	int control;           /* control.c: listen on the control socket */
-	int report_signal;     /* 0, or the signal that prints a report */
-	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
-};
-
-/* ---- "util.c" --------------------------------------------------------- */
-
-/* A small futex lock, so that the profiler never calls the lock functions
- * it profiles (a preloaded interposer would call itself). */
-typedef struct {
-	int state; /* 0 free, 1 locked, 2 locked with waiters */
-} sp_lock_t;
-#define SP_LOCK_INIT { 0 }
-void sp_lock(sp_lock_t *l);
-void sp_unlock(sp_lock_t *l);
-
-void *sp_mmap(size_t size);
-void sp_munmap(void *p, size_t size);
-pid_t sp_gettid(void);
-/* Expand %p in @tmpl to the pid and %% to %; NULL when it does not fit. */
-char *sp_path_expand(const char *tmpl, char *buf, size_t size);
-/* Create a pthread key once, lock-free, from any thread (util.c). */
-int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
-		void (*on_created)(void));
-
-static inline uint64_t sp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline unsigned sp_hist_bucket(uint64_t ns)
-{
-	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
-	return b < SP_HIST_BUCKETS ? b : SP_HIST_BUCKETS - 1;
-}
-
-/* ---- "clock.c" -------------------------------------------------------- */
-
-#define SP_CLOCK_MONOTONIC 0
-#define SP_CLOCK_TSC 1
-extern int sp_clock_mode_now;
-extern uint64_t sp_tsc_mult;
-void sp_clock_calibrate__slowpath(uint64_t now_ns);
-const char *sp_clock_name(void);
-
-/* Start timing a wait: the clock's mode is fixed for this wait. */
-static inline uint64_t sp_wait_start(int *mode)
-{
-	*mode = sp_load_acquire(&sp_clock_mode_now);
-	return *mode == SP_CLOCK_TSC ? __builtin_ia32_rdtsc() : sp_now_ns();
-}
-
-/* Nanoseconds since sp_wait_start() returned @t0 with @mode. */
-static inline uint64_t sp_wait_ns(int mode, uint64_t t0)
-{
-	uint64_t now;
-
-	if (SP_LIKELY(mode == SP_CLOCK_TSC)) {
-		uint64_t ticks = __builtin_ia32_rdtsc() - t0;
-
-		return (uint64_t)(((unsigned __int128)ticks * sp_load_relaxed(&sp_tsc_mult)) >> 32);
-	}
-	now = sp_now_ns();
-	sp_clock_calibrate__slowpath(now);
-	return now - t0;
-}
-
 /* ---- "table.c" -------------------------------------------------------- */
 
 void sp_table_init(struct sp_table *t);
@@ -350,6 +206,15 @@ void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *
 /* Call @fn on every live thread record, registry lock held (watchdog). */
 void sp_registry_foreach_thread(void (*fn)(struct sp_thread *t, void *arg), void *arg);
 size_t sp_registry_thread_count(void);
+/* fork(): the lifecycle (src/runtime) calls these from its one atfork
+ * handler: prepare locks the registry, parent unlocks it, child retires the
+ * threads that did not survive and unlocks. */
+void sp_registry_fork_prepare(void);
+void sp_registry_fork_parent(void);
+void sp_registry_fork_child(void);
+/* Called at each thread's first profiled call: set by the runtime to
+ * restart its helper thread in a forked child (a no-op otherwise). */
+extern void (*sp_registry_after_fork)(void);
 void sp_lost_add(uint64_t n);
 uint64_t sp_lost_get(void);
 
@@ -364,100 +229,12 @@ int sp_mutex_type(const void *mutex);
  * rwlock @l for writing, else SP_TYPE_RWLOCK_READ. */
 int sp_rwlock_held_type(const void *l);
 
-/* ---- "options.c" ------------------------------------------------------ */
-
-extern struct sp_options sp_opts;
-/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
- * Returns the number of problems found (0: all understood). */
-int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
-void sp_options_defaults(struct sp_options *o);
-void sp_options_free(struct sp_options *o);
-
-/* ---- "runtime.c" ------------------------------------------------------ */
-
-void sp_runtime_init(void);
-/* Unlock calls must reach the library while any reason is set. */
-#define SP_UNLOCK_HOOK_TRACE 1
-#define SP_UNLOCK_HOOK_HOLD 2
-void sp_unlock_hooks_set(int reason, int on);
-/*
- * The reasons are also kept in syncprof__enabled, above its public bits,
- * so that one load tells a probe both whether profiling is on and which
- * hooks run: the preload's fast paths test the whole word against
- * SP_FLAGS_ON (profiling, nothing else) and SP_FLAGS_HOLD (profiling and
- * hold tracking only).  (Read through the GOT: a hidden alias would miss
- * the copy that a copy relocation makes in an instrumented executable.)
- */
-#define SP_FLAG_REASON(r) ((r) << 8)
-#define SP_FLAGS_ON SYNCPROF__PROFILING
-#define SP_FLAGS_HOLD                                                                 \
-	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
-/* How long profiling was on since start-up or the last reset. */
-uint64_t sp_profiled_ns(void);
-const char *sp_command(void);
-/* Wall-clock time (CLOCK_REALTIME ns) of the last on/off switch, or of
- * start-up when it never switched. */
-uint64_t sp_state_since_ns(void);
-/* The profile of this process as @o shapes it, named and ready to render
- * (any thread; takes report_lock).  Free it with sp_profile_free(). */
-struct sp_profile;
-int sp_report_profile(struct sp_profile *p, const struct syncprof_report_options *o);
-int sp_report_snapshot(void);
-/* report_lock: serialises reports, resets and symbolizing (watchdog). */
-void sp_report_lock(void);
-void sp_report_unlock(void);
-
-/* ---- "control.c" ------------------------------------------------------ */
-
-/*
- * Start the helper thread: the control socket when sp_opts.control is set,
- * the long-wait watchdog when sp_opts.warn_wait_ms is, and the report on
- * sp_opts.report_signal.  Idempotent; also restarts it in a forked child.
- * Return: 0, or a negative errno (then the program runs on without it).
- */
-int sp_control_start(void);
-/* In a forked child, start the helper thread that fork() left behind; a
- * no-op (one relaxed load) otherwise.  Called from the registry's slow
- * path, at the child's first profiled lock call or new thread. */
-void sp_control_after_fork(void);
-/* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
-int sp_control_dir(char *buf, size_t size);
-
-/* ---- "control_proto.c" ------------------------------------------------ */
-
-#define SP_CTL_LINE_MAX 1024 /* longest request line, newline included */
-
-enum sp_ctl_verb { SP_CTL_STATUS, SP_CTL_ON, SP_CTL_OFF, SP_CTL_RESET, SP_CTL_REPORT };
-
-struct sp_ctl_request {
-	enum sp_ctl_verb verb;
-	struct syncprof_report_options report; /* for SP_CTL_REPORT */
-	char columns[256];                     /* report.columns points here */
-	char src_root[256];                    /* report.src_root points here */
-};
-
-/*
- * Parse one request line (@len bytes, no NUL needed, newline optional) with
- * @defaults as the report options.  Never reads past @len; allocates
- * nothing.  Return 0, or -EINVAL with a message in @err.
- */
-int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_options *defaults,
-		 struct sp_ctl_request *req, char *err, size_t err_size);
-/* Run a parsed request; the answer's payload goes to @out. */
-int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out);
-
-/* ---- "watchdog.c" ----------------------------------------------------- */
+/* ---- "wait_pub.c" ---------------------------------------------------- */
 
 extern unsigned sp_watch_on; /* non-zero: contended waits publish themselves */
 /* Contended slow path: publish / clear "waiting since t0 on obj at site". */
 void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, int mode);
 void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
-/* One scan of every thread (helper thread); returns ms until the next. */
-unsigned sp_watchdog_scan(FILE *out);
-/* In a forked child: forget the parent's warned waits (atfork handler). */
-void sp_watchdog_forget(void);
-
-
 /* ---- "hold.c" ---------------------------------------------------------- */
 
 /*
@@ -467,7 +244,11 @@ void sp_watchdog_forget(void);
  * right before the real unlock.
  */
 extern int sp_hold_on;
-void sp_hold_init(void);
+/* Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
+ * Return 0, or -ENOMEM (then the program runs on without it). */
+int sp_hold_init(unsigned sample);
+/* fork(): in the child (lifecycle's atfork handler). */
+void sp_hold_fork_child(void);
 void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op, const struct sp_site *site);
 void sp_hold_released(uintptr_t obj);
 /* A condition wait releases and retakes @obj: pause the hold around it. */
@@ -509,13 +290,17 @@ void sp_hold_snapshot(void);
 
 /* Warm the unwinder and compute the address ranges of lock wrappers
  * (default libraries and --skip regexes).  Start-up only (mallocs). */
-void sp_stack_init(void);
+/* Callers kept per contended interposed site (0: none); set by
+ * sp_stack_init(). */
+extern unsigned sp_stack_frames;
+void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames);
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at
  * start-up only, before sp_skip_n is published. */
 struct sp_range {
 	uintptr_t lo, hi;
 };
 #define SP_MAX_RANGES 4096
+#define SP_STACK_MAX_SKIP 16 /* skip regexes at most */
 extern struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 extern unsigned sp_skip_n;
 static inline int sp_pc_skipped(uintptr_t pc)
@@ -563,4 +348,4 @@ static inline uintptr_t sp_site_pc(uintptr_t ret)
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
 
-#endif /* SP_INTERNAL_H */
+#endif /* SP_RECORD_RECORD_H */

@@ -1,0 +1,73 @@
+/*
+ * base.h - what every part of syncprof builds on: compiler hints, atomics
+ * that name their memory order, the profiler's own futex lock, mmap, the
+ * monotonic clock in ns, thread ids.  Private to libsyncprof (every
+ * folder of src/, preload/); includes nothing of ours but the public API.
+ *
+ * Platform: Linux on x86-64 with glibc (the TSC, glibc's lock layouts in
+ * record/probe.c and trace/, the futex system call); every such
+ * assumption is stated in the file that makes it.
+ */
+#ifndef SP_BASE_BASE_H
+#define SP_BASE_BASE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "syncprof.h"
+
+#define SP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SP_NOINLINE __attribute__((noinline))
+#define SP_COLD __attribute__((noinline, cold))
+#define SP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define SP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Memory orders are named at each use, as liburcu and mimalloc do. */
+#define sp_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define sp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define sp_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define sp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define sp_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * Depth of profiler-internal sections of the calling thread (util.c): while
+ * non-zero, its lock calls pass through unrecorded.  The registry's
+ * sp_thread_enter()/sp_thread_leave() nest it; a thread of the profiler's
+ * own (the trace writer) raises it once at its start.
+ */
+extern SP_TLS int sp_tls_busy;
+
+/* ---- "util.c" --------------------------------------------------------- */
+
+/* A small futex lock, so that the profiler never calls the lock functions
+ * it profiles (a preloaded interposer would call itself). */
+typedef struct {
+	int state; /* 0 free, 1 locked, 2 locked with waiters */
+} sp_lock_t;
+#define SP_LOCK_INIT { 0 }
+void sp_lock(sp_lock_t *l);
+void sp_unlock(sp_lock_t *l);
+
+void *sp_mmap(size_t size);
+void sp_munmap(void *p, size_t size);
+pid_t sp_gettid(void);
+/* Expand %p in @tmpl to the pid and %% to %; NULL when it does not fit. */
+char *sp_path_expand(const char *tmpl, char *buf, size_t size);
+/* Create a pthread key once, lock-free, from any thread (util.c). */
+int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
+		void (*on_created)(void));
+
+static inline uint64_t sp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* SP_BASE_BASE_H */

@@ -1,0 +1,29 @@
+/*
+ * flags.h - the flag word every probe reads (flags.c): syncprof__enabled
+ * (declared in syncprof.h) holds the public bits and, above them, the
+ * reasons that unlock calls must reach the library.  Private to
+ * libsyncprof.
+ */
+#ifndef SP_BASE_FLAGS_H
+#define SP_BASE_FLAGS_H
+
+#include "base/base.h"
+
+/* Unlock calls must reach the library while any reason is set. */
+#define SP_UNLOCK_HOOK_TRACE 1
+#define SP_UNLOCK_HOOK_HOLD 2
+void sp_unlock_hooks_set(int reason, int on);
+/*
+ * The reasons are also kept in syncprof__enabled, above its public bits,
+ * so that one load tells a probe both whether profiling is on and which
+ * hooks run: the preload's fast paths test the whole word against
+ * SP_FLAGS_ON (profiling, nothing else) and SP_FLAGS_HOLD (profiling and
+ * hold tracking only).  (Read through the GOT: a hidden alias would miss
+ * the copy that a copy relocation makes in an instrumented executable.)
+ */
+#define SP_FLAG_REASON(r) ((r) << 8)
+#define SP_FLAGS_ON SYNCPROF__PROFILING
+#define SP_FLAGS_HOLD                                                                 \
+	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
+
+#endif /* SP_BASE_FLAGS_H */

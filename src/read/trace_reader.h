@@ -1,0 +1,88 @@
+/*
+ * trace_reader.h - reading trace files back (trace_reader.c): records in
+ * file order, names, threads, code addresses through the MAPS records.
+ * Used by 'syncprof trace' and fuzzed.  Private to src/read and
+ * tools/syncprof.
+ */
+#ifndef SP_READ_TRACE_READER_H
+#define SP_READ_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/format.h"
+
+struct sp_trace_map; /* u64 -> pointer, owned by the reader */
+
+/* One line of the latest MAPS: [lo, hi) maps @path at file offset @off. */
+struct sp_trace_range {
+	uint64_t lo, hi, off;
+	const char *path; /* into the reader's maps text; not NUL-terminated */
+	size_t path_len;
+};
+
+/* A decoded record; pointers point into the reader's data. */
+struct sp_trace_rec {
+	uint64_t off;  /* file offset */
+	uint32_t size;
+	uint16_t type;
+	uint16_t aux;
+	uint64_t ts;   /* EVENT; DROPPED: first_ts */
+	uint64_t ts2;  /* DROPPED: last_ts */
+	uint32_t tid;  /* EVENT, DROPPED, THREAD */
+	uint32_t id;   /* EVENT, EVENT_DEF */
+	unsigned nargs;
+	uint64_t args[SP_TRACE_MAX_ARGS];
+	uint64_t count; /* DROPPED */
+	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
+	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
+	size_t str_len;
+	const struct sp_trace_def *def; /* EVENT (NULL: undefined id) */
+};
+
+enum sp_trace_read_status {
+	SP_TRACE_READ_OK = 0,
+	SP_TRACE_READ_TRUNCATED = 1, /* the file ends inside a record */
+	SP_TRACE_READ_CORRUPT = 2,   /* a record that cannot be */
+};
+
+struct sp_trace_reader {
+	const uint8_t *data;
+	size_t size, off;
+	struct sp_trace_file_header hdr;
+	struct sp_trace_map *defs, *strings, *threads;
+	char *maps;        /* latest MAPS text seen (concatenated) */
+	size_t maps_len, maps_cap;
+	int maps_fresh;    /* the next MAPS record starts a new copy */
+	struct sp_trace_range *ranges; /* maps parsed, sorted by start */
+	size_t n_ranges, cap_ranges;
+	uint16_t last_type;
+	uint64_t records;
+	int status;        /* enum sp_trace_read_status */
+	char error[256];   /* why reading stopped, when status != OK */
+};
+
+/* Check the header.  Return 0, or -EINVAL with r->error set. */
+int sp_trace_reader_init(struct sp_trace_reader *r, const void *data, size_t size);
+void sp_trace_reader_fini(struct sp_trace_reader *r);
+/* 1: @rec filled; 0: clean end; -1: stopped, r->status and r->error say
+ * why (records before it were all returned). */
+int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
+/* Decode the EVENT or DROPPED record at @off again, after a first pass
+ * (names as of the end of that pass); no state changes.  0 or -1. */
+int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
+			    struct sp_trace_rec *rec);
+/* Nanoseconds since the trace's start (tick0), signed. */
+int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts);
+const struct sp_trace_def *sp_trace_reader_def(const struct sp_trace_reader *r, uint32_t id);
+const char *sp_trace_reader_string(const struct sp_trace_reader *r, uint64_t key);
+const char *sp_trace_reader_thread(const struct sp_trace_reader *r, uint32_t tid);
+/* DSO path and offset of a code address from the latest MAPS; NULL when
+ * unknown.  Writes the path into @buf. */
+const char *sp_trace_reader_pc_dso(const struct sp_trace_reader *r, uint64_t pc, char *buf,
+				   size_t size, uint64_t *offset);
+/* "file:line (func)" or "dso+0xoff" or "0xpc" for a lock event's site. */
+const char *sp_trace_reader_site(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
+				 char *buf, size_t size);
+
+#endif /* SP_READ_TRACE_READER_H */

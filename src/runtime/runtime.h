@@ -1,0 +1,114 @@
+/*
+ * runtime.h - the running library (src/runtime): start-up, exit and fork
+ * order (lifecycle.c), options, the control socket and its protocol, the
+ * watchdog.  Private to src/runtime and preload/.
+ */
+#ifndef SP_RUNTIME_RUNTIME_H
+#define SP_RUNTIME_RUNTIME_H
+
+#include "base/base.h"
+#include "base/control_wire.h"
+#include "record/record.h"
+
+/* Options read from SYNCPROF_OPTIONS (see options.c). */
+#define SP_MAX_SKIP SP_STACK_MAX_SKIP
+#define SP_DEFAULT_FRAMES 4
+#define SP_DEFAULT_HOLD_SAMPLE 16
+struct sp_options {
+	int enabled;
+	int report_at_exit;  /* -1: unset, report when profiling was ever on */
+	char *output;        /* NULL: stderr; "%p" expands to the pid */
+	struct syncprof_report_options report;
+	char *src_root;
+	char *trace;         /* trace=FILE: trace into FILE from start-up */
+	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
+	/* interposed call sites (stack.c) and hold tracking (hold.c) */
+	unsigned frames;            /* callers kept per contended site */
+	int hold;                   /* 1: hold times, owner changes, blame */
+	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
+	unsigned n_skip;
+	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
+	char *columns;         /* owns report.columns */
+	int control;           /* control.c: listen on the control socket */
+	int report_signal;     /* 0, or the signal that prints a report */
+	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
+};
+
+/* ---- "options.c" ------------------------------------------------------ */
+
+extern struct sp_options sp_opts;
+/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
+ * Returns the number of problems found (0: all understood). */
+int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
+void sp_options_defaults(struct sp_options *o);
+void sp_options_free(struct sp_options *o);
+
+/* ---- "runtime.c" ------------------------------------------------------ */
+
+void sp_runtime_init(void);
+/* How long profiling was on since start-up or the last reset. */
+uint64_t sp_profiled_ns(void);
+const char *sp_command(void);
+/* Wall-clock time (CLOCK_REALTIME ns) of the last on/off switch, or of
+ * start-up when it never switched. */
+uint64_t sp_state_since_ns(void);
+/* The profile of this process as @o shapes it, named and ready to render
+ * (any thread; takes report_lock).  Free it with sp_profile_free(). */
+struct sp_profile;
+int sp_report_profile(struct sp_profile *p, const struct syncprof_report_options *o);
+int sp_report_snapshot(void);
+/* report_lock: serialises reports, resets and symbolizing (watchdog). */
+void sp_report_lock(void);
+void sp_report_unlock(void);
+
+/* ---- "control.c" ------------------------------------------------------ */
+
+/*
+ * Start the helper thread: the control socket when sp_opts.control is set,
+ * the long-wait watchdog when sp_opts.warn_wait_ms is, and the report on
+ * sp_opts.report_signal.  Idempotent; also restarts it in a forked child.
+ * Return: 0, or a negative errno (then the program runs on without it).
+ */
+int sp_control_start(void);
+/* In a forked child, start the helper thread that fork() left behind; a
+ * no-op (one relaxed load) otherwise.  Called from the registry's slow
+ * path, at the child's first profiled lock call or new thread. */
+void sp_control_after_fork(void);
+/* At exit: remove the socket, print the totals of warned waits that
+ * ended since the last scan.  In a forked child: forget the parent's
+ * socket and helper thread (restarted by sp_control_after_fork()).  Both
+ * called by the lifecycle, no-ops when the helper never started. */
+void sp_control_exit(void);
+void sp_control_fork_child(void);
+/* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
+int sp_control_dir(char *buf, size_t size);
+
+/* ---- "control_proto.c" ------------------------------------------------ */
+
+enum sp_ctl_verb { SP_CTL_STATUS, SP_CTL_ON, SP_CTL_OFF, SP_CTL_RESET, SP_CTL_REPORT };
+
+struct sp_ctl_request {
+	enum sp_ctl_verb verb;
+	struct syncprof_report_options report; /* for SP_CTL_REPORT */
+	char columns[256];                     /* report.columns points here */
+	char src_root[256];                    /* report.src_root points here */
+};
+
+/*
+ * Parse one request line (@len bytes, no NUL needed, newline optional) with
+ * @defaults as the report options.  Never reads past @len; allocates
+ * nothing.  Return 0, or -EINVAL with a message in @err.
+ */
+int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_options *defaults,
+		 struct sp_ctl_request *req, char *err, size_t err_size);
+/* Run a parsed request; the answer's payload goes to @out. */
+int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out);
+
+/* ---- "watchdog.c" ----------------------------------------------------- */
+
+/* One scan of every thread (helper thread); returns ms until the next. */
+unsigned sp_watchdog_scan(FILE *out);
+/* In a forked child: forget the parent's warned waits (atfork handler). */
+void sp_watchdog_forget(void);
+
+#endif /* SP_RUNTIME_RUNTIME_H */

@@ -4,7 +4,7 @@
  * Fills the tables with ENTRIES distinct (call site, object) entries spread
  * over THREADS threads (1000 sites x ENTRIES/1000 objects), then times
  * syncprof_report() to /dev/null, coalesced and not, table and JSON, and
- * a reset.  DESIGN.md's bar: a report over 1M entries in <= 1 s.
+ * a reset.  The goal: a report over 1M entries in <= 1 s.
  *
  * Usage: reportbench [ENTRIES [THREADS]]   (default 1000000 and 4)
  */

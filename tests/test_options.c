@@ -2,6 +2,8 @@
  * test_options.c - SYNCPROF_OPTIONS parsing: every key, bad input, warnings
  * that name the key and the valid choices, and the rest still applied.
  */
+#include <errno.h>
+
 #include "harness.h"
 #include "runtime/runtime.h"
 #include "report/profile.h"
@@ -74,6 +76,28 @@ int main(void)
 	T_ASSERT_INT(o.report.top, ==, 3);
 	sp_options_free(&o);
 	free(w);
+
+	/* A huge unknown key is cut in the warning, not echoed whole. */
+	{
+		char *big = malloc(100001);
+
+		memset(big, 'k', 100000);
+		big[100000] = '\0';
+		w = parse(&o, big, &problems);
+		T_ASSERT_INT(problems, ==, 1);
+		T_ASSERT_CONTAINS(w, "unknown option 'kkkk");
+		T_ASSERT_CONTAINS(w, "...'");
+		T_ASSERT_UINT(strlen(w), <, 1000);
+		sp_options_free(&o);
+		free(w);
+		free(big);
+	}
+
+	/* skip= takes a valid regular expression only; sp_options_check(). */
+	T_ASSERT_INT(sp_options_check("skip", "("), ==, -EINVAL);
+	T_ASSERT_INT(sp_options_check("skip", "^my_lock$"), ==, 0);
+	T_ASSERT_INT(sp_options_check("frames", "17"), ==, -EINVAL);
+	T_ASSERT_INT(sp_options_check("no_such_key", "1"), ==, -ENOENT);
 
 	/* Bad values: named with the valid choices; defaults kept. */
 	w = parse(&o, "sort=fast,format=xml,top=-1,top=1x,enabled=maybe,coalesce=", &problems);

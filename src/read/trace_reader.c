@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/maps.h"
 #include "read/trace_reader.h"
 
 /* ---- u64 -> pointer map (open addressing) ----------------------------- */
@@ -279,32 +280,6 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static uint64_t hex_field(const char **p, const char *end)
-{
-	uint64_t v = 0;
-
-	for (; *p < end; (*p)++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			v = v * 16 + (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			break;
-	}
-	return v;
-}
-
-static const char *skip_field(const char *p, const char *end)
-{
-	while (p < end && *p != ' ')
-		p++;
-	while (p < end && *p == ' ')
-		p++;
-	return p;
-}
-
 /* Parse the maps text into sorted ranges (after each MAPS record, so a
  * lookup per event is a binary search).  Lines that do not parse are
  * skipped: MAPS is advisory. */
@@ -316,22 +291,16 @@ static void index_maps(struct sp_trace_reader *r)
 	while (p < text_end) {
 		const char *end = memchr(p, '\n', (size_t)(text_end - p));
 		struct sp_trace_range g;
-		const char *q = p;
+		struct sp_maps_line m;
 
 		if (!end)
 			end = text_end;
-		g.lo = hex_field(&q, end);
-		if (q < end && *q == '-') {
-			q++;
-			g.hi = hex_field(&q, end);
-			q = skip_field(q, end);       /* to perms */
-			q = skip_field(q, end);       /* to offset */
-			g.off = hex_field(&q, end);
-			q = skip_field(q, end);       /* to dev */
-			q = skip_field(q, end);       /* to inode */
-			q = skip_field(q, end);       /* to path (may be empty) */
-			g.path = q;
-			g.path_len = (size_t)(end - q);
+		if (!sp_maps_parse_line(p, end, &m)) {
+			g.lo = m.lo;
+			g.hi = m.hi;
+			g.off = m.off;
+			g.path = m.path;
+			g.path_len = m.path_len;
 			if (g.hi > g.lo) {
 				if (r->n_ranges == r->cap_ranges) {
 					size_t cap = r->cap_ranges ? r->cap_ranges * 2 : 256;

@@ -226,14 +226,8 @@ static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 {
 	struct sp_entry_cold *c = e->cold;
 	unsigned b = sp_hist_bucket(ns);
-	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
 
-	if (SP_UNLIKELY(c->epoch != epoch)) {
-		/* Same lazy reset of the maxima as probe.c. */
-		sp_store_relaxed(&c->wait_max_ns, 0);
-		sp_store_relaxed(&c->hold_max_ns, 0);
-		sp_store_release(&c->epoch, epoch);
-	}
+	sp_entry_refresh_epoch(c);
 	sp_store_relaxed(&c->holds, c->holds + weight);
 	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
 	if (ns > c->hold_max_ns)

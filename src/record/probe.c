@@ -70,24 +70,11 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 	return e;
 }
 
-static void entry_refresh_epoch(struct sp_entry *e)
-{
-	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
-
-	struct sp_entry_cold *c = e->cold;
-
-	if (SP_UNLIKELY(c->epoch != epoch)) {
-		sp_store_relaxed(&c->wait_max_ns, 0);
-		sp_store_relaxed(&c->hold_max_ns, 0);
-		sp_store_release(&c->epoch, epoch);
-	}
-}
-
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 {
 	unsigned b = sp_hist_bucket(wait_ns);
 
-	entry_refresh_epoch(e);
+	sp_entry_refresh_epoch(e->cold);
 	if (acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 	sp_store_relaxed(&e->contended, e->contended + 1);

@@ -193,6 +193,23 @@ static inline size_t sp_near_slot(uintptr_t obj)
 extern SP_TLS struct sp_thread *sp_tls_self;
 extern uint32_t sp_reset_epoch;
 
+/*
+ * Owner only, before it updates a maximum: a reset (which bumps
+ * sp_reset_epoch) is applied to an entry lazily, by zeroing its maxima
+ * the first time its owner writes one after the reset; reports read the
+ * maxima of entries with a stale epoch as 0 (collect.c).
+ */
+static inline void sp_entry_refresh_epoch(struct sp_entry_cold *c)
+{
+	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
+
+	if (__builtin_expect(c->epoch != epoch, 0)) {
+		sp_store_relaxed(&c->wait_max_ns, 0);
+		sp_store_relaxed(&c->hold_max_ns, 0);
+		sp_store_release(&c->epoch, epoch);
+	}
+}
+
 /* The calling thread's record, created on first use; NULL while the thread
  * is inside the profiler or being torn down (its calls go unrecorded). */
 struct sp_thread *sp_thread_self__slowpath(void);

@@ -1,23 +1,23 @@
 /*
- * report.c - from per-thread tables to sorted report rows.
+ * pipeline.c - shaping a profile's rows: merge (the row map), subtract a
+ * snapshot, coalesce objects per call site, sort, cut to the top N; and
+ * the values derived from a row (average, percentiles, common path).
  *
- * Pipeline (DESIGN.md, "Reports"):
- *   collect: every live thread's table plus the retired aggregate, merged
- *            into one row per (site, object, type), under the registry lock;
- *   subtract the snapshot of the last reset;
- *   coalesce objects per (site, type), if asked;
- *   sort, cut to the top N; symbolizing and rendering come after, so their
- *   cost is paid per printed row only.
+ * The pipeline (docs/layout.md, "Data flow"):
+ *   collect (collect.c, live) or load (src/read, saved) -> subtract the
+ *   snapshot of the last reset (live) -> coalesce -> sort -> top N ->
+ *   resolve names (names.c) -> render (render/).
+ * Names come after the cut, so their cost is paid per printed row only.
+ * Every step works on rows of either origin: a live row is keyed by
+ * file/function/line or by address, a loaded row by its names; the
+ * orders chosen here (sort ties, the stack kept by a coalesced row) are
+ * decided by the address first, so both give the same result.
  *
  * Rows are keyed by the *content* of file and function names, not their
  * addresses: the same inline function in a header has one __FILE__ string
  * per translation unit, and the user wants one row for it.
  *
- * Concurrency: collection reads other threads' counters with relaxed loads
- * (each value whole, values of one entry possibly from slightly different
- * moments).  Maxima of entries whose epoch predates the last reset are
- * read as 0.  report_lock (runtime.c) serialises reports and resets, so
- * the snapshot cannot change under a report.
+ * Thread-safety: none needed; a row set belongs to the report being made.
  */
 #include <errno.h>
 #include <stdlib.h>

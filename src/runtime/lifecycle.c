@@ -35,6 +35,11 @@
  */
 int syncprof__enabled;
 
+struct sp_options sp_opts;
+
+/* Every skip= pattern the options accept reaches record/stack.c. */
+_Static_assert(SP_MAX_SKIP <= SP_STACK_MAX_SKIP, "stack.c keeps fewer skip patterns");
+
 static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
 /*

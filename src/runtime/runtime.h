@@ -8,40 +8,10 @@
 
 #include "base/base.h"
 #include "base/control_wire.h"
+#include "read/options.h"
 #include "record/record.h"
 
-/* Options read from SYNCPROF_OPTIONS (see options.c). */
-#define SP_MAX_SKIP SP_STACK_MAX_SKIP
-#define SP_DEFAULT_FRAMES 4
-#define SP_DEFAULT_HOLD_SAMPLE 16
-struct sp_options {
-	int enabled;
-	int report_at_exit;  /* -1: unset, report when profiling was ever on */
-	char *output;        /* NULL: stderr; "%p" expands to the pid */
-	struct syncprof_report_options report;
-	char *src_root;
-	char *trace;         /* trace=FILE: trace into FILE from start-up */
-	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
-	/* interposed call sites (stack.c) and hold tracking (hold.c) */
-	unsigned frames;            /* callers kept per contended site */
-	int hold;                   /* 1: hold times, owner changes, blame */
-	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
-	unsigned n_skip;
-	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
-	char *columns;         /* owns report.columns */
-	int control;           /* control.c: listen on the control socket */
-	int report_signal;     /* 0, or the signal that prints a report */
-	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
-};
-
-/* ---- "options.c" ------------------------------------------------------ */
-
-extern struct sp_options sp_opts;
-/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
- * Returns the number of problems found (0: all understood). */
-int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
-void sp_options_defaults(struct sp_options *o);
-void sp_options_free(struct sp_options *o);
+extern struct sp_options sp_opts; /* lifecycle.c: read once at start-up */
 
 /* ---- "runtime.c" ------------------------------------------------------ */
 

@@ -62,6 +62,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/maps.h"
 #include "trace.h"
 
 #define WRITER_PERIOD_MS 100
@@ -256,22 +257,6 @@ static void seen_clear_locked(void)
 
 /* ---- /proc/self/maps -------------------------------------------------- */
 
-static uint64_t parse_hex(const char **p)
-{
-	uint64_t v = 0;
-
-	for (;; (*p)++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			v = v * 16 + (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
 static void ranges_add_locked(uint64_t lo, uint64_t hi)
 {
 	if (n_ranges == ranges_cap) {
@@ -292,16 +277,12 @@ static void ranges_add_locked(uint64_t lo, uint64_t hi)
 }
 
 /* Parse one maps line into the executable ranges. */
-static void ranges_note_line_locked(const char *line)
+static void ranges_note_line_locked(const char *line, size_t len)
 {
-	const char *p = line;
-	uint64_t lo = parse_hex(&p), hi;
+	struct sp_maps_line m;
 
-	if (*p++ != '-')
-		return;
-	hi = parse_hex(&p);
-	if (p[0] == ' ' && p[1] && p[2] && p[3] == 'x')
-		ranges_add_locked(lo, hi);
+	if (!sp_maps_parse_line(line, line + len, &m) && m.perms[2] == 'x')
+		ranges_add_locked(m.lo, m.hi);
 }
 
 /* Write /proc/self/maps as MAPS records and remember its code ranges. */
@@ -327,8 +308,7 @@ static void out_maps_locked(void)
 		out_append_locked(zeros, padded - (size_t)n);
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] == '\n') {
-				line[line_len] = '\0';
-				ranges_note_line_locked(line);
+				ranges_note_line_locked(line, line_len);
 				line_len = 0;
 			} else if (line_len < sizeof(line) - 1) {
 				line[line_len++] = buf[i];

@@ -31,6 +31,8 @@ expect 2 "bad value '99' for --frames" -- "$cli" run --frames 99 -- true
 expect 2 "no program given" -- "$cli" run --
 expect 2 "no program given" -- "$cli" run --hold
 expect 2 "needs a value" -- "$cli" run --skip
+expect 2 "bad value '\(' for --skip" -- "$cli" run --skip '(' -- true
+expect 2 "bad value 'a,b:c' for --columns" -- "$cli" run --columns 'a,b:c' -- true
 expect 2 "cannot contain ','" -- "$cli" run -o a,b -- true
 expect 2 "takes no value" -- "$cli" run --hold=1 -- true
 expect 127 "no-such-program: command not found" -- "$cli" run -- no-such-program

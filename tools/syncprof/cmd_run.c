@@ -41,7 +41,7 @@
 #include <elf.h>
 
 #include "cli.h"
-#include "report/profile.h" /* sp_columns_parse() */
+#include "read/options.h"
 #include "syncprof.h"
 
 #ifndef SYNCPROF_INSTALL_LIBDIR
@@ -63,110 +63,74 @@ struct run_option {
 	enum arg_kind arg;
 	const char *key;        /* SYNCPROF_OPTIONS twin */
 	const char *fixed;      /* value for ARG_NONE options */
-	int (*check)(const char *v); /* 0 when valid */
 	const char *metavar;
 	const char *help;
 };
 
-static int check_format(const char *v)
-{
-	enum syncprof_format f;
-
-	return syncprof_parse_format(v, &f);
-}
-
-static int check_sort(const char *v)
-{
-	enum syncprof_sort s;
-
-	return syncprof_parse_sort(v, &s);
-}
-
-static int check_uint(const char *v, unsigned long max)
-{
-	char *end;
-	unsigned long n;
-
-	if (!*v || *v == '-' || *v == '+')
-		return -EINVAL;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	return errno || *end || n > max ? -EINVAL : 0;
-}
-
-static int check_top(const char *v)
-{
-	return check_uint(v, UINT_MAX);
-}
-
-static int check_frames(const char *v)
-{
-	return check_uint(v, 16);
-}
-
-static int check_nonempty(const char *v)
-{
-	return *v ? 0 : -EINVAL;
-}
-
-static int check_columns(const char *v)
-{
-	int ids[64];
-
-	return sp_columns_parse(v, ids, 64, 1) < 0 ? -EINVAL : 0;
-}
-
-static int check_signal(const char *v)
-{
-	return strcmp(v, "USR1") && strcmp(v, "USR2") ? -EINVAL : 0;
-}
-
-static int check_trace_buffer(const char *v)
-{
-	return check_uint(v, 1ul << 30) || strtoul(v, NULL, 10) < 256 ? -EINVAL : 0;
-}
-
 static const struct run_option run_options[] = {
-	{ "output", 'o', ARG_VALUE, "output", NULL, check_nonempty, "FILE",
+	{ "output", 'o', ARG_VALUE, "output", NULL, "FILE",
 	  "write the report to FILE instead of stderr; %p becomes the pid\n"
 	  "(a forking program writes one report per process)" },
-	{ "format", 'f', ARG_VALUE, "format", NULL, check_format, "FORMAT",
+	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
 	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
-	{ "columns", 0, ARG_VALUE, "columns", NULL, check_columns, "LIST",
+	{ "columns", 0, ARG_VALUE, "columns", NULL, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
 	  "e.g. site,wait,count,p99 (the twin takes site:wait:count:p99)" },
-	{ "top", 'n', ARG_VALUE, "top", NULL, check_top, "N", "print the top N rows only (0: all)" },
-	{ "sort", 's', ARG_VALUE, "sort", NULL, check_sort, "KEY",
+	{ "top", 'n', ARG_VALUE, "top", NULL, "N", "print the top N rows only (0: all)" },
+	{ "sort", 's', ARG_VALUE, "sort", NULL, "KEY",
 	  "sort by total (default), avg, max, count, contended or hold" },
-	{ "no-coalesce", 0, ARG_NONE, "coalesce", "0", NULL, NULL,
+	{ "no-coalesce", 0, ARG_NONE, "coalesce", "0", NULL,
 	  "one row per lock object instead of one per call site" },
-	{ "frames", 0, ARG_VALUE, "frames", NULL, check_frames, "N",
+	{ "frames", 0, ARG_VALUE, "frames", NULL, "N",
 	  "callers kept per contended call site, 0 to 16 (default 4)" },
-	{ "skip", 0, ARG_VALUE, "skip", NULL, check_nonempty, "REGEX",
+	{ "skip", 0, ARG_VALUE, "skip", NULL, "REGEX",
 	  "skip frames of functions matching REGEX (the program's lock\n"
 	  "wrappers), so the call site is their caller; repeatable.\n"
 	  "libc/libpthread/libstdc++ wrappers are always skipped" },
-	{ "hold", 0, ARG_NONE, "hold", "1", NULL, NULL,
+	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },
-	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, check_top, "MS",
+	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, "MS",
 	  "warn while a thread has waited more than MS ms for a lock, naming\n"
 	  "it, its site and the lock (and, with --hold, the holder)" },
-	{ "no-control", 0, ARG_NONE, "control", "0", NULL, NULL,
+	{ "no-control", 0, ARG_NONE, "control", "0", NULL,
 	  "do not listen on the control socket (syncprof ctl PID ...)" },
-	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, check_signal, "SIG",
+	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, "SIG",
 	  "print a report each time the program gets SIG (USR1 or USR2);\n"
 	  "by default syncprof installs no signal handler" },
-	{ "trace", 0, ARG_VALUE, "trace", NULL, check_nonempty, "FILE",
+	{ "trace", 0, ARG_VALUE, "trace", NULL, "FILE",
 	  "also record every lock event into the binary trace FILE\n"
 	  "(%p: the pid); read it with 'syncprof trace dump|stats|export'" },
-	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, check_trace_buffer, "BYTES",
+	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, "BYTES",
 	  "per-thread trace buffer, 256 to 1073741824 (default 1048576);\n"
 	  "when it is full, events are dropped and counted exactly" },
 };
 
 #define N_RUN_OPTIONS (sizeof(run_options) / sizeof(*run_options))
+
+/*
+ * The value of @o is checked by the parser of its SYNCPROF_OPTIONS twin
+ * (src/read/options.c), the one that the program will run it through:
+ * what run accepts, the program accepts, and the other way round.  The
+ * option takes "a,b,c" where the twin takes "a:b:c" (columns).
+ */
+static int option_check(const struct run_option *o, const char *v)
+{
+	char buf[512];
+
+	if (strcmp(o->key, "columns"))
+		return sp_options_check(o->key, v);
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, v);
+	for (char *p = buf; *p; p++)
+		if (*p == ',')
+			*p = ':';
+		else if (*p == ':')
+			return -EINVAL;
+	return sp_options_check(o->key, buf);
+}
 
 static void usage(FILE *f)
 {
@@ -260,7 +224,7 @@ static int apply_option(const struct run_option *o, const char *value, struct st
 			  o->long_name, o->metavar);
 		return 2;
 	}
-	if (o->check && o->check(v)) {
+	if (option_check(o, v)) {
 		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
 			  o->long_name);
 		return 2;

@@ -11,7 +11,7 @@
  * its key, counters, histograms, resolved site and stack (with offsets and
  * inlined callers) and, with hold tracking, hold facts and blame.
  *
- * The keys of DESIGN.md keep their meaning; keys are only ever added.
+ * The keys of version 1 keep their meaning; keys are only ever added.
  * Strings are escaped per RFC 8259 by sp_json_string() (render/text.c),
  * the one escaper of the project: UTF-8 passes through, control bytes
  * become \u00XX.  File paths are written as recorded, not shortened.

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
-#include "report/profile.h"
+#include <regex.h>
 
-struct sp_options sp_opts;
+#include "read/options.h"
+#include "report/profile.h"
 
 /* Defined (as 1) by the preload library only: preloaded, profiling and
  * the control socket are on unless SYNCPROF_OPTIONS says enabled=0 or
@@ -175,11 +175,15 @@ static int opt_hold_sample(struct sp_options *o, const char *v)
 	return 0;
 }
 
-/* Repeatable: each skip=REGEX adds one pattern (checked by stack.c). */
+/* Repeatable: each skip=REGEX adds one pattern, a valid POSIX extended
+ * regular expression (record/stack.c compiles them again at start-up). */
 static int opt_skip(struct sp_options *o, const char *v)
 {
-	if (o->n_skip >= SP_MAX_SKIP || !*v)
+	regex_t re;
+
+	if (o->n_skip >= SP_MAX_SKIP || !*v || regcomp(&re, v, REG_EXTENDED | REG_NOSUB))
 		return -EINVAL;
+	regfree(&re);
 	o->skip[o->n_skip] = strdup(v);
 	if (!o->skip[o->n_skip])
 		return -ENOMEM;
@@ -265,8 +269,9 @@ static const struct option_row option_table[] = {
 
 static void warn_unknown(FILE *warn, const char *key, size_t klen)
 {
-	fprintf(warn, "syncprof: warning: unknown option '%.*s' in SYNCPROF_OPTIONS (known:", (int)klen,
-		key);
+	/* A key is a short word: echo at most 64 bytes of whatever came. */
+	fprintf(warn, "syncprof: warning: unknown option '%.*s%s' in SYNCPROF_OPTIONS (known:",
+		klen > 64 ? 64 : (int)klen, key, klen > 64 ? "..." : "");
 	for (size_t i = 0; i < N_OPTIONS; i++)
 		fprintf(warn, "%s %s", i ? "," : "", option_table[i].name);
 	fputs("); ignored\n", warn);
@@ -323,4 +328,20 @@ int sp_options_parse(struct sp_options *o, const char *s, FILE *warn)
 			s++;
 	}
 	return problems;
+}
+
+int sp_options_check(const char *key, const char *value)
+{
+	struct sp_options o;
+	int rc = -ENOENT;
+
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		if (strcmp(option_table[i].name, key))
+			continue;
+		sp_options_defaults(&o);
+		rc = option_table[i].set(&o, value) ? -EINVAL : 0;
+		sp_options_free(&o);
+		break;
+	}
+	return rc;
 }

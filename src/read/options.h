@@ -1,0 +1,53 @@
+/*
+ * options.h - SYNCPROF_OPTIONS, "key=value,key=value" (options.c): one
+ * table of keys, one parser and one validation, used by the runtime at
+ * start-up and by 'syncprof run' to check its command line before it
+ * starts anything.  Private to src/read, src/runtime, preload/ and
+ * tools/syncprof.
+ */
+#ifndef SP_READ_OPTIONS_H
+#define SP_READ_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "syncprof.h"
+
+/* Options read from SYNCPROF_OPTIONS (see options.c). */
+#define SP_MAX_SKIP 16 /* record/stack.c keeps as many */
+#define SP_DEFAULT_FRAMES 4
+#define SP_DEFAULT_HOLD_SAMPLE 16
+struct sp_options {
+	int enabled;
+	int report_at_exit;  /* -1: unset, report when profiling was ever on */
+	char *output;        /* NULL: stderr; "%p" expands to the pid */
+	struct syncprof_report_options report;
+	char *src_root;
+	char *trace;         /* trace=FILE: trace into FILE from start-up */
+	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
+	/* interposed call sites (stack.c) and hold tracking (hold.c) */
+	unsigned frames;            /* callers kept per contended site */
+	int hold;                   /* 1: hold times, owner changes, blame */
+	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
+	unsigned n_skip;
+	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
+	char *columns;         /* owns report.columns */
+	int control;           /* control.c: listen on the control socket */
+	int report_signal;     /* 0, or the signal that prints a report */
+	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
+};
+
+/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
+ * Returns the number of problems found (0: all understood). */
+int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
+void sp_options_defaults(struct sp_options *o);
+void sp_options_free(struct sp_options *o);
+/*
+ * sp_options_check() - would "@key=@value" be accepted?  Pure: parses into
+ * a scratch set of options and frees it.
+ * Return: 0 when valid, -EINVAL when the value is bad, -ENOENT when there is
+ * no such key.
+ */
+int sp_options_check(const char *key, const char *value);
+
+#endif /* SP_READ_OPTIONS_H */

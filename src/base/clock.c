@@ -18,6 +18,15 @@
  * the mode once at its start and uses the same clock at its end, so no wait
  * mixes clocks.
  *
+ * Hold tracking and the trace need the final clock from their first
+ * timestamp (a hold's start, the trace header's rate), so they calibrate
+ * at once when they start (sp_clock_calibrate_now(): bracketed points 2 ms
+ * apart, each a TSC read between two monotonic reads no more than 1 us
+ * apart, so a preemption cannot skew the rate).  Either way one state is
+ * published: the rate, its origin, the mode.  This is the only
+ * calibration of syncprof; there used to be three (waits here, holds in
+ * hold.c, the trace in its writer), which could disagree.
+ *
  * Alternatives considered: calibrating in the constructor (a busy 10 ms
  * start-up delay for every profiled program, also those that never
  * contend); recording raw ticks and converting at report time (the log2
@@ -86,6 +95,74 @@ void sp_clock_calibrate__slowpath(uint64_t now_ns)
 			}
 		}
 	}
+}
+
+/*
+ * One calibration point: a TSC read bracketed by two monotonic reads no
+ * more than 1 us apart (retried, at most 64 times).  Unbracketed points
+ * made hold ages drift by milliseconds under ThreadSanitizer's slowdown.
+ */
+static void calib_point(uint64_t *tick, uint64_t *ns)
+{
+	for (int i = 0; i < 64; i++) {
+		uint64_t a = sp_now_ns(), t = __builtin_ia32_rdtsc(), b = sp_now_ns();
+
+		*tick = t;
+		*ns = a + (b - a) / 2;
+		if (b - a <= 1000)
+			return;
+	}
+}
+
+int sp_clock_calibrate_now(void)
+{
+	for (;;) {
+		int s = sp_load_acquire(&cal_state);
+		uint64_t t0, n0, t1, n1;
+
+		if (s == CAL_DONE || s == CAL_UNUSABLE)
+			return sp_load_acquire(&sp_clock_mode_now);
+		if (s >= 16) /* another claim is being written: wait for it */
+			continue;
+		if (!tsc_invariant()) {
+			sp_store_release(&cal_state, CAL_UNUSABLE);
+			continue;
+		}
+		/* Claim from CAL_NONE or CAL_STARTED: a lazy calibration under
+		 * way loses its claim and finds the state DONE. */
+		if (!__atomic_compare_exchange_n(&cal_state, &s, CAL_DONE + 16, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		calib_point(&t0, &n0);
+		do
+			calib_point(&t1, &n1);
+		while (n1 - n0 < 2000000);
+		if (t1 - t0 > (n1 - n0) / 16) {
+			cal_tsc0 = t0;
+			cal_ns0 = n0;
+			sp_store_relaxed(&sp_tsc_mult, ((n1 - n0) << 32) / (t1 - t0));
+			sp_store_release(&sp_clock_mode_now, SP_CLOCK_TSC);
+			sp_store_release(&cal_state, CAL_DONE);
+		} else {
+			sp_store_release(&cal_state, CAL_UNUSABLE);
+		}
+	}
+}
+
+uint64_t sp_clock_ticks_per_sec(void)
+{
+	uint64_t mult = sp_load_relaxed(&sp_tsc_mult);
+
+	if (sp_load_acquire(&sp_clock_mode_now) != SP_CLOCK_TSC || !mult)
+		return 1000000000u;
+	return (uint64_t)(((unsigned __int128)1000000000u << 32) / mult);
+}
+
+uint64_t sp_clock_mono_ns(uint64_t tick)
+{
+	if (sp_load_acquire(&sp_clock_mode_now) != SP_CLOCK_TSC)
+		return tick;
+	return cal_ns0 + sp_clock_ticks_to_ns(tick - cal_tsc0);
 }
 
 const char *sp_clock_name(void)

@@ -34,8 +34,8 @@
  * last owner of the lock in a direct-mapped array indexed by address,
  * written only when the owner changes.
  *
- * Time: the TSC converted with a factor calibrated against CLOCK_MONOTONIC
- * at start-up (2 ms, only with hold=1).  sp_hold_lookup() reports since
+ * Time: the one clock of base/clock.c, calibrated at once when hold
+ * tracking starts (2 ms, only with hold=1).  sp_hold_lookup() reports since
  * when a lock is held: exactly for a timed hold; for an untimed one, the
  * first time any caller of sp_hold_lookup() saw it held (a lower bound of
  * its age, as fine as the watchdog's polling).
@@ -67,66 +67,20 @@
 #include "hold.h"
 #include "probe.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#endif
-
 int sp_hold_on;
 
-/* ---- clock --------------------------------------------------------------- */
+/* ---- clock ---------------------------------------------------------------- */
 
-static uint64_t tick_mult = 1 << 20; /* ns = ticks * tick_mult >> 20 */
-static uint64_t tick0, ns0;          /* calibration origin */
-
+/* The one clock (base/clock.c), calibrated at once by sp_hold_init(): a
+ * hold's start must be in the final clock. */
 static SP_ALWAYS_INLINE uint64_t ticks(void)
 {
-#ifdef HAVE_TSC
-	return __rdtsc();
-#else
-	return sp_now_ns();
-#endif
+	return sp_clock_ticks();
 }
 
 static uint64_t ticks_to_ns(uint64_t t)
 {
-	return (uint64_t)(((unsigned __int128)t * tick_mult) >> 20);
-}
-
-#ifdef HAVE_TSC
-/*
- * One calibration point: a TSC read bracketed by two monotonic reads no
- * more than 1 us apart (retried, at most 64 times), so that a preemption
- * between the reads cannot skew the rate.  Unbracketed points made
- * since_ns drift by milliseconds under ThreadSanitizer's slowdown.
- */
-static void calib_point(uint64_t *tick, uint64_t *ns)
-{
-	for (int i = 0; i < 64; i++) {
-		uint64_t a = sp_now_ns(), t = ticks(), b = sp_now_ns();
-
-		*tick = t;
-		*ns = a + (b - a) / 2;
-		if (b - a <= 1000)
-			return;
-	}
-}
-#endif
-
-static void clock_calibrate(void)
-{
-#ifdef HAVE_TSC
-	uint64_t t1, n1;
-
-	calib_point(&tick0, &ns0);
-	do
-		calib_point(&t1, &n1);
-	while (n1 - ns0 < 2000000);
-	if (t1 > tick0)
-		tick_mult = (uint64_t)(((unsigned __int128)(n1 - ns0) << 20) / (t1 - tick0));
-#else
-	ns0 = tick0 = sp_now_ns();
-#endif
+	return sp_clock_ticks_to_ns(t);
 }
 
 /* ---- per-thread published held locks -------------------------------------- */
@@ -305,7 +259,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		sp_hold_sample_left = 1 + x % (2 * sample_period - 1);
 		h->e = sp_entry_get(t, site, obj, op);
 		h->t0 = ticks();
-		sp_store_release(&h->since_ns, ns0 + ticks_to_ns(h->t0 - tick0));
+		sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	} else {
 		sp_hold_sample_left--;
 		h->e = NULL;
@@ -619,7 +573,7 @@ int sp_hold_init(unsigned sample)
 {
 	if (sp_hold_on)
 		return 0;
-	clock_calibrate();
+	sp_clock_calibrate_now();
 	sample_period = sample ? sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);

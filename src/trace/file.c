@@ -715,28 +715,6 @@ void sp_trace_exit(void)
 
 /* ---- setup ------------------------------------------------------------ */
 
-static int cpu_has_invariant_tsc(void)
-{
-#if defined(__x86_64__)
-	char buf[16384];
-	int cfd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	int ok = 0;
-
-	if (cfd < 0)
-		return 0;
-	n = read(cfd, buf, sizeof(buf) - 1);
-	close(cfd);
-	if (n > 0) {
-		buf[n] = '\0';
-		ok = strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
-	}
-	return ok;
-#else
-	return 0;
-#endif
-}
-
 /* sp_trace_ctl_lock held. */
 static void init_locked(void)
 {
@@ -744,24 +722,10 @@ static void init_locked(void)
 		return;
 	initialised = 1;
 	sp_trace_events_init_locked();
-	ticks_per_sec = 1000000000u;
-	if (cpu_has_invariant_tsc()) {
-		/* Calibrate the TSC against CLOCK_MONOTONIC over 5 ms. */
-		uint64_t m0 = sp_now_ns(), c0 = sp_trace_now(), m1, c1;
-
-		sp_trace_use_tsc = 1;
-		c0 = sp_trace_now();
-		m0 = sp_now_ns();
-		do
-			m1 = sp_now_ns();
-		while (m1 - m0 < 5000000u);
-		c1 = sp_trace_now();
-		ticks_per_sec = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(m1 - m0));
-		if (!ticks_per_sec) {
-			sp_trace_use_tsc = 0;
-			ticks_per_sec = 1000000000u;
-		}
-	}
+	/* The one clock (base/clock.c), calibrated now: the header states
+	 * the rate of every timestamp the file will hold. */
+	sp_trace_use_tsc = sp_clock_calibrate_now() == SP_CLOCK_TSC;
+	ticks_per_sec = sp_clock_ticks_per_sec();
 }
 
 /* Header, definitions, clock, maps.  io_lock held. */

@@ -78,13 +78,13 @@ def problems_of(validator, doc):
 def check_files(validator, paths):
     failed = 0
     for path in paths:
-        with open(path) as fh:
-            try:
+        try:
+            with open(path) as fh:
                 doc = json.load(fh)
-            except ValueError as e:
-                print(f"{path}: not JSON: {e}")
-                failed += 1
-                continue
+        except (OSError, ValueError) as e:
+            print(f"{path}: cannot be read as JSON: {e}")
+            failed += 1
+            continue
         probs = problems_of(validator, doc)
         for p in probs:
             print(f"{path}: {p}")
@@ -244,8 +244,12 @@ STILL_VALID = [
 
 
 def check_broken(validator, path):
-    with open(path) as fh:
-        base = json.load(fh)
+    try:
+        with open(path) as fh:
+            base = json.load(fh)
+    except (OSError, ValueError) as e:
+        print(f"{path}: cannot be read as JSON: {e}")
+        return 1
     probs = problems_of(validator, base)
     if probs:
         print(f"{path}: the profile to break is not valid itself: {probs[0]}")

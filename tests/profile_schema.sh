@@ -39,6 +39,7 @@ SYNCPROF_OPTIONS=enabled=1,format=json,output=compiled.json "$bank_instrumented"
 	fail "syncprof report -f json: $(cat report.err)"
 "$cli" run --frames 4 -f json -o nohold.json -- "$bank" > bank.out 2>&1 ||
 	fail "syncprof run (no hold): $(tail -n 3 bank.out)"
+[ "$fails" -eq 0 ] || exit 1
 
 # Each profile must exercise the part of the schema it is here for.
 grep -q '"hold_tracking":true' hold.json || fail "hold.json: no hold tracking"

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""check_profile_schema.py - validate profiles against the JSON Schema of
+"profile JSON version 1" (docs/profile.schema.json), with python3-jsonschema.
+
+Usage: check_profile_schema.py [--schema SCHEMA] FILE...
+       check_profile_schema.py [--schema SCHEMA] --broken FILE
+
+  FILE...         every FILE must be valid; one line per problem otherwise.
+  --broken FILE   FILE must be a valid profile with hold tracking; each of
+                  a list of broken copies of it (a row without "wait_ns",
+                  "type":"bogus", ...) must be rejected, and copies that
+                  only add keys or turn hold tracking off consistently must
+                  still pass.  This shows that the schema can fail.
+
+Besides the schema, two facts a schema cannot state are checked:
+"rows_total" is at least the number of rows, and a histogram's last
+bucket is not zero (trailing zero buckets are left out).
+
+python3-jsonschema (4.x: draft 2020-12) is a declared dependency
+(.ci/packages): without it this script fails, it does not skip.
+Exit 0 when every check passed, 1 otherwise, 2 on bad usage.
+"""
+import copy
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_SCHEMA = os.path.join(HERE, "..", "docs", "profile.schema.json")
+
+
+def load_validator(schema_path):
+    try:
+        import jsonschema
+    except ImportError:
+        sys.exit("check_profile_schema: the Python module jsonschema is missing for "
+                 f"{sys.executable}; it is a declared dependency (.ci/packages): "
+                 "apt-get install python3-jsonschema, or run scripts/deps.sh")
+    cls = getattr(jsonschema, "Draft202012Validator", None)
+    if cls is None:
+        sys.exit("check_profile_schema: jsonschema "
+                 f"{getattr(jsonschema, '__version__', '?')} has no draft 2020-12 "
+                 "validator; version 4 or later is needed (Debian 12: python3-jsonschema)")
+    with open(schema_path) as fh:
+        schema = json.load(fh)
+    cls.check_schema(schema)  # the schema itself must be a valid 2020-12 schema
+    return cls(schema)
+
+
+def where(path):
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def problems_of(validator, doc):
+    """Schema errors, then the checks a schema cannot express."""
+    out = []
+    for e in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        # Errors under oneOf/anyOf/if: the innermost ones say what is wrong.
+        leaves = [c for c in e.context if not c.context] if e.context else []
+        detail = "; ".join(sorted({c.message for c in leaves}))[:300]
+        msg = e.message
+        if isinstance(e.instance, (list, dict)) and len(msg) > 100:  # it quotes the instance
+            msg = f"fails {e.validator} {json.dumps(e.validator_value)[:100]}"
+        out.append(f"{where(e.absolute_path)}: {msg}" + (f" ({detail})" if detail else ""))
+    if out or not isinstance(doc, dict):
+        return out
+    rows = doc.get("rows", [])
+    if doc.get("rows_total", 0) < len(rows):
+        out.append(f"$.rows_total: {doc['rows_total']} is less than the {len(rows)} rows")
+    for i, r in enumerate(rows):
+        for key in ("wait_hist", "hold_hist"):
+            h = r.get(key)
+            if h and h[-1] == 0:
+                out.append(f"$.rows[{i}].{key}: ends in a zero bucket")
+    return out
+
+
+def check_files(validator, paths):
+    failed = 0
+    for path in paths:
+        try:
+            with open(path) as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError) as e:
+            print(f"{path}: cannot be read as JSON: {e}")
+            failed += 1
+            continue
+        probs = problems_of(validator, doc)
+        for p in probs:
+            print(f"{path}: {p}")
+        if probs:
+            failed += 1
+        else:
+            print(f"{path}: valid against the schema "
+                  f"({len(doc['rows'])} rows, hold_tracking {str(doc['hold_tracking']).lower()})")
+    return 1 if failed else 0
+
+
+# ---- broken copies: each must be rejected -----------------------------------
+
+def first_row(doc, pred=lambda r: True):
+    for r in doc["rows"]:
+        if pred(r):
+            return r
+    raise LookupError("the profile has no suitable row")
+
+
+def without_hold(doc):
+    """The same profile as written without hold tracking."""
+    doc["hold_tracking"] = False
+    del doc["hold_sample"]
+    for r in doc["rows"]:
+        r["hold_ns"] = r["hold_max_ns"] = None
+        for k in ("holds", "owner_changes", "hold_hist", "blame"):
+            del r[k]
+
+
+def blamed_row(doc):
+    """A row with a blame entry (one is made from its site when none has)."""
+    r = first_row(doc)
+    if not r["blame"]:
+        r["blame"].append({"site": copy.deepcopy(r["site"]), "wait_ns": 1, "count": 1})
+    return r
+
+
+def setkey(get, key, value):
+    def mutate(doc):
+        get(doc)[key] = value
+    return mutate
+
+
+def delkey(get, key):
+    def mutate(doc):
+        del get(doc)[key]
+    return mutate
+
+
+def row0(doc):
+    return doc["rows"][0]
+
+
+def site0(doc):
+    return doc["rows"][0]["site"]
+
+
+def one_object_row(doc):
+    return first_row(doc, lambda r: r["n_objects"] == 1)
+
+
+def hist_41(doc):
+    row0(doc)["wait_hist"] = [1] * 41
+
+
+def stack_17(doc):
+    row0(doc)["stack"] = [copy.deepcopy(site0(doc)) for _ in range(17)]
+
+
+def no_hold_with_holds(doc):
+    without_hold(doc)
+    row0(doc)["holds"] = 3
+
+
+def no_hold_with_sample(doc):
+    without_hold(doc)
+    doc["hold_sample"] = 16
+
+
+def no_hold_with_hold_ns(doc):
+    without_hold(doc)
+    row0(doc)["hold_ns"] = 5
+
+
+def uncoalesced_two_objects(doc):
+    doc["coalesced"] = False
+    r = row0(doc)
+    r["n_objects"], r["object"] = 2, None
+
+
+def trailing_zero(doc):
+    row0(doc)["wait_hist"].append(0)
+
+
+def rows_total_short(doc):
+    doc["rows_total"] = len(doc["rows"]) - 1
+
+
+# (what is broken, text the rejection must contain, how to break it)
+BROKEN = [
+    ("a row without \"wait_ns\"", "'wait_ns' is a required", delkey(row0, "wait_ns")),
+    ("\"type\":\"bogus\"", "$.rows[0].type: 'bogus' is not one of", setkey(row0, "type", "bogus")),
+    ("\"sort\":\"fastest\"", "$.sort:", lambda d: d.__setitem__("sort", "fastest")),
+    ("\"clock\":\"rdtsc\"", "$.clock:", lambda d: d.__setitem__("clock", "rdtsc")),
+    ("\"version\":2", "$.version:", lambda d: d.__setitem__("version", 2)),
+    ("\"format\":\"other\"", "$.format:", lambda d: d.__setitem__("format", "other")),
+    ("no \"rows_total\"", "'rows_total' is a required", lambda d: d.__delitem__("rows_total")),
+    ("\"coalesced\":\"yes\"", "$.coalesced:", lambda d: d.__setitem__("coalesced", "yes")),
+    ("\"acquisitions\":-1", "$.rows[0].acquisitions:", setkey(row0, "acquisitions", -1)),
+    ("\"wait_ns\":\"12\" (a string)", "$.rows[0].wait_ns:", setkey(row0, "wait_ns", "12")),
+    ("\"wait_ns\":1.5", "$.rows[0].wait_ns:", setkey(row0, "wait_ns", 1.5)),
+    ("\"contended\":true", "$.rows[0].contended:", setkey(row0, "contended", True)),
+    ("\"wait_max_ns\" past 2^64-1", "$.rows[0].wait_max_ns:", setkey(row0, "wait_max_ns", 1 << 64)),
+    ("a wait_hist of 41 buckets", "$.rows[0].wait_hist: fails maxItems 40", hist_41),
+    ("a stack of 17 frames", "$.rows[0].stack: fails maxItems 16", stack_17),
+    ("\"n_objects\":0", "$.rows[0].n_objects:", setkey(row0, "n_objects", 0)),
+    ("\"object\":null with n_objects 1", ".object: None is not of type 'string'",
+     setkey(one_object_row, "object", None)),
+    ("\"object\" without 0x", ".object: '55d731035220' does not match",
+     setkey(one_object_row, "object", "55d731035220")),
+    ("an upper-case address", "$.rows[0].site.address:", setkey(site0, "address", "0x55D731035220")),
+    ("a site without \"dso\"", "$.rows[0].site: 'dso' is a required", delkey(site0, "dso")),
+    ("a site with \"line\":0", "$.rows[0].site.line:", setkey(site0, "line", 0)),
+    ("a site with \"offset\":0", "$.rows[0].site.offset:", setkey(site0, "offset", 0)),
+    ("\"inlined\":[]", "$.rows[0].site.inlined:", setkey(site0, "inlined", [])),
+    ("an inlined entry without \"line\"", "$.rows[0].site.inlined[0]: 'line' is a required",
+     setkey(site0, "inlined", [{"function": "f", "file": "f.c"}])),
+    ("\"stack\" not an array", "$.rows[0].stack:", setkey(row0, "stack", {})),
+    ("hold tracking with \"hold_ns\":null", "$.rows[0].hold_ns:", setkey(row0, "hold_ns", None)),
+    ("hold tracking, a row without \"blame\"", "'blame' is a required", delkey(row0, "blame")),
+    ("hold tracking, a row without \"owner_changes\"", "'owner_changes' is a required",
+     delkey(row0, "owner_changes")),
+    ("hold tracking without \"hold_sample\"", "'hold_sample' is a required",
+     lambda d: d.__delitem__("hold_sample")),
+    ("\"hold_sample\":0", "$.hold_sample:", lambda d: d.__setitem__("hold_sample", 0)),
+    ("a blame entry with \"count\":0", "$.rows[0].blame[0].count:",
+     lambda d: blamed_row(d)["blame"][0].update(count=0)),
+    ("a blame entry without \"site\"", "$.rows[0].blame[0]: 'site' is a required",
+     lambda d: blamed_row(d)["blame"][0].pop("site")),
+    ("a blame site with a bad address", "$.rows[0].blame[0].site.address:",
+     lambda d: blamed_row(d)["blame"][0]["site"].update(address="0xZZ")),
+    ("no hold tracking, a row with \"holds\"", "$.rows[0].holds:", no_hold_with_holds),
+    ("no hold tracking, \"hold_sample\" present", "$.hold_sample:", no_hold_with_sample),
+    ("no hold tracking, a number in \"hold_ns\"", "$.rows[0].hold_ns:", no_hold_with_hold_ns),
+    ("not coalesced, a row of 2 objects", "$.rows[0].n_objects:", uncoalesced_two_objects),
+    ("a wait_hist ending in a zero bucket", "$.rows[0].wait_hist: ends in a zero", trailing_zero),
+    ("\"rows_total\" below the number of rows", "$.rows_total:", rows_total_short),
+]
+
+STILL_VALID = [
+    ("keys added at every level", lambda d: (d.update(added=1), row0(d).update(added=[]),
+                                             site0(d).update(added=None))),
+    ("hold tracking turned off consistently", without_hold),
+    ("a blame entry made from the site", blamed_row),
+]
+
+
+def check_broken(validator, path):
+    try:
+        with open(path) as fh:
+            base = json.load(fh)
+    except (OSError, ValueError) as e:
+        print(f"{path}: cannot be read as JSON: {e}")
+        return 1
+    probs = problems_of(validator, base)
+    if probs:
+        print(f"{path}: the profile to break is not valid itself: {probs[0]}")
+        return 1
+    if base.get("hold_tracking") is not True or not base["rows"]:
+        print(f"{path}: needs a profile with hold tracking and at least one row")
+        return 1
+    failed = 0
+    for name, expect, mutate in BROKEN:
+        doc = copy.deepcopy(base)
+        mutate(doc)
+        probs = problems_of(validator, doc)
+        why = [p for p in probs if expect in p]
+        if why:
+            print(f"rejected as it must be: {name}: {why[0]}")
+        elif probs:
+            print(f"FAIL: {name}: rejected, but not for '{expect}': {probs[0]}")
+            failed += 1
+        else:
+            print(f"FAIL: accepted: {name}")
+            failed += 1
+    for name, mutate in STILL_VALID:
+        doc = copy.deepcopy(base)
+        mutate(doc)
+        probs = problems_of(validator, doc)
+        if probs:
+            print(f"FAIL: rejected: {name}: {probs[0]}")
+            failed += 1
+        else:
+            print(f"accepted as it must be: {name}")
+    print(f"{path}: {len(BROKEN)} broken copies, {len(STILL_VALID)} valid ones: "
+          f"{'ok' if not failed else f'{failed} wrong'}")
+    return 1 if failed else 0
+
+
+def main(args):
+    schema, broken = DEFAULT_SCHEMA, None
+    files = []
+    while args:
+        a = args.pop(0)
+        if a == "--schema" and args:
+            schema = args.pop(0)
+        elif a == "--broken" and args:
+            broken = args.pop(0)
+        elif a.startswith("-"):
+            print(__doc__)
+            return 2
+        else:
+            files.append(a)
+    if not files and not broken:
+        print(__doc__)
+        return 2
+    validator = load_validator(schema)
+    rc = check_files(validator, files) if files else 0
+    if broken:
+        rc |= check_broken(validator, broken)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -61,6 +61,9 @@ struct sp_entry {
 	uint64_t contended;
 	uint64_t wait_ns;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct sp_entry) == 64, "an entry is exactly one cache line");
+_Static_assert(offsetof(struct sp_entry, wait_ns) + sizeof(uint64_t) <= 64,
+	       "key and counters share the entry's line");
 
 /*
  * Per-thread table: an owner-only open-addressing index over append-only
@@ -96,6 +99,7 @@ struct sp_wait_pub {
 	uint32_t done_seq;              /* seq of the last warned wait that ended */
 	uint64_t done_ns;               /* its total wait */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct sp_wait_pub) == 64, "a published wait is one cache line");
 
 /* A thread known to the profiler. */
 struct sp_thread {

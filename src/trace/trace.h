@@ -36,21 +36,27 @@
 
 /*
  * One thread's ring.  The first cache line is the producer's (the owning
- * thread): only it writes these fields, so they need no atomics except head
- * (read by the writer) and the drop state (read at process exit).  The
- * second line is the consumer's: tail is written by whoever holds io_lock.
+ * thread), with every field an event touches: only it writes them, so they
+ * need no atomics except head (read by the writer) and drop_count (read at
+ * process exit).  The second holds the producer's drop span, written only
+ * while events are being dropped.  The third is the consumer's: tail is
+ * written by whoever holds io_lock.  (The first version put the drop span
+ * in the first line too, which then ran to byte 80: its claim of one
+ * producer line was false.  The asserts below keep it true.)
  */
 struct sp_trace_buf {
+	/* producer, every event */
 	uint64_t head;       /* bytes ever committed; store_release by owner */
 	uint64_t tail_cache; /* owner's last view of tail */
 	uint64_t wake_at;    /* head at which the owner checks the fill level */
 	uint64_t last_ts;    /* clamps timestamps so they never go backwards */
 	uint8_t *ring;
 	uint64_t mask;       /* ring size - 1; the size is a power of two */
+	uint64_t drop_count; /* events dropped since the last DROPPED record */
 	uint32_t tid;
 	uint32_t pad_;
-	uint64_t drop_count; /* events dropped since the last DROPPED record */
-	uint64_t drop_first; /* their first and last timestamps */
+	/* producer, while dropping: the first and last dropped timestamps */
+	uint64_t drop_first __attribute__((aligned(64)));
 	uint64_t drop_last;
 	/* consumer side */
 	uint64_t tail __attribute__((aligned(64))); /* store_release under io_lock */
@@ -59,6 +65,13 @@ struct sp_trace_buf {
 	size_t map_size;     /* this struct and the ring, one mapping */
 	struct sp_trace_buf *next, *prev; /* list_lock */
 };
+
+_Static_assert(offsetof(struct sp_trace_buf, pad_) + sizeof(uint32_t) <= 64,
+	       "the producer's per-event fields fit its first cache line");
+_Static_assert(offsetof(struct sp_trace_buf, drop_first) == 64,
+	       "the drop span starts the second line");
+_Static_assert(offsetof(struct sp_trace_buf, tail) == 128,
+	       "the consumer's tail has a cache line of its own");
 
 /* ---- "buffer.c" ------------------------------------------------------- */
 

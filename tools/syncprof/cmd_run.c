@@ -10,10 +10,39 @@
  * malloc replacement), and execs the program in a child.  The program
  * keeps our stdin/stdout/stderr; the report is written by the program
  * itself at exit (stderr, or -o FILE).  run waits and exits with the
- * program's status; a death by signal is reported as such and gives
- * 128 + the signal number, as a shell does.  SIGINT and SIGQUIT are
- * ignored in run while the program runs, so ^C reaches the program and run
- * still reports how it ended.
+ * program's status, and when the program is killed by a signal, run says
+ * so and kills itself with the same signal (below).
+ *
+ * Signals.  run must not die and leave the program running, reparented to
+ * init, when it is the one a service manager, a shell script or a test
+ * harness signals.  So SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1 and
+ * SIGUSR2 are blocked before the fork and SIGCHLD gets its default action
+ * (it may be inherited ignored, which reaps children unseen); the child
+ * restores both before exec.  run waits in sigwaitinfo() for those signals
+ * and SIGCHLD: no handler, no EINTR from our own signals, no pid race (the
+ * program is reaped only by the loop that kills it, so its pid cannot be
+ * reused under kill()).  Threads the library
+ * may start in this process block every signal (control.c), so the main
+ * thread is the only one to take them.  Not every signal is passed on:
+ *   - one sent by a process (si_code <= 0: kill, sigqueue, tgkill) is,
+ *     unless the program sent it (to run, or to the group they share);
+ *   - one sent by the kernel is the terminal's ^C, ^\ or hang-up, sent to
+ *     the whole foreground process group: the program got its own, so it is
+ *     passed on only when the program left run's process group, or for a
+ *     hang-up when run leads the session (that goes to the leader alone);
+ *   - a signal ignored when run started (nohup, a script's background job)
+ *     stays ignored by run and by the program, as a shell leaves it.
+ * A kill(1) of the whole process group (kill -TERM -PGID, a job-control
+ * shell's kill %1) reaches the program twice, once from the kernel and
+ * once from run: siginfo cannot tell it from a kill of run alone.
+ *
+ * Exit status: the program's exit status; 126 and 127 when it is not
+ * executable or not found, as a shell says.  Killed by signal N, run resets
+ * N to its default action and raises it, so its own caller sees a death by
+ * N (a shell's 128 + N, make's "Terminated", a script's ^C abort); core
+ * dumps are switched off first, since a core of run would only overwrite
+ * (core_pattern "core") or bury the program's.  128 + N is returned only
+ * when N cannot be re-raised (glibc's internal signals).
  *
  * Options are one table (run_options[]): long name, short name, argument,
  * the SYNCPROF_OPTIONS key, a value check and the help line.  Later
@@ -26,7 +55,13 @@
  *
  * Alternatives considered: ptrace or a launcher that injects the library
  * (needless for dynamically linked programs and slower); passing options
- * through separate environment variables (two ways to say one thing).
+ * through separate environment variables (two ways to say one thing);
+ * handlers that kill() from the signal handler (async-signal-safe, but the
+ * pid may be reaped and reused between a waitpid() and the handler, and
+ * every blocking call needs an EINTR loop); exec'ing the program in run's
+ * place (no process left to reap it or report a death by signal); putting
+ * the program in its own process group to avoid double deliveries (it
+ * would lose the terminal: reads get SIGTTIN, ^C no longer reaches it).
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,6 +69,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,6 +211,16 @@ static void usage(FILE *f)
 	      "Without syncprof run:\n"
 	      "  LD_PRELOAD=/usr/local/lib/" PRELOAD_NAME " \\\n"
 	      "    SYNCPROF_OPTIONS=hold=1,top=10 ./server\n"
+	      "\n"
+	      "Signals: TERM, HUP, INT, QUIT, USR1 and USR2 sent to run are passed on to\n"
+	      "PROGRAM, so that a kill(1) of run reaches PROGRAM (SIGKILL cannot be\n"
+	      "passed on).  Not passed on: the ^C, ^\\ and hang-up that the terminal\n"
+	      "sends PROGRAM as well, and signals ignored when run started.\n"
+	      "\n"
+	      "Exit status: PROGRAM's.  When PROGRAM is killed by signal N, run kills\n"
+	      "itself with N (a shell shows 128+N; run dumps no core of its own).\n"
+	      "126: PROGRAM is not executable; 127: PROGRAM not found; 2: usage error;\n"
+	      "1: other errors.\n"
 	      "\n"
 	      "Environment: SYNCPROF_PRELOAD overrides where " PRELOAD_NAME " is\n"
 	      "looked for; SYNCPROF_OPTIONS already set is kept, options given here win.\n",
@@ -471,6 +518,120 @@ static void warn_if_static(const char *prog)
 	close(fd);
 }
 
+/* ---- signals -------------------------------------------------------------- */
+
+/* What run passes on to the program (the design block says which). */
+static const int forwarded_signals[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+struct run_signals {
+	sigset_t wait;              /* forwarded signals not ignored at start, and SIGCHLD */
+	sigset_t old_mask;          /* restored in the child before exec */
+	struct sigaction old_chld;  /* ditto */
+};
+
+/*
+ * Block the signals run waits for, and make sure a child's exit raises
+ * SIGCHLD and leaves a zombie (SIGCHLD may be inherited as SIG_IGN, which
+ * reaps children automatically).  Call before fork(); undo with
+ * signals_restore().  Returns 0 or a negative errno.
+ */
+static int signals_block(struct run_signals *s)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, cur;
+
+	sigemptyset(&s->wait);
+	sigaddset(&s->wait, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(*forwarded_signals); i++)
+		if (!sigaction(forwarded_signals[i], NULL, &cur) && cur.sa_handler != SIG_IGN)
+			sigaddset(&s->wait, forwarded_signals[i]);
+	if (sigaction(SIGCHLD, &dfl, &s->old_chld))
+		return -errno;
+	if (sigprocmask(SIG_BLOCK, &s->wait, &s->old_mask)) {
+		int err = -errno;
+
+		sigaction(SIGCHLD, &s->old_chld, NULL);
+		return err;
+	}
+	return 0;
+}
+
+/* Async-signal-safe: called in the child between fork() and exec. */
+static void signals_restore(const struct run_signals *s)
+{
+	sigaction(SIGCHLD, &s->old_chld, NULL);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+/* 1 when @si, taken by run, is to be passed on to the program @pid because
+ * the program did not get it too (the rules are in the design block). */
+static int should_forward(const siginfo_t *si, pid_t pid)
+{
+	if (si->si_code <= 0) /* from a process: kill(), sigqueue(), tgkill() */
+		return si->si_pid != pid;
+	switch (si->si_signo) {
+	case SIGINT:
+	case SIGQUIT:
+	case SIGHUP:
+		/* The terminal's, sent to the foreground process group. */
+		if (getpgid(pid) != getpgrp())
+			return 1;
+		return si->si_signo == SIGHUP && getsid(0) == getpid();
+	default:
+		return 1;
+	}
+}
+
+/*
+ * Wait for @pid to end, passing the signals in @s on to it.  Returns 0 with
+ * *status set, or a negative errno.
+ */
+static int wait_forwarding(pid_t pid, const struct run_signals *s, int *status)
+{
+	siginfo_t si;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		int sig;
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		/* SIGCHLD stays pending if the program ended since waitpid(). */
+		sig = sigwaitinfo(&s->wait, &si);
+		if (sig < 0 && errno == EINTR)
+			continue; /* run was stopped and continued */
+		if (sig < 0)
+			return -errno;
+		/* Not reaped yet, so @pid is still the program (a zombie at
+		 * worst), never a process that reused its pid. */
+		if (sig != SIGCHLD && should_forward(&si, pid))
+			kill(pid, sig);
+	}
+}
+
+/*
+ * End run as the program ended: killed by @sig.  Does not return unless
+ * @sig cannot be raised; returns 128 + @sig then.
+ */
+static int die_of(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct rlimit no_core = { 0, 0 };
+	sigset_t one;
+
+	/* No core of run: it would overwrite or hide the program's. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	setrlimit(RLIMIT_CORE, &no_core);
+	if (sig != SIGKILL && sigaction(sig, &dfl, NULL))
+		return 128 + sig; /* glibc keeps its own (SIGCANCEL, SIGSETXID) */
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
 /* ---- running ------------------------------------------------------------------ */
 
 static int setup_env(const char *preload, struct strbuf *opts)
@@ -500,8 +661,8 @@ static int setup_env(const char *preload, struct strbuf *opts)
 
 static int run_child(char **argv)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
-	int fds[2], err = 0, status;
+	struct run_signals sigs;
+	int fds[2], err = 0, status, rc;
 	pid_t pid;
 	ssize_t n;
 
@@ -509,16 +670,23 @@ static int run_child(char **argv)
 		cli_error("run", "pipe: %s", strerror(errno));
 		return 1;
 	}
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	rc = signals_block(&sigs);
+	if (rc) {
+		cli_error("run", "cannot block signals: %s", strerror(-rc));
+		close(fds[0]);
+		close(fds[1]);
+		return 1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		cli_error("run", "fork: %s", strerror(errno));
+		signals_restore(&sigs);
+		close(fds[0]);
+		close(fds[1]);
 		return 1;
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		signals_restore(&sigs);
 		close(fds[0]);
 		execvp(argv[0], argv);
 		err = errno;
@@ -527,14 +695,16 @@ static int run_child(char **argv)
 		_exit(127);
 	}
 	close(fds[1]);
+	/* Signals that come before the exec stay pending in run, and are
+	 * passed on once it is done. */
 	while ((n = read(fds[0], &err, sizeof(err))) < 0 && errno == EINTR)
 		;
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			cli_error("run", "waitpid: %s", strerror(errno));
-			return 1;
-		}
+	rc = wait_forwarding(pid, &sigs, &status);
+	if (rc) {
+		cli_error("run", "waiting for %s: %s", argv[0], strerror(-rc));
+		return 1;
+	}
 	if (n == (ssize_t)sizeof(err)) {
 		cli_error("run", "cannot execute %s: %s", argv[0], strerror(err));
 		return err == ENOENT ? 127 : 126;
@@ -544,7 +714,7 @@ static int run_child(char **argv)
 
 		cli_error("run", "%s was killed by signal %d (%s)%s", argv[0], sig, strsignal(sig),
 			  WCOREDUMP(status) ? ", core dumped" : "");
-		return 128 + sig;
+		return die_of(sig);
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -186,7 +186,7 @@ SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thr
 #define FLAGS() sp_load_relaxed(&syncprof__enabled)
 #define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
 #define OFF IS_OFF(FLAGS())
-#define HOLD SP_UNLIKELY(sp_load_relaxed(&sp_hold_on))
+#define HOLD SP_UNLIKELY(sp_hold_is_on())
 #define RA ((uintptr_t)__builtin_return_address(0))
 #define SITE_AT(pc) { NULL, NULL, (pc), 0 }
 

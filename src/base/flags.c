@@ -23,7 +23,7 @@ void sp_unlock_hooks_set(int reason, int on)
 	do {
 		now = on ? old | SP_FLAG_REASON(reason) : old & ~SP_FLAG_REASON(reason);
 		now = now & reasons ? now | SYNCPROF__UNLOCK_HOOKS : now & ~SYNCPROF__UNLOCK_HOOKS;
-	} while (!__atomic_compare_exchange_n(&syncprof__enabled, &old, now, 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&syncprof__enabled, &old, now, 1, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED)); /* release: see sp_hold_is_on() */
 }
 

@@ -67,7 +67,6 @@
 #include "hold.h"
 #include "probe.h"
 
-int sp_hold_on;
 
 /* ---- clock ---------------------------------------------------------------- */
 
@@ -381,7 +380,7 @@ int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *si
 	uint64_t best_since = 0;
 	int found = 0;
 
-	if (!obj || !sp_load_acquire(&sp_hold_on))
+	if (!obj || !sp_hold_is_on_acquire())
 		return -ENOENT;
 	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
 		pid_t who;
@@ -530,7 +529,7 @@ void sp_hold_snapshot(void)
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 {
 	w->have_holder = 0;
-	if (!sp_load_relaxed(&sp_hold_on))
+	if (!sp_hold_is_on())
 		return;
 	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
 }
@@ -571,7 +570,7 @@ void sp_hold_fork_child(void)
 
 int sp_hold_init(unsigned sample)
 {
-	if (sp_hold_on)
+	if (sp_hold_is_on())
 		return 0;
 	sp_clock_calibrate_now();
 	sample_period = sample ? sample : 1;
@@ -579,7 +578,6 @@ int sp_hold_init(unsigned sample)
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
 	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
-	sp_store_release(&sp_hold_on, 1);
-	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks */
+	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* on; instrumented unlocks reach us */
 	return 0;
 }

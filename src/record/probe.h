@@ -146,7 +146,7 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 {
 	struct sp_thread *t;
 
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && (rc == ok || rc == EOWNERDEAD) &&
+	if (SP_UNLIKELY(sp_hold_is_on()) && (rc == ok || rc == EOWNERDEAD) &&
 	    (t = sp_tls_self) &&
 	    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func, site->pc,
 				   site->line))
@@ -158,7 +158,7 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
  * (@type SP_TYPE_RWLOCK_UNLOCK: the mode the rwlock is held in). */
 static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
 {
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self &&
+	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self &&
 	    !sp_hold_released_fast((uintptr_t)obj))
 		sp_hold_released((uintptr_t)obj);
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
@@ -170,13 +170,13 @@ static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct
 /* A condition wait releases and retakes its mutex: pause its hold. */
 static SP_ALWAYS_INLINE void sp_probe_cond_release(void *m)
 {
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self)
 		sp_hold_cond_begin((uintptr_t)m);
 }
 
 static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc)
 {
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_hold_on)) && sp_tls_self)
+	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self)
 		sp_hold_cond_end((uintptr_t)m);
 	return rc;
 }

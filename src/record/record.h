@@ -260,11 +260,10 @@ void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
 
 /*
  * Hold tracking (SYNCPROF_OPTIONS hold=1, syncprof run --hold).  Off, it
- * costs the probes one load and branch on sp_hold_on.  Acquire/release are
+ * costs the probes one load and branch (sp_hold_is_on()).  Acquire/release are
  * called by the owning thread right after a successful acquisition and
  * right before the real unlock.
  */
-extern int sp_hold_on;
 /* Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
  * Return 0, or -ENOMEM (then the program runs on without it). */
 int sp_hold_init(unsigned sample);

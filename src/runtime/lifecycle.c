@@ -197,7 +197,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->clock = sp_clock_name();
 	p->elapsed_ns = sp_profiled_ns();
 	p->lost = sp_lost_get();
-	p->hold = sp_load_relaxed(&sp_hold_on);
+	p->hold = !!sp_hold_is_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)

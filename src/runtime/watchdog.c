@@ -148,7 +148,7 @@ static void scan_thread(struct sp_thread *t, void *arg)
 	/* Hold tracking dates a hold from the first time anyone looked it up
 	 * (hold.c): look at every waiter's lock on every scan, so that by the
 	 * warning the holder's age is known to within one scan interval. */
-	if (sp_load_relaxed(&sp_hold_on)) {
+	if (sp_hold_is_on()) {
 		struct sp_site hs;
 		uint64_t since;
 		pid_t tid;
@@ -189,7 +189,7 @@ static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
 	pid_t tid = 0;
 
 	format_site(&w->site, site, sizeof(site));
-	if (!sp_load_relaxed(&sp_hold_on))
+	if (!sp_hold_is_on())
 		snprintf(holder, sizeof(holder),
 			 "holder unknown (hold tracking is off: hold=1, or syncprof run --hold)");
 	else if (sp_hold_lookup(w->obj, &tid, &hs, &since) == 0) {

@@ -37,6 +37,26 @@ expect 2 "cannot contain ','" -- "$cli" run -o a,b -- true
 expect 2 "takes no value" -- "$cli" run --hold=1 -- true
 expect 127 "no-such-program: command not found" -- "$cli" run -- no-such-program
 expect 127 "No such file" -- "$cli" run -- ./no/such/file
+# A 32-bit program: said clearly (ld.so alone would only say "wrong ELF
+# class"), and it still runs.  A minimal i386 executable that exits 0, made
+# here (no gcc-multilib needed); where the kernel cannot run i386 programs
+# run exits 126, after the same warning.
+python3 - <<'PY'
+import struct
+code = bytes([0xb8, 1, 0, 0, 0, 0x31, 0xdb, 0xcd, 0x80])  # exit(0) via int 0x80
+base, eh_size, ph_size = 0x08048000, 52, 32
+entry = base + eh_size + ph_size
+eh = b"\x7fELF" + bytes([1, 1, 1, 0]) + bytes(8) + struct.pack(
+    "<HHIIIIIHHHHHH", 2, 3, 1, entry, eh_size, 0, 0, eh_size, ph_size, 1, 0, 0, 0)
+size = eh_size + ph_size + len(code)
+ph = struct.pack("<IIIIIIII", 1, 0, base, base, size, size, 5, 0x1000)
+open("out.i386", "wb").write(eh + ph + code)
+PY
+chmod +x out.i386
+"$cli" run -- ./out.i386 > out.txt 2> err.txt < /dev/null
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 126 ] || fail "32-bit program: exit $rc"
+grep -q "is a 32-bit program" err.txt || fail "32-bit program: no warning: $(head -c 300 err.txt)"
 printf 'x' > out.notexec
 expect 126 "not an executable file" -- "$cli" run -- ./out.notexec
 expect 126 "not an executable file" -- "$cli" run -- /tmp

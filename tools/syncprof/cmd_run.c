@@ -470,13 +470,17 @@ static int check_program(const char *prog)
 
 /*
  * A statically linked ELF program (no PT_INTERP) cannot be interposed: say
- * so, and still run it.  Scripts and anything unreadable are left alone.
+ * so, and still run it.  Nor can a 32-bit one (or one for another
+ * machine): the preload library is x86-64, and ld.so would only print
+ * "wrong ELF class" and go on without it.  Scripts and anything
+ * unreadable are left alone.
  */
 static void warn_if_static(const char *prog)
 {
 	char path[PATH_MAX];
 	const char *file = prog;
 	Elf64_Ehdr eh;
+	ssize_t n;
 	int fd, has_interp = 0;
 
 	if (!strchr(prog, '/')) {
@@ -499,8 +503,19 @@ static void warn_if_static(const char *prog)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+	memset(&eh, 0, sizeof(eh));
+	n = read(fd, &eh, sizeof(eh));
+	if (n < (ssize_t)sizeof(eh.e_ident) + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		/* not an ELF file (a script), or too short to tell */
+	} else if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		cli_error("run", "warning: %s is a 32-bit program: the preload library is 64-bit, "
+				 "so its lock calls cannot be interposed (syncprof profiles x86-64 "
+				 "programs; it runs on without a report)",
+			  prog);
+	} else if (eh.e_machine != EM_X86_64) {
+		cli_error("run", "warning: %s is built for another machine (ELF machine %u): "
+				 "its lock calls cannot be interposed", prog, (unsigned)eh.e_machine);
+	} else if (n == (ssize_t)sizeof(eh) && eh.e_phentsize == sizeof(Elf64_Phdr)) {
 		for (unsigned i = 0; i < eh.e_phnum; i++) {
 			Elf64_Phdr ph;
 

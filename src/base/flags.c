@@ -24,6 +24,6 @@ void sp_unlock_hooks_set(int reason, int on)
 		now = on ? old | SP_FLAG_REASON(reason) : old & ~SP_FLAG_REASON(reason);
 		now = now & reasons ? now | SYNCPROF__UNLOCK_HOOKS : now & ~SYNCPROF__UNLOCK_HOOKS;
 	} while (!__atomic_compare_exchange_n(&syncprof__enabled, &old, now, 1, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED)); /* release: see sp_hold_is_on() */
+					      __ATOMIC_RELAXED));
 }
 

@@ -26,20 +26,4 @@ void sp_unlock_hooks_set(int reason, int on);
 #define SP_FLAGS_HOLD                                                                 \
 	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
 
-/*
- * Hold tracking is on: its reason bit is the one place this is stored
- * (the option only asks for it; hold.c sets the bit once its tables are
- * ready, with release order, so a reader that sees the bit with acquire
- * order sees the tables).
- */
-static inline int sp_hold_is_on(void)
-{
-	return sp_load_relaxed(&syncprof__enabled) & SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD);
-}
-
-static inline int sp_hold_is_on_acquire(void)
-{
-	return sp_load_acquire(&syncprof__enabled) & SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD);
-}
-
 #endif /* SP_BASE_FLAGS_H */

@@ -92,6 +92,8 @@ static unsigned sample_period = 1;
 static pthread_key_t pub_key;
 static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
 
+int sp_hold_ready;
+
 /* Last owner of each lock (hold.h); written only when it changes. */
 pid_t *sp_hold_last_owner;
 
@@ -578,6 +580,7 @@ int sp_hold_init(unsigned sample)
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
 	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
-	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* on; instrumented unlocks reach us */
+	sp_store_release(&sp_hold_ready, 1);
+	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks reach us */
 	return 0;
 }

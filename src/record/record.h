@@ -264,6 +264,26 @@ void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
  * called by the owning thread right after a successful acquisition and
  * right before the real unlock.
  */
+/*
+ * Hold tracking is on in this copy of the library: its tables exist.  Not
+ * the flag word's hold bit, which is shared: a program that links
+ * libsyncprof.a and runs under the preload library has two copies of
+ * hold.c and one flag word (the executable's, through the GOT), and each
+ * copy must still build its own tables (lockbench -M libc,plain under the
+ * preload crashed when this was the shared bit).  Set with release order
+ * once the tables are ready.
+ */
+extern int sp_hold_ready;
+static inline int sp_hold_is_on(void)
+{
+	return sp_load_relaxed(&sp_hold_ready);
+}
+
+static inline int sp_hold_is_on_acquire(void)
+{
+	return sp_load_acquire(&sp_hold_ready);
+}
+
 /* Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
  * Return 0, or -ENOMEM (then the program runs on without it). */
 int sp_hold_init(unsigned sample);

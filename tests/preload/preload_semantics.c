@@ -133,6 +133,8 @@ static void test_robust(void)
 	T_ASSERT_INT(pthread_mutex_trylock(&robust), ==, EOWNERDEAD);
 	T_ASSERT_INT(pthread_mutex_unlock(&robust), ==, 0);
 	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, ENOTRECOVERABLE);
+	/* The lock left it as glibc's does: free, not recoverable. */
+	T_ASSERT_INT(pthread_mutex_trylock(&robust), ==, ENOTRECOVERABLE);
 }
 
 static void test_pi(void)

@@ -480,11 +480,15 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
+	if (sp_rwlock_abstime_invalid(abstime)) /* EINVAL, without a try */
+		return real_pthread_rwlock_timedrdlock()(l, abstime);
 	SHIM(timedrdlock, l, abstime, rd_timed_ops, 1);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
+	if (sp_rwlock_abstime_invalid(abstime))
+		return real_pthread_rwlock_timedwrlock()(l, abstime);
 	SHIM(timedwrlock, l, abstime, wr_timed_ops, 1);
 }
 

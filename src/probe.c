@@ -308,7 +308,7 @@ int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst
 {
 	SITE;
 
-	if (OFF)
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedrdlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site),
 			     0, l, SP_TYPE_RWLOCK_READ, &site);
@@ -319,7 +319,7 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 {
 	SITE;
 
-	if (OFF)
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedwrlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, &site);

@@ -124,6 +124,17 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	return rc;
 }
 
+/*
+ * glibc's timed rwlock calls return EINVAL for a tv_nsec out of range
+ * before they look at the lock (its timed mutex calls only when they have
+ * to wait), so the probe's try must not take a free rwlock then: such a
+ * call goes to the real function alone.
+ */
+static SP_ALWAYS_INLINE int sp_rwlock_abstime_invalid(const struct timespec *abstime)
+{
+	return SP_UNLIKELY(abstime && (unsigned long)abstime->tv_nsec >= 1000000000ul);
+}
+
 /* Non-blocking acquisition (trylock, tryrdlock, trywrlock). */
 static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_lock_ops *ops,
 					     const struct sp_site *site)

@@ -72,6 +72,24 @@ static void *holder(void *arg)
 	return NULL;
 }
 
+/* glibc's timed rwlock calls reject an invalid abstime before anything
+ * else, even on a free lock: EINVAL, not taken. */
+static void test_rwlock_bad_abstime(void)
+{
+	const struct timespec bad[] = { { 0, 1000000000L }, { 0, -1 } };
+
+	for (int i = 0; i < 2; i++) {
+		pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+
+		T_ASSERT_INT((pthread_rwlock_timedrdlock)(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT((pthread_rwlock_timedwrlock)(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_timedrdlock(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_timedwrlock(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_trywrlock(&l), ==, 0); /* still free */
+		T_ASSERT_INT(pthread_rwlock_unlock(&l), ==, 0);
+	}
+}
+
 int main(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, rec, ec;
@@ -243,6 +261,8 @@ int main(void)
 	T_ASSERT_UINT(r->contended, ==, 1);
 	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
 	T_ASSERT_UINT(sp_row_d(r)->hist[sp_hist_bucket(r->wait_ns)], ==, 1);
+
+	test_rwlock_bad_abstime();
 
 	/* Disabled: calls still work and are not recorded. */
 	syncprof_disable();

@@ -288,6 +288,43 @@ static void test_cond(void)
 	pthread_join(t, NULL);
 }
 
+/* glibc's own definition of @name. */
+static void *t_libc(const char *name)
+{
+	static void *libc;
+	void *f;
+
+	if (!libc)
+		libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	T_ASSERT(libc != NULL);
+	f = dlsym(libc, name);
+	if (!f)
+		T_FAIL("%s not found in libc.so.6", name);
+	return f;
+}
+
+/* glibc's timed rwlock calls reject an invalid abstime before anything
+ * else, even on a free lock: EINVAL, not taken. */
+static void test_rwlock_bad_abstime(void)
+{
+	typedef int (*timed_fn)(pthread_rwlock_t *, const struct timespec *);
+	const struct timespec bad[] = { { 0, 1000000000L }, { 0, -1 } };
+	const timed_fn real[] = { (timed_fn)t_libc("pthread_rwlock_timedrdlock"),
+				  (timed_fn)t_libc("pthread_rwlock_timedwrlock") };
+	const timed_fn prof[] = { pthread_rwlock_timedrdlock, pthread_rwlock_timedwrlock };
+
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			pthread_rwlock_t a = PTHREAD_RWLOCK_INITIALIZER;
+			pthread_rwlock_t b = PTHREAD_RWLOCK_INITIALIZER;
+
+			T_ASSERT_INT(real[j](&a, &bad[i]), ==, EINVAL);
+			T_ASSERT_INT(prof[j](&b, &bad[i]), ==, EINVAL);
+			T_ASSERT_INT(pthread_rwlock_trywrlock(&b), ==, 0); /* still free */
+			T_ASSERT_INT(pthread_rwlock_unlock(&b), ==, 0);
+		}
+}
+
 int main(void)
 {
 	char *json;
@@ -302,6 +339,7 @@ int main(void)
 	test_spin();
 	test_c11();
 	test_cond();
+	test_rwlock_bad_abstime();
 
 	json = t_report(1, 1);
 	/* The recursive mutex is reported as such: 5 locks + 1 trylock here,

@@ -30,7 +30,8 @@
  *
  * Return values and blocking are the real functions': a failed try is
  * followed by the real blocking call; errors are returned unchanged
- * (EDEADLK, EPERM, ETIMEDOUT, EOWNERDEAD... see probe.h).
+ * (EDEADLK, EPERM, ETIMEDOUT, EOWNERDEAD... see probe.h), and a try that
+ * glibc's trylock left holding a not-recoverable mutex is undone first.
  *
  * Alternatives considered: calling glibc's __pthread_* aliases directly
  * always (no dlsym, no indirect call) would bypass other interposers
@@ -236,7 +237,8 @@ static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct
 }
 
 /* The try of a call whose entry is known did not succeed: a busy lock is
- * waited for (@blocking) or counted as a failed try; anything else is
+ * waited for (@blocking) or counted as a failed try; a not-recoverable
+ * mutex answers as the blocking call would (probe.c); anything else is
  * returned as it is. */
 static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
 			     const struct sp_lock_ops *ops, const struct timespec *abstime,
@@ -252,6 +254,8 @@ static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
 		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
 	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		sp_entry_acquired(e);
+	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
+		return sp_probe_lock_not_recoverable(obj, ops, abstime);
 	}
 	return held(rc, ops->ok, obj, op, &site);
 }
@@ -477,11 +481,15 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
+	if (sp_rwlock_abstime_invalid(abstime)) /* EINVAL, without a try */
+		return real_pthread_rwlock_timedrdlock()(l, abstime);
 	SHIM(timedrdlock, l, abstime, rd_timed_ops, 1);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
+	if (sp_rwlock_abstime_invalid(abstime))
+		return real_pthread_rwlock_timedwrlock()(l, abstime);
 	SHIM(timedwrlock, l, abstime, wr_timed_ops, 1);
 }
 

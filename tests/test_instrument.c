@@ -2,7 +2,10 @@
  * test_instrument.c - compiled with -include syncprof/instrument.h: every
  * redirected call returns exactly what the real call returns (EBUSY,
  * EDEADLK, EPERM, ETIMEDOUT, thrd_busy, thrd_timedout...), and is recorded
- * with the right type, object, file:line and counts.
+ * with the right type, object, file:line and counts.  The mutex state
+ * machines of mutex_semantics.h run against the real calls with profiling
+ * on and off; CTest runs this also with hold=1,hold_sample=1 and with a
+ * trace.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +17,7 @@
 #include "runtime/runtime.h"
 #include "report/profile.h"
 #include "report_util.h"
+#include "mutex_semantics.h"
 
 /* ThreadSanitizer reports deliberate misuse (unlocking a mutex one does
  * not own) as an error; those checks run in the other builds. */
@@ -72,6 +76,115 @@ static void *holder(void *arg)
 	usleep(20000);
 	pthread_mutex_unlock(&held);
 	return NULL;
+}
+
+/* The real calls: a parenthesised name is not a macro call. */
+static int real_lock(pthread_mutex_t *m)
+{
+	return (pthread_mutex_lock)(m);
+}
+
+static int real_trylock(pthread_mutex_t *m)
+{
+	return (pthread_mutex_trylock)(m);
+}
+
+static int real_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	return (pthread_mutex_timedlock)(m, abstime);
+}
+
+static int real_unlock(pthread_mutex_t *m)
+{
+	return (pthread_mutex_unlock)(m);
+}
+
+static int prof_lock(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+static int prof_trylock(pthread_mutex_t *m)
+{
+	return pthread_mutex_trylock(m);
+}
+
+static int prof_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	return pthread_mutex_timedlock(m, abstime);
+}
+
+static int prof_unlock(pthread_mutex_t *m)
+{
+	return pthread_mutex_unlock(m);
+}
+
+/* With hold tracking (hold=1), an acquisition (EOWNERDEAD too) is a hold. */
+static void prof_acquired(pthread_mutex_t *m)
+{
+	struct sp_site site;
+	uint64_t since;
+	pid_t tid;
+
+	if (!syncprof_is_enabled() || !sp_opts.hold)
+		return;
+	T_ASSERT_INT(sp_hold_lookup((uintptr_t)m, &tid, &site, &since), ==, 0);
+	T_ASSERT_INT(tid, ==, sp_gettid());
+}
+
+static const struct ms_api real_api = { "glibc", real_lock, real_trylock, real_timedlock,
+					real_unlock, NULL };
+static const struct ms_api prof_api = { "instrumented", prof_lock, prof_trylock,
+					prof_timedlock, prof_unlock, prof_acquired };
+
+/*
+ * Every state of every mutex kind, profiled against real; then what was
+ * recorded for each mutex: its acquisitions (EOWNERDEAD included) and,
+ * with every hold timed, its holds.
+ */
+static void test_mutex_states(void)
+{
+	int exact_holds = sp_opts.hold && sp_opts.hold_sample == 1;
+
+	ms_reset();
+	ms_run_all(&real_api, &prof_api);
+	collect(0);
+	for (int i = 0; i < ms_n_runs; i++) {
+		const struct ms_run *r = &ms_runs[i];
+		uint64_t acquired = 0, holds = 0;
+
+		if (!r->ref)
+			continue;
+		for (size_t j = 0; j < rows.n; j++)
+			if (rows.v[j].obj == (uintptr_t)r->m) {
+				acquired += rows.v[j].acquisitions;
+				holds += rows.v[j].holds;
+			}
+		if (acquired != r->acquired)
+			T_FAIL("%s: %llu acquisitions recorded, %u made", r->scenario,
+			       (unsigned long long)acquired, r->acquired);
+		if (exact_holds && holds != r->holds)
+			T_FAIL("%s: %llu holds recorded, %u made", r->scenario,
+			       (unsigned long long)holds, r->holds);
+	}
+}
+
+/* glibc's timed rwlock calls reject an invalid abstime before anything
+ * else, even on a free lock: EINVAL, not taken. */
+static void test_rwlock_bad_abstime(void)
+{
+	const struct timespec bad[] = { { 0, 1000000000L }, { 0, -1 } };
+
+	for (int i = 0; i < 2; i++) {
+		pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+
+		T_ASSERT_INT((pthread_rwlock_timedrdlock)(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT((pthread_rwlock_timedwrlock)(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_timedrdlock(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_timedwrlock(&l, &bad[i]), ==, EINVAL);
+		T_ASSERT_INT(pthread_rwlock_trywrlock(&l), ==, 0); /* still free */
+		T_ASSERT_INT(pthread_rwlock_unlock(&l), ==, 0);
+	}
 }
 
 int main(void)
@@ -246,12 +359,20 @@ int main(void)
 	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
 	T_ASSERT_UINT(sp_row_d(r)->hist[sp_hist_bucket(r->wait_ns)], ==, 1);
 
+	test_rwlock_bad_abstime();
+	if (MISUSE_CHECKS) /* robust mutexes: owners die holding them */
+		test_mutex_states();
+
 	/* Disabled: calls still work and are not recorded. */
 	syncprof_disable();
 	T_ASSERT_INT(syncprof_is_enabled(), ==, 0);
 	for (int i = 0; i < 10; i++) {
 		T_ASSERT_INT(pthread_mutex_lock(&m), ==, 0);
 		T_ASSERT_INT(pthread_mutex_unlock(&m), ==, 0);
+	}
+	if (MISUSE_CHECKS) {
+		ms_reset();
+		ms_run_all(&real_api, &prof_api);
 	}
 	collect(0);
 	T_ASSERT_UINT(find(l_lock, SP_TYPE_MUTEX)->acquisitions, ==, 1);

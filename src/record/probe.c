@@ -17,9 +17,12 @@
  * maxima.  So a reset writes nothing into other threads' memory.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <threads.h>
+#include <unistd.h>
 
 #include "probe.h"
 
@@ -112,6 +115,47 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	if (acquired)
 		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait, 1);
 	return rc;
+}
+
+/* glibc's bits of __data.__kind (nptl/pthreadP.h, PTHREAD_MUTEX_*_NP). */
+#define GLIBC_MUTEX_ROBUST 16
+#define GLIBC_MUTEX_PRIO_INHERIT 32
+#define GLIBC_MUTEX_PRIO_PROTECT 64
+
+/*
+ * The try of a blocking mutex call returned ENOTRECOVERABLE: the mutex is
+ * robust, an owner died holding it and the next one unlocked it without
+ * pthread_mutex_consistent().  glibc's pthread_mutex_lock() and _timedlock()
+ * then return ENOTRECOVERABLE and leave the mutex free; its
+ * pthread_mutex_trylock() returns the same but, for a robust mutex that is
+ * not PI, leaves the lock word taken by the caller (it releases it only
+ * "if (oldval == id)", after a compare-and-swap from 0 that succeeded):
+ * from then on the mutex looks held by the caller, later trylocks return
+ * EBUSY and locks wait for it.  Here the lock word that the try took is
+ * released as glibc's lock releases it (lll_unlock: exchange with 0, wake
+ * a waiter; robust futexes are shared), and the real blocking call
+ * answers.  That is no acquisition (the mutex stays unusable until
+ * pthread_mutex_init()): nothing is recorded.
+ *
+ * Alternative considered: no try first on robust mutexes, which would add
+ * a load of __kind and a branch to every uncontended lock, instead of a
+ * compare on the error path.
+ */
+SP_NOINLINE int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_ops *ops,
+					      const struct timespec *abstime)
+{
+	pthread_mutex_t *m = mutex;
+	unsigned *word = (unsigned *)&m->__data.__lock;
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	int mask = GLIBC_MUTEX_ROBUST | GLIBC_MUTEX_PRIO_INHERIT | GLIBC_MUTEX_PRIO_PROTECT;
+
+	/* Only this thread's try can have left its tid there: a mutex it
+	 * held would have made the try return EBUSY, EDEADLK or 0. */
+	if ((kind & mask) == GLIBC_MUTEX_ROBUST &&
+	    (__atomic_load_n(word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) == (unsigned)sp_gettid() &&
+	    (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) & FUTEX_WAITERS))
+		syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return ops->lock(mutex, abstime);
 }
 
 SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e, void *obj, int op,
@@ -251,7 +295,7 @@ int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst
 {
 	SITE;
 
-	if (OFF)
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedrdlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site),
 			     0, l, SP_TYPE_RWLOCK_READ, &site);
@@ -262,7 +306,7 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 {
 	SITE;
 
-	if (OFF)
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedwrlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, &site);

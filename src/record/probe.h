@@ -11,8 +11,10 @@
  * when the try fails is the wait timed around the real blocking call, in a
  * noinline slow path.  The real call's return value is returned unchanged;
  * errors of the try other than "busy" are exactly what the blocking call
- * would have returned (EINVAL, EAGAIN, EOWNERDEAD, ENOTRECOVERABLE), so they
- * are returned at once.
+ * would have returned (EINVAL, EAGAIN, EDEADLK, EOWNERDEAD), so they are
+ * returned at once - but for ENOTRECOVERABLE, where glibc's trylock leaves
+ * the mutex taken and its lock does not: the try is undone and the real
+ * blocking call answers (sp_probe_lock_not_recoverable(), probe.c).
  *
  * Alternatives considered: QSP reads the clock twice per acquisition and
  * looks the site up in a shared concurrent hash table (4.36x slower on
@@ -42,6 +44,8 @@ struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t, const struct sp_
 					   uintptr_t obj, int op);
 int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
 			    const struct timespec *abstime, const struct sp_site *site);
+int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_ops *ops,
+				  const struct timespec *abstime);
 void sp_probe_try_failed(struct sp_entry *e, void *obj, int op, const struct sp_site *site);
 void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struct sp_site *site,
 			 uint64_t wait_ns);
@@ -110,12 +114,25 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	}
 	if (rc == ops->busy)
 		return sp_probe_lock_contended(e, obj, op, ops, abstime, site);
+	if (op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE)
+		return sp_probe_lock_not_recoverable(obj, ops, abstime);
 	if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		if (e)
 			sp_entry_acquired(e);
 		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
 	}
 	return rc;
+}
+
+/*
+ * glibc's timed rwlock calls return EINVAL for a tv_nsec out of range
+ * before they look at the lock (its timed mutex calls only when they have
+ * to wait), so the probe's try must not take a free rwlock then: such a
+ * call goes to the real function alone.
+ */
+static SP_ALWAYS_INLINE int sp_rwlock_abstime_invalid(const struct timespec *abstime)
+{
+	return SP_UNLIKELY(abstime && (unsigned long)abstime->tv_nsec >= 1000000000ul);
 }
 
 /* Non-blocking acquisition (trylock, tryrdlock, trywrlock). */

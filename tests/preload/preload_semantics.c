@@ -2,10 +2,15 @@
  * preload_semantics.c - interposed lock calls keep their exact semantics
  * and return codes: normal, recursive, errorcheck, robust and
  * priority-inheritance mutexes; timed locks; rwlocks; spin locks; C11
- * mtx/cnd; condition variables.  Run by CTest under the preload, once with
- * default options and once with hold=1,frames=8 (the unlock path then does
- * work too).  Also checks that what was recorded is right (rec_mutex
- * type, counts).
+ * mtx/cnd; condition variables.  Run by CTest under the preload with
+ * profiling off (enabled=0), on, with hold=1 (the unlock path then does
+ * work too; hold_sample=1: every hold counted), and with a trace (the
+ * probe of probe.h instead of the preload's fast path).  Also checks that
+ * what was recorded is right (rec_mutex type, counts).
+ *
+ * The mutex state machines of mutex_semantics.h compare each interposed
+ * call with glibc's own function, found in libc.so.6 itself (dlsym on its
+ * handle: RTLD_NEXT from here would find the interposer).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mutex_semantics.h"
 #include "preload_util.h"
 
 static struct timespec in_ms(long ms)
@@ -133,6 +139,8 @@ static void test_robust(void)
 	T_ASSERT_INT(pthread_mutex_trylock(&robust), ==, EOWNERDEAD);
 	T_ASSERT_INT(pthread_mutex_unlock(&robust), ==, 0);
 	T_ASSERT_INT(pthread_mutex_lock(&robust), ==, ENOTRECOVERABLE);
+	/* The lock left it as glibc's does: free, not recoverable. */
+	T_ASSERT_INT(pthread_mutex_trylock(&robust), ==, ENOTRECOVERABLE);
 }
 
 static void test_pi(void)
@@ -286,6 +294,112 @@ static void test_cond(void)
 	pthread_join(t, NULL);
 }
 
+/* glibc's own definition of @name. */
+static void *t_libc(const char *name)
+{
+	static void *libc;
+	void *f;
+
+	if (!libc)
+		libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	T_ASSERT(libc != NULL);
+	f = dlsym(libc, name);
+	if (!f)
+		T_FAIL("%s not found in libc.so.6", name);
+	return f;
+}
+
+static int prof_lock(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+static int prof_trylock(pthread_mutex_t *m)
+{
+	return pthread_mutex_trylock(m);
+}
+
+static int prof_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	return pthread_mutex_timedlock(m, abstime);
+}
+
+static int prof_unlock(pthread_mutex_t *m)
+{
+	return pthread_mutex_unlock(m);
+}
+
+static const struct ms_api prof_api = { "interposed", prof_lock, prof_trylock, prof_timedlock,
+					prof_unlock, NULL };
+
+static int profiling(void)
+{
+	int (*is_enabled)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "syncprof_is_enabled");
+
+	T_ASSERT(is_enabled != NULL);
+	return is_enabled();
+}
+
+/*
+ * Every state of every mutex kind, the interposed calls against glibc's;
+ * then, when profiling, what was recorded for each mutex: its
+ * acquisitions (EOWNERDEAD included) and, with every hold timed, its
+ * holds (a lock taken with EOWNERDEAD is held).
+ */
+static void test_mutex_states(void)
+{
+	struct ms_api real = { "glibc", NULL, NULL, NULL, NULL, NULL };
+	int exact_holds = t_option("hold=1") && t_option("hold_sample=1");
+	char *json;
+
+	real.lock = (int (*)(pthread_mutex_t *))t_libc("pthread_mutex_lock");
+	real.trylock = (int (*)(pthread_mutex_t *))t_libc("pthread_mutex_trylock");
+	real.timedlock = (int (*)(pthread_mutex_t *, const struct timespec *))t_libc(
+		"pthread_mutex_timedlock");
+	real.unlock = (int (*)(pthread_mutex_t *))t_libc("pthread_mutex_unlock");
+	ms_run_all(&real, &prof_api);
+	if (!profiling())
+		return;
+	json = t_report(1, 1);
+	for (int i = 0; i < ms_n_runs; i++) {
+		const struct ms_run *r = &ms_runs[i];
+		char obj[64];
+
+		if (!r->ref)
+			continue;
+		snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)r->m);
+		if (t_rows_sum(json, obj, "acquisitions") != r->acquired)
+			T_FAIL("%s: %lld acquisitions recorded, %u made", r->scenario,
+			       t_rows_sum(json, obj, "acquisitions"), r->acquired);
+		if (exact_holds && t_rows_sum(json, obj, "holds") != r->holds)
+			T_FAIL("%s: %lld holds recorded, %u made", r->scenario,
+			       t_rows_sum(json, obj, "holds"), r->holds);
+	}
+	free(json);
+}
+
+/* glibc's timed rwlock calls reject an invalid abstime before anything
+ * else, even on a free lock: EINVAL, not taken. */
+static void test_rwlock_bad_abstime(void)
+{
+	typedef int (*timed_fn)(pthread_rwlock_t *, const struct timespec *);
+	const struct timespec bad[] = { { 0, 1000000000L }, { 0, -1 } };
+	const timed_fn real[] = { (timed_fn)t_libc("pthread_rwlock_timedrdlock"),
+				  (timed_fn)t_libc("pthread_rwlock_timedwrlock") };
+	const timed_fn prof[] = { pthread_rwlock_timedrdlock, pthread_rwlock_timedwrlock };
+
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			pthread_rwlock_t a = PTHREAD_RWLOCK_INITIALIZER;
+			pthread_rwlock_t b = PTHREAD_RWLOCK_INITIALIZER;
+
+			T_ASSERT_INT(real[j](&a, &bad[i]), ==, EINVAL);
+			T_ASSERT_INT(prof[j](&b, &bad[i]), ==, EINVAL);
+			T_ASSERT_INT(pthread_rwlock_trywrlock(&b), ==, 0); /* still free */
+			T_ASSERT_INT(pthread_rwlock_unlock(&b), ==, 0);
+		}
+}
+
 int main(void)
 {
 	char *json;
@@ -300,6 +414,12 @@ int main(void)
 	test_spin();
 	test_c11();
 	test_cond();
+	test_rwlock_bad_abstime();
+	test_mutex_states();
+	if (!profiling()) {
+		puts("preload_semantics: ok (profiling off)");
+		return 0;
+	}
 
 	json = t_report(1, 1);
 	/* The recursive mutex is reported as such: 5 locks + 1 trylock here,

@@ -84,4 +84,35 @@ static inline long long t_row_value(const char *json, const char *row_needle, co
 	return -1;
 }
 
+/* The sum of the numeric @key over the JSON rows whose text contains
+ * @row_needle; 0 when there is none. */
+static inline long long t_rows_sum(const char *json, const char *row_needle, const char *key)
+{
+	char pat[128];
+	long long sum = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	for (const char *row = strstr(json, "{\"type\""); row; row = strstr(row + 1, "{\"type\"")) {
+		const char *end = strstr(row + 1, "{\"type\"");
+		const char *hit = strstr(row, row_needle);
+		const char *k = strstr(row, pat);
+
+		if (hit && (!end || hit < end) && k && (!end || k < end))
+			sum += atoll(k + strlen(pat));
+	}
+	return sum;
+}
+
+/* 1 when SYNCPROF_OPTIONS has the item @item ("hold=1"). */
+static inline int t_option(const char *item)
+{
+	const char *o = getenv("SYNCPROF_OPTIONS");
+	size_t n = strlen(item);
+
+	for (const char *p = o; p && (p = strstr(p, item)); p += n)
+		if ((p == o || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
 #endif

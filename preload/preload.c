@@ -225,17 +225,6 @@ static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const
 	return NULL;
 }
 
-/* After a successful exclusive or shared acquisition, with --hold. */
-static SP_ALWAYS_INLINE int held(int rc, int ok, void *obj, int op, const struct sp_site *site)
-{
-	struct sp_thread *t;
-
-	if (HOLD && (rc == ok || rc == EOWNERDEAD) && (t = sp_tls_self) &&
-	    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, site->pc, 0))
-		sp_hold_acquired(t, (uintptr_t)obj, op, site);
-	return rc;
-}
-
 /* The try of a call whose entry is known did not succeed: a busy lock is
  * waited for (@blocking) or counted as a failed try; a not-recoverable
  * mutex answers as the blocking call would (probe.c); anything else is
@@ -257,7 +246,7 @@ static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
 	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
 		return sp_probe_lock_not_recoverable(obj, ops, abstime);
 	}
-	return held(rc, ops->ok, obj, op, &site);
+	return sp_probe_held(rc, ops->ok, obj, op, &site);
 }
 
 static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op, uintptr_t pc)
@@ -335,7 +324,7 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
 			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, site.pc); \
 		}                                                                     \
-		return held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
+		return sp_probe_held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
 				     : sp_probe_trylock(obj, op, &ops, &site),        \
 			    ops.ok, obj, op, &site);                                  \
 	}                                                                             \
@@ -424,19 +413,6 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---- condition variables -------------------------------------------------- */
 
-static SP_ALWAYS_INLINE void cond_begin(void *m)
-{
-	if (HOLD && sp_tls_self)
-		sp_hold_cond_begin((uintptr_t)m);
-}
-
-static SP_ALWAYS_INLINE int cond_end(void *m, int rc)
-{
-	if (HOLD && sp_tls_self)
-		sp_hold_cond_end((uintptr_t)m);
-	return rc;
-}
-
 #define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA))
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
@@ -444,8 +420,8 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	if (OFF)
 		return real_pthread_cond_wait()(c, m);
 	SITE;
-	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site,
-					      (cond_begin(m), real_pthread_cond_wait()(c, m))));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site,
+					      (sp_probe_cond_release(m), real_pthread_cond_wait()(c, m))));
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
@@ -453,7 +429,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	if (OFF)
 		return real_pthread_cond_timedwait()(c, m, abstime);
 	SITE;
-	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m),
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
 			real_pthread_cond_timedwait()(c, m, abstime))));
 }
 
@@ -545,7 +521,7 @@ int cnd_wait(cnd_t *c, mtx_t *m)
 	if (OFF)
 		return real_cnd_wait()(c, m);
 	SITE;
-	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m), real_cnd_wait()(c, m))));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), real_cnd_wait()(c, m))));
 }
 
 int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
@@ -554,7 +530,7 @@ int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 	if (OFF)
 		return real_cnd_timedwait()(c, m, abstime);
 	SITE;
-	return cond_end(m, SP_PROBE_COND_WAIT(c, m, &site, (cond_begin(m),
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
 			real_cnd_timedwait()(c, m, abstime))));
 }
 

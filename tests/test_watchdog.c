@@ -5,6 +5,7 @@
  * and - with hold=1 - the holder thread and the site where it took the
  * lock; then one final line with the total.  Without hold tracking the
  * warning says the holder is unknown and why; a 30 ms wait gets nothing.
+ * A 300 ms condition wait gets one warning that says it is one.
  *
  * Usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE
  *        test_watchdog --preload PRELOAD_LIB PLAIN_CTL_TARGET CTL_TARGET_SOURCE
@@ -59,6 +60,27 @@ static void long_wait(int hold)
 	free(err);
 }
 
+/* A condition wait longer than warn_wait is warned about as such. */
+static void cond_wait(void)
+{
+	char *out, *err, site[64];
+	const char *w;
+
+	T_ASSERT_INT(t_run(&out, &err,
+			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,report_at_exit=0 "
+			   "%s condwait 300",
+			   env, target),
+		     ==, 0);
+	w = one_warning(err);
+	snprintf(site, sizeof(site), "ctl_target.c:%d", t_marker_line(source, "SITE_CONDWAIT"));
+	T_ASSERT_CONTAINS(w, site);
+	T_ASSERT_CONTAINS(w, "for condvar 0x");
+	T_ASSERT_CONTAINS(w, "a condition wait");
+	T_ASSERT_INT(t_count_lines(err, "in total for condvar"), ==, 1);
+	free(out);
+	free(err);
+}
+
 static void short_wait(void)
 {
 	char *out, *err;
@@ -91,6 +113,7 @@ int main(int argc, char **argv)
 	unsetenv("SYNCPROF_OPTIONS");
 	long_wait(1);
 	long_wait(0);
+	cond_wait();
 	short_wait();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_watchdog: ok\n");

@@ -198,12 +198,16 @@ static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc)
 	return rc;
 }
 
-/* Condition waits: always a wait, all of it timed. */
+/*
+ * Condition waits: always a wait, all of it timed, and published for the
+ * watchdog (warn_wait) like a contended lock wait: a thread stuck in a
+ * condition wait is often the one a program hangs on.
+ */
 #define SP_PROBE_COND_WAIT(cond, mutex, site, call)                                          \
 	({                                                                            \
-		struct sp_thread *t_ = sp_thread_self();                              \
+		struct sp_thread *t_ = sp_thread_self(), *w_;                         \
 		struct sp_entry *e_;                                                  \
-		uint64_t t0_;                                                         \
+		uint64_t t0_, ns_;                                                    \
 		int mode_, rc_;                                                       \
 		if (SP_UNLIKELY(!t_))                                                 \
 			return call;                                                  \
@@ -211,8 +215,14 @@ static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc)
 		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                 \
 			sp_trace_cond_wait((cond), (mutex), (site));                  \
 		t0_ = sp_wait_start(&mode_);                                          \
+		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
+		if (w_)                                                               \
+			sp_watch_begin(w_, e_, t0_, mode_);                           \
 		rc_ = call;                                                           \
-		sp_probe_cond_woken(e_, (cond), (site), sp_wait_ns(mode_, t0_));      \
+		ns_ = sp_wait_ns(mode_, t0_);                                         \
+		if (w_)                                                               \
+			sp_watch_end(w_, ns_);                                        \
+		sp_probe_cond_woken(e_, (cond), (site), ns_);                         \
 		rc_;                                                                  \
 	})
 

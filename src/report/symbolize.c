@@ -16,6 +16,14 @@
  * favour of the first function of the inline chain outside them, so a C++
  * site names the program's function and line.
  *
+ * libdw is referred to weakly (base/libdw.h): libsyncprof.so and the
+ * preload library link it; a static program has it when it links -ldw,
+ * and otherwise gets the dladdr() names.  Alternatives considered for the
+ * compiled-in library: dladdr() alone (no file:line, no inline chain: a
+ * C++ site inside libstdc++'s headers would be "dso+0x1234"); dlopen() of
+ * libdw.so.1 at report time (a second way to load the same library, and
+ * none in a static binary).
+ *
  * A return address points after the call; file:line and the inline chain
  * are looked up at pc - 1 so that they name the call itself.
  *
@@ -32,12 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef SYNCPROF_HAVE_LIBDW
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#endif
-
+#include "base/libdw.h"
 #include "report/profile.h"
 
 #ifdef SYNCPROF_HAVE_LIBDW
@@ -198,7 +201,7 @@ static void skip_inlined_wrappers(struct sp_symbol *out)
 static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 {
 	Dwarf_Addr addr = pc - 1;
-	Dwfl *d = session(0);
+	Dwfl *d = sp_libdw_present() ? session(0) : NULL;
 	Dwfl_Module *mod = d ? dwfl_addrmodule(d, addr) : NULL;
 	const char *name;
 

@@ -173,6 +173,35 @@ SYNCPROF_API int syncprof_spin_trylock(pthread_spinlock_t *s, SYNCPROF_SITE_PARA
 SYNCPROF_API int syncprof_spin_unlock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
 
 /*
+ * The same calls with the site given by their return address (the
+ * instruction after the call), named at report time as interposed calls
+ * are: function, file:line from debug info (-g) with libdw, frames inlined
+ * from system headers skipped.  syncprof/instrument.h uses these for calls
+ * that C++ code makes inside system headers - libstdc++'s
+ * __gthread_mutex_lock, inlined into the program's function by
+ * std::mutex::lock() - where __FILE__ and __LINE__ would name the header.
+ */
+SYNCPROF_API int syncprof_mutex_lock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_trylock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_timedlock_pc(pthread_mutex_t *m, const struct timespec *abstime);
+SYNCPROF_API int syncprof_mutex_unlock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_wait_pc(pthread_cond_t *c, pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_timedwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+					    const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_rdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_wrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_tryrdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_trywrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_timedrdlock_pc(pthread_rwlock_t *l,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_timedwrlock_pc(pthread_rwlock_t *l,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_unlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_spin_lock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_trylock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_unlock_pc(pthread_spinlock_t *s);
+
+/*
  * C11 <threads.h>.  Declared with opaque pointers so that this header does
  * not need <threads.h> (C++ and old C libraries lack it); instrument.h
  * passes mtx_t * and cnd_t *.

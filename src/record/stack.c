@@ -42,11 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef SYNCPROF_HAVE_LIBDW
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
-#endif
-
+#include "base/libdw.h"
 #include "record/record.h"
 
 struct sp_range sp_skip_ranges[SP_MAX_RANGES];
@@ -156,6 +152,11 @@ static void add_regex_ranges(const char *const *skip, unsigned n_skip)
 	struct regex_ctx c = { re, 0 };
 	Dwfl *dwfl;
 
+	if (n_skip && !sp_libdw_present()) {
+		fputs("syncprof: warning: skip=REGEX needs libdw (link with -ldw); ignored\n",
+		      stderr);
+		return;
+	}
 	for (unsigned i = 0; i < n_skip && i < SP_STACK_MAX_SKIP; i++) {
 		if (regcomp(&re[c.n_re], skip[i], REG_EXTENDED | REG_NOSUB)) {
 			fprintf(stderr, "syncprof: warning: skip='%s' is not a valid regular "

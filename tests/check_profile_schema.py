@@ -108,7 +108,8 @@ def first_row(doc, pred=lambda r: True):
 def without_hold(doc):
     """The same profile as written without hold tracking."""
     doc["hold_tracking"] = False
-    del doc["hold_sample"]
+    for k in ("hold_sample", "hold_untracked", "blame_lost"):
+        del doc[k]
     for r in doc["rows"]:
         r["hold_ns"] = r["hold_max_ns"] = None
         for k in ("holds", "owner_changes", "hold_hist", "blame"):

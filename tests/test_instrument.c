@@ -187,6 +187,45 @@ static void test_rwlock_bad_abstime(void)
 	}
 }
 
+/*
+ * With hold tracking: more than 32 locks held at once are not
+ * hold-tracked, and the profile says how many acquisitions that was (it
+ * used to count them and tell no one).
+ */
+static void test_hold_untracked(void)
+{
+	static pthread_mutex_t many[40];
+	char *buf = NULL;
+	size_t len = 0;
+	struct syncprof_report_options o;
+	FILE *f;
+	const char *k;
+
+	if (!sp_hold_is_on())
+		return;
+	for (int i = 0; i < 40; i++) {
+		pthread_mutex_init(&many[i], NULL);
+		T_ASSERT_INT(pthread_mutex_lock(&many[i]), ==, 0);
+	}
+	for (int i = 39; i >= 0; i--)
+		T_ASSERT_INT(pthread_mutex_unlock(&many[i]), ==, 0);
+	syncprof_report_options_init(&o);
+	o.format = SYNCPROF_FORMAT_JSON;
+	f = open_memstream(&buf, &len);
+	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
+	fclose(f);
+	k = strstr(buf, "\"hold_untracked\":");
+	T_ASSERT(k != NULL);
+	T_ASSERT_INT(strtoull(k + strlen("\"hold_untracked\":"), NULL, 10), >=, 8);
+	free(buf);
+	o.format = SYNCPROF_FORMAT_TABLE;
+	f = open_memstream(&buf, &len);
+	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
+	fclose(f);
+	T_ASSERT_CONTAINS(buf, "were not hold-tracked");
+	free(buf);
+}
+
 int main(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, rec, ec;
@@ -203,6 +242,7 @@ int main(void)
 
 	syncprof_enable();
 	T_ASSERT_INT(syncprof_is_enabled(), ==, 1);
+	test_hold_untracked();
 
 	/* Plain mutex: lock, trylock on a held mutex, unlock. */
 	l_lock = __LINE__ + 1;

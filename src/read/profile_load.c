@@ -371,6 +371,8 @@ static int read_meta(struct loader *l, json_object *root)
 		p->hold = json_object_get_boolean(v);
 	if (!get_u64(root, "hold_sample", 0, &u, NULL) && u && u <= UINT32_MAX)
 		p->hold_sample = (unsigned)u;
+	get_u64(root, "hold_untracked", 1, &p->hold_untracked, NULL);
+	get_u64(root, "blame_lost", 1, &p->blame_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))
 		p->rows.n_total = (size_t)u;
 	return sp_profile_error(p);

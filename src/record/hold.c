@@ -511,6 +511,12 @@ void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void
 	}
 }
 
+void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame)
+{
+	*untracked_holds = sp_load_relaxed(&untracked);
+	*lost_blame = sp_load_relaxed(&blame_lost);
+}
+
 /* Under report_lock (runtime.c): later reports subtract these. */
 void sp_hold_snapshot(void)
 {

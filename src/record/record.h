@@ -323,6 +323,11 @@ struct sp_blame_view {
 	struct sp_site waiter, holder;
 	uint64_t wait_ns, count;
 };
+/* What hold tracking could not record, since start-up: acquisitions made
+ * while more than SP_HELD_MAX locks were held (not hold-tracked), and
+ * blame records that found the blame table full (their wait is still in
+ * the row, but blamed on no one). */
+void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame);
 void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
 void sp_hold_snapshot(void);
 

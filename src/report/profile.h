@@ -137,6 +137,8 @@ struct sp_profile {
 	uint64_t lost;          /* lock calls that could not be recorded */
 	int hold;               /* hold tracking was on: hold facts are meaningful */
 	unsigned hold_sample;   /* 1 hold in N timed (hold tracking) */
+	uint64_t hold_untracked; /* acquisitions not hold-tracked (too many held) */
+	uint64_t blame_lost;     /* waits blamed on no one: the blame table was full */
 	/* how the rows are shaped */
 	int coalesced;
 	enum syncprof_sort sort;

@@ -199,6 +199,8 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->lost = sp_lost_get();
 	p->hold = !!sp_hold_is_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
+	if (p->hold)
+		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
 		rc = sp_report_subtract(&p->rows, &snapshot);

@@ -138,7 +138,9 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		(unsigned long long)p->elapsed_ns, p->coalesced ? "true" : "false",
 		sp_sort_name(p->sort), (unsigned long long)p->lost, p->hold ? "true" : "false");
 	if (p->hold)
-		fprintf(out, "\"hold_sample\":%u,", p->hold_sample ? p->hold_sample : 1);
+		fprintf(out, "\"hold_sample\":%u,\"hold_untracked\":%llu,\"blame_lost\":%llu,",
+			p->hold_sample ? p->hold_sample : 1, (unsigned long long)p->hold_untracked,
+			(unsigned long long)p->blame_lost);
 	fprintf(out, "\"rows_total\":%zu,\"rows\":[", rows->n_total > rows->n ? rows->n_total
 									   : rows->n);
 	for (size_t i = 0; i < rows->n; i++) {

@@ -289,6 +289,14 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "syncprof: %llu lock call%s could not be recorded (out of memory or "
 			     "during thread exit); they are missing from the counts above\n",
 			(unsigned long long)p->lost, p->lost == 1 ? "" : "s");
+	if (p->hold_untracked)
+		fprintf(out, "syncprof: %llu acquisition%s made while a thread held more than 32 "
+			     "locks were not hold-tracked (no hold time, owner change or blame)\n",
+			(unsigned long long)p->hold_untracked, p->hold_untracked == 1 ? "" : "s");
+	if (p->blame_lost)
+		fprintf(out, "syncprof: %llu wait%s could not be blamed (the blame table was "
+			     "full); their time is in the rows, without blame\n",
+			(unsigned long long)p->blame_lost, p->blame_lost == 1 ? "" : "s");
 	cells_free(&cells);
 	return 0;
 }

@@ -222,6 +222,8 @@ static void answer(struct client *c, size_t len)
 	FILE *f = NULL;
 	int rc = -ENOMEM;
 
+	uint64_t t0 = sp_now_ns(), busy;
+
 	if (req)
 		rc = sp_ctl_parse(c->in, len, &sp_opts.report, req, err, sizeof(err));
 	if (!rc) {
@@ -232,6 +234,12 @@ static void answer(struct client *c, size_t len)
 		if (rc)
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 	}
+	/* The time spent here (a report can take long) was not the other
+	 * clients' to lose: their deadlines move by as much. */
+	busy = sp_now_ns() - t0;
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].fd >= 0 && &clients[i] != c)
+			clients[i].deadline_ns += busy;
 	free(req);
 	if (rc) {
 		free(payload);

@@ -31,7 +31,11 @@
  * _dl_find_object without locks or malloc once warmed up here.
  *
  * Measured (bench/skipbench, -O2 -fomit-frame-pointer, a wrapper called in
- * a loop, 2-core VM): the unwind cost ~1.3 us per call; the rows ~10 ns.
+ * a loop, shared 2-core VM, noisy): with the unwind, skip=^bench_lock$
+ * cost 6.5-20 us per lock+unlock; with the rows, 48-65 ns more than glibc
+ * against 17-24 ns without skip, i.e. 25-45 ns per skipped call, most of
+ * it probably the index lookup in preload.c (the one-entry cache is keyed
+ * by the return address, which a skipped call's entry does not have).
  *
  * The unwinder may itself take pthread locks (libgcc's object mutex), so
  * the thread is marked busy around it (sp_thread_enter()): those calls

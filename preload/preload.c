@@ -189,6 +189,15 @@ SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thr
 #define OFF IS_OFF(FLAGS())
 #define HOLD SP_UNLIKELY(sp_hold_is_on())
 #define RA ((uintptr_t)__builtin_return_address(0))
+/* The shim's CFA: the caller's stack pointer once the call returns. */
+#define CFA ((uintptr_t)__builtin_dwarf_cfa())
+/* The caller's rbp, read first thing in a shim too small to use rbp itself
+ * (checked in the disassembly: the SHIM functions and the unlocks only
+ * load, test and jump); stack.c only trusts it inside the caller's frame. */
+#define FP ({ uintptr_t fp_; __asm__ volatile("mov %%rbp, %0" : "=r"(fp_)); fp_; })
+/* The same in a larger shim (the condition waits): a frame of its own,
+ * whose first slot is the caller's rbp. */
+#define FP_SAVED (*(const uintptr_t *)__builtin_frame_address(0))
 #define SITE_AT(pc) { NULL, NULL, (pc), 0 }
 
 /*
@@ -313,9 +322,9 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
  */
 #define SHIM_PATHS(name, op, ops, blocking)                                           \
 	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
-					      int f, uintptr_t ra)                    \
+					      int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
 	{                                                                             \
-		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
+		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));         \
 		struct sp_thread *t;                                                  \
 		struct sp_entry *e;                                                   \
                                                                                       \
@@ -329,44 +338,47 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 			    ops.ok, obj, op, &site);                                  \
 	}                                                                             \
 	static SP_NOINLINE int name##_on(void *obj, const struct timespec *abstime, int f, \
-					 uintptr_t ra)                                \
+					 uintptr_t ra, uintptr_t cfa, uintptr_t fp)   \
 	{                                                                             \
 		struct sp_thread *t;                                                  \
 		struct sp_entry *e;                                                   \
                                                                                       \
 		if (SP_LIKELY(FAST_FLAGS(f)) && (e = cached_entry(t = sp_tls_self, obj, op, ra))) \
 			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, ra); \
-		return name##_general(obj, abstime, f, ra);                           \
+		return name##_general(obj, abstime, f, ra, cfa, fp);                  \
 	}
 
 /* The interposed function's body: off, or on. */
 #define SHIM(name, obj, abstime, ops, blocking)                                       \
 	do {                                                                          \
+		uintptr_t fp_at_entry = FP;                                           \
 		int f_ = FLAGS();                                                     \
                                                                                       \
 		if (IS_OFF(f_))                                                       \
 			return (blocking) ? ops.lock((obj), (abstime)) : ops.try_lock(obj); \
-		return name##_on((obj), (abstime), f_, RA);                           \
+		return name##_on((obj), (abstime), f_, RA, CFA, fp_at_entry);         \
 	} while (0)
 
 /* Before an unlock, when some feature hooks unlocks (hold tracking, the
  * trace's "released" event) and the inlined pop did not do: the probe's. */
-static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
+static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uintptr_t cfa,
+					 uintptr_t fp)
 {
-	const struct sp_site site = SITE_AT(sp_site_pc(ra));
+	const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
 
 	sp_probe_released(obj, type, &site);
 }
 
 static SP_ALWAYS_INLINE void released(void *obj, int type)
 {
+	uintptr_t fp = FP;
 	int f = FLAGS();
 
 	if (SP_LIKELY(!(f & SYNCPROF__UNLOCK_HOOKS)))
 		return;
 	if ((f | SYNCPROF__PROFILING) == SP_FLAGS_HOLD && sp_hold_released_fast((uintptr_t)obj))
 		return;
-	released_general(obj, type, RA);
+	released_general(obj, type, RA, CFA, fp);
 }
 
 SHIM_PATHS(mutex_lock, SP_TYPE_MUTEX, mutex_ops, 1)
@@ -413,7 +425,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---- condition variables -------------------------------------------------- */
 
-#define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA))
+#define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA, CFA, FP_SAVED))
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
@@ -550,7 +562,8 @@ __attribute__((constructor(101))) static void preload_init(void)
 	resolve_all();
 	saved = sp_thread_enter();
 	sp_runtime_init();
-	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames);
+	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
+		      sp_opts.skip_frames);
 	sp_thread_leave(saved);
 	sp_thread_self();
 }

@@ -21,6 +21,10 @@
 
 #ifdef SYNCPROF_HAVE_LIBDW
 #pragma weak dwarf_attr
+#pragma weak dwarf_cfi_addrframe
+#pragma weak dwarf_frame_cfa
+#pragma weak dwarf_frame_info
+#pragma weak dwarf_frame_register
 #pragma weak dwarf_attr_integrate
 #pragma weak dwarf_diename
 #pragma weak dwarf_filesrc
@@ -41,6 +45,8 @@
 #pragma weak dwfl_module_addrdie
 #pragma weak dwfl_module_addrinfo
 #pragma weak dwfl_module_addrname
+#pragma weak dwfl_module_dwarf_cfi
+#pragma weak dwfl_module_eh_cfi
 #pragma weak dwfl_module_getsrc
 #pragma weak dwfl_module_getsym_info
 #pragma weak dwfl_module_getsymtab

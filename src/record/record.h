@@ -333,21 +333,26 @@ void sp_hold_snapshot(void);
 
 /* ---- "stack.c" --------------------------------------------------------- */
 
-/* Warm the unwinder and compute the address ranges of lock wrappers
- * (default libraries and --skip regexes).  Start-up only (mallocs). */
+/* Warm the unwinder, compute the address ranges of lock wrappers (default
+ * libraries, --skip regexes and DSO+0xLO-0xHI ranges) and the CFI rows of
+ * the skipped ranges.  Start-up only (mallocs). */
 /* Callers kept per contended interposed site (0: none); set by
  * sp_stack_init(). */
 extern unsigned sp_stack_frames;
-void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames);
+void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
+		   unsigned skip_frames);
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at
  * start-up only, before sp_skip_n is published. */
 struct sp_range {
 	uintptr_t lo, hi;
 };
 #define SP_MAX_RANGES 4096
-#define SP_STACK_MAX_SKIP 16 /* skip regexes at most */
+#define SP_STACK_MAX_SKIP 16 /* skip patterns at most */
 extern struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 extern unsigned sp_skip_n;
+/* --skip-frames N: callers above the interposed call's own caller that are
+ * skipped before wrappers are (0: none); written at start-up only. */
+extern unsigned sp_skip_frames;
 static inline int sp_pc_skipped(uintptr_t pc)
 {
 	unsigned lo = 0, hi = sp_load_acquire(&sp_skip_n);
@@ -364,9 +369,14 @@ static inline int sp_pc_skipped(uintptr_t pc)
 	}
 	return 0;
 }
-/* The site pc for an interposed call returning to @ret: @ret unless it lies
- * in a lock wrapper, then the first caller outside the wrappers. */
-uintptr_t sp_site_pc__slowpath(uintptr_t ret);
+/*
+ * The interposed call as its shim saw it on entry: its return address
+ * @ret, its CFA @cfa (the caller's stack pointer after the call returns:
+ * __builtin_dwarf_cfa()) and the caller's frame pointer @fp (rbp, unchanged
+ * by the shim).  From these and the CFI rows of the wrappers, stack.c
+ * finds the caller of a wrapper without unwinding.
+ */
+uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr_t fp);
 /*
  * Return addresses already found outside every wrapper range, per thread,
  * direct-mapped: the ranges never change after start-up, so an address
@@ -375,12 +385,17 @@ uintptr_t sp_site_pc__slowpath(uintptr_t ret);
  */
 #define SP_SITE_CACHE 64
 extern SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
-static inline uintptr_t sp_site_pc(uintptr_t ret)
+/* The site pc for an interposed call returning to @ret: @ret unless it lies
+ * in a lock wrapper (or --skip-frames is set), then the first caller
+ * outside the wrappers. */
+static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 {
 	uintptr_t *slot;
 
 	if (SP_UNLIKELY(!sp_load_relaxed(&sp_skip_n)))
 		return ret;
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_skip_frames)))
+		return sp_site_pc__slowpath(ret, cfa, fp);
 	slot = &sp_site_ok[(ret >> 2) & (SP_SITE_CACHE - 1)];
 	if (SP_LIKELY(*slot == ret))
 		return ret;
@@ -388,7 +403,7 @@ static inline uintptr_t sp_site_pc(uintptr_t ret)
 		*slot = ret;
 		return ret;
 	}
-	return sp_site_pc__slowpath(ret);
+	return sp_site_pc__slowpath(ret, cfa, fp);
 }
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);

@@ -123,8 +123,13 @@ static const struct run_option run_options[] = {
 	  "callers kept per contended call site, 0 to 16 (default 4)" },
 	{ "skip", 0, ARG_VALUE, "skip", NULL, "REGEX",
 	  "skip frames of functions matching REGEX (the program's lock\n"
-	  "wrappers), so the call site is their caller; repeatable.\n"
+	  "wrappers; .symtab or, stripped, .dynsym names), or code in\n"
+	  "DSO+0xSTART-0xEND (offsets as reports print them), so the call\n"
+	  "site is their caller; repeatable.\n"
 	  "libc/libpthread/libstdc++ wrappers are always skipped" },
+	{ "skip-frames", 0, ARG_VALUE, "skip_frames", NULL, "N",
+	  "the call site is the Nth caller above each lock call, 0 to 8\n"
+	  "(then wrappers are skipped); each call pays for an unwind" },
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },

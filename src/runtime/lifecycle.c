@@ -16,9 +16,15 @@
  * snapshot.  report_lock serialises reports and resets; it is taken before
  * the registry lock.  The reporting thread is marked busy, so lock calls it
  * makes while reporting (stdio, malloc) are not recorded.
+ *
+ * The trace layer prints nothing; it tells its write errors to a handler
+ * installed here (trace_write_error), from whichever thread met them, and
+ * that prints each as one line in one write(2) (say()): no stdio lock and
+ * no allocation in the trace writer or in a thread that is exiting.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +294,56 @@ static FILE *stderr_reopen(void)
 	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
+/* Write @n bytes to the stderr of start-up, or to fd 2 when it is gone;
+ * a stderr that is a full file or a closed pipe does not kill. */
+static void stderr_write(const char *p, size_t n)
+{
+	struct sp_sigguard g;
+	struct stat st;
+	int fd = 2;
+
+	if (stderr_dup >= 0 && !fstat(stderr_dup, &st) && st.st_dev == stderr_dev &&
+	    st.st_ino == stderr_ino)
+		fd = stderr_dup;
+	sp_sigguard_enter(&g);
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (size_t)w;
+	}
+	sp_sigguard_leave(&g);
+}
+
+/*
+ * One line to stderr in one write(2): no stdio lock, no allocation, so any
+ * thread may say it (the trace writer, a thread in its exit), and lines of
+ * several threads do not mix.
+ */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	char line[4096 + 512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	stderr_write(line, (size_t)n);
+}
+
 /*
  * Under 'syncprof run', the program is the first process to load the
  * library with SYNCPROF_RUN=root in its environment; it changes that to
@@ -371,6 +427,31 @@ static void report_at_exit(void)
 		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));
 }
 
+/*
+ * A write error of the trace file, told by the trace layer from whichever
+ * thread met it (trace/file.c): at once, and with the count of the events
+ * it cost when the file is closed (at exit at the latest).
+ */
+static void trace_write_error(const struct sp_trace_write_error *e)
+{
+	const char *why = strerror(-e->error);
+
+	if (!e->closed)
+		say("syncprof: warning: writing the trace file '%s' failed: %s; events from now "
+		    "on are counted as dropped\n",
+		    e->path, why);
+	else if (!e->lost)
+		say("syncprof: warning: the trace file '%s' is incomplete (%s), but no events "
+		    "were lost\n",
+		    e->path, why);
+	else
+		say("syncprof: warning: %llu events were lost to the write error on the trace "
+		    "file '%s' (%s), from %.3f s to %.3f s after the trace started%s\n",
+		    (unsigned long long)e->lost, e->path, why, (double)e->first_ns / 1e9,
+		    (double)e->last_ns / 1e9,
+		    e->recorded ? "" : "; the file had no room to record this");
+}
+
 /* ---- the one order of start-up, fork and exit ------------------------- */
 
 /*
@@ -448,6 +529,7 @@ void sp_runtime_init(void)
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
+	sp_trace_set_write_error_handler(trace_write_error);
 	if (sp_opts.hold && sp_hold_init(sp_opts.hold_sample))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);

@@ -262,8 +262,8 @@ SYNCPROF_API extern int syncprof__enabled;
  * emitting throughout, and an event racing with the switch lands in exactly
  * one of the two files.
  *
- * Return: 0, or a negative errno from creating the file (the previous file,
- * if any, then stays open).
+ * Return: 0, or a negative errno from creating the file or writing its
+ * header, e.g. -ENOSPC (the previous file, if any, then stays open).
  */
 SYNCPROF_API int syncprof_trace_open(const char *path);
 
@@ -273,7 +273,13 @@ SYNCPROF_API int syncprof_trace_open(const char *path);
  * exit closes the file the same way (threads' own exits flush their
  * buffers).
  *
- * Return: 0, -EBADF when no file was open, -EIO when a write failed.
+ * Return: 0, -EBADF when no file was open, or the negative errno of a
+ * write that failed (-ENOSPC, -EIO, -EFBIG, ...; -EIO also when close()
+ * failed).  After a failed write the library writes nothing more to the
+ * file, which ends on its last whole record and says so (its header);
+ * the events that could not be written are counted (they are in
+ * syncprof_trace_dropped()) and reported on stderr (docs/trace-format.md,
+ * "Write errors").
  */
 SYNCPROF_API int syncprof_trace_close(void);
 
@@ -285,8 +291,9 @@ SYNCPROF_API int syncprof_trace_close(void);
  * written when that thread next emits with room, flushes or exits (the
  * calling thread's own count is written now).
  *
- * Return: 0, -EBADF when no file is open, -EIO when a write failed since
- * the last flush.
+ * Return: 0, -EBADF when no file is open, or the negative errno of the
+ * write that failed (-ENOSPC, ...): from then on, at every call, as
+ * nothing more reaches the file (see syncprof_trace_close()).
  */
 SYNCPROF_API int syncprof_trace_flush(void);
 
@@ -344,8 +351,10 @@ SYNCPROF_API void syncprof_trace_emit(unsigned id, unsigned nargs, const uint64_
 
 /**
  * syncprof_trace_dropped() - events dropped so far because a buffer was
- * full (all of them are also in the file as DROPPED records), plus events
- * that could not be recorded at all (emitted during thread teardown).
+ * full (all of them are also in the file as DROPPED records, unless a
+ * write error lost those), plus events that could not be recorded at all
+ * (emitted during thread teardown), plus events that a write error kept
+ * out of the file (syncprof_trace_close() returns that error).
  */
 SYNCPROF_API unsigned long long syncprof_trace_dropped(void);
 

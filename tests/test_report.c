@@ -7,9 +7,20 @@
 #include "runtime/runtime.h"
 #include "report/profile.h"
 
-/* Details for rows built here; sp_rows_push() copies them into the set. */
+/* Details for rows built here, with the counts their histograms view;
+ * sp_rows_push() copies them into the set. */
 static struct sp_row_detail details[64];
+static uint64_t dense[64][SP_HIST_BUCKETS];
 static unsigned next_detail;
+
+/* Set bucket @b of the wait histogram of @r, a row made by mkrow(). */
+static void set_bucket(struct sp_row *r, unsigned b, uint64_t count)
+{
+	uint64_t *d = dense[r->detail - details];
+
+	d[b] = count;
+	sp_hist_view(&r->detail->hist, d);
+}
 
 static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int type, uint64_t acq,
 			   uint64_t cont, uint64_t wait, uint64_t max)
@@ -27,10 +38,11 @@ static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int t
 	r.contended = cont;
 	r.wait_ns = wait;
 	r.wait_max_ns = max;
-	r.detail = &details[next_detail++ % 64];
+	r.detail = &details[next_detail % 64];
 	memset(r.detail, 0, sizeof(*r.detail));
+	memset(dense[next_detail++ % 64], 0, sizeof(dense[0]));
 	if (cont)
-		r.detail->hist[sp_hist_bucket(max)] = cont;
+		set_bucket(&r, sp_hist_bucket(max), cont);
 	return r;
 }
 
@@ -60,7 +72,7 @@ static void test_subtract(void)
 	T_ASSERT_UINT(cur.v[0].wait_ns, ==, 3000);
 	T_ASSERT_UINT(cur.v[0].wait_max_ns, ==, 900); /* maxima are not subtracted */
 	/* 10 waits in the bucket of 900 ns minus the snapshot's 4 in that of 800. */
-	T_ASSERT_UINT(sp_row_d(&cur.v[0])->hist[sp_hist_bucket(900)], ==, 6);
+	T_ASSERT_UINT(sp_hist_at(&sp_row_d(&cur.v[0])->hist, sp_hist_bucket(900)), ==, 6);
 	T_ASSERT_UINT(cur.v[1].acquisitions, ==, 7);
 	/* Same key with another type is another row. */
 	sp_rows_free(&snap);
@@ -88,15 +100,12 @@ static void test_coalesce(void)
 	T_ASSERT_UINT(rows.v[0].wait_max_ns, ==, 50);
 	{
 		/* Histograms merge too (each object had one wait of 10*o ns). */
-		uint64_t sum = 0;
-
-		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			sum += sp_row_d(&rows.v[0])->hist[b];
-		T_ASSERT_UINT(sum, ==, 5);
-		T_ASSERT_UINT(sp_row_d(&rows.v[0])->hist[sp_hist_bucket(50)], ==, 2); /* 40, 50 */
+		T_ASSERT_UINT(sp_hist_total(&sp_row_d(&rows.v[0])->hist), ==, 5);
+		T_ASSERT_UINT(sp_hist_at(&sp_row_d(&rows.v[0])->hist, sp_hist_bucket(50)), ==,
+			      2); /* 40, 50 */
 	}
-	/* A row with nothing in its histograms carries no detail at all. */
-	T_ASSERT(rows.v[2].detail == NULL || rows.v[2].detail->hist[0] == 0);
+	/* A row with nothing in its histograms holds no counts. */
+	T_ASSERT_UINT(sp_row_d(&rows.v[2])->hist.n, ==, 0);
 	T_ASSERT_UINT(rows.v[1].type, ==, SP_TYPE_REC_MUTEX);
 	T_ASSERT_UINT(rows.v[1].n_objects, ==, 1);
 	T_ASSERT_UINT(rows.v[1].obj, ==, 64); /* one object: its address is kept */
@@ -162,8 +171,8 @@ static void test_percentiles(void)
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 0);
 	/* 90 at 0, 9 waits in [1024, 2048), 1 in [2^20, 2^21). */
-	r.detail->hist[10] = 9;
-	r.detail->hist[20] = 1;
+	set_bucket(&r, 10, 9);
+	set_bucket(&r, 20, 1);
 	r.acquisitions = 100;
 	r.wait_max_ns = 1500000;
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);

@@ -230,6 +230,7 @@ static const char *const counters[] = { "acquisitions", "contended", "wait_ns", 
 
 static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 {
+	uint64_t wait_hist[SP_HIST_BUCKETS] = { 0 }, hold_hist[SP_HIST_BUCKETS] = { 0 };
 	struct sp_row_detail det;
 	struct sp_row r, *d;
 	struct sp_names *nm;
@@ -275,10 +276,12 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	rc = read_stack(l, i, o, &r, nm, &det);
 	if (rc)
 		return rc;
-	if (read_hist(o, "wait_hist", det.hist))
+	if (read_hist(o, "wait_hist", wait_hist))
 		return fail(l, "%s: row %zu: bad \"wait_hist\"", l->name, i);
-	if (read_hist(o, "hold_hist", det.hold_hist))
+	if (read_hist(o, "hold_hist", hold_hist))
 		return fail(l, "%s: row %zu: bad \"hold_hist\"", l->name, i);
+	sp_hist_view(&det.hist, wait_hist);
+	sp_hist_view(&det.hold_hist, hold_hist);
 	r.file = nm->site.file;
 	r.func = nm->site.function;
 	r.line = nm->site.line;

@@ -56,15 +56,15 @@ static void json_frame(FILE *out, const struct sp_frame *f)
 	fputc('}', out);
 }
 
-static void json_hist(FILE *out, const char *key, const uint64_t *hist)
+static void json_hist(FILE *out, const char *key, const struct sp_hist *h)
 {
-	unsigned last = SP_HIST_BUCKETS;
+	unsigned last = (unsigned)h->lo + h->n;
 
 	fprintf(out, ",\"%s\":[", key);
-	while (last > 0 && !hist[last - 1])
+	while (last > 0 && !sp_hist_at(h, last - 1))
 		last--;
 	for (unsigned b = 0; b < last; b++)
-		fprintf(out, "%s%llu", b ? "," : "", (unsigned long long)hist[b]);
+		fprintf(out, "%s%llu", b ? "," : "", (unsigned long long)sp_hist_at(h, b));
 	fputc(']', out);
 }
 
@@ -75,7 +75,7 @@ static void json_hold(FILE *out, const struct sp_row *r)
 
 	fprintf(out, ",\"holds\":%llu,\"owner_changes\":%llu",
 		(unsigned long long)r->holds, (unsigned long long)r->owner_changes);
-	json_hist(out, "hold_hist", d->hold_hist);
+	json_hist(out, "hold_hist", &d->hold_hist);
 	fputs(",\"blame\":[", out);
 	for (uint32_t i = 0; i < d->n_blame; i++) {
 		static const struct sp_frame unknown;
@@ -116,7 +116,7 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p99_ns\":%llu",
 		(unsigned long long)sp_row_percentile(r, 0.50),
 		(unsigned long long)sp_row_percentile(r, 0.99));
-	json_hist(out, "wait_hist", sp_row_d(r)->hist);
+	json_hist(out, "wait_hist", &sp_row_d(r)->hist);
 	if (hold)
 		json_hold(out, r);
 	fputc('}', out);

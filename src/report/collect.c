@@ -57,12 +57,10 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	/* Histograms are only written on contended waits and timed holds. */
 	if (!r->contended && !r->holds && !r->n_frames)
 		return;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
-		h->wait[b] = sp_load_relaxed(&c->hist[b]);
-		h->hold[b] = sp_load_relaxed(&c->hold_hist[b]);
-	}
-	sp_hist_view(&tmp->hist, h->wait);
-	sp_hist_view(&tmp->hold_hist, h->hold);
+	if (sp_hist_read(&c->hist[SP_HIST_WAIT], h->wait))
+		sp_hist_view(&tmp->hist, h->wait);
+	if (sp_hist_read(&c->hist[SP_HIST_HOLD], h->hold))
+		sp_hist_view(&tmp->hold_hist, h->hold);
 	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
 	if (tmp->hist.n || tmp->hold_hist.n || r->n_frames)
 		r->detail = tmp;

@@ -1,12 +1,16 @@
 /*
  * test_hist.c - the histograms of entries (src/record/hist.c): allocated
  * at the first count from the table's pool, 32-bit counts widened to
- * 64-bit when one would wrap, folded into another table, read back.
+ * 64-bit when one would wrap, folded into another table, read back; and
+ * the percentiles of known waits recorded as the probe records them,
+ * collected into report rows: within 1/16 of the exact values.
  */
 #include <errno.h>
+#include <math.h>
 
 #include "harness.h"
 #include "record/record.h"
+#include "report/collect.h"
 #include "syncprof.h"
 
 static struct sp_entry *new_entry(struct sp_table *t, uintptr_t obj)
@@ -135,12 +139,106 @@ static void test_entry_add(void)
 	sp_table_destroy(&t);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile @pct of @zeros waits of 0 and the @n sorted
+ * waits @w. */
+static uint64_t exact_percentile(const uint64_t *w, size_t n, size_t zeros, unsigned pct)
+{
+	size_t rank = ((n + zeros) * pct + 99) / 100;
+
+	if (rank < 1)
+		rank = 1;
+	return rank <= zeros ? 0 : w[rank - zeros - 1];
+}
+
+/*
+ * Record the waits @w (n of them, in the order given) and @zeros
+ * uncontended acquisitions on a new entry of this thread, as the probe
+ * does, collect the report rows and compare the row's percentiles with the
+ * exact ones: a bucket is at most 1/8 of its lower bound wide and the
+ * percentile is its midpoint, so the error is at most 1/16.
+ */
+static void check_waits(const char *name, uintptr_t obj, uint64_t *w, size_t n, uint64_t zeros)
+{
+	struct sp_thread *t = sp_thread_self__slowpath();
+	struct sp_entry *e;
+	struct sp_rows rows;
+	const struct sp_row *r = NULL;
+	static const unsigned pcts[] = { 1, 10, 50, 90, 99, 100 };
+
+	T_ASSERT(t != NULL);
+	e = new_entry(&t->table, obj);
+	for (size_t i = 0; i < n; i++)
+		sp_entry_record_wait(e, w[i], 1);
+	sp_store_relaxed(&e->acquisitions, e->acquisitions + zeros);
+	T_ASSERT_INT(sp_collect(&rows, 0), ==, 0);
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.v[i].obj == obj)
+			r = &rows.v[i];
+	T_ASSERT(r != NULL);
+	T_ASSERT_UINT(sp_hist_total(&sp_row_d(r)->hist), ==, n);
+	qsort(w, n, sizeof(*w), cmp_u64);
+	for (unsigned k = 0; k < sizeof(pcts) / sizeof(*pcts); k++) {
+		uint64_t exact = exact_percentile(w, n, zeros, pcts[k]);
+		uint64_t got = sp_row_percentile(r, pcts[k] / 100.0);
+		uint64_t err = got > exact ? got - exact : exact - got;
+
+		printf("%-12s p%-3u exact %10llu  reported %10llu  error %.4f\n", name, pcts[k],
+		       (unsigned long long)exact, (unsigned long long)got,
+		       exact ? (double)err / (double)exact : (double)err);
+		T_ASSERT_UINT(err * 16, <=, exact);
+		if (exact < 16)
+			T_ASSERT_UINT(got, ==, exact);
+	}
+	T_ASSERT_UINT(sp_row_percentile(r, 1.0), <=, w[n - 1]); /* capped at the maximum */
+	sp_rows_free(&rows);
+}
+
+static void test_percentiles(void)
+{
+	enum { N = 1000 };
+	uint64_t w[N];
+
+	/* Uniform: 1000 waits 1000, 1037, ..., 37963 ns, shuffled. */
+	for (size_t i = 0; i < N; i++)
+		w[(i * 7919) % N] = 1000 + 37 * i;
+	check_waits("uniform", 0x10000, w, N, 0);
+	/* Log-uniform over 100 ns .. 100 ms; again with 9000 uncontended
+	 * acquisitions besides. */
+	for (size_t i = 0; i < N; i++)
+		w[i] = (uint64_t)(100.0 * pow(10.0, 6.0 * (double)i / (N - 1)));
+	check_waits("log-uniform", 0x20000, w, N, 0);
+	for (size_t i = 0; i < N; i++)
+		w[i] = (uint64_t)(100.0 * pow(10.0, 6.0 * (double)i / (N - 1)));
+	check_waits("+9000 zeros", 0x30000, w, N, 9000);
+	/* Two modes: 900 waits about 2 us, 100 about 5 ms. */
+	for (size_t i = 0; i < N; i++)
+		w[i] = i < 900 ? 1900 + i / 3 : 5000000 + 997 * i;
+	check_waits("bimodal", 0x40000, w, N, 0);
+	/* Short waits: 1..16 ns, exact below 16. */
+	for (size_t i = 0; i < N; i++)
+		w[i] = 1 + i % 16;
+	check_waits("short", 0x50000, w, N, 0);
+	/* Long: 4.6 to 18 minutes, the top of the range (2^40 ns). */
+	for (size_t i = 0; i < N; i++)
+		w[i] = (1ull << 38) + i * ((3ull << 38) / N);
+	check_waits("long", 0x60000, w, N, 0);
+}
+
 int main(void)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_widen();
 	test_pool();
 	test_fold();
 	test_entry_add();
+	test_percentiles(); /* last: registers this thread */
 	puts("test_hist: ok");
 	return 0;
 }

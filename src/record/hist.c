@@ -23,9 +23,10 @@
  * registry lock, which readers hold too.
  *
  * Memory per entry: 16 bytes in the cold part; once the entry has waited,
- * a narrow block of SP_HIST_BUCKETS x 4 bytes for its waits, and once a
- * hold of it was timed, another for its holds (x 8 bytes each once
- * widened, which takes 2^32 waits in one bucket of one thread).
+ * a narrow block of SP_HIST_BUCKETS x 4 = 1216 bytes for its waits, and
+ * once a hold of it was timed, another for its holds (2432 bytes each once
+ * widened, which takes 2^32 counts in one bucket of one thread's entry).
+ * A slab holds 53 narrow blocks.
  *
  * Alternatives considered: the histograms inline in the cold part (as
  * before: 2 x 40 x 8 = 640 bytes of every entry, most never written; a
@@ -42,6 +43,8 @@
 #define SLAB_HEADER 64 /* the link to the next slab; blocks stay 64-aligned */
 
 _Static_assert(SLAB_HEADER + sizeof(struct sp_hist64) <= SLAB_BYTES, "a block fits a slab");
+_Static_assert(sizeof(struct sp_hist32) == 1216 && sizeof(struct sp_hist64) == 2432,
+	       "the block sizes hist.c and docs/layout.md state");
 
 /* Owner only: @size bytes of zeroed memory, 64-aligned (a block starts a
  * cache line; bit 0 of its address is free for SP_HIST_WIDE). */

@@ -15,7 +15,7 @@
  * not allocate (and page-fault in) a million details.  A histogram holds
  * the counts of its range of non-zero buckets only (struct sp_hist): a
  * row that waited in a few buckets costs a few counts, not the whole
- * layout (SP_HIST_BUCKETS 64-bit counts).  Histogram arrays and
+ * layout (304 buckets: 2.4 KiB in 64-bit counts).  Histogram arrays and
  * blame lists are malloc'd, owned by their detail and freed with the set;
  * sp_rows_push() copies a row's detail, arrays included.
  *

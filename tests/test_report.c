@@ -317,6 +317,7 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "Average (us)");
 	T_ASSERT_CONTAINS(s, "Contended");
 	T_ASSERT_CONTAINS(s, "Max (us)");
+	T_ASSERT_CONTAINS(s, "p90 (us)");
 	T_ASSERT_CONTAINS(s, "p99 (us)");
 	T_ASSERT_CONTAINS(s, "queue.c:42");
 	T_ASSERT(!strstr(s, "/p/src/queue.c")); /* common prefix stripped */
@@ -345,7 +346,11 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "\"acquisitions\":2000,\"contended\":100,\"wait_ns\":3000000,"
 			     "\"wait_max_ns\":400000");
 	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"object\":null,\"n_objects\":4");
-	T_ASSERT_CONTAINS(s, "\"wait_p99_ns\":");
+	/* 100 waits of 2000 in the bucket of 400000 ns, [393216, 425983]: p99 is
+	 * its midpoint, 409599, capped at the maximum. */
+	T_ASSERT_CONTAINS(s, "\"wait_p50_ns\":0,\"wait_p90_ns\":0,\"wait_p99_ns\":400000,");
+	T_ASSERT_CONTAINS(s, "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,100],"
+			     "\"wait_buckets\":[[132,100]]");
 	free(s);
 
 	/* No rows: the table says so; the JSON has an empty list. */

@@ -187,7 +187,7 @@ static void test_hist(void)
 			 "\"rows\":[" ROW_HEAD "\"wait_hist\":[1],"
 			 "\"wait_buckets\":[[64,9],[147,1]]}]}");
 	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, path), ==, 0);
-	T_ASSERT_CONTAINS(out, "\"wait_p50_ns\":0,\"wait_p99_ns\":1087,");
+	T_ASSERT_CONTAINS(out, "\"wait_p50_ns\":0,\"wait_p90_ns\":0,\"wait_p99_ns\":1087,");
 	T_ASSERT_CONTAINS(out, "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,1],"
 			       "\"wait_buckets\":[[64,9],[147,1]]");
 	free(out), free(err);

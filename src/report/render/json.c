@@ -135,8 +135,9 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 			(unsigned long long)r->hold_ns, (unsigned long long)r->hold_max_ns);
 	else
 		fputs(",\"hold_ns\":null,\"hold_max_ns\":null", out);
-	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p99_ns\":%llu",
+	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p90_ns\":%llu,\"wait_p99_ns\":%llu",
 		(unsigned long long)sp_row_percentile(r, 0.50),
+		(unsigned long long)sp_row_percentile(r, 0.90),
 		(unsigned long long)sp_row_percentile(r, 0.99));
 	json_hist(out, "wait", &sp_row_d(r)->hist);
 	if (hold)

@@ -28,6 +28,11 @@
  * widened, which takes 2^32 counts in one bucket of one thread's entry).
  * A slab holds 53 narrow blocks.
  *
+ * Cost: recording a contended wait (sp_entry_record_wait() in a loop)
+ * went from 4.5 to 5.6 ns on one entry, from 4.7 to 8.4 ns over 1024
+ * entries (the block is one more cache line to miss), next to a futex
+ * wait and two clock reads; the uncontended path does not change.
+ *
  * Alternatives considered: the histograms inline in the cold part (as
  * before: 2 x 40 x 8 = 640 bytes of every entry, most never written; a
  * finer layout would have made it 2 x 304 x 8, ~5 KiB an entry); malloc for

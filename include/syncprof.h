@@ -96,7 +96,7 @@ struct syncprof_report_options {
 	const char *src_root;         /* strip from paths; NULL = common prefix */
 	const char *columns;          /* table columns, comma-separated keys
 					 (type,object,site,wait,count,avg,
-					 contended,max,p50,p99,hold,
+					 contended,max,p50,p90,p99,hold,
 					 max_hold,owner_chg); NULL = all */
 };
 

@@ -397,7 +397,7 @@ int main(void)
 	r = find(l_hwait, SP_TYPE_MUTEX);
 	T_ASSERT_UINT(r->contended, ==, 1);
 	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
-	T_ASSERT_UINT(sp_row_d(r)->hist[sp_hist_bucket(r->wait_ns)], ==, 1);
+	T_ASSERT_UINT(sp_hist_at(&sp_row_d(r)->hist, sp_hist_bucket(r->wait_ns)), ==, 1);
 
 	test_rwlock_bad_abstime();
 	if (MISUSE_CHECKS) /* robust mutexes: owners die holding them */

@@ -272,7 +272,7 @@ static const struct option_row option_table[] = {
 	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
 	{ "columns", opt_columns,
 	  "table columns separated by ':' among type, object, site, wait, count, avg, "
-	  "contended, max, p50, p99, hold, max_hold, owner_chg" },
+	  "contended, max, p50, p90, p99, hold, max_hold, owner_chg" },
 	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },

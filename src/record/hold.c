@@ -180,14 +180,13 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 {
 	struct sp_entry_cold *c = e->cold;
-	unsigned b = sp_hist_bucket(ns);
 
 	sp_entry_refresh_epoch(c);
 	sp_store_relaxed(&c->holds, c->holds + weight);
 	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
 	if (ns > c->hold_max_ns)
 		sp_store_relaxed(&c->hold_max_ns, ns);
-	sp_store_relaxed(&c->hold_hist[b], c->hold_hist[b] + weight);
+	sp_entry_hist_add(e, SP_HIST_HOLD, ns, weight);
 }
 
 /* Count an owner change on the entry of this acquisition; the entry is

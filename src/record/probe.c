@@ -79,8 +79,6 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 {
-	unsigned b = sp_hist_bucket(wait_ns);
-
 	sp_entry_refresh_epoch(e->cold);
 	if (acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
@@ -88,7 +86,7 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
 	if (wait_ns > e->cold->wait_max_ns)
 		sp_store_relaxed(&e->cold->wait_max_ns, wait_ns);
-	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
+	sp_entry_hist_add(e, SP_HIST_WAIT, wait_ns, 1);
 }
 
 SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,

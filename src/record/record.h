@@ -27,6 +27,8 @@
  * parts together a random walk over 1024 locks missed the TLB on most
  * acquisitions (lockbench -m 1024: 1.50x plain, against 1.2x after).
  */
+enum sp_hist_which { SP_HIST_WAIT, SP_HIST_HOLD };
+
 struct sp_entry_cold {
 	const char *func;
 	uint64_t wait_max_ns;
@@ -35,12 +37,15 @@ struct sp_entry_cold {
 	uint64_t holds;
 	uint32_t epoch; /* sp_reset_epoch when the maxima were last reset */
 	uint8_t n_frames;
-	uint64_t hist[SP_HIST_BUCKETS];
+	/* histograms of contended waits (probe.c) and timed holds (hold.c): 0 until the
+	 * first count, then a block of the table's pool (hist.c) */
+	uintptr_t hist[2]; /* [enum sp_hist_which] */
 	uintptr_t frames[SP_MAX_FRAMES]; /* callers of the first contended wait */
 	/* hold tracking (hold.c), written by the owner only */
 	uint64_t owner_changes;
-	uint64_t hold_hist[SP_HIST_BUCKETS];
 };
+_Static_assert(sizeof(struct sp_entry_cold) <= 200,
+	       "the cold part of an entry: 200 bytes at most (docs/layout.md)");
 
 /*
  * One (site, object, op) of one thread: exactly one cache line, holding
@@ -73,6 +78,27 @@ _Static_assert(offsetof(struct sp_entry, wait_ns) + sizeof(uint64_t) <= 64,
 #define SP_CHUNK0 64
 #define SP_MAX_CHUNKS 24
 
+/*
+ * Entries' histograms (hist.c): counts of the SP_HIST_BUCKETS buckets of
+ * base/types.h, 32-bit until one would wrap, then 64-bit.  A cold part's
+ * word for a histogram is 0 (none yet), a struct sp_hist32 *, or a
+ * struct sp_hist64 * with SP_HIST_WIDE set.
+ */
+struct sp_hist32 {
+	uint32_t n[SP_HIST_BUCKETS];
+};
+struct sp_hist64 {
+	uint64_t n[SP_HIST_BUCKETS];
+};
+#define SP_HIST_WIDE 1u
+
+/* Where a table's histograms come from: mmap'd slabs, owner only. */
+struct sp_hist_pool {
+	unsigned char *next; /* free space in the current slab */
+	size_t left;
+	void *slabs;         /* list through each slab's first word */
+};
+
 struct sp_table {
 	struct sp_entry **index; /* owner only; NULL slots are free */
 	size_t index_mask;
@@ -80,6 +106,7 @@ struct sp_table {
 	size_t n_entries;        /* published with release; read with acquire */
 	struct sp_entry *chunks[SP_MAX_CHUNKS];
 	struct sp_entry_cold *cold_chunks[SP_MAX_CHUNKS];
+	struct sp_hist_pool hist_pool;
 };
 
 /*
@@ -238,6 +265,47 @@ void sp_registry_fork_child(void);
 extern void (*sp_registry_after_fork)(void);
 void sp_lost_add(uint64_t n);
 uint64_t sp_lost_get(void);
+
+/* ---- "hist.c" --------------------------------------------------------- */
+
+/* Add @count to bucket @b of the histogram *@slot of @t's entry, allocated
+ * (and widened) as needed; 0, or -ENOMEM with nothing added (@t NULL:
+ * nothing can be allocated).  Owner of @t only. */
+int sp_hist_add__slowpath(struct sp_table *t, uintptr_t *slot, unsigned b, uint64_t count);
+/* Any thread: the counts of the histogram *@slot into @out
+ * (SP_HIST_BUCKETS of them); 0 when it has none yet, 1 otherwise. */
+int sp_hist_read(const uintptr_t *slot, uint64_t *out);
+/* Add the histogram *@from (of another table) into *@slot of @into's entry. */
+int sp_hist_fold(struct sp_table *into, uintptr_t *slot, const uintptr_t *from);
+void sp_hist_pool_destroy(struct sp_hist_pool *p);
+
+/*
+ * The owner of @e, the calling thread, adds @weight to the bucket of @ns in
+ * @e's histogram @which: in the common case a 32-bit load, add and relaxed
+ * store.  A count that cannot be stored (no memory for its block) is
+ * counted as lost.
+ */
+static inline void sp_entry_hist_add(struct sp_entry *e, enum sp_hist_which which, uint64_t ns,
+				     uint32_t weight)
+{
+	uintptr_t *slot = &e->cold->hist[which];
+	uintptr_t h = *slot;
+	unsigned b = sp_hist_bucket(ns);
+	struct sp_thread *t;
+
+	if (SP_LIKELY(h && !(h & SP_HIST_WIDE))) {
+		uint32_t *c = &((struct sp_hist32 *)h)->n[b];
+		uint32_t v = *c + weight;
+
+		if (SP_LIKELY(v >= *c)) { /* no wrap */
+			sp_store_relaxed(c, v);
+			return;
+		}
+	}
+	t = sp_tls_self;
+	if (sp_hist_add__slowpath(t ? &t->table : NULL, slot, b, weight))
+		sp_lost_add(1);
+}
 
 /* ---- "probe.c" -------------------------------------------------------- */
 

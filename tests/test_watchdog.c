@@ -1,11 +1,12 @@
 /*
- * test_watchdog.c - warn_wait: a program whose main thread waits 300 ms
+ * test_watchdog.c - warn_wait: a program whose main thread waits 800 ms
  * for a mutex another thread holds, with warn_wait=100, gets exactly one
  * warning naming the waiting thread, its site (file:line) and the lock,
  * and - with hold=1 - the holder thread and the site where it took the
  * lock; then one final line with the total.  Without hold tracking the
  * warning says the holder is unknown and why; a 30 ms wait gets nothing.
- * A 300 ms condition wait gets one warning that says it is one.
+ * An 800 ms condition wait gets one warning that says it is one.  (800 ms:
+ * on a loaded machine, a sanitized build may start waiting late.)
  *
  * Usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE
  *        test_watchdog --preload PRELOAD_LIB PLAIN_CTL_TARGET CTL_TARGET_SOURCE
@@ -32,7 +33,7 @@ static void long_wait(int hold)
 
 	T_ASSERT_INT(t_run(&out, &err,
 			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,hold=%d,report_at_exit=0 "
-			   "%s hold 300",
+			   "%s hold 800",
 			   env, hold, target),
 		     ==, 0);
 	w = one_warning(err);
@@ -68,7 +69,7 @@ static void cond_wait(void)
 
 	T_ASSERT_INT(t_run(&out, &err,
 			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,report_at_exit=0 "
-			   "%s condwait 300",
+			   "%s condwait 800",
 			   env, target),
 		     ==, 0);
 	w = one_warning(err);

@@ -74,6 +74,11 @@ static void *pool_alloc(struct sp_hist_pool *p, size_t size)
 	return r;
 }
 
+void *sp_table_alloc(struct sp_table *t, size_t size)
+{
+	return pool_alloc(&t->hist_pool, size);
+}
+
 void sp_hist_pool_destroy(struct sp_hist_pool *p)
 {
 	void *s = p->slabs;

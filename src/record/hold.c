@@ -547,12 +547,14 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, wait_ns);
-	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames) {
+	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames && sp_tls_self) {
 		uintptr_t f[SP_MAX_FRAMES];
 		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);
+		uintptr_t *kept = n ? sp_table_alloc(&sp_tls_self->table, n * sizeof(*f)) : NULL;
 
-		if (n) {
-			memcpy(c->frames, f, n * sizeof(*f));
+		if (kept) {
+			memcpy(kept, f, n * sizeof(*f));
+			c->frames = kept;
 			sp_store_release(&c->n_frames, (uint8_t)n);
 		}
 	}

@@ -40,12 +40,15 @@ struct sp_entry_cold {
 	/* histograms of contended waits (probe.c) and timed holds (hold.c): 0 until the
 	 * first count, then a block of the table's pool (hist.c) */
 	uintptr_t hist[2]; /* [enum sp_hist_which] */
-	uintptr_t frames[SP_MAX_FRAMES]; /* callers of the first contended wait */
+	/* callers of the first contended wait: n_frames of them, in a block of
+	 * the table's pool allocated then (hist.c); published by the release
+	 * store of n_frames */
+	uintptr_t *frames;
 	/* hold tracking (hold.c), written by the owner only */
 	uint64_t owner_changes;
 };
-_Static_assert(sizeof(struct sp_entry_cold) <= 200,
-	       "the cold part of an entry: 200 bytes at most (docs/layout.md)");
+_Static_assert(sizeof(struct sp_entry_cold) <= 80,
+	       "the cold part of an entry: 80 bytes at most (docs/layout.md)");
 
 /*
  * One (site, object, op) of one thread: exactly one cache line, holding
@@ -278,6 +281,9 @@ int sp_hist_read(const uintptr_t *slot, uint64_t *out);
 /* Add the histogram *@from (of another table) into *@slot of @into's entry. */
 int sp_hist_fold(struct sp_table *into, uintptr_t *slot, const uintptr_t *from);
 void sp_hist_pool_destroy(struct sp_hist_pool *p);
+/* Owner of @t only: @size bytes of zeroed memory from @t's pool, kept
+ * while @t lives (an entry's stack); NULL when out of memory. */
+void *sp_table_alloc(struct sp_table *t, size_t size);
 
 /*
  * The owner of @e, the calling thread, adds @weight to the bucket of @ns in

@@ -210,8 +210,14 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			err = -ENOMEM;
 		dc->owner_changes += sp_load_relaxed(&sc->owner_changes);
 		if (!dc->n_frames && sc->n_frames) {
-			memcpy(dc->frames, sc->frames, sizeof(dc->frames));
-			dc->n_frames = sc->n_frames;
+			/* @from's pool goes with it: the stack moves into ours. */
+			uintptr_t *kept = sp_table_alloc(into, sc->n_frames * sizeof(*kept));
+
+			if (kept) {
+				memcpy(kept, sc->frames, sc->n_frames * sizeof(*kept));
+				dc->frames = kept;
+				sp_store_release(&dc->n_frames, sc->n_frames);
+			}
 		}
 	}
 	return err;

@@ -61,7 +61,8 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 		sp_hist_view(&tmp->hist, h->wait);
 	if (sp_hist_read(&c->hist[SP_HIST_HOLD], h->hold))
 		sp_hist_view(&tmp->hold_hist, h->hold);
-	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
+	if (r->n_frames) /* the pointer was stored before n_frames (release) */
+		memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
 	if (tmp->hist.n || tmp->hold_hist.n || r->n_frames)
 		r->detail = tmp;
 }

@@ -22,6 +22,7 @@
 #define SYNCPROF_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -214,6 +215,40 @@ SYNCPROF_API int syncprof_mtx_unlock(void *mtx, SYNCPROF_SITE_PARAMS);
 SYNCPROF_API int syncprof_cnd_wait(void *cnd, void *mtx, SYNCPROF_SITE_PARAMS);
 SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
+
+/*
+ * Blocking calls that are not plain locks, as their namesakes.  The clock
+ * calls have _pc twins (below) because libstdc++'s headers make them
+ * (std::timed_mutex::try_lock_for, std::condition_variable::wait_for).
+ * Semaphore calls return 0, or -1 with errno set.  Semaphores, barriers
+ * and joins are not hold-tracked: they have no owner.
+ */
+SYNCPROF_API int syncprof_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+					  const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+					 const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mutex_clocklock_pc(pthread_mutex_t *m, clockid_t clock,
+					     const struct timespec *abstime);
+SYNCPROF_API int syncprof_cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+					    clockid_t clock, const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t clock,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t clock,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_sem_wait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_trywait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_timedwait(sem_t *s, const struct timespec *abstime,
+					SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime,
+					SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
+/* C11 thrd_join; @thr is a thrd_t (an unsigned long in glibc). */
+SYNCPROF_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
 
 /*
  * The flags behind syncprof_is_enabled(), exported so that instrument.h can

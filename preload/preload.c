@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <threads.h>
 
 #include "record/hold.h"
@@ -108,12 +109,33 @@ static int boot_spin_unlock(pthread_spinlock_t *s)
 	X(cnd_timedwait, int, (cnd_t *__restrict, mtx_t *__restrict,                   \
 			       const struct timespec *__restrict), NULL)
 
+/* The blocking calls that are not plain locks (no boot aliases needed:
+ * nothing in dlsym waits on them). */
+#define REAL_WAITS(X)                                                                 \
+	X(pthread_mutex_clocklock, int,                                                \
+	  (pthread_mutex_t *, clockid_t, const struct timespec *), NULL)               \
+	X(pthread_cond_clockwait, int,                                                 \
+	  (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *), NULL) \
+	X(pthread_rwlock_clockrdlock, int,                                             \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
+	X(pthread_rwlock_clockwrlock, int,                                             \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
+	X(sem_wait, int, (sem_t *), NULL)                                              \
+	X(sem_trywait, int, (sem_t *), NULL)                                           \
+	X(sem_timedwait, int, (sem_t *, const struct timespec *), NULL)                \
+	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *), NULL)     \
+	X(pthread_barrier_wait, int, (pthread_barrier_t *), NULL)                      \
+	X(pthread_join, int, (pthread_t, void **), NULL)                               \
+	X(thrd_join, int, (thrd_t, int *), NULL)
+
 #define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
 REAL_FUNCTIONS(X_TYPEDEF)
+REAL_WAITS(X_TYPEDEF)
 
 static struct {
 #define X_FIELD(name, ret, args, boot) name##_fn name;
 	REAL_FUNCTIONS(X_FIELD)
+	REAL_WAITS(X_FIELD)
 } real;
 
 static SP_TLS int resolving; /* this thread is inside dlsym() */
@@ -134,6 +156,7 @@ static void resolve_all(void)
 	if (!sp_load_acquire(&real.name))                                              \
 		sp_store_release(&real.name, (name##_fn)resolve_one(#name));
 	REAL_FUNCTIONS(X_RESOLVE)
+	REAL_WAITS(X_RESOLVE)
 }
 
 /* real_NAME(): the next definition of NAME; never NULL for the glibc ones. */
@@ -155,6 +178,7 @@ static void resolve_all(void)
 		return SP_LIKELY(f) ? f : name##__slowpath();                          \
 	}
 REAL_FUNCTIONS(X_GETTER)
+REAL_WAITS(X_GETTER)
 
 /* ---- adapters from the real calls to the probe's signatures ---------------- */
 
@@ -183,6 +207,23 @@ SP_PRELOAD_OPS(spin, real_pthread_spin_trylock()(o), real_pthread_spin_lock()(o)
 SP_PRELOAD_OPS(c11, real_mtx_trylock()(o), real_mtx_lock()(o), thrd_success, thrd_busy);
 SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thrd_success,
 	       thrd_busy);
+/* Clock calls: @t is a struct sp_clock_deadline (probe.h). */
+#define CLK(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
+SP_PRELOAD_OPS(mutex_clock, real_pthread_mutex_trylock()(o),
+	       real_pthread_mutex_clocklock()(o, CLK(t)), 0, EBUSY);
+SP_PRELOAD_OPS(rd_clock, real_pthread_rwlock_tryrdlock()(o),
+	       real_pthread_rwlock_clockrdlock()(o, CLK(t)), 0, EBUSY);
+SP_PRELOAD_OPS(wr_clock, real_pthread_rwlock_trywrlock()(o),
+	       real_pthread_rwlock_clockwrlock()(o, CLK(t)), 0, EBUSY);
+/* Semaphores: 0 or the call's errno (sp_sem_result(), probe.h). */
+#define SEM(call) ((call) == 0 ? 0 : errno)
+SP_PRELOAD_OPS(sem, SEM(real_sem_trywait()(o)), SEM(real_sem_wait()(o)), 0, EAGAIN);
+SP_PRELOAD_OPS(sem_timed, SEM(real_sem_trywait()(o)), SEM(real_sem_timedwait()(o, t)), 0,
+	       EAGAIN);
+SP_PRELOAD_OPS(sem_clock, SEM(real_sem_trywait()(o)), SEM(real_sem_clockwait()(o, CLK(t))), 0,
+	       EAGAIN);
+#undef SEM
+#undef CLK
 
 #define FLAGS() sp_load_relaxed(&syncprof__enabled)
 #define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
@@ -395,6 +436,9 @@ SHIM_PATHS(spin_trylock, SP_TYPE_SPINLOCK, spin_ops, 0)
 SHIM_PATHS(mtx_lock, SP_TYPE_MUTEX, c11_ops, 1)
 SHIM_PATHS(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops, 1)
 SHIM_PATHS(mtx_trylock, SP_TYPE_MUTEX, c11_ops, 0)
+SHIM_PATHS(mutex_clocklock, SP_TYPE_MUTEX, mutex_clock_ops, 1)
+SHIM_PATHS(clockrdlock, SP_TYPE_RWLOCK_READ, rd_clock_ops, 1)
+SHIM_PATHS(clockwrlock, SP_TYPE_RWLOCK_WRITE, wr_clock_ops, 1)
 
 /* The interposed functions are the library's interface: exported, although
  * the rest is built with hidden visibility. */
@@ -544,6 +588,123 @@ int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
 			real_cnd_timedwait()(c, m, abstime))));
+}
+
+/* ---- clock variants (the clock passes through; probe.h) -------------------- */
+
+int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (sp_clock_invalid(clock)) /* EINVAL, without a try */
+		return real_pthread_mutex_clocklock()(m, clock, abstime);
+	SHIM(mutex_clocklock, m, SP_CLOCK_ARG(&d), mutex_clock_ops, 1);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			   const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_cond_clockwait()(c, m, clock, abstime);
+	SITE;
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+			real_pthread_cond_clockwait()(c, m, clock, abstime))));
+}
+
+/* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock. */
+#define RW_CLOCK_INVALID(clock, abstime) (sp_clock_invalid(clock) || sp_rwlock_abstime_invalid(abstime))
+
+int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+			       const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (RW_CLOCK_INVALID(clock, abstime))
+		return real_pthread_rwlock_clockrdlock()(l, clock, abstime);
+	SHIM(clockrdlock, l, SP_CLOCK_ARG(&d), rd_clock_ops, 1);
+}
+
+int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+			       const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (RW_CLOCK_INVALID(clock, abstime))
+		return real_pthread_rwlock_clockwrlock()(l, clock, abstime);
+	SHIM(clockwrlock, l, SP_CLOCK_ARG(&d), wr_clock_ops, 1);
+}
+#undef RW_CLOCK_INVALID
+
+/* ---- semaphores: tried first, no hold tracking (no owner) ------------------ */
+
+int sem_wait(sem_t *s)
+{
+	int saved = errno;
+
+	if (OFF)
+		return real_sem_wait()(s);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_ops, NULL, &site), saved);
+}
+
+int sem_trywait(sem_t *s)
+{
+	int saved = errno;
+
+	if (OFF)
+		return real_sem_trywait()(s);
+	SITE;
+	return sp_sem_result(sp_probe_trylock(s, SP_TYPE_SEMAPHORE, &sem_ops, &site), saved);
+}
+
+int sem_timedwait(sem_t *__restrict s, const struct timespec *__restrict abstime)
+{
+	int saved = errno;
+
+	if (OFF || sp_sem_abstime_invalid(abstime)) /* EINVAL, without a try */
+		return real_sem_timedwait()(s, abstime);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_timed_ops, abstime, &site),
+			     saved);
+}
+
+int sem_clockwait(sem_t *__restrict s, clockid_t clock, const struct timespec *__restrict abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+	int saved = errno;
+
+	if (OFF || sp_clock_invalid(clock) || sp_sem_abstime_invalid(abstime))
+		return real_sem_clockwait()(s, clock, abstime);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_clock_ops, SP_CLOCK_ARG(&d),
+					   &site),
+			     saved);
+}
+
+/* ---- barriers and joins: always a wait (probe.h, SP_PROBE_WAIT) ------------- */
+
+int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	if (OFF)
+		return real_pthread_barrier_wait()(b);
+	SITE;
+	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, &site, real_pthread_barrier_wait()(b));
+}
+
+int pthread_join(pthread_t th, void **retval)
+{
+	if (OFF)
+		return real_pthread_join()(th, retval);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_pthread_join()(th, retval));
+}
+
+int thrd_join(thrd_t th, int *res)
+{
+	if (OFF)
+		return real_thrd_join()(th, res);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_thrd_join()(th, res));
 }
 
 #pragma GCC visibility pop

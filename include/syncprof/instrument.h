@@ -168,6 +168,44 @@ SYNCPROF__SPIN(trylock, ~0)
 SYNCPROF__SPIN(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__SPIN
 
+/* The clock variants, semaphores, barriers and joins: blocking calls whose
+ * off path is the real call, as above. */
+#define SYNCPROF__WAIT(name, real, params, args)                                  \
+	SYNCPROF__INLINE int syncprof__##name params                              \
+	{                                                                         \
+		if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))                       \
+			return (real)args;                                        \
+		return syncprof_##name(SYNCPROF__UNPAREN args, file, line, func); \
+	}
+#define SYNCPROF__UNPAREN(...) __VA_ARGS__
+#ifdef __USE_GNU /* glibc declares the clock calls with _GNU_SOURCE (C++: always) */
+#define SYNCPROF__HAVE_CLOCK_CALLS 1
+SYNCPROF__WAIT(mutex_clocklock, pthread_mutex_clocklock,
+	       (pthread_mutex_t *m, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (m, k, t))
+SYNCPROF__WAIT(cond_clockwait, pthread_cond_clockwait,
+	       (pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t,
+		SYNCPROF_SITE_PARAMS),
+	       (c, m, k, t))
+SYNCPROF__WAIT(rwlock_clockrdlock, pthread_rwlock_clockrdlock,
+	       (pthread_rwlock_t *l, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (l, k, t))
+SYNCPROF__WAIT(rwlock_clockwrlock, pthread_rwlock_clockwrlock,
+	       (pthread_rwlock_t *l, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (l, k, t))
+SYNCPROF__WAIT(sem_clockwait, sem_clockwait,
+	       (sem_t *s, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, k, t))
+#endif
+SYNCPROF__WAIT(sem_wait, sem_wait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
+SYNCPROF__WAIT(sem_trywait, sem_trywait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
+SYNCPROF__WAIT(sem_timedwait, sem_timedwait,
+	       (sem_t *s, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, t))
+SYNCPROF__WAIT(barrier_wait, pthread_barrier_wait, (pthread_barrier_t *b, SYNCPROF_SITE_PARAMS),
+	       (b))
+SYNCPROF__WAIT(join, pthread_join, (pthread_t th, void **r, SYNCPROF_SITE_PARAMS), (th, r))
+#undef SYNCPROF__UNPAREN
+#undef SYNCPROF__WAIT
+
 #if defined(__cplusplus) && __cplusplus >= 201103L && defined(__GNUC__)
 /*
  * Calls inside system headers (see the top of this file): the _pc entry
@@ -217,6 +255,20 @@ SYNCPROF__SPIN_PC(lock, ~0)
 SYNCPROF__SPIN_PC(trylock, ~0)
 SYNCPROF__SPIN_PC(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__SPIN_PC
+#ifdef SYNCPROF__HAVE_CLOCK_CALLS
+SYNCPROF__INLINE int syncprof__mutex_clocklock_pc(pthread_mutex_t *m, clockid_t k,
+						const struct timespec *t)
+SYNCPROF__PC(syncprof_mutex_clocklock_pc(m, k, t), (pthread_mutex_clocklock)(m, k, t), ~0)
+SYNCPROF__INLINE int syncprof__cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+						 clockid_t k, const struct timespec *t)
+SYNCPROF__PC(syncprof_cond_clockwait_pc(c, m, k, t), (pthread_cond_clockwait)(c, m, k, t), ~0)
+SYNCPROF__INLINE int syncprof__rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t k,
+						    const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_clockrdlock_pc(l, k, t), (pthread_rwlock_clockrdlock)(l, k, t), ~0)
+SYNCPROF__INLINE int syncprof__rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t k,
+						    const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_clockwrlock_pc(l, k, t), (pthread_rwlock_clockwrlock)(l, k, t), ~0)
+#endif
 #undef SYNCPROF__PC
 
 /* Compile-time tests of a call site (C++11 constexpr: no code is made). */
@@ -262,6 +314,20 @@ template <bool B> struct syncprof__constant {
 #define pthread_spin_lock(s) SYNCPROF__CALL(spin_lock, (s))
 #define pthread_spin_trylock(s) SYNCPROF__CALL(spin_trylock, (s))
 #define pthread_spin_unlock(s) SYNCPROF__CALL(spin_unlock, (s))
+#ifdef SYNCPROF__HAVE_CLOCK_CALLS
+#define pthread_mutex_clocklock(m, k, t) SYNCPROF__CALL(mutex_clocklock, (m), (k), (t))
+#define pthread_cond_clockwait(c, m, k, t) SYNCPROF__CALL(cond_clockwait, (c), (m), (k), (t))
+#define pthread_rwlock_clockrdlock(l, k, t) SYNCPROF__CALL(rwlock_clockrdlock, (l), (k), (t))
+#define pthread_rwlock_clockwrlock(l, k, t) SYNCPROF__CALL(rwlock_clockwrlock, (l), (k), (t))
+#define sem_clockwait(s, k, t) syncprof__sem_clockwait((s), (k), (t), SYNCPROF__SITE)
+#endif
+/* No system header makes these calls in line: the site is always
+ * __FILE__:__LINE__ (semaphores, barriers, joins). */
+#define sem_wait(s) syncprof__sem_wait((s), SYNCPROF__SITE)
+#define sem_trywait(s) syncprof__sem_trywait((s), SYNCPROF__SITE)
+#define sem_timedwait(s, t) syncprof__sem_timedwait((s), (t), SYNCPROF__SITE)
+#define pthread_barrier_wait(b) syncprof__barrier_wait((b), SYNCPROF__SITE)
+#define pthread_join(th, r) syncprof__join((th), (r), SYNCPROF__SITE)
 
 #ifdef SYNCPROF__HAVE_C11_THREADS
 SYNCPROF__INLINE int syncprof__mtx_lock(mtx_t *m, SYNCPROF_SITE_PARAMS)
@@ -313,7 +379,15 @@ SYNCPROF__INLINE int syncprof__cnd_timedwait(cnd_t *restrict c, mtx_t *restrict 
 #define mtx_timedlock(m, t) syncprof__mtx_timedlock((m), (t), SYNCPROF__SITE)
 #define mtx_unlock(m) syncprof__mtx_unlock((m), SYNCPROF__SITE)
 #define cnd_wait(c, m) syncprof__cnd_wait((c), (m), SYNCPROF__SITE)
+SYNCPROF__INLINE int syncprof__thrd_join(thrd_t th, int *res, SYNCPROF_SITE_PARAMS)
+{
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
+		return (thrd_join)(th, res);
+	return syncprof_thrd_join(th, res, file, line, func);
+}
+
 #define cnd_timedwait(c, m, t) syncprof__cnd_timedwait((c), (m), (t), SYNCPROF__SITE)
+#define thrd_join(th, r) syncprof__thrd_join((th), (r), SYNCPROF__SITE)
 #endif /* SYNCPROF__HAVE_C11_THREADS */
 
 #endif /* SYNCPROF_NO_INSTRUMENT */

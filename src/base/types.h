@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-/* Lock types as reported (the "type" of a row). */
+/* Lock types as reported (the "type" of a row).  The numbers are in trace
+ * files (docs/trace-format.md): new types go at the end. */
 enum sp_type {
 	SP_TYPE_MUTEX = 0,
 	SP_TYPE_REC_MUTEX,
@@ -15,6 +16,10 @@ enum sp_type {
 	SP_TYPE_RWLOCK_READ,
 	SP_TYPE_RWLOCK_WRITE,
 	SP_TYPE_SPINLOCK,
+	/* Waits that acquire nothing that is held: no hold tracking, no owner. */
+	SP_TYPE_SEMAPHORE, /* sem_wait & co.: contended when the count was 0 */
+	SP_TYPE_BARRIER,   /* pthread_barrier_wait: always a wait */
+	SP_TYPE_JOIN,      /* pthread_join, thrd_join: always a wait */
 	SP_TYPE_COUNT
 };
 /* "rwlock_read", ...; "?" for a number that is no type (base/types.c). */

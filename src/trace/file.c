@@ -619,7 +619,9 @@ static void writer_stop_locked(void)
 	sp_store_release(&writer_stop, 1);
 	sp_add_relaxed(&kick_seq, 1);
 	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-	pthread_join(writer, NULL);
+	/* Not pthread_join(): the preload library interposes that, and the
+	 * profiler's own join would be a program's "join" row. */
+	pthread_clockjoin_np(writer, NULL, CLOCK_MONOTONIC, NULL);
 }
 
 /* ---- rings ------------------------------------------------------------ */

@@ -747,7 +747,9 @@ static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, 
 	switch (rec->id) {
 	case SP_EV_LOCK_ACQUIRED:
 		export_wait(s, rec, ts, "wait", site);
-		hold_open(s, rec->tid, obj, ts, site);
+		/* semaphores, barriers and joins are waited for, never held */
+		if ((rec->args[SP_LA_TYPE] & 0xff) < SP_TYPE_SEMAPHORE)
+			hold_open(s, rec->tid, obj, ts, site);
 		break;
 	case SP_EV_LOCK_RELEASED:
 		hold_close(s, rec->tid, obj, ts,

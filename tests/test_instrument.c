@@ -317,7 +317,7 @@ static void *sleep_50ms(void *arg)
 static void *barrier_thread(void *arg)
 {
 	(void)arg;
-	l_barrier = __LINE__ + 1;
+	__atomic_store_n(&l_barrier, __LINE__ + 1, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&rows_barrier);
 	return NULL;
 }
@@ -378,7 +378,7 @@ static void test_blocking_rows(void)
 	T_ASSERT_UINT(r->contended, ==, 1);
 	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
 	T_ASSERT_STR(r->func, "test_blocking_rows");
-	r = find(l_barrier, SP_TYPE_BARRIER);
+	r = find(__atomic_load_n(&l_barrier, __ATOMIC_RELAXED), SP_TYPE_BARRIER);
 	T_ASSERT_UINT(r->acquisitions, ==, 3);
 	T_ASSERT_UINT(r->contended, ==, 3);
 	r = find(l_join, SP_TYPE_JOIN);

@@ -57,6 +57,20 @@ int sp_rwlock_held_type(const void *l)
 		       : SP_TYPE_RWLOCK_READ;
 }
 
+/*
+ * glibc keeps an rwlock's kind in __data.__flags (public structure
+ * layout): only PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP makes new
+ * readers wait behind a waiting writer; the default and
+ * PTHREAD_RWLOCK_PREFER_WRITER_NP let a reader in while others read.
+ */
+int sp_rwlock_readers_wait(const void *l)
+{
+	const pthread_rwlock_t *rw = l;
+
+	return __atomic_load_n(&rw->__data.__flags, __ATOMIC_RELAXED) ==
+	       PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
 SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 						      const struct sp_site *site, uintptr_t obj,
 						      int op)
@@ -202,6 +216,11 @@ SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
 SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
+void syncprof_lock_forget(const void *lock)
+{
+	sp_order_forget(lock);
+}
+
 #define SITE const struct sp_site site = { file, func, 0, (uint32_t)line }
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
@@ -214,7 +233,7 @@ int syncprof_mutex_lock(pthread_mutex_t *m, const char *file, int line, const ch
 	if (OFF)
 		return pthread_mutex_lock(m);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site), 0, m,
-			     SP_TYPE_MUTEX, &site);
+			     SP_TYPE_MUTEX, &site, 1);
 }
 
 int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const char *func)
@@ -224,7 +243,7 @@ int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const
 	if (OFF)
 		return pthread_mutex_trylock(m);
 	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site), 0, m,
-			     SP_TYPE_MUTEX, &site);
+			     SP_TYPE_MUTEX, &site, 0);
 }
 
 int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
@@ -235,7 +254,7 @@ int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
 	if (OFF)
 		return pthread_mutex_timedlock(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site), 0,
-			     m, SP_TYPE_MUTEX, &site);
+			     m, SP_TYPE_MUTEX, &site, 1);
 }
 
 int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
@@ -253,7 +272,8 @@ int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, 
 
 	if (OFF)
 		return pthread_cond_wait(c, m);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), pthread_cond_wait(c, m))));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+				  pthread_cond_wait(c, m))), &site);
 }
 
 int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
@@ -264,7 +284,7 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  pthread_cond_timedwait(c, m, abstime))));
+				  pthread_cond_timedwait(c, m, abstime))), &site);
 }
 
 #define SP_RW_ENTRY(name, call, probe_call)                                          \
@@ -279,16 +299,16 @@ int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 
 SP_RW_ENTRY(rdlock, pthread_rwlock_rdlock(l),
 	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site), 0, l,
-			  SP_TYPE_RWLOCK_READ, &site))
+			  SP_TYPE_RWLOCK_READ, &site, 1))
 SP_RW_ENTRY(wrlock, pthread_rwlock_wrlock(l),
 	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site), 0, l,
-			  SP_TYPE_RWLOCK_WRITE, &site))
+			  SP_TYPE_RWLOCK_WRITE, &site, 1))
 SP_RW_ENTRY(tryrdlock, pthread_rwlock_tryrdlock(l),
 	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site), 0, l,
-			  SP_TYPE_RWLOCK_READ, &site))
+			  SP_TYPE_RWLOCK_READ, &site, 0))
 SP_RW_ENTRY(trywrlock, pthread_rwlock_trywrlock(l),
 	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site), 0, l,
-			  SP_TYPE_RWLOCK_WRITE, &site))
+			  SP_TYPE_RWLOCK_WRITE, &site, 0))
 
 int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
 				const char *file, int line, const char *func)
@@ -298,7 +318,7 @@ int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedrdlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site),
-			     0, l, SP_TYPE_RWLOCK_READ, &site);
+			     0, l, SP_TYPE_RWLOCK_READ, &site, 1);
 }
 
 int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
@@ -309,7 +329,7 @@ int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedwrlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, &site);
+			     0, l, SP_TYPE_RWLOCK_WRITE, &site, 1);
 }
 
 int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
@@ -327,7 +347,7 @@ int syncprof_spin_lock(pthread_spinlock_t *s, const char *file, int line, const 
 	if (OFF)
 		return pthread_spin_lock(s);
 	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, &site);
+			     (void *)s, SP_TYPE_SPINLOCK, &site, 1);
 }
 
 int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, const char *func)
@@ -337,7 +357,7 @@ int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, con
 	if (OFF)
 		return pthread_spin_trylock(s);
 	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, &site);
+			     (void *)s, SP_TYPE_SPINLOCK, &site, 0);
 }
 
 int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
@@ -355,7 +375,7 @@ int syncprof_mtx_lock(void *m, const char *file, int line, const char *func)
 	if (OFF)
 		return mtx_lock(m);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site), thrd_success,
-			     m, SP_TYPE_MUTEX, &site);
+			     m, SP_TYPE_MUTEX, &site, 1);
 }
 
 int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
@@ -365,7 +385,7 @@ int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
 	if (OFF)
 		return mtx_trylock(m);
 	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site), thrd_success, m,
-			     SP_TYPE_MUTEX, &site);
+			     SP_TYPE_MUTEX, &site, 0);
 }
 
 int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *file, int line,
@@ -376,7 +396,7 @@ int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *
 	if (OFF)
 		return mtx_timedlock(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site),
-			     thrd_success, m, SP_TYPE_MUTEX, &site);
+			     thrd_success, m, SP_TYPE_MUTEX, &site, 1);
 }
 
 int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
@@ -393,7 +413,8 @@ int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *
 
 	if (OFF)
 		return cnd_wait(c, m);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), cnd_wait(c, m))));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+				  cnd_wait(c, m))), &site);
 }
 
 int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
@@ -404,5 +425,5 @@ int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, con
 	if (OFF)
 		return cnd_timedwait(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  cnd_timedwait(c, m, abstime))));
+				  cnd_timedwait(c, m, abstime))), &site);
 }

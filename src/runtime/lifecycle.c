@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/lockorder.h"
 #include "runtime/runtime.h"
 #include "trace/trace.h"
 #include "report/collect.h"
@@ -150,6 +151,7 @@ int sp_report_snapshot(void)
 	sp_rows_free(&snapshot);
 	snapshot = now;
 	sp_hold_snapshot();
+	sp_order_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);
@@ -197,7 +199,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->clock = sp_clock_name();
 	p->elapsed_ns = sp_profiled_ns();
 	p->lost = sp_lost_get();
-	p->hold = !!sp_hold_is_on();
+	p->hold = sp_hold_times_are_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
@@ -377,23 +379,27 @@ static void report_at_exit(void)
  * Every subsystem's fork and exit work is called from here, in one order,
  * instead of each registering its own handlers (which ran in whatever
  * order the handlers happened to be registered).  Locks are taken in the
- * documented order (trace control, trace io, trace list; then registry)
- * before fork() and released in reverse after it.
+ * documented order (trace control, trace io, trace list; then registry;
+ * then the lock-order graph's, a leaf) before fork() and released in
+ * reverse after it.
  */
 static void fork_prepare(void)
 {
 	sp_trace_fork_prepare();
 	sp_registry_fork_prepare();
+	sp_order_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	sp_order_fork_parent();
 	sp_registry_fork_parent();
 	sp_trace_fork_parent();
 }
 
 static void fork_child(void)
 {
+	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();
 	sp_trace_fork_child();
@@ -448,8 +454,12 @@ void sp_runtime_init(void)
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
-	if (sp_opts.hold && sp_hold_init(sp_opts.hold_sample))
+	/* Lock order needs hold tracking's held lists; hold=1 adds the rest. */
+	if ((sp_opts.hold || sp_opts.lock_order) && sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
+		      stderr);
+	else if (sp_opts.lock_order && sp_order_init())
+		fputs("syncprof: warning: lock-order checking could not start (out of memory)\n",
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
 	if (sp_opts.enabled)

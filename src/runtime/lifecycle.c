@@ -203,6 +203,8 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
+		rc = sp_collect_order(p);
+	if (!rc)
 		rc = sp_report_subtract(&p->rows, &snapshot);
 	if (!rc)
 		rc = sp_profile_shape(p, o);

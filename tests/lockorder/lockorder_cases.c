@@ -13,8 +13,8 @@
  * held lock's site and stack differ from the acquired one's.
  *
  * Usage: lockorder_cases CASE [wait] - no output; exit 0 unless a lock call
- * fails.  With "wait", sleep after the case until killed (for 'syncprof
- * ctl PID report', tests/preload/rerender.sh).
+ * fails.  With "wait", print "ready" after the case and sleep until killed
+ * (for 'syncprof ctl PID report', tests/preload/rerender.sh).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -489,8 +489,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; (argc == 2 || argc == 3) && i < sizeof(cases) / sizeof(*cases); i++)
 		if (!strcmp(argv[1], cases[i].name)) {
 			cases[i].fn();
-			while (argc == 3 && !strcmp(argv[2], "wait"))
-				sleep(1);
+			if (argc == 3 && !strcmp(argv[2], "wait")) {
+				puts("ready");
+				fflush(stdout);
+				for (;;)
+					sleep(1);
+			}
 			return 0;
 		}
 	fputs("usage: lockorder_cases CASE, one of:", stderr);

@@ -12,9 +12,10 @@ Usage: check_profile_schema.py [--schema SCHEMA] FILE...
                   only add keys or turn hold tracking off consistently must
                   still pass.  This shows that the schema can fail.
 
-Besides the schema, two facts a schema cannot state are checked:
-"rows_total" is at least the number of rows, and a histogram's last
-bucket is not zero (trailing zero buckets are left out).
+Besides the schema, three facts a schema cannot state are checked:
+"rows_total" is at least the number of rows, a histogram's last bucket is
+not zero (trailing zero buckets are left out), and each lock-order cycle
+is closed (an edge's acquired object is the next edge's held object).
 
 python3-jsonschema (4.x: draft 2020-12) is a declared dependency
 (.ci/packages): without it this script fails, it does not skip.
@@ -72,6 +73,12 @@ def problems_of(validator, doc):
             h = r.get(key)
             if h and h[-1] == 0:
                 out.append(f"$.rows[{i}].{key}: ends in a zero bucket")
+    for i, c in enumerate(doc.get("lock_order", {}).get("cycles", [])):
+        edges = c["edges"]
+        for k, e in enumerate(edges):
+            if e["acquired"]["object"] != edges[(k + 1) % len(edges)]["held"]["object"]:
+                out.append(f"$.lock_order.cycles[{i}].edges[{k}]: the cycle is not closed "
+                           "(its acquired object is not the next edge's held one)")
     return out
 
 
@@ -184,6 +191,26 @@ def rows_total_short(doc):
     doc["rows_total"] = len(doc["rows"]) - 1
 
 
+def with_cycle(doc):
+    """A "lock_order" with one cycle of two edges, made from row 0's site."""
+    def end(obj):
+        return {"object": obj, "type": "mutex", "site": copy.deepcopy(site0(doc)), "stack": []}
+    doc["lock_order"] = {
+        "edges_kept": 2, "edges_dropped": 0, "cycles_dropped": 0, "searches_cut": 0,
+        "cycles": [{"count": 1, "edges": [
+            {"held": end("0x10"), "acquired": end("0x20"), "thread": 7},
+            {"held": end("0x20"), "acquired": end("0x10"), "thread": 8}]}]}
+    return doc["lock_order"]
+
+
+def cycle0(doc):
+    return with_cycle(doc)["cycles"][0]
+
+
+def edge0(doc):
+    return cycle0(doc)["edges"][0]
+
+
 # (what is broken, text the rejection must contain, how to break it)
 BROKEN = [
     ("a row without \"wait_ns\"", "'wait_ns' is a required", delkey(row0, "wait_ns")),
@@ -233,6 +260,20 @@ BROKEN = [
     ("not coalesced, a row of 2 objects", "$.rows[0].n_objects:", uncoalesced_two_objects),
     ("a wait_hist ending in a zero bucket", "$.rows[0].wait_hist: ends in a zero", trailing_zero),
     ("\"rows_total\" below the number of rows", "$.rows_total:", rows_total_short),
+    ("lock_order without \"edges_dropped\"", "'edges_dropped' is a required",
+     lambda d: with_cycle(d).pop("edges_dropped")),
+    ("a lock-order cycle of one edge", "$.lock_order.cycles[0].edges:",
+     lambda d: cycle0(d)["edges"].pop()),
+    ("a lock-order cycle with \"count\":0", "$.lock_order.cycles[0].count:",
+     lambda d: cycle0(d).update(count=0)),
+    ("a lock-order edge without \"thread\"", "'thread' is a required",
+     lambda d: edge0(d).pop("thread")),
+    ("a lock-order edge's end of type condvar", "$.lock_order.cycles[0].edges[0].held.type:",
+     lambda d: edge0(d)["held"].update(type="condvar")),
+    ("a lock-order edge's end without an object", "$.lock_order.cycles[0].edges[0].held.object:",
+     lambda d: edge0(d)["held"].update(object=None)),
+    ("a lock-order cycle that is not closed", "the cycle is not closed",
+     lambda d: edge0(d)["acquired"].update(object="0x30")),
 ]
 
 STILL_VALID = [
@@ -240,6 +281,7 @@ STILL_VALID = [
                                              site0(d).update(added=None))),
     ("hold tracking turned off consistently", without_hold),
     ("a blame entry made from the site", blamed_row),
+    ("a lock_order with one cycle", with_cycle),
 ]
 
 

@@ -534,6 +534,12 @@ SP_NOINLINE void sp_order_check__slowpath(struct sp_thread *t, uintptr_t obj, in
 	}
 }
 
+SP_NOINLINE void sp_order_acquired_call(struct sp_thread *t, uintptr_t obj, int op,
+					const struct sp_site *site)
+{
+	sp_order_acquired(t, obj, op, site);
+}
+
 /* ---- the read side ----------------------------------------------------------- */
 
 static void end_view(struct sp_order_end_view *v, uintptr_t obj, int type, const struct sp_site *s,

@@ -54,6 +54,12 @@ static SP_ALWAYS_INLINE void sp_order_acquired(struct sp_thread *t, uintptr_t ob
 		sp_order_check__slowpath(t, obj, op, site, 0);
 }
 
+/* The same, out of line: for probes that inline much else, so that lock
+ * order costs them no register when it is off (syncprof_mutex_lock() &co:
+ * a callee-saved register more on every call when inlined). */
+void sp_order_acquired_call(struct sp_thread *t, uintptr_t obj, int op,
+			    const struct sp_site *site);
+
 /* A condition wait retook its mutex @m (at the wait's @site) while the
  * thread held the rest of its list: edges from each of those to @m. */
 static SP_ALWAYS_INLINE void sp_order_retaken(struct sp_thread *t, uintptr_t m,

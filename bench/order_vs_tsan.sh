@@ -12,11 +12,10 @@
 #    each tool reported and fails when TSan reported a cycle that syncprof
 #    did not, unless the case is one where TSan's report is known to be no
 #    deadlock (listed in TSAN_FALSE below, with the reason).
-# 2. Cost.  lockorder_cases' loop - not in the cases above: a program of
-#    its own here, nest.c, N times "lock A, lock B, unlock B, unlock A" on
-#    one thread - timed plain, under syncprof (hold=1, lock_order=1) and
-#    built with TSan (detect_deadlocks=0 and 1).  Times are per iteration,
-#    medians of REPEATS runs, and ratios to plain.
+# 2. Cost.  A loop of its own (nest.c, written below): N times "lock A,
+#    lock B, unlock B, unlock A" on one thread, timed plain, under syncprof
+#    (hold=1, lock_order=1) and built with TSan (detect_deadlocks=0 and 1).
+#    Times are per iteration, medians of REPEATS runs, and ratios to plain.
 #
 # Usage: bench/order_vs_tsan.sh [BUILD_DIR] [REPEATS] [ITERATIONS]
 #   CC (default cc) must support -fsanitize=thread.

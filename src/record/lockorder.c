@@ -62,6 +62,11 @@
  * a thousand accounts - is one cycle whose count says how many object-level
  * cycles were found, with the objects, threads and stacks of the first.
  *
+ * Limits: a cycle guarded by a lock that all its paths hold first (a
+ * gate lock) is reported although it cannot deadlock, as TSan's detector
+ * reports it (telling would mean keeping each edge's whole held set); an
+ * acquisition that never completes adds no edge.
+ *
  * Memory is bounded and allocated once, with mmap, when checking starts
  * (virtual; pages are touched as the graph grows): 16384 edges of ~380
  * bytes with their stacks, an index of 32768 slots, 65536 nodes, the

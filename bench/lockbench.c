@@ -15,7 +15,11 @@
  * with -M libc,plain to measure the interposer in one process: "plain" is
  * then the interposed loop, "libc" the unprofiled one (bench/README.md).
  *
- * Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]
+ * With -o, every operation takes one more mutex, the same for all, around
+ * the counter's: each lock is then taken inside another (what lock-order
+ * checking looks at: one edge per counter, known after its first use).
+ *
+ * Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-d MS] [-r ROUNDS] [-M MODES]
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +44,8 @@ struct worker {
 
 static struct counter *counters;
 static unsigned n_locks = 1;
+static int nested;                 /* -o: take outer around each counter's lock */
+static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 static int stop;
 static int go;
 static int initially_enabled; /* profiling state before main() */
@@ -70,9 +76,13 @@ static void *loop_plain(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
 
+		if (nested)
+			pthread_mutex_lock(&outer);
 		pthread_mutex_lock(&c->lock);
 		c->value++;
 		pthread_mutex_unlock(&c->lock);
+		if (nested)
+			pthread_mutex_unlock(&outer);
 		ops++;
 	}
 	w->ops = ops;
@@ -103,9 +113,13 @@ static void *loop_libc(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
 
+		if (nested)
+			libc_lock(&outer);
 		libc_lock(&c->lock);
 		c->value++;
 		libc_unlock(&c->lock);
+		if (nested)
+			libc_unlock(&outer);
 		ops++;
 	}
 	w->ops = ops;
@@ -124,9 +138,13 @@ static void *loop_instrumented(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
 
+		if (nested)
+			pthread_mutex_lock(&outer);
 		pthread_mutex_lock(&c->lock);
 		c->value++;
 		pthread_mutex_unlock(&c->lock);
+		if (nested)
+			pthread_mutex_unlock(&outer);
 		ops++;
 	}
 	w->ops = ops;
@@ -212,8 +230,9 @@ static double median(double *v, unsigned n)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-d MS] [-r ROUNDS] [-M MODES]\n"
+	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-d MS] [-r ROUNDS] [-M MODES]\n"
 	      "  -t  threads (default 1)        -m  mutex-protected counters (default 1)\n"
+	      "  -o  take one more mutex, the same for all, around each counter's\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
 	      "  -M  comma-separated modes among plain,off,on,libc (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
@@ -227,8 +246,9 @@ int main(int argc, char **argv)
 	double ns[N_MODES][64], mops[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
 	int c, base;
 
-	while ((c = getopt(argc, argv, "t:m:d:r:M:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:m:od:r:M:h")) != -1) {
 		switch (c) {
+		case 'o': nested = 1; break;
 		case 't': n_threads = (unsigned)atoi(optarg); break;
 		case 'm': n_locks = (unsigned)atoi(optarg); break;
 		case 'd': ms = (unsigned)atoi(optarg); break;
@@ -267,8 +287,9 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < n_locks; i++)
 		pthread_mutex_init(&counters[i].lock, NULL);
 
-	printf("lockbench: %u thread%s, %u lock%s, %u ms x %u rounds (medians)\n", n_threads,
-	       n_threads == 1 ? "" : "s", n_locks, n_locks == 1 ? "" : "s", ms, rounds);
+	printf("lockbench: %u thread%s, %u lock%s%s, %u ms x %u rounds (medians)\n", n_threads,
+	       n_threads == 1 ? "" : "s", n_locks, n_locks == 1 ? "" : "s",
+	       nested ? " inside an outer one" : "", ms, rounds);
 	for (unsigned r = 0; r < rounds; r++)
 		for (int m = 0; m < N_MODES; m++)
 			if (want[m])

@@ -216,6 +216,16 @@ SYNCPROF_API int syncprof_cnd_wait(void *cnd, void *mtx, SYNCPROF_SITE_PARAMS);
 SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
 
+/**
+ * syncprof_lock_forget() - the lock at @lock is being initialised or was
+ * destroyed: lock-order checking (lock_order=1) forgets its edges, so
+ * that another lock made later at the same address is not taken for it.
+ * syncprof/instrument.h calls it from pthread_mutex_init(), _destroy() and
+ * their rwlock, spin lock and C11 twins; the preload library interposes
+ * those.  Cheap (one atomic add) and harmless when checking is off.
+ */
+SYNCPROF_API void syncprof_lock_forget(const void *lock);
+
 /*
  * Blocking calls that are not plain locks, as their namesakes.  The clock
  * calls have _pc twins (below) because libstdc++'s headers make them

@@ -61,6 +61,10 @@ extern int __pthread_rwlock_wrlock(pthread_rwlock_t *l);
 extern int __pthread_rwlock_tryrdlock(pthread_rwlock_t *l);
 extern int __pthread_rwlock_trywrlock(pthread_rwlock_t *l);
 extern int __pthread_rwlock_unlock(pthread_rwlock_t *l);
+extern int __pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+extern int __pthread_mutex_destroy(pthread_mutex_t *m);
+extern int __pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a);
+extern int __pthread_rwlock_destroy(pthread_rwlock_t *l);
 
 static int boot_spin_lock(pthread_spinlock_t *s)
 {
@@ -78,6 +82,19 @@ static int boot_spin_trylock(pthread_spinlock_t *s)
 static int boot_spin_unlock(pthread_spinlock_t *s)
 {
 	__atomic_store_n(s, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int boot_spin_init(pthread_spinlock_t *s, int pshared)
+{
+	(void)pshared;
+	__atomic_store_n(s, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int boot_spin_destroy(pthread_spinlock_t *s)
+{
+	(void)s;
 	return 0;
 }
 
@@ -107,7 +124,17 @@ static int boot_spin_unlock(pthread_spinlock_t *s)
 	X(mtx_unlock, int, (mtx_t *), NULL)                                            \
 	X(cnd_wait, int, (cnd_t *, mtx_t *), NULL)                                     \
 	X(cnd_timedwait, int, (cnd_t *__restrict, mtx_t *__restrict,                   \
-			       const struct timespec *__restrict), NULL)
+			       const struct timespec *__restrict), NULL)                \
+	X(pthread_mutex_init, int, (pthread_mutex_t *, const pthread_mutexattr_t *),   \
+	  __pthread_mutex_init)                                                        \
+	X(pthread_mutex_destroy, int, (pthread_mutex_t *), __pthread_mutex_destroy)    \
+	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *), \
+	  __pthread_rwlock_init)                                                       \
+	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *), __pthread_rwlock_destroy) \
+	X(pthread_spin_init, int, (pthread_spinlock_t *, int), boot_spin_init)         \
+	X(pthread_spin_destroy, int, (pthread_spinlock_t *), boot_spin_destroy)        \
+	X(mtx_init, int, (mtx_t *, int), NULL)                                         \
+	X(mtx_destroy, void, (mtx_t *), NULL)
 
 /* The blocking calls that are not plain locks (no boot aliases needed:
  * nothing in dlsym waits on them). */
@@ -296,7 +323,7 @@ static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
 	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
 		return sp_probe_lock_not_recoverable(obj, ops, abstime);
 	}
-	return sp_probe_held(rc, ops->ok, obj, op, &site);
+	return sp_probe_held(rc, ops->ok, obj, op, &site, blocking);
 }
 
 static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op, uintptr_t pc)
@@ -347,6 +374,41 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 #define FAST_FLAGS(f) ((f) == SP_FLAGS_ON || (f) == SP_FLAGS_HOLD)
 
 /*
+ * With lock order (SP_FLAGS_ORDER: profiling, hold tracking and lock order
+ * only) and the call's entry @e known: as with_entry() with hold tracking,
+ * and a blocking call first adds its edges from the locks held
+ * (lockorder.h: one load when nothing is held).  Reached from
+ * NAME_general(), so that NAME_on() - the path of every other
+ * configuration - stays as it was (lockbench under the preload with
+ * lock_order=1 against hold=1: bench/README.md).
+ */
+static SP_NOINLINE void order_acquired_pc(struct sp_thread *t, void *obj, int op, uintptr_t pc)
+{
+	const struct sp_site site = SITE_AT(pc);
+
+	sp_order_check__slowpath(t, (uintptr_t)obj, op, &site, 0);
+}
+
+static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entry *e, void *obj,
+					     int op, const struct sp_lock_ops *ops,
+					     const struct timespec *abstime, int blocking,
+					     uintptr_t pc)
+{
+	int rc = ops->try_lock(obj);
+	const struct sp_hold_pub *p;
+
+	if (SP_LIKELY(rc == ops->ok)) {
+		sp_entry_acquired(e);
+		if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
+			order_acquired_pc(t, obj, op, pc);
+		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
+			hold_acquired_pc(t, obj, op, pc);
+		return rc;
+	}
+	return tried(rc, e, obj, op, ops, abstime, blocking, pc);
+}
+
+/*
  * The two out-of-line paths of the interposed call NAME, a blocking one
  * (@blocking: lock, rdlock, timedlock...) or a try; @abstime is NULL but
  * for timed calls.
@@ -357,13 +419,16 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
  * frame this one needs (preloaded and off: one load, one branch, one jump
  * to the real function).
  *
- * NAME_general(), everything else: a cache miss with the fast flags (the
- * site from the return address, the entry from the index), or, with other
- * flags (tracing), the probe of probe.h as instrumented code runs it.
+ * NAME_general(), everything else: with lock order (SP_FLAGS_ORDER),
+ * NAME_order(): the entry from the caches, as NAME_on() finds it, then
+ * with_entry_order(); otherwise, or on a miss, NAME_site(): a cache miss
+ * with the fast flags or lock order (the site from the return address,
+ * the entry from the index), or, with other flags (tracing), the probe of
+ * probe.h as instrumented code runs it.
  */
 #define SHIM_PATHS(name, op, ops, blocking)                                           \
-	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
-					      int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
+	static SP_NOINLINE int name##_site(void *obj, const struct timespec *abstime,    \
+					   int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
 	{                                                                             \
 		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));         \
 		struct sp_thread *t;                                                  \
@@ -374,9 +439,31 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
 			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, site.pc); \
 		}                                                                     \
+		if (f == SP_FLAGS_ORDER && (t = sp_tls_self)) {                       \
+			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
+				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
+			return with_entry_order(t, e, obj, op, &ops, abstime, blocking, site.pc); \
+		}                                                                     \
 		return sp_probe_held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
 				     : sp_probe_trylock(obj, op, &ops, &site),        \
-			    ops.ok, obj, op, &site);                                  \
+			    ops.ok, obj, op, &site, blocking);                        \
+	}                                                                             \
+	static SP_NOINLINE int name##_order(void *obj, const struct timespec *abstime,   \
+					    uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
+	{                                                                             \
+		struct sp_thread *t = sp_tls_self;                                    \
+		struct sp_entry *e = cached_entry(t, obj, op, ra);                    \
+                                                                                      \
+		if (SP_LIKELY(e))                                                     \
+			return with_entry_order(t, e, obj, op, &ops, abstime, blocking, ra); \
+		return name##_site(obj, abstime, SP_FLAGS_ORDER, ra, cfa, fp);        \
+	}                                                                             \
+	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
+					      int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
+	{                                                                             \
+		if (f == SP_FLAGS_ORDER)                                              \
+			return name##_order(obj, abstime, ra, cfa, fp);               \
+		return name##_site(obj, abstime, f, ra, cfa, fp);                     \
 	}                                                                             \
 	static SP_NOINLINE int name##_on(void *obj, const struct timespec *abstime, int f, \
 					 uintptr_t ra, uintptr_t cfa, uintptr_t fp)   \
@@ -405,9 +492,19 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uintptr_t cfa,
 					 uintptr_t fp)
 {
-	const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
+	/* Lock order's unlocks: the inlined pop, as released() does for hold
+	 * tracking (it must stay as it is for the other configurations). */
+	if ((FLAGS() | SYNCPROF__PROFILING) == SP_FLAGS_ORDER && sp_hold_released_fast((uintptr_t)obj))
+		return;
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
+		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
 
-	sp_probe_released(obj, type, &site);
+		sp_probe_released(obj, type, &site);
+		return;
+	}
+	/* No trace event: no site to compute. */
+	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self && !sp_hold_released_fast((uintptr_t)obj))
+		sp_hold_released((uintptr_t)obj);
 }
 
 static SP_ALWAYS_INLINE void released(void *obj, int type)
@@ -477,7 +574,8 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 		return real_pthread_cond_wait()(c, m);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site,
-					      (sp_probe_cond_release(m), real_pthread_cond_wait()(c, m))));
+					      (sp_probe_cond_release(m), real_pthread_cond_wait()(c, m))),
+				  &site);
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
@@ -486,7 +584,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 		return real_pthread_cond_timedwait()(c, m, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_pthread_cond_timedwait()(c, m, abstime))));
+			real_pthread_cond_timedwait()(c, m, abstime))), &site);
 }
 
 /* ---- reader-writer locks -------------------------------------------------- */
@@ -577,7 +675,8 @@ int cnd_wait(cnd_t *c, mtx_t *m)
 	if (OFF)
 		return real_cnd_wait()(c, m);
 	SITE;
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m), real_cnd_wait()(c, m))));
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+			real_cnd_wait()(c, m))), &site);
 }
 
 int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
@@ -587,7 +686,78 @@ int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 		return real_cnd_timedwait()(c, m, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_cnd_timedwait()(c, m, abstime))));
+			real_cnd_timedwait()(c, m, abstime))), &site);
+}
+
+/* ---- initialisation and destruction (lock order) ------------------------------ */
+
+/*
+ * A lock that is initialised or destroyed leaves the lock-order graph
+ * (lockorder.c, generations), so that another lock made later at the same
+ * address starts without its edges.  Only while some unlock hook is on
+ * (lock order implies one); otherwise one load and a branch.
+ */
+static SP_ALWAYS_INLINE void forget(const void *obj)
+{
+	if (SP_UNLIKELY(FLAGS() & SYNCPROF__UNLOCK_HOOKS))
+		sp_order_forget(obj);
+}
+
+int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	forget(m);
+	return real_pthread_mutex_init()(m, a);
+}
+
+int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	int rc = real_pthread_mutex_destroy()(m);
+
+	if (!rc)
+		forget(m);
+	return rc;
+}
+
+int pthread_rwlock_init(pthread_rwlock_t *__restrict l, const pthread_rwlockattr_t *__restrict a)
+{
+	forget(l);
+	return real_pthread_rwlock_init()(l, a);
+}
+
+int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+	int rc = real_pthread_rwlock_destroy()(l);
+
+	if (!rc)
+		forget(l);
+	return rc;
+}
+
+int pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+	forget((const void *)s);
+	return real_pthread_spin_init()(s, pshared);
+}
+
+int pthread_spin_destroy(pthread_spinlock_t *s)
+{
+	int rc = real_pthread_spin_destroy()(s);
+
+	if (!rc)
+		forget((const void *)s);
+	return rc;
+}
+
+int mtx_init(mtx_t *m, int type)
+{
+	forget(m);
+	return real_mtx_init()(m, type);
+}
+
+void mtx_destroy(mtx_t *m)
+{
+	real_mtx_destroy()(m);
+	forget(m);
 }
 
 /* ---- clock variants (the clock passes through; probe.h) -------------------- */
@@ -608,7 +778,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 		return real_pthread_cond_clockwait()(c, m, clock, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_pthread_cond_clockwait()(c, m, clock, abstime))));
+			real_pthread_cond_clockwait()(c, m, clock, abstime))), &site);
 }
 
 /* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock. */

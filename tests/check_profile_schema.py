@@ -16,7 +16,9 @@ Besides the schema, facts a schema cannot state are checked:
 "rows_total" is at least the number of rows, a log2 histogram's last
 bucket is not zero (trailing zero buckets are left out), the buckets of
 a log-linear histogram ("wait_buckets", "hold_buckets") come in
-increasing order, and the log2 histogram is their sum per power of two.
+increasing order, the log2 histogram is their sum per power of two, and
+each lock-order cycle is closed (an edge's acquired object is the next
+edge's held object).
 
 python3-jsonschema (4.x: draft 2020-12) is a declared dependency
 (.ci/packages): without it this script fails, it does not skip.
@@ -105,6 +107,12 @@ def problems_of(validator, doc):
                 out.append(f"$.rows[{i}].{key}: ends in a zero bucket")
         for what in ("wait", "hold"):
             out += [f"$.rows[{i}].{p}" for p in bucket_problems(r, what)]
+    for i, c in enumerate(doc.get("lock_order", {}).get("cycles", [])):
+        edges = c["edges"]
+        for k, e in enumerate(edges):
+            if e["acquired"]["object"] != edges[(k + 1) % len(edges)]["held"]["object"]:
+                out.append(f"$.lock_order.cycles[{i}].edges[{k}]: the cycle is not closed "
+                           "(its acquired object is not the next edge's held one)")
     return out
 
 
@@ -245,6 +253,26 @@ def rows_total_short(doc):
     doc["rows_total"] = len(doc["rows"]) - 1
 
 
+def with_cycle(doc):
+    """A "lock_order" with one cycle of two edges, made from row 0's site."""
+    def end(obj):
+        return {"object": obj, "type": "mutex", "site": copy.deepcopy(site0(doc)), "stack": []}
+    doc["lock_order"] = {
+        "edges_kept": 2, "edges_dropped": 0, "cycles_dropped": 0, "searches_cut": 0,
+        "cycles": [{"count": 1, "edges": [
+            {"held": end("0x10"), "acquired": end("0x20"), "thread": 7},
+            {"held": end("0x20"), "acquired": end("0x10"), "thread": 8}]}]}
+    return doc["lock_order"]
+
+
+def cycle0(doc):
+    return with_cycle(doc)["cycles"][0]
+
+
+def edge0(doc):
+    return cycle0(doc)["edges"][0]
+
+
 # (what is broken, text the rejection must contain, how to break it)
 BROKEN = [
     ("a row without \"wait_ns\"", "'wait_ns' is a required", delkey(row0, "wait_ns")),
@@ -304,6 +332,20 @@ BROKEN = [
     ("wait_hist not the sums of wait_buckets", ".wait_hist: not the sums of wait_buckets",
      bucket_moved),
     ("\"rows_total\" below the number of rows", "$.rows_total:", rows_total_short),
+    ("lock_order without \"edges_dropped\"", "'edges_dropped' is a required",
+     lambda d: with_cycle(d).pop("edges_dropped")),
+    ("a lock-order cycle of one edge", "$.lock_order.cycles[0].edges:",
+     lambda d: cycle0(d)["edges"].pop()),
+    ("a lock-order cycle with \"count\":0", "$.lock_order.cycles[0].count:",
+     lambda d: cycle0(d).update(count=0)),
+    ("a lock-order edge without \"thread\"", "'thread' is a required",
+     lambda d: edge0(d).pop("thread")),
+    ("a lock-order edge's end of type condvar", "$.lock_order.cycles[0].edges[0].held.type:",
+     lambda d: edge0(d)["held"].update(type="condvar")),
+    ("a lock-order edge's end without an object", "$.lock_order.cycles[0].edges[0].held.object:",
+     lambda d: edge0(d)["held"].update(object=None)),
+    ("a lock-order cycle that is not closed", "the cycle is not closed",
+     lambda d: edge0(d)["acquired"].update(object="0x30")),
 ]
 
 STILL_VALID = [
@@ -311,6 +353,7 @@ STILL_VALID = [
                                              site0(d).update(added=None))),
     ("hold tracking turned off consistently", without_hold),
     ("a blame entry made from the site", blamed_row),
+    ("a lock_order with one cycle", with_cycle),
 ]
 
 

@@ -11,8 +11,10 @@
  * Design: each wrapper is a static inline function that tests the exported
  * flags syncprof__enabled and, when profiling is off, calls the real function
  * directly.  Unlock calls go to the library only when something needs them
- * (SYNCPROF__UNLOCK_HOOKS: hold tracking, tracing).  Off costs one load and one well-predicted branch per call; no
- * call into the library.  The real function is named in parentheses, which
+ * (SYNCPROF__UNLOCK_HOOKS: hold tracking, tracing, lock order), and so do
+ * the init and destroy calls of locks, for lock order's sake
+ * (syncprof_lock_forget()).  Off costs one load and one well-predicted
+ * branch per call; no call into the library.  The real function is named in parentheses, which
  * suppresses expansion of the function-like macro of the same name.
  *
  * C++: libstdc++ makes its pthread calls inside inline functions of its
@@ -298,6 +300,70 @@ template <bool B> struct syncprof__constant {
 #define SYNCPROF__CALL(op, ...) syncprof__##op(__VA_ARGS__, SYNCPROF__SITE)
 #endif
 
+
+/*
+ * Initialisation and destruction: lock-order checking forgets the lock
+ * (syncprof_lock_forget()), so that a lock made later at the same address
+ * does not inherit its edges.  Only while unlock hooks are on (lock order
+ * turns them on).
+ */
+#define SYNCPROF__FORGET(l)                                                       \
+	do {                                                                      \
+		if (SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & SYNCPROF__UNLOCK_HOOKS)) \
+			syncprof_lock_forget(l);                                  \
+	} while (0)
+
+SYNCPROF__INLINE int syncprof__mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	SYNCPROF__FORGET(m);
+	return (pthread_mutex_init)(m, a);
+}
+
+SYNCPROF__INLINE int syncprof__mutex_destroy(pthread_mutex_t *m)
+{
+	int rc = (pthread_mutex_destroy)(m);
+
+	if (!rc)
+		SYNCPROF__FORGET(m);
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	SYNCPROF__FORGET(l);
+	return (pthread_rwlock_init)(l, a);
+}
+
+SYNCPROF__INLINE int syncprof__rwlock_destroy(pthread_rwlock_t *l)
+{
+	int rc = (pthread_rwlock_destroy)(l);
+
+	if (!rc)
+		SYNCPROF__FORGET(l);
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__spin_init(pthread_spinlock_t *s, int pshared)
+{
+	SYNCPROF__FORGET((const void *)s);
+	return (pthread_spin_init)(s, pshared);
+}
+
+SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
+{
+	int rc = (pthread_spin_destroy)(s);
+
+	if (!rc)
+		SYNCPROF__FORGET((const void *)s);
+	return rc;
+}
+
+#define pthread_mutex_init(m, a) syncprof__mutex_init((m), (a))
+#define pthread_mutex_destroy(m) syncprof__mutex_destroy(m)
+#define pthread_rwlock_init(l, a) syncprof__rwlock_init((l), (a))
+#define pthread_rwlock_destroy(l) syncprof__rwlock_destroy(l)
+#define pthread_spin_init(s, p) syncprof__spin_init((s), (p))
+#define pthread_spin_destroy(s) syncprof__spin_destroy(s)
 #define pthread_mutex_lock(m) SYNCPROF__CALL(mutex_lock, (m))
 #define pthread_mutex_trylock(m) SYNCPROF__CALL(mutex_trylock, (m))
 #define pthread_mutex_timedlock(m, t) SYNCPROF__CALL(mutex_timedlock, (m), (t))
@@ -374,6 +440,20 @@ SYNCPROF__INLINE int syncprof__cnd_timedwait(cnd_t *restrict c, mtx_t *restrict 
 	return syncprof_cnd_timedwait(c, m, t, file, line, func);
 }
 
+SYNCPROF__INLINE int syncprof__mtx_init(mtx_t *m, int type)
+{
+	SYNCPROF__FORGET(m);
+	return (mtx_init)(m, type);
+}
+
+SYNCPROF__INLINE void syncprof__mtx_destroy(mtx_t *m)
+{
+	(mtx_destroy)(m);
+	SYNCPROF__FORGET(m);
+}
+
+#define mtx_init(m, t) syncprof__mtx_init((m), (t))
+#define mtx_destroy(m) syncprof__mtx_destroy(m)
 #define mtx_lock(m) syncprof__mtx_lock((m), SYNCPROF__SITE)
 #define mtx_trylock(m) syncprof__mtx_trylock((m), SYNCPROF__SITE)
 #define mtx_timedlock(m, t) syncprof__mtx_timedlock((m), (t), SYNCPROF__SITE)

@@ -18,7 +18,8 @@
 void sp_unlock_hooks_set(int reason, int on)
 {
 	int old = sp_load_relaxed(&syncprof__enabled), now;
-	const int reasons = SP_FLAG_REASON(SP_UNLOCK_HOOK_TRACE | SP_UNLOCK_HOOK_HOLD);
+	const int reasons =
+		SP_FLAG_REASON(SP_UNLOCK_HOOK_TRACE | SP_UNLOCK_HOOK_HOLD | SP_UNLOCK_HOOK_ORDER);
 
 	do {
 		now = on ? old | SP_FLAG_REASON(reason) : old & ~SP_FLAG_REASON(reason);

@@ -12,6 +12,7 @@
 /* Unlock calls must reach the library while any reason is set. */
 #define SP_UNLOCK_HOOK_TRACE 1
 #define SP_UNLOCK_HOOK_HOLD 2
+#define SP_UNLOCK_HOOK_ORDER 4 /* lock order: held lists (and off the hold-only fast path) */
 void sp_unlock_hooks_set(int reason, int on);
 /*
  * The reasons are also kept in syncprof__enabled, above its public bits,
@@ -25,5 +26,8 @@ void sp_unlock_hooks_set(int reason, int on);
 #define SP_FLAGS_ON SYNCPROF__PROFILING
 #define SP_FLAGS_HOLD                                                                 \
 	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
+/* Profiling, hold tracking and lock order only: the preload's lock-order
+ * path (preload.c), which knows what the hold-only fast path does not. */
+#define SP_FLAGS_ORDER (SP_FLAGS_HOLD | SP_FLAG_REASON(SP_UNLOCK_HOOK_ORDER))
 
 #endif /* SP_BASE_FLAGS_H */

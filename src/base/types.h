@@ -56,6 +56,10 @@ _Static_assert(SP_HIST_BUCKETS == 304, "the layout docs/formats.md describes");
 /* Most frames kept per entry for contended waits (interposed sites). */
 #define SP_MAX_FRAMES 16
 
+/* Most edges in a lock-order cycle (record/lockorder.c finds no longer
+ * ones; a saved profile holds none). */
+#define SP_MAX_CYCLE_EDGES 16
+
 /* Identity of a call site, as the probe sees it. */
 struct sp_site {
 	const char *file; /* instrumented: __FILE__; NULL when interposed */

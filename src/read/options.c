@@ -165,6 +165,11 @@ static int opt_hold(struct sp_options *o, const char *v)
 	return parse_bool(v, &o->hold);
 }
 
+static int opt_lock_order(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->lock_order);
+}
+
 static int opt_hold_sample(struct sp_options *o, const char *v)
 {
 	unsigned n;
@@ -270,6 +275,7 @@ static const struct option_row option_table[] = {
 	{ "skip_frames", opt_skip_frames, "callers skipped above each lock call, 0 to 8" },
 	{ "hold", opt_hold, "1 or 0" },
 	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
+	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
 	  "table columns separated by ':' among type, object, site, wait, count, avg, "
 	  "contended, max, p50, p90, p99, hold, max_hold, owner_chg" },

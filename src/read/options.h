@@ -29,6 +29,7 @@ struct sp_options {
 	/* interposed call sites (stack.c) and hold tracking (hold.c) */
 	unsigned frames;            /* callers kept per contended site */
 	int hold;                   /* 1: hold times, owner changes, blame */
+	int lock_order;             /* 1: lock-order cycles (hold.c's held lists) */
 	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
 	unsigned n_skip;
 	char *skip[SP_MAX_SKIP];    /* lock wrappers: name regexes, DSO+0xLO-0xHI */

@@ -10,6 +10,9 @@
  * keys (file, function, line, address of the site) and blame holder keys
  * come from the names, so that coalescing and sorting work as on live
  * rows, and the renderers, which read names only, print the same bytes.
+ * "lock_order" (lock-order checking) is read back the same way: its
+ * counts, and every cycle's edges with their ends' objects, types, names
+ * and stacks, keyed from the names as rows are.
  * Every problem is one message naming the file, the row and the key;
  * unknown keys are ignored (version 1 allows added keys).  Profiles
  * written before "hold_tracking" existed count as hold-tracked when a row
@@ -356,6 +359,116 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	return 0;
 }
 
+/* "held" or "acquired": {"object", "type", "site", "stack"}. */
+static int read_order_end(struct loader *l, json_object *o, struct sp_order_end *e)
+{
+	struct sp_names *nm = sp_profile_alloc(l->p, sizeof(*nm));
+	const char *type = get_str(o, "type"), *obj = get_str(o, "object");
+	json_object *site, *stack;
+	struct sp_frame *frames;
+	size_t n;
+
+	if (!nm)
+		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
+	if (!json_object_is_type(o, json_type_object) || !obj || parse_hex(obj, &e->obj))
+		return -EINVAL;
+	e->type = SP_TYPE_COUNT;
+	for (int t = 0; type && t < SP_TYPE_COUNT; t++)
+		if (!strcmp(type, sp_type_name(t)))
+			e->type = (uint8_t)t;
+	if (e->type == SP_TYPE_COUNT || !json_object_object_get_ex(o, "site", &site) ||
+	    read_frame(l, site, &nm->site))
+		return -EINVAL;
+	site_key(&nm->site, &e->site);
+	e->names = nm;
+	if (!json_object_object_get_ex(o, "stack", &stack) || !stack)
+		return 0;
+	if (!json_object_is_type(stack, json_type_array))
+		return -EINVAL;
+	n = json_object_array_length(stack);
+	if (n > SP_MAX_FRAMES)
+		n = SP_MAX_FRAMES;
+	if (!n)
+		return 0;
+	frames = sp_profile_alloc(l->p, n * sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (read_frame(l, json_object_array_get_idx(stack, k), &frames[k]))
+			return -EINVAL;
+		e->frames[k] = frames[k].address;
+	}
+	nm->frames = frames;
+	nm->n_frames = (unsigned)n;
+	e->n_frames = (uint8_t)n;
+	return 0;
+}
+
+static int read_cycle(struct loader *l, size_t i, json_object *c)
+{
+	struct sp_order_edge edges[SP_MAX_CYCLE_EDGES];
+	json_object *arr;
+	uint64_t count;
+	size_t n;
+
+	if (!json_object_is_type(c, json_type_object) || get_u64(c, "count", 0, &count, NULL) ||
+	    !json_object_object_get_ex(c, "edges", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return fail(l, "%s: lock_order: cycle %zu: missing or bad \"count\" or \"edges\"",
+			    l->name, i);
+	n = json_object_array_length(arr);
+	if (n < 2 || n > sizeof(edges) / sizeof(*edges))
+		return fail(l, "%s: lock_order: cycle %zu: %zu edges (2 to %zu)", l->name, i, n,
+			    sizeof(edges) / sizeof(*edges));
+	for (size_t k = 0; k < n; k++) {
+		json_object *e = json_object_array_get_idx(arr, k), *held, *acq;
+		uint64_t tid;
+		int rc;
+
+		if (!json_object_is_type(e, json_type_object) ||
+		    !json_object_object_get_ex(e, "held", &held) ||
+		    !json_object_object_get_ex(e, "acquired", &acq) ||
+		    get_u64(e, "thread", 0, &tid, NULL) || tid > INT32_MAX)
+			return fail(l, "%s: lock_order: cycle %zu: bad edge %zu", l->name, i, k);
+		rc = read_order_end(l, held, &edges[k].held);
+		if (!rc)
+			rc = read_order_end(l, acq, &edges[k].acquired);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc)
+			return fail(l, "%s: lock_order: cycle %zu: edge %zu: bad \"held\" or "
+				       "\"acquired\"", l->name, i, k);
+		edges[k].tid = (int)tid;
+	}
+	return sp_profile_cycle_add(l->p, count, edges, (unsigned)n);
+}
+
+/* "lock_order": {"edges_kept", "edges_dropped", "cycles_dropped",
+ * "searches_cut", "cycles": [...]}; absent: lock order was off. */
+static int read_lock_order(struct loader *l, json_object *root)
+{
+	struct sp_lock_order *o = &l->p->order;
+	json_object *lo, *cycles;
+	int rc = 0;
+
+	if (!json_object_object_get_ex(root, "lock_order", &lo) || !lo)
+		return 0;
+	if (!json_object_is_type(lo, json_type_object) ||
+	    get_u64(lo, "edges_kept", 0, &o->edges_kept, NULL) ||
+	    get_u64(lo, "edges_dropped", 0, &o->edges_dropped, NULL) ||
+	    get_u64(lo, "cycles_dropped", 1, &o->cycles_dropped, NULL) ||
+	    get_u64(lo, "searches_cut", 1, &o->searches_cut, NULL) ||
+	    !json_object_object_get_ex(lo, "cycles", &cycles) ||
+	    !json_object_is_type(cycles, json_type_array))
+		return fail(l, "%s: \"lock_order\" is not an object with \"edges_kept\", "
+			       "\"edges_dropped\" and \"cycles\"", l->name);
+	o->on = 1;
+	for (size_t i = 0; !rc && i < json_object_array_length(cycles); i++)
+		rc = read_cycle(l, i, json_object_array_get_idx(cycles, i));
+	return rc;
+}
+
 static char *slurp(struct loader *l, const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
@@ -460,10 +573,11 @@ static int read_meta(struct loader *l, json_object *root)
  * that knows only strings, escapes and nesting (it validates nothing:
  * json-c does that on each piece) finds the top-level "rows" array and the
  * extent of each of its elements; the top-level object without its rows
- * is parsed whole (a few hundred bytes), then each row by itself into a
- * small tree that is freed once read.  Anything the scanner does not
- * recognise falls back to parsing the whole text, which then gives the
- * usual error messages.
+ * is parsed whole (a few hundred bytes, more with "lock_order": at most
+ * 256 cycles), then each row by itself into a small tree that is freed
+ * once read; "lock_order" is read from that object after the rows.
+ * Anything the scanner does not recognise falls back to parsing the whole
+ * text, which then gives the usual error messages.
  */
 
 /* The end of the string starting at @i (a '"'): the index after its
@@ -614,7 +728,6 @@ static int parse_streaming(struct loader *l, const char *t, size_t len, int *hol
 		return 1; /* the whole-text parse says what is wrong */
 	}
 	rc = check_header(l, root);
-	json_object_put(root);
 	for (i = skip_space(t, hi, lo + 1); !rc && i < hi - 1; n_rows++) {
 		size_t end = skip_value(t, hi - 1, i);
 		json_object *row = parse_piece(tok, t + i, end - i, &err_at, &e);
@@ -637,6 +750,9 @@ static int parse_streaming(struct loader *l, const char *t, size_t len, int *hol
 			i = skip_space(t, hi - 1, i + 1);
 		}
 	}
+	if (!rc) /* after the rows, as in the file */
+		rc = read_lock_order(l, root);
+	json_object_put(root);
 	json_tokener_free(tok);
 	return rc;
 }
@@ -685,6 +801,8 @@ int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_p
 		rc = sp_rows_reserve(&p->rows, json_object_array_length(rows));
 	for (size_t i = 0; !rc && i < json_object_array_length(rows); i++)
 		rc = read_row(&l, i, json_object_array_get_idx(rows, i), &hold_seen);
+	if (!rc)
+		rc = read_lock_order(&l, root);
 	json_object_put(root);
 done:
 	if (rc == -ENOMEM)

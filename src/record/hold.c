@@ -34,6 +34,13 @@
  * last owner of the lock in a direct-mapped array indexed by address,
  * written only when the owner changes.
  *
+ * Lists only.  Lock-order checking (lockorder.c) needs the published
+ * lists and nothing else: with lock_order=1 and not hold=1, no hold is
+ * timed (the countdown to the next sample is reset instead of reaching
+ * it, so the fast paths stay as they are), no waiter looks up its holder
+ * for blame and reports show no hold facts; last owners are still kept,
+ * as the fast path reads them.
+ *
  * Time: the one clock of base/clock.c, calibrated at once when hold
  * tracking starts (2 ms, only with hold=1).  sp_hold_lookup() reports since
  * when a lock is held: exactly for a timed hold; for an untimed one, the
@@ -61,6 +68,7 @@
  * uncontended, by design).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -89,6 +97,7 @@ SP_TLS struct sp_hold_pub *sp_hold_my_pub;
 SP_TLS unsigned sp_hold_sample_left;
 static SP_TLS uint32_t sample_rng;
 static unsigned sample_period = 1;
+static int times = 1; /* 0: lists only (lock order without hold=1) */
 static pthread_key_t pub_key;
 static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
 
@@ -237,6 +246,11 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	if (op != SP_TYPE_RWLOCK_READ)
 		owner_change(t, site, obj, op);
 	timed = SP_UNLIKELY(sp_hold_sample_left <= 1);
+	if (SP_UNLIKELY(timed && !times)) {
+		/* Lists only: no sample is ever taken. */
+		timed = 0;
+		sp_hold_sample_left = UINT_MAX;
+	}
 	/* Slot n is not visible until n is published (hold.h). */
 	h = &p->e[n];
 	sp_held_fill(h, obj, site->file, site->func, site->pc, site->line,
@@ -536,7 +550,7 @@ void sp_hold_snapshot(void)
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 {
 	w->have_holder = 0;
-	if (!sp_hold_is_on())
+	if (!sp_hold_is_on() || !times)
 		return;
 	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
 }
@@ -577,11 +591,18 @@ void sp_hold_fork_child(void)
 	}
 }
 
-int sp_hold_init(unsigned sample)
+int sp_hold_times_are_on(void)
+{
+	return sp_hold_is_on() && times;
+}
+
+int sp_hold_init(unsigned sample, int with_times)
 {
 	if (sp_hold_is_on())
 		return 0;
-	sp_clock_calibrate_now();
+	times = with_times;
+	if (times)
+		sp_clock_calibrate_now();
 	sample_period = sample ? sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);

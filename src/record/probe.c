@@ -61,6 +61,20 @@ int sp_rwlock_held_type(const void *l)
 		       : SP_TYPE_RWLOCK_READ;
 }
 
+/*
+ * glibc keeps an rwlock's kind in __data.__flags (public structure
+ * layout): only PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP makes new
+ * readers wait behind a waiting writer; the default and
+ * PTHREAD_RWLOCK_PREFER_WRITER_NP let a reader in while others read.
+ */
+int sp_rwlock_readers_wait(const void *l)
+{
+	const pthread_rwlock_t *rw = l;
+
+	return __atomic_load_n(&rw->__data.__flags, __ATOMIC_RELAXED) ==
+	       PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
 SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 						      const struct sp_site *site, uintptr_t obj,
 						      int op)
@@ -204,6 +218,11 @@ SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
 SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
+void syncprof_lock_forget(const void *lock)
+{
+	sp_order_forget(lock);
+}
+
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
 /* ---- the profiled calls, each given its site -------------------------- */
@@ -213,7 +232,7 @@ static SP_ALWAYS_INLINE int do_mutex_lock(pthread_mutex_t *m, const struct sp_si
 	if (OFF)
 		return pthread_mutex_lock(m);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site), 0, m,
-			     SP_TYPE_MUTEX, site);
+			     SP_TYPE_MUTEX, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp_site *site)
@@ -221,7 +240,7 @@ static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp
 	if (OFF)
 		return pthread_mutex_trylock(m);
 	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site), 0, m,
-			     SP_TYPE_MUTEX, site);
+			     SP_TYPE_MUTEX, site, 0);
 }
 
 static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
@@ -230,7 +249,7 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 	if (OFF)
 		return pthread_mutex_timedlock(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, site), 0,
-			     m, SP_TYPE_MUTEX, site);
+			     m, SP_TYPE_MUTEX, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_mutex_unlock(pthread_mutex_t *m, const struct sp_site *site)
@@ -245,7 +264,7 @@ static SP_ALWAYS_INLINE int do_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	if (OFF)
 		return pthread_cond_wait(c, m);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_wait(c, m))));
+				  pthread_cond_wait(c, m))), site);
 }
 
 static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -255,7 +274,7 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 	if (OFF)
 		return pthread_cond_timedwait(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_timedwait(c, m, abstime))));
+				  pthread_cond_timedwait(c, m, abstime))), site);
 }
 
 #define SP_DO_RW(name, call, probe_call)                                                     \
@@ -269,16 +288,16 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 
 SP_DO_RW(rdlock, pthread_rwlock_rdlock(l),
 	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site), 0, l,
-		       SP_TYPE_RWLOCK_READ, site))
+		       SP_TYPE_RWLOCK_READ, site, 1))
 SP_DO_RW(wrlock, pthread_rwlock_wrlock(l),
 	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site), 0, l,
-		       SP_TYPE_RWLOCK_WRITE, site))
+		       SP_TYPE_RWLOCK_WRITE, site, 1))
 SP_DO_RW(tryrdlock, pthread_rwlock_tryrdlock(l),
 	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site), 0, l,
-		       SP_TYPE_RWLOCK_READ, site))
+		       SP_TYPE_RWLOCK_READ, site, 0))
 SP_DO_RW(trywrlock, pthread_rwlock_trywrlock(l),
 	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site), 0, l,
-		       SP_TYPE_RWLOCK_WRITE, site))
+		       SP_TYPE_RWLOCK_WRITE, site, 0))
 #undef SP_DO_RW
 
 static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
@@ -288,7 +307,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedrdlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, site),
-			     0, l, SP_TYPE_RWLOCK_READ, site);
+			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
@@ -298,7 +317,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return pthread_rwlock_timedwrlock(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, site);
+			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
@@ -312,7 +331,7 @@ static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_
 	if (OFF)
 		return pthread_spin_lock(s);
 	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, site);
+			     (void *)s, SP_TYPE_SPINLOCK, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct sp_site *site)
@@ -320,7 +339,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 	if (OFF)
 		return pthread_spin_trylock(s);
 	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, site);
+			     (void *)s, SP_TYPE_SPINLOCK, site, 0);
 }
 
 static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
@@ -334,7 +353,7 @@ static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
 	if (OFF)
 		return mtx_lock(m);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site), thrd_success,
-			     m, SP_TYPE_MUTEX, site);
+			     m, SP_TYPE_MUTEX, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
@@ -342,7 +361,7 @@ static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
 	if (OFF)
 		return mtx_trylock(m);
 	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site), thrd_success, m,
-			     SP_TYPE_MUTEX, site);
+			     SP_TYPE_MUTEX, site, 0);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abstime,
@@ -351,7 +370,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 	if (OFF)
 		return mtx_timedlock(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, site),
-			     thrd_success, m, SP_TYPE_MUTEX, site);
+			     thrd_success, m, SP_TYPE_MUTEX, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)
@@ -365,7 +384,7 @@ static SP_ALWAYS_INLINE int do_cnd_wait(void *c, void *m, const struct sp_site *
 	if (OFF)
 		return cnd_wait(c, m);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  cnd_wait(c, m))));
+				  cnd_wait(c, m))), site);
 }
 
 static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct timespec *abstime,
@@ -374,7 +393,7 @@ static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct time
 	if (OFF)
 		return cnd_timedwait(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  cnd_timedwait(c, m, abstime))));
+				  cnd_timedwait(c, m, abstime))), site);
 }
 
 /* ---- public entry points ---------------------------------------------- */

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "hold.h"
+#include "record/lockorder.h"
 #include "record/record.h"
 #include "trace/trace.h"
 
@@ -158,17 +159,25 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 	return rc;
 }
 
-/* After an acquisition, with hold tracking on (hold.c); returns @rc. */
+/*
+ * After an acquisition, with hold tracking on (hold.c) and lock order
+ * (lockorder.c, which implies hold tracking); returns @rc.  @blocking: the
+ * call could wait (lock, not trylock): only such a call adds lock-order
+ * edges, and it does so before the lock joins the held list.
+ */
 static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
-					  const struct sp_site *site)
+					  const struct sp_site *site, int blocking)
 {
 	struct sp_thread *t;
 
 	if (SP_UNLIKELY(sp_hold_is_on()) && (rc == ok || rc == EOWNERDEAD) &&
-	    (t = sp_tls_self) &&
-	    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func, site->pc,
-				   site->line))
-		sp_hold_acquired(t, (uintptr_t)obj, op, site);
+	    (t = sp_tls_self)) {
+		if (SP_UNLIKELY(sp_order_is_on()) && blocking)
+			sp_order_acquired_call(t, (uintptr_t)obj, op, site);
+		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func, site->pc,
+					   site->line))
+			sp_hold_acquired(t, (uintptr_t)obj, op, site);
+	}
 	return rc;
 }
 
@@ -192,10 +201,17 @@ static SP_ALWAYS_INLINE void sp_probe_cond_release(void *m)
 		sp_hold_cond_begin((uintptr_t)m);
 }
 
-static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc)
+/* ... and retakes it: resume its hold; with lock order, the retake is a
+ * blocking acquisition of @m at @site while the rest of the list is held. */
+static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc, const struct sp_site *site)
 {
-	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self)
+	struct sp_thread *t;
+
+	if (SP_UNLIKELY(sp_hold_is_on()) && (t = sp_tls_self)) {
+		if (SP_UNLIKELY(sp_order_is_on()))
+			sp_order_retaken(t, (uintptr_t)m, site);
 		sp_hold_cond_end((uintptr_t)m);
+	}
 	return rc;
 }
 

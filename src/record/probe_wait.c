@@ -98,7 +98,7 @@ static SP_ALWAYS_INLINE int do_mutex_clocklock(pthread_mutex_t *m, clockid_t clo
 		return pthread_mutex_clocklock(m, clock, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_clock_ops, SP_CLOCK_ARG(&d),
 					   site),
-			     0, m, SP_TYPE_MUTEX, site);
+			     0, m, SP_TYPE_MUTEX, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -108,7 +108,7 @@ static SP_ALWAYS_INLINE int do_cond_clockwait(pthread_cond_t *c, pthread_mutex_t
 	if (OFF)
 		return pthread_cond_clockwait(c, m, clock, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_clockwait(c, m, clock, abstime))));
+				  pthread_cond_clockwait(c, m, clock, abstime))), site);
 }
 
 /* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock
@@ -128,7 +128,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t
 		return pthread_rwlock_clockrdlock(l, clock, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
-			     0, l, SP_TYPE_RWLOCK_READ, site);
+			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
@@ -141,7 +141,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t
 		return pthread_rwlock_clockwrlock(l, clock, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, site);
+			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
 }
 
 static SP_ALWAYS_INLINE int do_sem_wait(sem_t *s, const struct sp_site *site)

@@ -131,6 +131,20 @@ struct sp_wait_pub {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct sp_wait_pub) == 64, "a published wait is one cache line");
 
+/*
+ * A lock-order edge "@to taken while @from was held" that its thread knows
+ * is in the graph (lockorder.c): the key of the edge, so that a known edge
+ * costs one probe of a direct-mapped cache.  Owner only; @from 0: empty.
+ */
+struct sp_order_slot {
+	uintptr_t from, to;
+	uint64_t gens;     /* generations of the two locks (lockorder.c) */
+	uint32_t mode;     /* read/write modes of the two ends */
+	uint32_t dropped;  /* it found the edge table full: counted once */
+};
+_Static_assert(sizeof(struct sp_order_slot) == 32, "two order slots per cache line");
+#define SP_ORDER_CACHE 256
+
 /* A thread known to the profiler. */
 struct sp_thread {
 	struct sp_table table;
@@ -149,6 +163,9 @@ struct sp_thread {
 	pid_t tid;
 	char name[16];
 	struct sp_wait_pub wait; /* watchdog.c */
+	/* lock order (lockorder.c): edges this thread knows; its pages are
+	 * touched only by threads that take locks inside others */
+	struct sp_order_slot order_cache[SP_ORDER_CACHE];
 };
 
 /* ---- "table.c" -------------------------------------------------------- */
@@ -323,6 +340,10 @@ int sp_mutex_type(const void *mutex);
 /* Before its unlock: SP_TYPE_RWLOCK_WRITE if the calling thread holds the
  * rwlock @l for writing, else SP_TYPE_RWLOCK_READ. */
 int sp_rwlock_held_type(const void *l);
+/* 1 when readers of the rwlock @l wait for a waiting writer (glibc's
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), so that two read holds
+ * can be part of a deadlock; 0 for glibc's default, reader-preferring. */
+int sp_rwlock_readers_wait(const void *l);
 
 /* ---- "wait_pub.c" ---------------------------------------------------- */
 
@@ -358,9 +379,17 @@ static inline int sp_hold_is_on_acquire(void)
 	return sp_load_acquire(&sp_hold_ready);
 }
 
-/* Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
- * Return 0, or -ENOMEM (then the program runs on without it). */
-int sp_hold_init(unsigned sample);
+/*
+ * Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
+ * @times 0: the published held lists only, which lock-order checking needs
+ * (lock_order=1 without hold=1): no hold is timed, no waiter looks for
+ * its holder to blame, and reports show no hold facts.
+ * Return 0, or -ENOMEM (then the program runs on without it).
+ */
+int sp_hold_init(unsigned sample, int times);
+/* Hold times, owner changes and blame are recorded (hold=1), not only the
+ * held lists. */
+int sp_hold_times_are_on(void);
 /* fork(): in the child (lifecycle's atfork handler). */
 void sp_hold_fork_child(void);
 void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op, const struct sp_site *site);
@@ -481,5 +510,15 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 }
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
+/*
+ * The two stacks of a lock-order edge, from one unwind: the callers of the
+ * current call above @site_pc into @out (*@n of them, at most @max), and,
+ * when the function that made the call at @held_pc (an earlier lock call
+ * whose lock is still held) is on the current stack, its callers into
+ * @held_out (*@n_held).  Functions are told apart by the unwinder's
+ * enclosing-function lookup (libgcc); without it *@n_held is 0.
+ */
+void sp_stack_capture_edge(uintptr_t site_pc, uintptr_t held_pc, unsigned max, uintptr_t *out,
+			   unsigned *n, uintptr_t *held_out, unsigned *n_held);
 
 #endif /* SP_RECORD_RECORD_H */

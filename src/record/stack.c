@@ -463,6 +463,24 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 
 unsigned sp_stack_frames;
 
+/*
+ * libgcc's _Unwind_FindEnclosingFunction(), found at start-up in the
+ * libgcc_s that backtrace() loaded (no link-time dependency on it): the
+ * start of the function that contains a code address, from the unwind
+ * tables, without symbols.  NULL when it is not there (static programs).
+ */
+static void *(*enclosing_function)(void *pc);
+
+static void enclosing_init(void)
+{
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!h)
+		return;
+	enclosing_function = (void *(*)(void *))dlsym(h, "_Unwind_FindEnclosingFunction");
+	dlclose(h); /* NOLOAD took a reference; backtrace() keeps its own */
+}
+
 void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames)
 {
@@ -474,6 +492,7 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		return;
 	}
 	backtrace(warm, 4); /* loads libgcc_s now, not inside a lock call */
+	enclosing_init();
 	dl_iterate_phdr(add_lib_ranges, NULL);
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
 	sp_skip_frames = skip_frames;
@@ -594,4 +613,41 @@ unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)
 	while (++i < n && k < max)
 		out[k++] = frames[i];
 	return k;
+}
+
+/*
+ * Lock-order edges (lockorder.c).  The held lock's call was made by a
+ * function that, in the common case, is still running: a caller of the
+ * current call, or the current call's own function.  Its frame is found
+ * by comparing enclosing functions (unwind tables, no symbols, no malloc;
+ * the thread is busy during the unwind); its callers are then exactly the
+ * held acquisition's stack.  When that function has returned meanwhile,
+ * the held side gets no stack.
+ */
+void sp_stack_capture_edge(uintptr_t site_pc, uintptr_t held_pc, unsigned max, uintptr_t *out,
+			   unsigned *n, uintptr_t *held_out, unsigned *n_held)
+{
+	uintptr_t frames[MAX_UNWIND];
+	int nf = unwind(frames, MAX_UNWIND);
+	int i = frame_index(frames, nf, site_pc);
+	struct sp_thread *saved;
+	void *fn;
+
+	*n = *n_held = 0;
+	if (i < 0)
+		return;
+	for (int k = i + 1; k < nf && *n < max; k++)
+		out[(*n)++] = frames[k];
+	if (!held_pc || !enclosing_function)
+		return;
+	saved = sp_thread_enter(); /* the unwinder's lookups may lock */
+	fn = enclosing_function((void *)held_pc);
+	for (int k = i; fn && k < nf; k++) {
+		if (enclosing_function((void *)frames[k]) != fn)
+			continue;
+		while (++k < nf && *n_held < max)
+			held_out[(*n_held)++] = frames[k];
+		break;
+	}
+	sp_thread_leave(saved);
 }

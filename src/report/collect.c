@@ -9,6 +9,9 @@
  * addresses: the same inline function in a header has one __FILE__ string
  * per translation unit, and the user wants one row for it.
  *
+ * With lock-order checking, the cycles found (lockorder.c) are copied
+ * into the profile too, their edges' ends keyed like rows' sites.
+ *
  * Concurrency: other threads' counters are read with relaxed loads (each
  * value whole, values of one entry possibly from slightly different
  * moments).  Maxima of entries whose epoch predates the last reset are
@@ -144,3 +147,47 @@ int sp_collect(struct sp_rows *out, int with_blame)
 	return c.err;
 }
 
+
+struct order_ctx {
+	struct sp_profile *p;
+	int err;
+};
+
+static void end_from_view(struct sp_order_end *e, const struct sp_order_end_view *v)
+{
+	memset(e, 0, sizeof(*e));
+	e->obj = v->obj;
+	e->type = v->type;
+	e->site = v->site;
+	e->n_frames = v->n_frames;
+	memcpy(e->frames, v->frames, v->n_frames * sizeof(*e->frames));
+}
+
+static void collect_cycle(const struct sp_cycle_view *c, void *arg)
+{
+	struct order_ctx *o = arg;
+	struct sp_order_edge edges[SP_ORDER_MAX_CYCLE];
+
+	if (o->err)
+		return;
+	for (unsigned k = 0; k < c->n; k++) {
+		end_from_view(&edges[k].held, &c->edges[k].held);
+		end_from_view(&edges[k].acquired, &c->edges[k].acquired);
+		edges[k].tid = c->edges[k].tid;
+	}
+	o->err = sp_profile_cycle_add(o->p, c->count, edges, c->n);
+}
+
+int sp_collect_order(struct sp_profile *p)
+{
+	struct order_ctx o = { p, 0 };
+	struct sp_order_stats st;
+
+	p->order.on = sp_order_is_on();
+	sp_order_foreach_cycle(collect_cycle, &o, &st);
+	p->order.edges_kept = st.edges_kept;
+	p->order.edges_dropped = st.edges_dropped;
+	p->order.cycles_dropped = st.cycles_dropped;
+	p->order.searches_cut = st.searches_cut;
+	return o.err;
+}

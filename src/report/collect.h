@@ -6,6 +6,7 @@
 #ifndef SP_REPORT_COLLECT_H
 #define SP_REPORT_COLLECT_H
 
+#include "record/lockorder.h"
 #include "record/record.h"
 #include "report/profile.h"
 
@@ -16,5 +17,12 @@
  * Return: 0 or -ENOMEM (then @out is empty).
  */
 int sp_collect(struct sp_rows *out, int with_blame);
+
+/*
+ * The lock-order cycles found so far, net of the last reset, and the
+ * graph's counts, into @p->order (nothing when lock order is off).
+ * Caller serialises with resets.  Return: 0 or -ENOMEM.
+ */
+int sp_collect_order(struct sp_profile *p);
 
 #endif

@@ -17,6 +17,9 @@
  * and a loaded profile printed sites differently); naming every row before
  * the top-N cut (a symbolization per row of a million-row profile).
  *
+ * Lock-order cycles (order.c) are named the same way, every end of every
+ * edge: there are few, and none is cut.
+ *
  * Thread-safety: sp_profile_resolve() and sp_site_name() symbolize, which
  * is not thread-safe: callers serialise reports (report_lock).
  */
@@ -102,6 +105,32 @@ static int resolve_row(struct sp_profile *p, struct sp_row *r)
 	return rc;
 }
 
+/* One end of a lock-order edge: its site and stack, as a row's. */
+static int resolve_end(struct sp_profile *p, struct sp_order_end *e)
+{
+	struct sp_names *nm;
+	struct sp_frame *frames;
+	int rc;
+
+	if (e->names)
+		return 0; /* read back from a saved profile */
+	nm = sp_profile_alloc(p, sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	rc = frame_of_site(p, &e->site, &nm->site);
+	if (!rc && e->n_frames) {
+		frames = sp_profile_alloc(p, e->n_frames * sizeof(*frames));
+		if (!frames)
+			return -ENOMEM;
+		for (unsigned i = 0; i < e->n_frames && !rc; i++)
+			rc = frame_from_pc(p, e->frames[i], &frames[i]);
+		nm->frames = frames;
+		nm->n_frames = e->n_frames;
+	}
+	e->names = nm;
+	return rc;
+}
+
 int sp_profile_resolve(struct sp_profile *p)
 {
 	for (size_t i = 0; i < p->rows.n; i++) {
@@ -112,6 +141,16 @@ int sp_profile_resolve(struct sp_profile *p)
 		rc = resolve_row(p, &p->rows.v[i]);
 		if (rc)
 			return rc;
+	}
+	for (size_t i = 0; i < p->order.n_cycles; i++) {
+		struct sp_cycle *c = &p->order.cycles[i];
+
+		for (unsigned k = 0; k < c->n_edges; k++) {
+			int rc = resolve_end(p, &c->edges[k].held);
+
+			if (rc || (rc = resolve_end(p, &c->edges[k].acquired)))
+				return rc;
+		}
 	}
 	return 0;
 }

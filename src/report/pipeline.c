@@ -510,5 +510,6 @@ int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options 
 	sp_report_sort(&p->rows, o->sort);
 	p->sort = o->sort;
 	sp_report_top(&p->rows, o->top);
+	sp_order_sort(&p->order);
 	return 0;
 }

@@ -18,6 +18,8 @@
  * layout (304 buckets: 2.4 KiB in 64-bit counts).  Histogram arrays and
  * blame lists are malloc'd, owned by their detail and freed with the set;
  * sp_rows_push() copies a row's detail, arrays included.
+ * Lock-order cycles are an array owned by the profile (a report has a few;
+ * the recorder keeps 256 at most), their edges in the arena.
  *
  * Thread-safety: none; a profile belongs to the thread that builds it.
  */
@@ -148,6 +150,7 @@ int sp_profile_init(struct sp_profile *p)
 void sp_profile_free(struct sp_profile *p)
 {
 	sp_rows_free(&p->rows);
+	free(p->order.cycles);
 	if (p->arena) {
 		struct arena_block *b = p->arena->blocks, *next;
 
@@ -424,5 +427,34 @@ int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_si
 		d->blame[i - 1] = d->blame[i];
 		d->blame[i] = tmp;
 	}
+	return 0;
+}
+
+/* ---- lock-order cycles ------------------------------------------------------ */
+
+int sp_profile_cycle_add(struct sp_profile *p, uint64_t count, const struct sp_order_edge *edges,
+			 unsigned n)
+{
+	struct sp_lock_order *o = &p->order;
+	struct sp_cycle *c;
+	struct sp_order_edge *copy;
+
+	if (o->n_cycles == o->cap_cycles) {
+		size_t cap = o->cap_cycles ? o->cap_cycles * 2 : 8;
+		struct sp_cycle *v = realloc(o->cycles, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		o->cycles = v;
+		o->cap_cycles = cap;
+	}
+	copy = sp_profile_alloc(p, n * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, edges, n * sizeof(*copy));
+	c = &o->cycles[o->n_cycles++];
+	c->count = count;
+	c->n_edges = n;
+	c->edges = copy;
 	return 0;
 }

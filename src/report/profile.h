@@ -23,11 +23,16 @@
  *            the lock (hold tracking only), with the wait and count they
  *            caused;
  *   detail   a row's histograms, raw stack and blame, out of line (most
- *            rows of a large profile have none).
+ *            rows of a large profile have none);
+ *   cycle    with lock-order checking: locks that threads took inside each
+ *            other in a circle, a potential deadlock; each edge "acquired
+ *            taken while held was held" with both locks, their sites and
+ *            stacks, and the thread.
  *
  * Memory: rows live in their set (struct sp_rows), details and blame lists
  * in blocks the set owns; names and strings in the profile's arena, which
- * outlives every set made from the profile.
+ * outlives every set made from the profile; cycles in an array the
+ * profile owns, their edges in the arena.
  */
 #ifndef SP_REPORT_PROFILE_H
 #define SP_REPORT_PROFILE_H
@@ -141,6 +146,39 @@ static inline const struct sp_row_detail *sp_row_d(const struct sp_row *r)
 	return r->detail ? r->detail : &sp_row_detail_zero;
 }
 
+/* ---- lock order ------------------------------------------------------------ */
+
+/* One end of a lock-order edge: a lock, how and where it was taken. */
+struct sp_order_end {
+	uintptr_t obj;
+	uint8_t type;                    /* enum sp_type */
+	uint8_t n_frames;
+	struct sp_site site;             /* key (as a row's: names when loaded) */
+	uintptr_t frames[SP_MAX_FRAMES]; /* callers, innermost first */
+	const struct sp_names *names;    /* site and stack; set by sp_profile_resolve() */
+};
+
+/* "@acquired was taken, by a call that could wait, while @held was held". */
+struct sp_order_edge {
+	struct sp_order_end held, acquired;
+	int tid;
+};
+
+/* Each edge's acquired lock is the next edge's held one, the last's the
+ * first's. */
+struct sp_cycle {
+	uint64_t count;  /* object-level cycles found with these sites */
+	unsigned n_edges;
+	struct sp_order_edge *edges; /* in the profile's arena */
+};
+
+struct sp_lock_order {
+	int on;                      /* lock-order checking was on */
+	uint64_t edges_kept, edges_dropped, cycles_dropped, searches_cut;
+	struct sp_cycle *cycles;     /* owned by the profile */
+	size_t n_cycles, cap_cycles;
+};
+
 /* ---- the profile ----------------------------------------------------------- */
 
 struct sp_arena;
@@ -160,6 +198,7 @@ struct sp_profile {
 	int coalesced;
 	enum syncprof_sort sort;
 	struct sp_rows rows;
+	struct sp_lock_order order; /* with lock-order checking (order.on) */
 	struct sp_arena *arena; /* names and strings */
 };
 
@@ -192,6 +231,9 @@ int sp_hist_copy(struct sp_hist *d, const struct sp_hist *s);
 void sp_hist_free(struct sp_hist *h);
 void sp_hist_view(struct sp_hist *h, uint64_t *dense);
 uint64_t sp_hist_total(const struct sp_hist *h);
+/* Append a cycle of @n edges to @p (edges copied into the arena). */
+int sp_profile_cycle_add(struct sp_profile *p, uint64_t count, const struct sp_order_edge *edges,
+			 unsigned n);
 
 /* "pipeline.c" */
 /* A hash map from row keys (and objects, when with_obj) to rows of a set:
@@ -218,9 +260,16 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
 int sp_report_coalesce(struct sp_rows *rows);
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
 void sp_report_top(struct sp_rows *rows, unsigned top);
-/* Coalesce (when asked and not yet), sort and cut @p as @o says. */
+/* Coalesce (when asked and not yet), sort and cut @p as @o says; put its
+ * cycles in their one order (sp_order_sort()). */
 int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options *o);
 uint64_t sp_row_percentile(const struct sp_row *r, double q);
+
+/* "order.c" */
+/* Cycles in their one order: most found first, then shortest, then by
+ * sites, objects and threads - an order that a saved profile read back
+ * keeps (addresses first, as for rows). */
+void sp_order_sort(struct sp_lock_order *o);
 uint64_t sp_row_avg(const struct sp_row *r);
 /* Length of the directory prefix shared by the files of the rows' sites. */
 size_t sp_rows_common_prefix(const struct sp_rows *rows);

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/lockorder.h"
 #include "runtime/runtime.h"
 #include "trace/trace.h"
 #include "report/collect.h"
@@ -156,6 +157,7 @@ int sp_report_snapshot(void)
 	sp_rows_free(&snapshot);
 	snapshot = now;
 	sp_hold_snapshot();
+	sp_order_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);
@@ -203,11 +205,13 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->clock = sp_clock_name();
 	p->elapsed_ns = sp_profiled_ns();
 	p->lost = sp_lost_get();
-	p->hold = !!sp_hold_is_on();
+	p->hold = sp_hold_times_are_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	if (p->hold)
 		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
 	rc = sp_collect(&p->rows, p->hold);
+	if (!rc)
+		rc = sp_collect_order(p);
 	if (!rc)
 		rc = sp_report_subtract(&p->rows, &snapshot);
 	if (!rc)
@@ -616,23 +620,27 @@ static void trace_write_error(const struct sp_trace_write_error *e)
  * Every subsystem's fork and exit work is called from here, in one order,
  * instead of each registering its own handlers (which ran in whatever
  * order the handlers happened to be registered).  Locks are taken in the
- * documented order (trace control, trace io, trace list; then registry)
- * before fork() and released in reverse after it.
+ * documented order (trace control, trace io, trace list; then registry;
+ * then the lock-order graph's, a leaf) before fork() and released in
+ * reverse after it.
  */
 static void fork_prepare(void)
 {
 	sp_trace_fork_prepare();
 	sp_registry_fork_prepare();
+	sp_order_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	sp_order_fork_parent();
 	sp_registry_fork_parent();
 	sp_trace_fork_parent();
 }
 
 static void fork_child(void)
 {
+	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();
 	sp_trace_fork_child();
@@ -688,8 +696,12 @@ void sp_runtime_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	sp_trace_set_write_error_handler(trace_write_error);
-	if (sp_opts.hold && sp_hold_init(sp_opts.hold_sample))
+	/* Lock order needs hold tracking's held lists; hold=1 adds the rest. */
+	if ((sp_opts.hold || sp_opts.lock_order) && sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
+		      stderr);
+	else if (sp_opts.lock_order && sp_order_init())
+		fputs("syncprof: warning: lock-order checking could not start (out of memory)\n",
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
 	if (sp_opts.enabled)

@@ -134,6 +134,9 @@ static const struct run_option run_options[] = {
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },
+	{ "lock-order", 0, ARG_NONE, "lock_order", "1", NULL,
+	  "check the order in which locks are taken inside others and report\n"
+	  "its cycles: potential deadlocks, whether one happened or not" },
 	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, "MS",
 	  "warn while a thread has waited more than MS ms for a lock, naming\n"
 	  "it, its site and the lock (and, with --hold, the holder)" },

@@ -8,9 +8,11 @@
  * from the saved file as from the live process: metadata (pid, command,
  * clock, elapsed, lost calls, hold tracking and its sampling, the layout
  * of the histograms, how the rows were shaped and how many there were
- * before the top-N cut), and per row its key, counters, histograms,
- * resolved site and stack (with offsets and inlined callers) and, with
- * hold tracking, hold facts and blame.
+ * before the top-N cut), per row its key, counters, histograms, resolved
+ * site and stack (with offsets and inlined callers) and, with hold
+ * tracking, hold facts and blame; with lock-order checking, "lock_order":
+ * the graph's counts and every cycle, each edge's two ends (object, type,
+ * site, stack) and thread.
  *
  * The keys of version 1 keep their meaning; keys are only ever added.
  * Strings are escaped per RFC 8259 by sp_json_string() (render/text.c),
@@ -111,6 +113,17 @@ static void json_hold(FILE *out, const struct sp_row *r)
 	fputc(']', out);
 }
 
+static void json_stack(FILE *out, const struct sp_names *nm)
+{
+	fputs(",\"stack\":[", out);
+	for (unsigned i = 0; i < nm->n_frames; i++) {
+		if (i)
+			fputc(',', out);
+		json_frame(out, &nm->frames[i]);
+	}
+	fputc(']', out);
+}
+
 static void json_row(FILE *out, const struct sp_row *r, int hold)
 {
 	fprintf(out, "{\"type\":\"%s\",\"object\":", sp_type_name(r->type));
@@ -120,14 +133,9 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 		fputs("null", out);
 	fprintf(out, ",\"n_objects\":%llu,\"site\":", (unsigned long long)r->n_objects);
 	json_frame(out, &r->names->site);
-	fputs(",\"stack\":[", out);
-	for (unsigned i = 0; i < r->names->n_frames; i++) {
-		if (i)
-			fputc(',', out);
-		json_frame(out, &r->names->frames[i]);
-	}
+	json_stack(out, r->names);
 	fprintf(out,
-		"],\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",
+		",\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",
 		(unsigned long long)r->acquisitions, (unsigned long long)r->contended,
 		(unsigned long long)r->wait_ns, (unsigned long long)r->wait_max_ns);
 	if (hold)
@@ -143,6 +151,43 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 	if (hold)
 		json_hold(out, r);
 	fputc('}', out);
+}
+
+static void json_order_end(FILE *out, const char *key, const struct sp_order_end *e)
+{
+	static const struct sp_names unknown;
+	const struct sp_names *nm = e->names ? e->names : &unknown;
+
+	fprintf(out, "\"%s\":{\"object\":\"%#lx\",\"type\":\"%s\",\"site\":", key,
+		(unsigned long)e->obj, sp_type_name(e->type));
+	json_frame(out, &nm->site);
+	json_stack(out, nm);
+	fputc('}', out);
+}
+
+/* "lock_order": the graph's counts, then the cycles, one per line. */
+static void json_order(FILE *out, const struct sp_lock_order *o)
+{
+	fprintf(out,
+		",\"lock_order\":{\"edges_kept\":%llu,\"edges_dropped\":%llu,"
+		"\"cycles_dropped\":%llu,\"searches_cut\":%llu,\"cycles\":[",
+		(unsigned long long)o->edges_kept, (unsigned long long)o->edges_dropped,
+		(unsigned long long)o->cycles_dropped, (unsigned long long)o->searches_cut);
+	for (size_t i = 0; i < o->n_cycles; i++) {
+		const struct sp_cycle *c = &o->cycles[i];
+
+		fprintf(out, "%s{\"count\":%llu,\"edges\":[", i ? ",\n" : "\n",
+			(unsigned long long)c->count);
+		for (unsigned k = 0; k < c->n_edges; k++) {
+			fputs(k ? ",{" : "{", out);
+			json_order_end(out, "held", &c->edges[k].held);
+			fputc(',', out);
+			json_order_end(out, "acquired", &c->edges[k].acquired);
+			fprintf(out, ",\"thread\":%d}", c->edges[k].tid);
+		}
+		fputs("]}", out);
+	}
+	fputs("]}", out);
 }
 
 int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
@@ -172,6 +217,9 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		fputs(i ? ",\n" : "\n", out);
 		json_row(out, &rows->v[i], p->hold);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	if (p->order.on)
+		json_order(out, &p->order);
+	fputs("}\n", out);
 	return 0;
 }

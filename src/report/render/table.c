@@ -9,6 +9,10 @@
  * how many lock calls could not be recorded when that is not zero.
  * With hold tracking on (hold.c): Hold Time (s), Max hold (us) and Owner
  * chg columns, and under each row its blame lines (largest first, top 4).
+ * With lock-order checking on (lockorder.c), a "Lock-order cycles"
+ * section follows the rows: every cycle, one line per edge with both
+ * locks, both call sites and the thread, then what the graph kept and
+ * dropped.
  *
  * Columns are rows of a table (key, header, width, alignment), so
  * that --columns / columns= can choose and reorder them by key; without
@@ -197,6 +201,49 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 	}
 }
 
+/* With lock-order checking: the cycles, every edge with both sites. */
+static void order_section(FILE *out, const struct sp_profile *p,
+			  const struct syncprof_report_options *o, size_t auto_len)
+{
+	const struct sp_lock_order *lo = &p->order;
+	static const struct sp_frame unknown;
+
+	fprintf(out, "\nLock-order cycles (potential deadlocks): ");
+	if (lo->n_cycles)
+		fprintf(out, "%zu", lo->n_cycles);
+	else
+		fputs("none", out);
+	fprintf(out, " (lock-order graph: %llu edge%s kept, %llu dropped)\n",
+		(unsigned long long)lo->edges_kept, lo->edges_kept == 1 ? "" : "s",
+		(unsigned long long)lo->edges_dropped);
+	for (size_t i = 0; i < lo->n_cycles; i++) {
+		const struct sp_cycle *c = &lo->cycles[i];
+
+		fprintf(out, "cycle %zu: %u locks, found %llu time%s\n", i + 1, c->n_edges,
+			(unsigned long long)c->count, c->count == 1 ? "" : "s");
+		for (unsigned k = 0; k < c->n_edges; k++) {
+			const struct sp_order_edge *e = &c->edges[k];
+			char held[512], acq[512];
+
+			sp_frame_format(e->held.names ? &e->held.names->site : &unknown,
+					o->src_root, auto_len, held, sizeof(held));
+			sp_frame_format(e->acquired.names ? &e->acquired.names->site : &unknown,
+					o->src_root, auto_len, acq, sizeof(acq));
+			fprintf(out, "  thread %d took %s %#lx at %s\n    while holding %s %#lx, taken "
+				     "at %s\n",
+				e->tid, sp_type_name(e->acquired.type), (unsigned long)e->acquired.obj,
+				acq, sp_type_name(e->held.type), (unsigned long)e->held.obj, held);
+		}
+	}
+	if (lo->edges_dropped || lo->cycles_dropped || lo->searches_cut)
+		fprintf(out, "syncprof: lock order: %llu new edge%s dropped (edge table full), %llu "
+			     "cycle%s dropped (cycle table full), %llu search%s cut short: cycles "
+			     "may be missing\n",
+			(unsigned long long)lo->edges_dropped, lo->edges_dropped == 1 ? "" : "s",
+			(unsigned long long)lo->cycles_dropped, lo->cycles_dropped == 1 ? "" : "s",
+			(unsigned long long)lo->searches_cut, lo->searches_cut == 1 ? "" : "es");
+}
+
 struct layout {
 	int ids[SP_MAX_COLUMNS], width[SP_MAX_COLUMNS], text[SP_MAX_COLUMNS];
 	int n, n_text; /* columns; text columns (text[c]: their index, or -1) */
@@ -299,6 +346,8 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "syncprof: %llu wait%s could not be blamed (the blame table was "
 			     "full); their time is in the rows, without blame\n",
 			(unsigned long long)p->blame_lost, p->blame_lost == 1 ? "" : "s");
+	if (p->order.on)
+		order_section(out, p, o, auto_len);
 	cells_free(&cells);
 	return 0;
 }

@@ -1,0 +1,644 @@
+/*
+ * lockorder.c - lock-order checking (SYNCPROF_OPTIONS lock_order=1,
+ * syncprof run --lock-order): the order in which threads take locks
+ * inside others, and its cycles - potential deadlocks, whether or not one
+ * happened in this run.
+ *
+ * The graph.  Nodes are lock objects; an edge A -> B says "B was taken by
+ * a blocking call while A was held", with the call sites (and, for
+ * interposed calls with frames=N, the stacks) of both acquisitions, the
+ * modes (read or not) of both and the thread.  A cycle A -> B -> ... -> A
+ * is a set of acquisitions that can wait for each other in a circle.
+ * Which acquisitions make edges:
+ *   - blocking calls (lock, timedlock, rdlock, wrlock, spin_lock; a timed
+ *     call can wait too) add an edge from every lock the thread holds;
+ *   - a successful trylock adds none into the lock it took (it cannot
+ *     wait), but that lock, once held, is the tail of later edges;
+ *   - taking a lock the thread holds already adds none (a recursive
+ *     mutex, a read lock taken again: neither can wait for itself);
+ *   - a condition wait releases its mutex and retakes it: the retake is a
+ *     blocking acquisition while the thread holds the rest of its list;
+ *   - two read holds of one rwlock do not wait for each other: a cycle
+ *     whose only waits at an rwlock are "read while read-held" is no
+ *     deadlock with glibc's default (reader-preferring) rwlocks and is not
+ *     reported; with PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP readers
+ *     queue behind a waiting writer, and it is (sp_rwlock_readers_wait()).
+ * Which locks a thread holds is hold tracking's published list (hold.h):
+ * lock_order=1 turns hold tracking on, and adds nothing to its pushes and
+ * pops.
+ *
+ * Generations.  A destroyed (or initialised again) lock leaves the graph:
+ * pthread_*_init/destroy and their C11 twins are interposed (preload.c)
+ * and redirected (instrument.h) to sp_order_forget(), which bumps a
+ * generation counter of the address in a direct-mapped table.  Nodes are
+ * (address, generation); the search skips edges into a generation that is
+ * no longer current, so a lock made later at a reused address starts
+ * afresh instead of inheriting its predecessor's edges.  Two addresses
+ * 2 MiB apart share a counter: a destroy then also forgets the other
+ * lock's edges (cycles may be missed, none is invented).
+ *
+ * Cost.  An acquisition with nothing held costs the probe one load and a
+ * branch (sp_order_acquired(), inline).  With locks held, each held lock
+ * costs a probe of the thread's direct-mapped cache of known edges
+ * (struct sp_order_slot, 256 per thread): a known edge is a lookup and
+ * nothing else.  A miss looks the edge up in the global table, lock-free;
+ * only an edge never seen before takes the order lock (sp_lock, a futex:
+ * never a lock the program could see), is appended, and starts a search
+ * for cycles through it.  Nothing on any of these paths mallocs.
+ *
+ * The search.  A new edge A -> B closes a cycle iff A is reachable from B.
+ * A breadth-first search from B (rather than a depth-first one: it finds
+ * the shortest cycles first, which are the readable ones, and its visited
+ * marks are exact) walks the out-edges of each node, keeping per node
+ * whether it was reached by a read acquisition, to apply the read-read
+ * rule above.  Each edge that reaches A closes one cycle; at most 4 are
+ * taken per search (each through a different last edge), at most 16 edges
+ * long, and a search expands at most 16384 nodes (counted in
+ * searches_cut when it stops there).
+ *
+ * Cycles.  A cycle found is stored once per *sequence of sites* (rotated
+ * to a canonical first edge, names compared by content): the same code
+ * taking other objects in the same circle - a transfer between any two of
+ * a thousand accounts - is one cycle whose count says how many object-level
+ * cycles were found, with the objects, threads and stacks of the first.
+ *
+ * Limits: a cycle guarded by a lock that all its paths hold first (a
+ * gate lock) is reported although it cannot deadlock, as TSan's detector
+ * reports it (telling would mean keeping each edge's whole held set); an
+ * acquisition that never completes adds no edge.
+ *
+ * Memory is bounded and allocated once, with mmap, when checking starts
+ * (virtual; pages are touched as the graph grows): 16384 edges of ~380
+ * bytes with their stacks, an index of 32768 slots, 65536 nodes, the
+ * search queue, 256 cycles, 2^18 generation counters - about 12 MiB.  An
+ * edge that finds the table full is dropped and counted (once per thread
+ * while it stays in that thread's cache); a cycle that finds the cycle
+ * table full is counted; reports print both.  Edges of destroyed locks
+ * keep their slots.
+ *
+ * Concurrency.  Edges and cycles are written under order_lock and
+ * published with release stores (the index slot, n_edges, n_cycles);
+ * lock-free readers (the lookups of other threads, reports) load those
+ * with acquire and read only published, immutable records.  A cycle's
+ * count is a relaxed counter.  Lock order: report_lock, then order_lock;
+ * order_lock is a leaf taken with no other lock of ours held, and held
+ * across fork() (lifecycle.c).
+ *
+ * Alternatives considered: keeping held lists of our own (a second push
+ * and pop per acquisition, where hold tracking's list is already there);
+ * lockdep's lock classes (by initialisation site: instrumented and
+ * interposed code have no such site for statically initialised locks);
+ * TSan's deadlock detector keeps a stack per acquisition of every held
+ * lock (its shadow stacks make that cheap; an unwind per acquisition
+ * here would not be); one global hash table probed by every nested
+ * acquisition (a shared cache line per acquisition, what the per-thread
+ * cache avoids).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "record/lockorder.h"
+
+#define EDGES 16384
+#define INDEX_SLOTS (2 * EDGES)
+#define NODES (4 * EDGES)
+#define QUEUE (2 * NODES)
+#define CYCLES 256
+#define GEN_BITS 18
+#define SEARCH_BUDGET 16384
+#define FOUND_PER_SEARCH 4
+
+#define MODE_HELD_READ 1u /* the held end was held for reading */
+#define MODE_ACQ_READ 2u  /* the acquired end was taken for reading */
+
+struct edge {
+	/* key, then the rest: all written before publication, then immutable */
+	uintptr_t from, to;
+	uint64_t gens; /* gen(from) << 32 | gen(to) */
+	uint32_t mode;
+	uint8_t held_type, acq_type;
+	uint8_t held_readers_wait, acq_readers_wait; /* sp_rwlock_readers_wait() */
+	uint8_t n_held_frames, n_acq_frames;
+	pid_t tid;
+	struct sp_site held_site, acq_site;
+	uintptr_t held_frames[SP_MAX_FRAMES], acq_frames[SP_MAX_FRAMES];
+	uint32_t next_out; /* order_lock: next edge out of the same node, index + 1 */
+};
+
+struct node {
+	uintptr_t obj; /* 0: free */
+	uint32_t gen;
+	uint32_t head;    /* first edge out, index + 1 */
+	uint32_t mark[2]; /* search id that reached it by a write / read acquisition */
+};
+
+struct state {
+	uint32_t node, parent, edge; /* the edge that reached the node */
+	uint8_t read, depth;         /* reached by a read; edges from the new one */
+};
+
+struct cycle {
+	uint64_t hash; /* of the site sequence */
+	uint32_t n;
+	uint32_t edge[SP_ORDER_MAX_CYCLE]; /* canonical rotation */
+	uint64_t count;                    /* relaxed: found with these sites */
+	uint64_t snap_count;               /* report_lock */
+};
+
+int sp_order_ready;
+static uint32_t *gens;
+static struct edge *edges;
+static uint32_t n_edges;  /* published with release */
+static uint32_t *index_;  /* edge index + 1, published with release */
+static struct node *nodes; /* order_lock */
+static struct state *queue; /* order_lock */
+static struct cycle *cycles;
+static uint32_t n_cycles; /* published with release */
+static uint32_t search_id; /* order_lock */
+static uint64_t edges_dropped, cycles_dropped, searches_cut; /* relaxed */
+static sp_lock_t order_lock = SP_LOCK_INIT;
+
+static SP_ALWAYS_INLINE uint32_t *gen_slot(uintptr_t obj)
+{
+	return &gens[(obj >> 3) & ((1u << GEN_BITS) - 1)];
+}
+
+static SP_ALWAYS_INLINE uint32_t gen_of(uintptr_t obj)
+{
+	return sp_load_relaxed(gen_slot(obj));
+}
+
+void sp_order_forget(const void *obj)
+{
+	/* Relaxed: a thread that uses the lock after its init learns of it
+	 * through whatever ordered the init before its use. */
+	if (sp_order_is_on())
+		sp_add_relaxed(gen_slot((uintptr_t)obj), 1);
+}
+
+/* Of the whole key: the global index's slot. */
+static uint64_t edge_hash(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode)
+{
+	uint64_t h = (from * 0x9E3779B97F4A7C15ull) ^ (to * 0xC2B2AE3D27D4EB4Full) ^
+		     (g * 0x165667B19E3779F9ull) ^ mode;
+
+	return h ^ (h >> 29);
+}
+
+/* Of the two locks only: the thread's cache slot (the modes and
+ * generations of one pair rarely differ; they are compared, not hashed). */
+static SP_ALWAYS_INLINE size_t cache_slot(uintptr_t from, uintptr_t to)
+{
+	return (size_t)(((from ^ (to * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full) >> 56) &
+	       (SP_ORDER_CACHE - 1);
+}
+
+/* The published edge with this key, or -1.  Any thread, lock-free: the
+ * index is at most half full, so a probe ends at a free slot. */
+static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & (INDEX_SLOTS - 1);; i = (i + 1) & (INDEX_SLOTS - 1)) {
+		uint32_t v = sp_load_acquire(&index_[i]);
+		const struct edge *e;
+
+		if (!v)
+			return -1;
+		e = &edges[v - 1];
+		if (e->from == from && e->to == to && e->gens == g && e->mode == mode)
+			return (int)(v - 1);
+	}
+}
+
+/* ---- nodes and the search (order_lock) ------------------------------------ */
+
+static struct node *node_get_locked(uintptr_t obj, uint32_t gen, int create)
+{
+	uint64_t h = (obj * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)gen * 0xC2B2AE3D27D4EB4Full);
+
+	for (uint32_t i = (uint32_t)(h >> 20) & (NODES - 1);; i = (i + 1) & (NODES - 1)) {
+		struct node *n = &nodes[i];
+
+		if (n->obj == obj && n->gen == gen)
+			return n;
+		if (!n->obj) {
+			if (!create)
+				return NULL;
+			n->obj = obj;
+			n->gen = gen;
+			return n;
+		}
+	}
+}
+
+static int str_cmp(const char *a, const char *b)
+{
+	return a == b ? 0 : strcmp(a ? a : "", b ? b : "");
+}
+
+static int site_cmp(const struct sp_site *a, const struct sp_site *b)
+{
+	int c;
+
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	if ((c = str_cmp(a->file, b->file)))
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return str_cmp(a->func, b->func);
+}
+
+/* Order of edges by what a cycle's identity is made of: sites and modes. */
+static int edge_sites_cmp(const struct edge *a, const struct edge *b)
+{
+	int c;
+
+	if ((c = site_cmp(&a->held_site, &b->held_site)))
+		return c;
+	if ((c = site_cmp(&a->acq_site, &b->acq_site)))
+		return c;
+	if (a->held_type != b->held_type)
+		return a->held_type < b->held_type ? -1 : 1;
+	return a->acq_type - b->acq_type;
+}
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	while (s && *s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h * 31;
+}
+
+static uint64_t site_hash(uint64_t h, const struct sp_site *s)
+{
+	h = str_hash(str_hash(h, s->file), s->func);
+	return (h ^ s->pc ^ ((uint64_t)s->line << 40)) * 0x9E3779B97F4A7C15ull;
+}
+
+/* Store the cycle @e[0..n) (n edges, each ending where the next starts)
+ * once per sequence of sites. */
+static void cycle_add_locked(const uint32_t *e, uint32_t n)
+{
+	uint32_t best = 0, nc = sp_load_relaxed(&n_cycles);
+	uint64_t h = n;
+	struct cycle *c;
+
+	for (uint32_t r = 1; r < n; r++)
+		for (uint32_t k = 0; k < n; k++) {
+			int d = edge_sites_cmp(&edges[e[(r + k) % n]], &edges[e[(best + k) % n]]);
+
+			if (d) {
+				if (d < 0)
+					best = r;
+				break;
+			}
+		}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct edge *x = &edges[e[(best + k) % n]];
+
+		h = site_hash(site_hash(h, &x->held_site), &x->acq_site) ^
+		    ((uint64_t)x->held_type << 8 | x->acq_type);
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t k;
+
+		c = &cycles[i];
+		if (c->hash != h || c->n != n)
+			continue;
+		for (k = 0; k < n; k++)
+			if (edge_sites_cmp(&edges[c->edge[k]], &edges[e[(best + k) % n]]))
+				break;
+		if (k == n) {
+			sp_store_relaxed(&c->count, c->count + 1);
+			return;
+		}
+	}
+	if (nc == CYCLES) {
+		sp_add_relaxed(&cycles_dropped, 1);
+		return;
+	}
+	c = &cycles[nc];
+	c->hash = h;
+	c->n = n;
+	for (uint32_t k = 0; k < n; k++)
+		c->edge[k] = e[(best + k) % n];
+	sp_store_relaxed(&c->count, 1);
+	sp_store_release(&n_cycles, nc + 1);
+}
+
+/* The path to state @si, then @closing: the cycle through edge queue[0]. */
+static void cycle_found_locked(uint32_t si, uint32_t closing)
+{
+	uint32_t e[SP_ORDER_MAX_CYCLE], n = queue[si].depth + 1;
+
+	e[n - 1] = closing;
+	for (uint32_t k = n - 1; k-- > 0; si = queue[si].parent)
+		e[k] = queue[si].edge;
+	cycle_add_locked(e, n);
+}
+
+/* Can the acquisition that reached a node in mode @read_in wait for the
+ * hold of edge @out (its tail), at an rwlock whose readers wait or not? */
+static SP_ALWAYS_INLINE int waits(int read_in, const struct edge *out)
+{
+	return !(read_in && (out->mode & MODE_HELD_READ)) || out->held_readers_wait;
+}
+
+/* Cycles through the new edge @x: a search from its head for its tail. */
+static void search_locked(uint32_t x)
+{
+	const struct edge *e0 = &edges[x];
+	uint32_t g_from = (uint32_t)(e0->gens >> 32), g_to = (uint32_t)e0->gens;
+	uint32_t id, head = 0, tail = 0, found = 0;
+	struct node *b = node_get_locked(e0->to, g_to, 0);
+	uint8_t rd = !!(e0->mode & MODE_ACQ_READ);
+
+	if (!b)
+		return;
+	id = ++search_id ? search_id : ++search_id;
+	b->mark[rd] = id;
+	queue[tail++] = (struct state){ (uint32_t)(b - nodes), 0, x, rd, 1 };
+	while (head < tail) {
+		uint32_t si = head++;
+		struct state s = queue[si];
+
+		if (si == SEARCH_BUDGET) {
+			sp_add_relaxed(&searches_cut, 1);
+			return;
+		}
+		for (uint32_t ei = nodes[s.node].head; ei; ei = edges[ei - 1].next_out) {
+			const struct edge *e = &edges[ei - 1];
+			uint32_t g = (uint32_t)e->gens;
+			uint8_t rd_to = !!(e->mode & MODE_ACQ_READ);
+			struct node *to;
+
+			if (g != gen_of(e->to) || !waits(s.read, e))
+				continue; /* destroyed since; or a read among reads */
+			if (e->to == e0->from && g == g_from) {
+				if (s.depth < SP_ORDER_MAX_CYCLE && waits(rd_to, e0)) {
+					cycle_found_locked(si, ei - 1);
+					if (++found == FOUND_PER_SEARCH)
+						return;
+				}
+				continue;
+			}
+			if (s.depth + 1 >= SP_ORDER_MAX_CYCLE)
+				continue;
+			to = node_get_locked(e->to, g, 0);
+			if (!to || to->mark[rd_to] == id)
+				continue;
+			if (tail == QUEUE) {
+				sp_add_relaxed(&searches_cut, 1);
+				return;
+			}
+			to->mark[rd_to] = id;
+			queue[tail++] =
+				(struct state){ (uint32_t)(to - nodes), si, ei - 1, rd_to, s.depth + 1 };
+		}
+	}
+}
+
+/* ---- recording an edge ------------------------------------------------------ */
+
+/* The type a held lock was taken as: from the entry of its acquisition in
+ * the owner's table (rec_mutex, rwlock_write or spinlock as well as mutex). */
+static int held_type(const struct sp_thread *t, const struct sp_held *h, const struct sp_site *s)
+{
+	static const int ops[] = { SP_TYPE_MUTEX, SP_TYPE_RWLOCK_WRITE, SP_TYPE_SPINLOCK };
+
+	if (!(h->info & SP_HELD_EXCLUSIVE))
+		return SP_TYPE_RWLOCK_READ;
+	for (unsigned i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
+		const struct sp_entry *e = sp_table_find(&t->table, s, h->obj, ops[i]);
+
+		if (e)
+			return e->type;
+	}
+	return SP_TYPE_MUTEX;
+}
+
+static void held_site(const struct sp_held *h, struct sp_site *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (h->info & SP_HELD_INSTRUMENTED) {
+		s->file = (const char *)h->where;
+		s->func = h->func;
+		s->line = (uint32_t)h->info;
+	} else {
+		s->pc = h->where;
+	}
+}
+
+/* Everything about a new edge, gathered before the order lock is taken
+ * (the unwind can take long). */
+static void edge_fill(struct edge *x, const struct sp_thread *t, const struct sp_held *h,
+		      uintptr_t obj, int op, const struct sp_site *site, uint64_t g, uint32_t mode)
+{
+	unsigned na = 0, nh = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->from = h->obj;
+	x->to = obj;
+	x->gens = g;
+	x->mode = mode;
+	x->tid = t->tid;
+	held_site(h, &x->held_site);
+	x->acq_site = *site;
+	x->held_type = (uint8_t)held_type(t, h, &x->held_site);
+	x->acq_type = (uint8_t)(op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op);
+	if (x->held_type == SP_TYPE_RWLOCK_READ || x->held_type == SP_TYPE_RWLOCK_WRITE)
+		x->held_readers_wait = (uint8_t)sp_rwlock_readers_wait((const void *)x->from);
+	if (op == SP_TYPE_RWLOCK_READ || op == SP_TYPE_RWLOCK_WRITE)
+		x->acq_readers_wait = (uint8_t)sp_rwlock_readers_wait((const void *)obj);
+	if (site->pc && sp_stack_frames) {
+		sp_stack_capture_edge(site->pc, x->held_site.pc, sp_stack_frames, x->acq_frames, &na,
+				      x->held_frames, &nh);
+		x->n_acq_frames = (uint8_t)na;
+		x->n_held_frames = (uint8_t)nh;
+	}
+}
+
+/* Append @x (order_lock): index, adjacency, publication; then search. */
+static void edge_add_locked(const struct edge *x, uint64_t h)
+{
+	uint32_t n = sp_load_relaxed(&n_edges), i;
+	struct edge *e;
+	struct node *from;
+
+	if (edge_find(x->from, x->to, x->gens, x->mode, h) >= 0)
+		return; /* another thread added it meanwhile */
+	if (n == EDGES) {
+		sp_add_relaxed(&edges_dropped, 1);
+		return;
+	}
+	e = &edges[n];
+	*e = *x;
+	from = node_get_locked(x->from, (uint32_t)(x->gens >> 32), 1);
+	node_get_locked(x->to, (uint32_t)x->gens, 1);
+	e->next_out = from->head;
+	from->head = n + 1;
+	for (i = (uint32_t)h & (INDEX_SLOTS - 1); index_[i]; i = (i + 1) & (INDEX_SLOTS - 1))
+		;
+	sp_store_release(&index_[i], n + 1);
+	sp_store_release(&n_edges, n + 1);
+	search_locked(n);
+}
+
+static SP_NOINLINE void edge_seen(struct sp_thread *t, const struct sp_held *h, uintptr_t obj,
+				  int op, const struct sp_site *site, uint64_t g, uint32_t mode,
+				  struct sp_order_slot *slot)
+{
+	uint64_t hash = edge_hash(h->obj, obj, g, mode);
+	struct edge x;
+
+	slot->dropped = 0;
+	if (edge_find(h->obj, obj, g, mode, hash) < 0) {
+		if (sp_load_acquire(&n_edges) == EDGES) {
+			sp_add_relaxed(&edges_dropped, 1);
+			slot->dropped = 1;
+		} else {
+			edge_fill(&x, t, h, obj, op, site, g, mode);
+			sp_lock(&order_lock);
+			edge_add_locked(&x, hash);
+			sp_unlock(&order_lock);
+		}
+	}
+	slot->from = h->obj;
+	slot->to = obj;
+	slot->gens = g;
+	slot->mode = mode;
+}
+
+SP_NOINLINE void sp_order_check__slowpath(struct sp_thread *t, uintptr_t obj, int op,
+					  const struct sp_site *site, int retake)
+{
+	const struct sp_hold_pub *p = sp_hold_my_pub;
+	uint32_t n = SP_PUB_N(p->state), g_to, acq = op == SP_TYPE_RWLOCK_READ ? MODE_ACQ_READ : 0;
+
+	if (n > SP_HELD_MAX)
+		n = SP_HELD_MAX;
+	if (!retake)
+		for (uint32_t i = 0; i < n; i++)
+			if (p->e[i].obj == obj)
+				return; /* taken again by its holder: it cannot wait */
+	g_to = gen_of(obj);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sp_held *h = &p->e[i];
+		uintptr_t from = h->obj;
+		uint32_t mode = acq | (h->info & SP_HELD_EXCLUSIVE ? 0 : MODE_HELD_READ);
+		uint64_t g;
+		struct sp_order_slot *s;
+
+		if (from == obj)
+			continue; /* a condition wait's own mutex */
+		g = (uint64_t)gen_of(from) << 32 | g_to;
+		s = &t->order_cache[cache_slot(from, obj)];
+		if (SP_LIKELY(s->from == from && s->to == obj && s->gens == g && s->mode == mode))
+			continue; /* known */
+		edge_seen(t, h, obj, op, site, g, mode, s);
+	}
+}
+
+SP_NOINLINE void sp_order_acquired_call(struct sp_thread *t, uintptr_t obj, int op,
+					const struct sp_site *site)
+{
+	sp_order_acquired(t, obj, op, site);
+}
+
+/* ---- the read side ----------------------------------------------------------- */
+
+static void end_view(struct sp_order_end_view *v, uintptr_t obj, int type, const struct sp_site *s,
+		     const uintptr_t *frames, unsigned n)
+{
+	v->obj = obj;
+	v->type = (uint8_t)type;
+	v->site = *s;
+	v->frames = frames;
+	v->n_frames = (uint8_t)(n > SP_MAX_FRAMES ? SP_MAX_FRAMES : n);
+}
+
+void sp_order_foreach_cycle(void (*fn)(const struct sp_cycle_view *c, void *arg), void *arg,
+			    struct sp_order_stats *st)
+{
+	uint32_t nc;
+
+	memset(st, 0, sizeof(*st));
+	if (!sp_order_is_on())
+		return;
+	st->edges_kept = sp_load_acquire(&n_edges);
+	st->edges_dropped = sp_load_relaxed(&edges_dropped);
+	st->cycles_dropped = sp_load_relaxed(&cycles_dropped);
+	st->searches_cut = sp_load_relaxed(&searches_cut);
+	nc = sp_load_acquire(&n_cycles);
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct cycle *c = &cycles[i];
+		uint64_t count = sp_load_relaxed(&c->count);
+		struct sp_cycle_view v;
+
+		if (count <= c->snap_count)
+			continue;
+		v.n = c->n;
+		v.count = count - c->snap_count;
+		for (uint32_t k = 0; k < c->n; k++) {
+			const struct edge *e = &edges[c->edge[k]];
+
+			end_view(&v.edges[k].held, e->from, e->held_type, &e->held_site,
+				 e->held_frames, e->n_held_frames);
+			end_view(&v.edges[k].acquired, e->to, e->acq_type, &e->acq_site,
+				 e->acq_frames, e->n_acq_frames);
+			v.edges[k].tid = e->tid;
+		}
+		fn(&v, arg);
+	}
+}
+
+void sp_order_snapshot(void)
+{
+	uint32_t nc;
+
+	if (!sp_order_is_on())
+		return;
+	nc = sp_load_acquire(&n_cycles);
+	for (uint32_t i = 0; i < nc; i++)
+		cycles[i].snap_count = sp_load_relaxed(&cycles[i].count);
+}
+
+/* ---- start-up and fork -------------------------------------------------------- */
+
+void sp_order_fork_prepare(void)
+{
+	if (sp_order_is_on())
+		sp_lock(&order_lock);
+}
+
+void sp_order_fork_parent(void)
+{
+	if (sp_order_is_on())
+		sp_unlock(&order_lock);
+}
+
+void sp_order_fork_child(void)
+{
+	if (sp_order_is_on())
+		sp_unlock(&order_lock);
+}
+
+int sp_order_init(void)
+{
+	if (sp_order_is_on())
+		return 0;
+	if (!sp_hold_is_on())
+		return -EINVAL; /* the held lists are hold tracking's */
+	gens = sp_mmap(sizeof(*gens) << GEN_BITS);
+	edges = sp_mmap(EDGES * sizeof(*edges));
+	index_ = sp_mmap(INDEX_SLOTS * sizeof(*index_));
+	nodes = sp_mmap(NODES * sizeof(*nodes));
+	queue = sp_mmap(QUEUE * sizeof(*queue));
+	cycles = sp_mmap(CYCLES * sizeof(*cycles));
+	if (!gens || !edges || !index_ || !nodes || !queue || !cycles)
+		return -ENOMEM;
+	sp_store_release(&sp_order_ready, 1);
+	/* Takes the preload's calls off the hold-only fast path (flags.h). */
+	sp_unlock_hooks_set(SP_UNLOCK_HOOK_ORDER, 1);
+	return 0;
+}

@@ -22,6 +22,7 @@
 #define SYNCPROF_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -96,7 +97,7 @@ struct syncprof_report_options {
 	const char *src_root;         /* strip from paths; NULL = common prefix */
 	const char *columns;          /* table columns, comma-separated keys
 					 (type,object,site,wait,count,avg,
-					 contended,max,p50,p99,hold,
+					 contended,max,p50,p90,p99,hold,
 					 max_hold,owner_chg); NULL = all */
 };
 
@@ -173,6 +174,35 @@ SYNCPROF_API int syncprof_spin_trylock(pthread_spinlock_t *s, SYNCPROF_SITE_PARA
 SYNCPROF_API int syncprof_spin_unlock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
 
 /*
+ * The same calls with the site given by their return address (the
+ * instruction after the call), named at report time as interposed calls
+ * are: function, file:line from debug info (-g) with libdw, frames inlined
+ * from system headers skipped.  syncprof/instrument.h uses these for calls
+ * that C++ code makes inside system headers - libstdc++'s
+ * __gthread_mutex_lock, inlined into the program's function by
+ * std::mutex::lock() - where __FILE__ and __LINE__ would name the header.
+ */
+SYNCPROF_API int syncprof_mutex_lock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_trylock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_timedlock_pc(pthread_mutex_t *m, const struct timespec *abstime);
+SYNCPROF_API int syncprof_mutex_unlock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_wait_pc(pthread_cond_t *c, pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_timedwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+					    const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_rdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_wrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_tryrdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_trywrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_timedrdlock_pc(pthread_rwlock_t *l,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_timedwrlock_pc(pthread_rwlock_t *l,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_unlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_spin_lock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_trylock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_unlock_pc(pthread_spinlock_t *s);
+
+/*
  * C11 <threads.h>.  Declared with opaque pointers so that this header does
  * not need <threads.h> (C++ and old C libraries lack it); instrument.h
  * passes mtx_t * and cnd_t *.
@@ -195,6 +225,40 @@ SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct times
  * those.  Cheap (one atomic add) and harmless when checking is off.
  */
 SYNCPROF_API void syncprof_lock_forget(const void *lock);
+
+/*
+ * Blocking calls that are not plain locks, as their namesakes.  The clock
+ * calls have _pc twins (below) because libstdc++'s headers make them
+ * (std::timed_mutex::try_lock_for, std::condition_variable::wait_for).
+ * Semaphore calls return 0, or -1 with errno set.  Semaphores, barriers
+ * and joins are not hold-tracked: they have no owner.
+ */
+SYNCPROF_API int syncprof_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+					  const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+					 const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mutex_clocklock_pc(pthread_mutex_t *m, clockid_t clock,
+					     const struct timespec *abstime);
+SYNCPROF_API int syncprof_cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+					    clockid_t clock, const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t clock,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t clock,
+						const struct timespec *abstime);
+SYNCPROF_API int syncprof_sem_wait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_trywait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_timedwait(sem_t *s, const struct timespec *abstime,
+					SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime,
+					SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
+/* C11 thrd_join; @thr is a thrd_t (an unsigned long in glibc). */
+SYNCPROF_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
 
 /*
  * The flags behind syncprof_is_enabled(), exported so that instrument.h can
@@ -243,8 +307,8 @@ SYNCPROF_API extern int syncprof__enabled;
  * emitting throughout, and an event racing with the switch lands in exactly
  * one of the two files.
  *
- * Return: 0, or a negative errno from creating the file (the previous file,
- * if any, then stays open).
+ * Return: 0, or a negative errno from creating the file or writing its
+ * header, e.g. -ENOSPC (the previous file, if any, then stays open).
  */
 SYNCPROF_API int syncprof_trace_open(const char *path);
 
@@ -254,7 +318,13 @@ SYNCPROF_API int syncprof_trace_open(const char *path);
  * exit closes the file the same way (threads' own exits flush their
  * buffers).
  *
- * Return: 0, -EBADF when no file was open, -EIO when a write failed.
+ * Return: 0, -EBADF when no file was open, or the negative errno of a
+ * write that failed (-ENOSPC, -EIO, -EFBIG, ...; -EIO also when close()
+ * failed).  After a failed write the library writes nothing more to the
+ * file, which ends on its last whole record and says so (its header);
+ * the events that could not be written are counted (they are in
+ * syncprof_trace_dropped()) and reported on stderr (docs/trace-format.md,
+ * "Write errors").
  */
 SYNCPROF_API int syncprof_trace_close(void);
 
@@ -266,8 +336,9 @@ SYNCPROF_API int syncprof_trace_close(void);
  * written when that thread next emits with room, flushes or exits (the
  * calling thread's own count is written now).
  *
- * Return: 0, -EBADF when no file is open, -EIO when a write failed since
- * the last flush.
+ * Return: 0, -EBADF when no file is open, or the negative errno of the
+ * write that failed (-ENOSPC, ...): from then on, at every call, as
+ * nothing more reaches the file (see syncprof_trace_close()).
  */
 SYNCPROF_API int syncprof_trace_flush(void);
 
@@ -325,8 +396,10 @@ SYNCPROF_API void syncprof_trace_emit(unsigned id, unsigned nargs, const uint64_
 
 /**
  * syncprof_trace_dropped() - events dropped so far because a buffer was
- * full (all of them are also in the file as DROPPED records), plus events
- * that could not be recorded at all (emitted during thread teardown).
+ * full (all of them are also in the file as DROPPED records, unless a
+ * write error lost those), plus events that could not be recorded at all
+ * (emitted during thread teardown), plus events that a write error kept
+ * out of the file (syncprof_trace_close() returns that error).
  */
 SYNCPROF_API unsigned long long syncprof_trace_dropped(void);
 

@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <threads.h>
 
 #include "record/hold.h"
@@ -135,12 +136,33 @@ static int boot_spin_destroy(pthread_spinlock_t *s)
 	X(mtx_init, int, (mtx_t *, int), NULL)                                         \
 	X(mtx_destroy, void, (mtx_t *), NULL)
 
+/* The blocking calls that are not plain locks (no boot aliases needed:
+ * nothing in dlsym waits on them). */
+#define REAL_WAITS(X)                                                                 \
+	X(pthread_mutex_clocklock, int,                                                \
+	  (pthread_mutex_t *, clockid_t, const struct timespec *), NULL)               \
+	X(pthread_cond_clockwait, int,                                                 \
+	  (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *), NULL) \
+	X(pthread_rwlock_clockrdlock, int,                                             \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
+	X(pthread_rwlock_clockwrlock, int,                                             \
+	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
+	X(sem_wait, int, (sem_t *), NULL)                                              \
+	X(sem_trywait, int, (sem_t *), NULL)                                           \
+	X(sem_timedwait, int, (sem_t *, const struct timespec *), NULL)                \
+	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *), NULL)     \
+	X(pthread_barrier_wait, int, (pthread_barrier_t *), NULL)                      \
+	X(pthread_join, int, (pthread_t, void **), NULL)                               \
+	X(thrd_join, int, (thrd_t, int *), NULL)
+
 #define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
 REAL_FUNCTIONS(X_TYPEDEF)
+REAL_WAITS(X_TYPEDEF)
 
 static struct {
 #define X_FIELD(name, ret, args, boot) name##_fn name;
 	REAL_FUNCTIONS(X_FIELD)
+	REAL_WAITS(X_FIELD)
 } real;
 
 static SP_TLS int resolving; /* this thread is inside dlsym() */
@@ -161,6 +183,7 @@ static void resolve_all(void)
 	if (!sp_load_acquire(&real.name))                                              \
 		sp_store_release(&real.name, (name##_fn)resolve_one(#name));
 	REAL_FUNCTIONS(X_RESOLVE)
+	REAL_WAITS(X_RESOLVE)
 }
 
 /* real_NAME(): the next definition of NAME; never NULL for the glibc ones. */
@@ -182,6 +205,7 @@ static void resolve_all(void)
 		return SP_LIKELY(f) ? f : name##__slowpath();                          \
 	}
 REAL_FUNCTIONS(X_GETTER)
+REAL_WAITS(X_GETTER)
 
 /* ---- adapters from the real calls to the probe's signatures ---------------- */
 
@@ -210,12 +234,38 @@ SP_PRELOAD_OPS(spin, real_pthread_spin_trylock()(o), real_pthread_spin_lock()(o)
 SP_PRELOAD_OPS(c11, real_mtx_trylock()(o), real_mtx_lock()(o), thrd_success, thrd_busy);
 SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thrd_success,
 	       thrd_busy);
+/* Clock calls: @t is a struct sp_clock_deadline (probe.h). */
+#define CLK(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
+SP_PRELOAD_OPS(mutex_clock, real_pthread_mutex_trylock()(o),
+	       real_pthread_mutex_clocklock()(o, CLK(t)), 0, EBUSY);
+SP_PRELOAD_OPS(rd_clock, real_pthread_rwlock_tryrdlock()(o),
+	       real_pthread_rwlock_clockrdlock()(o, CLK(t)), 0, EBUSY);
+SP_PRELOAD_OPS(wr_clock, real_pthread_rwlock_trywrlock()(o),
+	       real_pthread_rwlock_clockwrlock()(o, CLK(t)), 0, EBUSY);
+/* Semaphores: 0 or the call's errno (sp_sem_result(), probe.h). */
+#define SEM(call) ((call) == 0 ? 0 : errno)
+SP_PRELOAD_OPS(sem, SEM(real_sem_trywait()(o)), SEM(real_sem_wait()(o)), 0, EAGAIN);
+SP_PRELOAD_OPS(sem_timed, SEM(real_sem_trywait()(o)), SEM(real_sem_timedwait()(o, t)), 0,
+	       EAGAIN);
+SP_PRELOAD_OPS(sem_clock, SEM(real_sem_trywait()(o)), SEM(real_sem_clockwait()(o, CLK(t))), 0,
+	       EAGAIN);
+#undef SEM
+#undef CLK
 
 #define FLAGS() sp_load_relaxed(&syncprof__enabled)
 #define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
 #define OFF IS_OFF(FLAGS())
 #define HOLD SP_UNLIKELY(sp_hold_is_on())
 #define RA ((uintptr_t)__builtin_return_address(0))
+/* The shim's CFA: the caller's stack pointer once the call returns. */
+#define CFA ((uintptr_t)__builtin_dwarf_cfa())
+/* The caller's rbp, read first thing in a shim too small to use rbp itself
+ * (checked in the disassembly: the SHIM functions and the unlocks only
+ * load, test and jump); stack.c only trusts it inside the caller's frame. */
+#define FP ({ uintptr_t fp_; __asm__ volatile("mov %%rbp, %0" : "=r"(fp_)); fp_; })
+/* The same in a larger shim (the condition waits): a frame of its own,
+ * whose first slot is the caller's rbp. */
+#define FP_SAVED (*(const uintptr_t *)__builtin_frame_address(0))
 #define SITE_AT(pc) { NULL, NULL, (pc), 0 }
 
 /*
@@ -378,9 +428,9 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
  */
 #define SHIM_PATHS(name, op, ops, blocking)                                           \
 	static SP_NOINLINE int name##_site(void *obj, const struct timespec *abstime,    \
-					   int f, uintptr_t ra)                       \
+					   int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
 	{                                                                             \
-		const struct sp_site site = SITE_AT(sp_site_pc(ra));                  \
+		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));         \
 		struct sp_thread *t;                                                  \
 		struct sp_entry *e;                                                   \
                                                                                       \
@@ -399,53 +449,55 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 			    ops.ok, obj, op, &site, blocking);                        \
 	}                                                                             \
 	static SP_NOINLINE int name##_order(void *obj, const struct timespec *abstime,   \
-					    uintptr_t ra)                             \
+					    uintptr_t ra, uintptr_t cfa, uintptr_t fp)  \
 	{                                                                             \
 		struct sp_thread *t = sp_tls_self;                                    \
 		struct sp_entry *e = cached_entry(t, obj, op, ra);                    \
                                                                                       \
 		if (SP_LIKELY(e))                                                     \
 			return with_entry_order(t, e, obj, op, &ops, abstime, blocking, ra); \
-		return name##_site(obj, abstime, SP_FLAGS_ORDER, ra);                 \
+		return name##_site(obj, abstime, SP_FLAGS_ORDER, ra, cfa, fp);        \
 	}                                                                             \
 	static SP_NOINLINE int name##_general(void *obj, const struct timespec *abstime, \
-					      int f, uintptr_t ra)                    \
+					      int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
 	{                                                                             \
 		if (f == SP_FLAGS_ORDER)                                              \
-			return name##_order(obj, abstime, ra);                        \
-		return name##_site(obj, abstime, f, ra);                              \
+			return name##_order(obj, abstime, ra, cfa, fp);               \
+		return name##_site(obj, abstime, f, ra, cfa, fp);                     \
 	}                                                                             \
 	static SP_NOINLINE int name##_on(void *obj, const struct timespec *abstime, int f, \
-					 uintptr_t ra)                                \
+					 uintptr_t ra, uintptr_t cfa, uintptr_t fp)   \
 	{                                                                             \
 		struct sp_thread *t;                                                  \
 		struct sp_entry *e;                                                   \
                                                                                       \
 		if (SP_LIKELY(FAST_FLAGS(f)) && (e = cached_entry(t = sp_tls_self, obj, op, ra))) \
 			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, ra); \
-		return name##_general(obj, abstime, f, ra);                           \
+		return name##_general(obj, abstime, f, ra, cfa, fp);                  \
 	}
 
 /* The interposed function's body: off, or on. */
 #define SHIM(name, obj, abstime, ops, blocking)                                       \
 	do {                                                                          \
+		uintptr_t fp_at_entry = FP;                                           \
 		int f_ = FLAGS();                                                     \
                                                                                       \
 		if (IS_OFF(f_))                                                       \
 			return (blocking) ? ops.lock((obj), (abstime)) : ops.try_lock(obj); \
-		return name##_on((obj), (abstime), f_, RA);                           \
+		return name##_on((obj), (abstime), f_, RA, CFA, fp_at_entry);         \
 	} while (0)
 
 /* Before an unlock, when some feature hooks unlocks (hold tracking, the
  * trace's "released" event) and the inlined pop did not do: the probe's. */
-static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
+static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uintptr_t cfa,
+					 uintptr_t fp)
 {
 	/* Lock order's unlocks: the inlined pop, as released() does for hold
 	 * tracking (it must stay as it is for the other configurations). */
 	if ((FLAGS() | SYNCPROF__PROFILING) == SP_FLAGS_ORDER && sp_hold_released_fast((uintptr_t)obj))
 		return;
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
-		const struct sp_site site = SITE_AT(sp_site_pc(ra));
+		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
 
 		sp_probe_released(obj, type, &site);
 		return;
@@ -457,13 +509,14 @@ static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra)
 
 static SP_ALWAYS_INLINE void released(void *obj, int type)
 {
+	uintptr_t fp = FP;
 	int f = FLAGS();
 
 	if (SP_LIKELY(!(f & SYNCPROF__UNLOCK_HOOKS)))
 		return;
 	if ((f | SYNCPROF__PROFILING) == SP_FLAGS_HOLD && sp_hold_released_fast((uintptr_t)obj))
 		return;
-	released_general(obj, type, RA);
+	released_general(obj, type, RA, CFA, fp);
 }
 
 SHIM_PATHS(mutex_lock, SP_TYPE_MUTEX, mutex_ops, 1)
@@ -480,6 +533,9 @@ SHIM_PATHS(spin_trylock, SP_TYPE_SPINLOCK, spin_ops, 0)
 SHIM_PATHS(mtx_lock, SP_TYPE_MUTEX, c11_ops, 1)
 SHIM_PATHS(mtx_timedlock, SP_TYPE_MUTEX, c11_timed_ops, 1)
 SHIM_PATHS(mtx_trylock, SP_TYPE_MUTEX, c11_ops, 0)
+SHIM_PATHS(mutex_clocklock, SP_TYPE_MUTEX, mutex_clock_ops, 1)
+SHIM_PATHS(clockrdlock, SP_TYPE_RWLOCK_READ, rd_clock_ops, 1)
+SHIM_PATHS(clockwrlock, SP_TYPE_RWLOCK_WRITE, wr_clock_ops, 1)
 
 /* The interposed functions are the library's interface: exported, although
  * the rest is built with hidden visibility. */
@@ -510,7 +566,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---- condition variables -------------------------------------------------- */
 
-#define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA))
+#define SITE const struct sp_site site = SITE_AT(sp_site_pc(RA, CFA, FP_SAVED))
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
@@ -704,6 +760,123 @@ void mtx_destroy(mtx_t *m)
 	forget(m);
 }
 
+/* ---- clock variants (the clock passes through; probe.h) -------------------- */
+
+int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (sp_clock_invalid(clock)) /* EINVAL, without a try */
+		return real_pthread_mutex_clocklock()(m, clock, abstime);
+	SHIM(mutex_clocklock, m, SP_CLOCK_ARG(&d), mutex_clock_ops, 1);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			   const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_cond_clockwait()(c, m, clock, abstime);
+	SITE;
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
+			real_pthread_cond_clockwait()(c, m, clock, abstime))), &site);
+}
+
+/* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock. */
+#define RW_CLOCK_INVALID(clock, abstime) (sp_clock_invalid(clock) || sp_rwlock_abstime_invalid(abstime))
+
+int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+			       const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (RW_CLOCK_INVALID(clock, abstime))
+		return real_pthread_rwlock_clockrdlock()(l, clock, abstime);
+	SHIM(clockrdlock, l, SP_CLOCK_ARG(&d), rd_clock_ops, 1);
+}
+
+int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+			       const struct timespec *abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+
+	if (RW_CLOCK_INVALID(clock, abstime))
+		return real_pthread_rwlock_clockwrlock()(l, clock, abstime);
+	SHIM(clockwrlock, l, SP_CLOCK_ARG(&d), wr_clock_ops, 1);
+}
+#undef RW_CLOCK_INVALID
+
+/* ---- semaphores: tried first, no hold tracking (no owner) ------------------ */
+
+int sem_wait(sem_t *s)
+{
+	int saved = errno;
+
+	if (OFF)
+		return real_sem_wait()(s);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_ops, NULL, &site), saved);
+}
+
+int sem_trywait(sem_t *s)
+{
+	int saved = errno;
+
+	if (OFF)
+		return real_sem_trywait()(s);
+	SITE;
+	return sp_sem_result(sp_probe_trylock(s, SP_TYPE_SEMAPHORE, &sem_ops, &site), saved);
+}
+
+int sem_timedwait(sem_t *__restrict s, const struct timespec *__restrict abstime)
+{
+	int saved = errno;
+
+	if (OFF || sp_sem_abstime_invalid(abstime)) /* EINVAL, without a try */
+		return real_sem_timedwait()(s, abstime);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_timed_ops, abstime, &site),
+			     saved);
+}
+
+int sem_clockwait(sem_t *__restrict s, clockid_t clock, const struct timespec *__restrict abstime)
+{
+	const struct sp_clock_deadline d = { abstime, clock };
+	int saved = errno;
+
+	if (OFF || sp_clock_invalid(clock) || sp_sem_abstime_invalid(abstime))
+		return real_sem_clockwait()(s, clock, abstime);
+	SITE;
+	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_clock_ops, SP_CLOCK_ARG(&d),
+					   &site),
+			     saved);
+}
+
+/* ---- barriers and joins: always a wait (probe.h, SP_PROBE_WAIT) ------------- */
+
+int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	if (OFF)
+		return real_pthread_barrier_wait()(b);
+	SITE;
+	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, &site, real_pthread_barrier_wait()(b));
+}
+
+int pthread_join(pthread_t th, void **retval)
+{
+	if (OFF)
+		return real_pthread_join()(th, retval);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_pthread_join()(th, retval));
+}
+
+int thrd_join(thrd_t th, int *res)
+{
+	if (OFF)
+		return real_thrd_join()(th, res);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_thrd_join()(th, res));
+}
+
 #pragma GCC visibility pop
 
 /* ---- start-up --------------------------------------------------------------- */
@@ -720,7 +893,8 @@ __attribute__((constructor(101))) static void preload_init(void)
 	resolve_all();
 	saved = sp_thread_enter();
 	sp_runtime_init();
-	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames);
+	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
+		      sp_opts.skip_frames);
 	sp_thread_leave(saved);
 	sp_thread_self();
 }

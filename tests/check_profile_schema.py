@@ -12,10 +12,13 @@ Usage: check_profile_schema.py [--schema SCHEMA] FILE...
                   only add keys or turn hold tracking off consistently must
                   still pass.  This shows that the schema can fail.
 
-Besides the schema, three facts a schema cannot state are checked:
-"rows_total" is at least the number of rows, a histogram's last bucket is
-not zero (trailing zero buckets are left out), and each lock-order cycle
-is closed (an edge's acquired object is the next edge's held object).
+Besides the schema, facts a schema cannot state are checked:
+"rows_total" is at least the number of rows, a log2 histogram's last
+bucket is not zero (trailing zero buckets are left out), the buckets of
+a log-linear histogram ("wait_buckets", "hold_buckets") come in
+increasing order, the log2 histogram is their sum per power of two, and
+each lock-order cycle is closed (an edge's acquired object is the next
+edge's held object).
 
 python3-jsonschema (4.x: draft 2020-12) is a declared dependency
 (.ci/packages): without it this script fails, it does not skip.
@@ -48,6 +51,35 @@ def load_validator(schema_path):
     return cls(schema)
 
 
+def log2_of_bucket(b):
+    """The log2 bucket of log-linear bucket b (docs/formats.md, "Histograms")."""
+    if b < 16:
+        lower = b
+    else:
+        s = b // 8 - 1
+        lower = (b - 8 * s) << s
+    return lower.bit_length() - 1 if lower else 0
+
+
+def bucket_problems(r, what):
+    """The checks of one row's log-linear histogram against its log2 one."""
+    out = []
+    pairs, log2 = r.get(f"{what}_buckets"), r.get(f"{what}_hist")
+    if pairs is None:
+        return out
+    idx = [p[0] for p in pairs]
+    if any(a >= b for a, b in zip(idx, idx[1:])):
+        out.append(f"{what}_buckets: buckets not in increasing order")
+    sums = {}
+    for b, n in pairs:
+        sums[log2_of_bucket(b)] = sums.get(log2_of_bucket(b), 0) + n
+    want = [sums.get(k, 0) for k in range(max(sums) + 1)] if sums else []
+    if log2 is not None and log2 != want:
+        out.append(f"{what}_hist: not the sums of {what}_buckets per power of two "
+                   f"({log2} vs {want})")
+    return out
+
+
 def where(path):
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 
@@ -73,6 +105,8 @@ def problems_of(validator, doc):
             h = r.get(key)
             if h and h[-1] == 0:
                 out.append(f"$.rows[{i}].{key}: ends in a zero bucket")
+        for what in ("wait", "hold"):
+            out += [f"$.rows[{i}].{p}" for p in bucket_problems(r, what)]
     for i, c in enumerate(doc.get("lock_order", {}).get("cycles", [])):
         edges = c["edges"]
         for k, e in enumerate(edges):
@@ -115,10 +149,11 @@ def first_row(doc, pred=lambda r: True):
 def without_hold(doc):
     """The same profile as written without hold tracking."""
     doc["hold_tracking"] = False
-    del doc["hold_sample"]
+    for k in ("hold_sample", "hold_untracked", "blame_lost"):
+        del doc[k]
     for r in doc["rows"]:
         r["hold_ns"] = r["hold_max_ns"] = None
-        for k in ("holds", "owner_changes", "hold_hist", "blame"):
+        for k in ("holds", "owner_changes", "hold_hist", "hold_buckets", "blame"):
             del r[k]
 
 
@@ -181,6 +216,33 @@ def uncoalesced_two_objects(doc):
     doc["coalesced"] = False
     r = row0(doc)
     r["n_objects"], r["object"] = 2, None
+
+
+def waited_row(doc):
+    return first_row(doc, lambda r: len(r["wait_buckets"]) >= 2)
+
+
+def buckets_unsorted(doc):
+    r = waited_row(doc)
+    r["wait_buckets"].reverse()
+
+
+def bucket_zero_count(doc):
+    waited_row(doc)["wait_buckets"][0][1] = 0
+
+
+def bucket_304(doc):
+    waited_row(doc)["wait_buckets"][-1][0] = 304
+
+
+def bucket_moved(doc):
+    """A count moved to another power of two: the log2 histogram disagrees."""
+    r = waited_row(doc)
+    r["wait_buckets"][-1][0] = 303
+
+
+def hist_layout(doc):
+    doc["hist"]["sub_buckets"] = 16
 
 
 def trailing_zero(doc):
@@ -259,6 +321,16 @@ BROKEN = [
     ("no hold tracking, a number in \"hold_ns\"", "$.rows[0].hold_ns:", no_hold_with_hold_ns),
     ("not coalesced, a row of 2 objects", "$.rows[0].n_objects:", uncoalesced_two_objects),
     ("a wait_hist ending in a zero bucket", "$.rows[0].wait_hist: ends in a zero", trailing_zero),
+    ("no top-level \"hist\"", "'hist' is a required", lambda d: d.__delitem__("hist")),
+    ("\"hist\" with 16 sub-buckets", "$.hist.sub_buckets:", hist_layout),
+    ("a row without \"wait_buckets\"", "'wait_buckets' is a required", delkey(row0, "wait_buckets")),
+    ("hold tracking, a row without \"hold_buckets\"", "'hold_buckets' is a required",
+     delkey(row0, "hold_buckets")),
+    ("wait_buckets out of order", ".wait_buckets: buckets not in increasing order", buckets_unsorted),
+    ("a bucket with count 0", ".wait_buckets[0][1]:", bucket_zero_count),
+    ("bucket 304", ".wait_buckets[", bucket_304),
+    ("wait_hist not the sums of wait_buckets", ".wait_hist: not the sums of wait_buckets",
+     bucket_moved),
     ("\"rows_total\" below the number of rows", "$.rows_total:", rows_total_short),
     ("lock_order without \"edges_dropped\"", "'edges_dropped' is a required",
      lambda d: with_cycle(d).pop("edges_dropped")),

@@ -69,6 +69,16 @@ CXX
 	LD_LIBRARY_PATH="$libdir" SYNCPROF_OPTIONS=enabled=1 "$tmp/cxx" 2>"$tmp/err" ||
 		fail "C++ program exited $?"
 	grep -q 'cxx.cc:13' "$tmp/err" || fail "C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
-	grep -q 'gthr' "$tmp/err" || fail "C++ report lacks the std::mutex row: $(cat "$tmp/err")"
+	# The std::mutex row names the lock_guard's line, not libstdc++'s header.
+	grep -q 'cxx.cc:11' "$tmp/err" || fail "C++ report lacks cxx.cc:11: $(cat "$tmp/err")"
+	grep -q 'gthr' "$tmp/err" && fail "C++ report names libstdc++'s header: $(cat "$tmp/err")"
+	# Static, libc alone: libdw is referred to weakly, the site is an address.
+	c++ -O2 -g -static -include syncprof/instrument.h $cflags "$tmp/cxx.cc" \
+		"$libdir/libsyncprof.a" -pthread -o "$tmp/cxx-static" 2>"$tmp/ld-warnings" ||
+		fail "static C++ link: $(cat "$tmp/ld-warnings")"
+	SYNCPROF_OPTIONS=enabled=1 "$tmp/cxx-static" 2>"$tmp/err" ||
+		fail "static C++ program exited $?"
+	grep -q 'cxx.cc:13' "$tmp/err" || fail "static C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
+	test "$(grep -c '^mutex ' "$tmp/err")" = 2 || fail "static C++ report: $(cat "$tmp/err")"
 fi
 echo "install_test: ok"

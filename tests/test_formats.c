@@ -8,7 +8,7 @@
  *           delay/nanoseconds; the delays sum to the total wait and the
  *           contentions to the contended count; the site's function is
  *           named;
- *   csv:    the documented header, 17 fields per line, wait_ns sums;
+ *   csv:    the documented header, 18 fields per line, wait_ns sums;
  *   table:  --columns chooses and orders columns; a bad list is -EINVAL,
  *           also through SYNCPROF_OPTIONS' columns= key.
  *
@@ -131,11 +131,11 @@ static void test_csv(void)
 
 		for (char *p = line; *p; p++)
 			commas += *p == ',';
-		T_ASSERT_INT(commas, ==, 16);
+		T_ASSERT_INT(commas, ==, 17);
 		if (first) {
 			T_ASSERT_STR(line, "type,object,n_objects,function,file,line,dso,address,"
 					   "acquisitions,contended,wait_ns,wait_max_ns,wait_avg_ns,"
-					   "wait_p50_ns,wait_p99_ns,hold_ns,hold_max_ns");
+					   "wait_p50_ns,wait_p99_ns,hold_ns,hold_max_ns,wait_p90_ns");
 			first = 0;
 			continue;
 		}
@@ -163,8 +163,12 @@ static void test_columns(void)
 	T_ASSERT(!strstr(text, "Wait Time"));
 	free(text);
 	text = render(SYNCPROF_FORMAT_TABLE, NULL, &rc);
-	T_ASSERT_CONTAINS(text, "p50 (us)");
-	T_ASSERT_CONTAINS(text, "p99 (us)");
+	T_ASSERT_CONTAINS(text, "p50 (us)    p90 (us)    p99 (us)");
+	free(text);
+	text = render(SYNCPROF_FORMAT_TABLE, "p90,site", &rc);
+	T_ASSERT_INT(rc, ==, 0);
+	T_ASSERT_CONTAINS(text, "p90 (us)  Call site");
+	T_ASSERT(!strstr(text, "p50"));
 	free(text);
 	text = render(SYNCPROF_FORMAT_TABLE, "site,bogus", &rc);
 	T_ASSERT_INT(rc, ==, -EINVAL);

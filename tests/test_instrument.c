@@ -18,6 +18,7 @@
 #include "report/profile.h"
 #include "report_util.h"
 #include "mutex_semantics.h"
+#include "blocking_semantics.h"
 
 /* ThreadSanitizer reports deliberate misuse (unlocking a mutex one does
  * not own) as an error; those checks run in the other builds. */
@@ -187,6 +188,205 @@ static void test_rwlock_bad_abstime(void)
 	}
 }
 
+/*
+ * With hold tracking: more than 32 locks held at once are not
+ * hold-tracked, and the profile says how many acquisitions that was (it
+ * used to count them and tell no one).
+ */
+static void test_hold_untracked(void)
+{
+	static pthread_mutex_t many[40];
+	char *buf = NULL;
+	size_t len = 0;
+	struct syncprof_report_options o;
+	FILE *f;
+	const char *k;
+
+	if (!sp_hold_is_on())
+		return;
+	for (int i = 0; i < 40; i++) {
+		pthread_mutex_init(&many[i], NULL);
+		T_ASSERT_INT(pthread_mutex_lock(&many[i]), ==, 0);
+	}
+	for (int i = 39; i >= 0; i--)
+		T_ASSERT_INT(pthread_mutex_unlock(&many[i]), ==, 0);
+	syncprof_report_options_init(&o);
+	o.format = SYNCPROF_FORMAT_JSON;
+	f = open_memstream(&buf, &len);
+	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
+	fclose(f);
+	k = strstr(buf, "\"hold_untracked\":");
+	T_ASSERT(k != NULL);
+	T_ASSERT_INT(strtoull(k + strlen("\"hold_untracked\":"), NULL, 10), >=, 8);
+	free(buf);
+	o.format = SYNCPROF_FORMAT_TABLE;
+	f = open_memstream(&buf, &len);
+	T_ASSERT_INT(syncprof_report(f, &o), ==, 0);
+	fclose(f);
+	T_ASSERT_CONTAINS(buf, "were not hold-tracked");
+	free(buf);
+}
+
+/* ---- clock calls, semaphores, barriers, joins (blocking_semantics.h) ---- */
+
+static int p_clocklock(pthread_mutex_t *m, clockid_t k, const struct timespec *t)
+{
+	return pthread_mutex_clocklock(m, k, t);
+}
+
+static int p_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k,
+		       const struct timespec *t)
+{
+	return pthread_cond_clockwait(c, m, k, t);
+}
+
+static int p_clockrd(pthread_rwlock_t *l, clockid_t k, const struct timespec *t)
+{
+	return pthread_rwlock_clockrdlock(l, k, t);
+}
+
+static int p_clockwr(pthread_rwlock_t *l, clockid_t k, const struct timespec *t)
+{
+	return pthread_rwlock_clockwrlock(l, k, t);
+}
+
+static int p_sem_wait(sem_t *s)
+{
+	return sem_wait(s);
+}
+
+static int p_sem_trywait(sem_t *s)
+{
+	return sem_trywait(s);
+}
+
+static int p_sem_timedwait(sem_t *s, const struct timespec *t)
+{
+	return sem_timedwait(s, t);
+}
+
+static int p_sem_clockwait(sem_t *s, clockid_t k, const struct timespec *t)
+{
+	return sem_clockwait(s, k, t);
+}
+
+static int p_barrier_wait(pthread_barrier_t *b)
+{
+	return pthread_barrier_wait(b);
+}
+
+static int p_join(pthread_t t, void **r)
+{
+	return pthread_join(t, r);
+}
+
+static int p_thrd_join(thrd_t t, int *r)
+{
+	return thrd_join(t, r);
+}
+
+static const struct bs_api real_bs = {
+	"glibc",       pthread_mutex_clocklock, pthread_cond_clockwait, pthread_rwlock_clockrdlock,
+	pthread_rwlock_clockwrlock, sem_wait,	sem_trywait,		sem_timedwait,
+	sem_clockwait, pthread_barrier_wait,	pthread_join,		thrd_join,
+};
+static const struct bs_api prof_bs = {
+	"instrumented", p_clocklock,	 p_clockwait,	  p_clockrd, p_clockwr, p_sem_wait,
+	p_sem_trywait,	p_sem_timedwait, p_sem_clockwait, p_barrier_wait, p_join, p_thrd_join,
+};
+
+static sem_t rows_sem;
+static pthread_barrier_t rows_barrier;
+static unsigned l_barrier;
+
+static void *post_later(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	sem_post(&rows_sem);
+	return NULL;
+}
+
+static void *sleep_50ms(void *arg)
+{
+	(void)arg;
+	usleep(50000);
+	return NULL;
+}
+
+static void *barrier_thread(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&l_barrier, __LINE__ + 1, __ATOMIC_RELAXED);
+	pthread_barrier_wait(&rows_barrier);
+	return NULL;
+}
+
+/* What the compiled-in calls record: type, line, counts. */
+static void test_blocking_rows(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	struct timespec ts = bs_in_ms(CLOCK_MONOTONIC, 20);
+	pthread_t t[2];
+	unsigned l_clock, l_clockwait, l_clockrd, l_clockwr, l_sem, l_semtry, l_join;
+	const struct sp_row *r;
+
+	l_clock = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), ==, 0);
+	l_clockwait = __LINE__ + 1;
+	T_ASSERT_INT(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &ts), ==, ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+	l_clockrd = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &ts), ==, 0);
+	pthread_rwlock_unlock(&l);
+	l_clockwr = __LINE__ + 1;
+	T_ASSERT_INT(pthread_rwlock_clockwrlock(&l, CLOCK_REALTIME, &ts), ==, 0);
+	pthread_rwlock_unlock(&l);
+
+	T_ASSERT_INT(sem_init(&rows_sem, 0, 0), ==, 0);
+	l_semtry = __LINE__ + 1;
+	T_ASSERT_INT(sem_trywait(&rows_sem), ==, -1);
+	T_ASSERT_INT(pthread_create(&t[0], NULL, post_later, NULL), ==, 0);
+	l_sem = __LINE__ + 1;
+	T_ASSERT_INT(sem_wait(&rows_sem), ==, 0);
+	pthread_join(t[0], NULL);
+
+	T_ASSERT_INT(pthread_barrier_init(&rows_barrier, NULL, 3), ==, 0);
+	for (int i = 0; i < 2; i++)
+		T_ASSERT_INT(pthread_create(&t[i], NULL, barrier_thread, NULL), ==, 0);
+	barrier_thread(NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&rows_barrier);
+
+	T_ASSERT_INT(pthread_create(&t[0], NULL, sleep_50ms, NULL), ==, 0);
+	l_join = __LINE__ + 1;
+	T_ASSERT_INT(pthread_join(t[0], NULL), ==, 0);
+
+	collect(1);
+	T_ASSERT_UINT(find(l_clock, SP_TYPE_MUTEX)->acquisitions, ==, 1);
+	T_ASSERT_UINT(find(l_clockwait, SP_TYPE_CONDVAR)->wait_ns, >=, 10000000);
+	T_ASSERT_UINT(find(l_clockrd, SP_TYPE_RWLOCK_READ)->acquisitions, ==, 1);
+	T_ASSERT_UINT(find(l_clockwr, SP_TYPE_RWLOCK_WRITE)->acquisitions, ==, 1);
+	r = find(l_semtry, SP_TYPE_SEMAPHORE);
+	T_ASSERT_UINT(r->acquisitions, ==, 0);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_sem, SP_TYPE_SEMAPHORE);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
+	T_ASSERT_STR(r->func, "test_blocking_rows");
+	r = find(__atomic_load_n(&l_barrier, __ATOMIC_RELAXED), SP_TYPE_BARRIER);
+	T_ASSERT_UINT(r->acquisitions, ==, 3);
+	T_ASSERT_UINT(r->contended, ==, 3);
+	r = find(l_join, SP_TYPE_JOIN);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 40000000);
+	sem_destroy(&rows_sem);
+}
+
 int main(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, rec, ec;
@@ -203,6 +403,7 @@ int main(void)
 
 	syncprof_enable();
 	T_ASSERT_INT(syncprof_is_enabled(), ==, 1);
+	test_hold_untracked();
 
 	/* Plain mutex: lock, trylock on a held mutex, unlock. */
 	l_lock = __LINE__ + 1;
@@ -357,11 +558,14 @@ int main(void)
 	r = find(l_hwait, SP_TYPE_MUTEX);
 	T_ASSERT_UINT(r->contended, ==, 1);
 	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
-	T_ASSERT_UINT(sp_row_d(r)->hist[sp_hist_bucket(r->wait_ns)], ==, 1);
+	T_ASSERT_UINT(sp_hist_at(&sp_row_d(r)->hist, sp_hist_bucket(r->wait_ns)), ==, 1);
 
 	test_rwlock_bad_abstime();
 	if (MISUSE_CHECKS) /* robust mutexes: owners die holding them */
 		test_mutex_states();
+	bs_run(&real_bs);
+	bs_run(&prof_bs);
+	test_blocking_rows();
 
 	/* Disabled: calls still work and are not recorded. */
 	syncprof_disable();
@@ -374,6 +578,7 @@ int main(void)
 		ms_reset();
 		ms_run_all(&real_api, &prof_api);
 	}
+	bs_run(&prof_bs);
 	collect(0);
 	T_ASSERT_UINT(find(l_lock, SP_TYPE_MUTEX)->acquisitions, ==, 1);
 	T_ASSERT_UINT(syncprof_lost_events(), ==, 0);

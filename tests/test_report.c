@@ -7,9 +7,20 @@
 #include "runtime/runtime.h"
 #include "report/profile.h"
 
-/* Details for rows built here; sp_rows_push() copies them into the set. */
+/* Details for rows built here, with the counts their histograms view;
+ * sp_rows_push() copies them into the set. */
 static struct sp_row_detail details[64];
+static uint64_t dense[64][SP_HIST_BUCKETS];
 static unsigned next_detail;
+
+/* Set bucket @b of the wait histogram of @r, a row made by mkrow(). */
+static void set_bucket(struct sp_row *r, unsigned b, uint64_t count)
+{
+	uint64_t *d = dense[r->detail - details];
+
+	d[b] = count;
+	sp_hist_view(&r->detail->hist, d);
+}
 
 static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int type, uint64_t acq,
 			   uint64_t cont, uint64_t wait, uint64_t max)
@@ -27,10 +38,11 @@ static struct sp_row mkrow(const char *file, unsigned line, uintptr_t obj, int t
 	r.contended = cont;
 	r.wait_ns = wait;
 	r.wait_max_ns = max;
-	r.detail = &details[next_detail++ % 64];
+	r.detail = &details[next_detail % 64];
 	memset(r.detail, 0, sizeof(*r.detail));
+	memset(dense[next_detail++ % 64], 0, sizeof(dense[0]));
 	if (cont)
-		r.detail->hist[sp_hist_bucket(max)] = cont;
+		set_bucket(&r, sp_hist_bucket(max), cont);
 	return r;
 }
 
@@ -48,7 +60,7 @@ static void test_subtract(void)
 	push(&cur, mkrow("/src/a.c", 10, 0x100, SP_TYPE_MUTEX, 100, 10, 5000, 900));
 	push(&cur, mkrow("/src/a.c", 10, 0x200, SP_TYPE_MUTEX, 50, 0, 0, 0));
 	push(&cur, mkrow("/src/b.c", 20, 0x100, SP_TYPE_MUTEX, 7, 1, 70, 70));
-	push(&snap, mkrow(fa, 10, 0x100, SP_TYPE_MUTEX, 60, 4, 2000, 800));
+	push(&snap, mkrow(fa, 10, 0x100, SP_TYPE_MUTEX, 60, 4, 2000, 920));
 	push(&snap, mkrow("/src/a.c", 10, 0x200, SP_TYPE_MUTEX, 50, 0, 0, 0));
 	/* A row in the snapshot only (gone since) is simply absent. */
 	push(&snap, mkrow("/src/c.c", 30, 0x300, SP_TYPE_MUTEX, 5, 0, 0, 0));
@@ -59,8 +71,8 @@ static void test_subtract(void)
 	T_ASSERT_UINT(cur.v[0].contended, ==, 6);
 	T_ASSERT_UINT(cur.v[0].wait_ns, ==, 3000);
 	T_ASSERT_UINT(cur.v[0].wait_max_ns, ==, 900); /* maxima are not subtracted */
-	/* 10 waits in the bucket of 900 ns minus the snapshot's 4 in that of 800. */
-	T_ASSERT_UINT(sp_row_d(&cur.v[0])->hist[sp_hist_bucket(900)], ==, 6);
+	/* 10 waits in the bucket of 900 ns minus the snapshot's 4 in that of 920: [896, 959]. */
+	T_ASSERT_UINT(sp_hist_at(&sp_row_d(&cur.v[0])->hist, sp_hist_bucket(900)), ==, 6);
 	T_ASSERT_UINT(cur.v[1].acquisitions, ==, 7);
 	/* Same key with another type is another row. */
 	sp_rows_free(&snap);
@@ -87,16 +99,18 @@ static void test_coalesce(void)
 	T_ASSERT_UINT(rows.v[0].wait_ns, ==, 1500);
 	T_ASSERT_UINT(rows.v[0].wait_max_ns, ==, 50);
 	{
-		/* Histograms merge too (each object had one wait of 10*o ns). */
-		uint64_t sum = 0;
+		/* Histograms merge too: each object had one wait of 10*o ns, each
+		 * in its own bucket ([10], [20, 21], [30, 31], [40, 43], [48, 51]). */
+		const struct sp_hist *h = &sp_row_d(&rows.v[0])->hist;
 
-		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			sum += sp_row_d(&rows.v[0])->hist[b];
-		T_ASSERT_UINT(sum, ==, 5);
-		T_ASSERT_UINT(sp_row_d(&rows.v[0])->hist[sp_hist_bucket(50)], ==, 2); /* 40, 50 */
+		T_ASSERT_UINT(sp_hist_total(h), ==, 5);
+		for (unsigned o = 1; o <= 5; o++)
+			T_ASSERT_UINT(sp_hist_at(h, sp_hist_bucket(10 * o)), ==, 1);
+		T_ASSERT_UINT(h->lo, ==, 10);
+		T_ASSERT_UINT(h->n, ==, sp_hist_bucket(50) - 10 + 1);
 	}
-	/* A row with nothing in its histograms carries no detail at all. */
-	T_ASSERT(rows.v[2].detail == NULL || rows.v[2].detail->hist[0] == 0);
+	/* A row with nothing in its histograms holds no counts. */
+	T_ASSERT_UINT(sp_row_d(&rows.v[2])->hist.n, ==, 0);
 	T_ASSERT_UINT(rows.v[1].type, ==, SP_TYPE_REC_MUTEX);
 	T_ASSERT_UINT(rows.v[1].n_objects, ==, 1);
 	T_ASSERT_UINT(rows.v[1].obj, ==, 64); /* one object: its address is kept */
@@ -154,6 +168,56 @@ static void test_sort_top(void)
 	sp_rows_free(&rows);
 }
 
+/* The bucket layout of base/types.h: exact below 16 ns, then 8 buckets
+ * per power of two, each at most 1/8 of its lower bound wide. */
+static void test_layout(void)
+{
+	T_ASSERT_UINT(SP_HIST_BUCKETS, ==, 304);
+	T_ASSERT_UINT(sp_hist_bucket(0), ==, 0);
+	T_ASSERT_UINT(sp_hist_bucket(1), ==, 1);
+	T_ASSERT_UINT(sp_hist_bucket(15), ==, 15);
+	T_ASSERT_UINT(sp_hist_bucket(16), ==, 16);
+	T_ASSERT_UINT(sp_hist_bucket(17), ==, 16);
+	T_ASSERT_UINT(sp_hist_bucket(18), ==, 17);
+	T_ASSERT_UINT(sp_hist_bucket(31), ==, 23);
+	T_ASSERT_UINT(sp_hist_bucket(32), ==, 24);
+	T_ASSERT_UINT(sp_hist_bucket(1024), ==, 64);
+	T_ASSERT_UINT(sp_hist_bucket(1151), ==, 64);
+	T_ASSERT_UINT(sp_hist_bucket(1152), ==, 65);
+	T_ASSERT_UINT(sp_hist_bucket(2047), ==, 71);
+	T_ASSERT_UINT(sp_hist_bucket(2048), ==, 72);
+	T_ASSERT_UINT(sp_hist_bucket((1ull << 40) - 1), ==, 303);
+	T_ASSERT_UINT(sp_hist_bucket(1ull << 40), ==, 303);
+	T_ASSERT_UINT(sp_hist_bucket(UINT64_MAX), ==, SP_HIST_BUCKETS - 1);
+	T_ASSERT_UINT(sp_hist_lower(64), ==, 1024);
+	T_ASSERT_UINT(sp_hist_upper(64), ==, 1151);
+	T_ASSERT_UINT(sp_hist_lower(303), ==, 15ull << 36);
+	T_ASSERT_UINT(sp_hist_upper(303), ==, (1ull << 40) - 1);
+	T_ASSERT_UINT(sp_hist_lower(0), ==, 0);
+	T_ASSERT_UINT(sp_hist_upper(15), ==, 15);
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
+		uint64_t lo = sp_hist_lower(b), hi = sp_hist_upper(b);
+
+		T_ASSERT_UINT(sp_hist_bucket(lo), ==, b);
+		T_ASSERT_UINT(sp_hist_bucket(hi), ==, b);
+		if (b + 1 < SP_HIST_BUCKETS)
+			T_ASSERT_UINT(sp_hist_lower(b + 1), ==, hi + 1);
+		if (b >= 16)
+			T_ASSERT_UINT((hi - lo + 1) * 8, <=, lo); /* at most 1/8 wide */
+		else
+			T_ASSERT_UINT(hi, ==, lo);
+		/* Each bucket lies in one log2 bucket. */
+		T_ASSERT_UINT(sp_hist_log2(b), ==, lo ? 63 - __builtin_clzll(lo) : 0);
+		T_ASSERT_UINT(sp_hist_log2(b), ==, hi ? 63 - __builtin_clzll(hi) : 0);
+	}
+	/* A log2 bucket read from an old profile: the bucket of its largest value. */
+	T_ASSERT_UINT(sp_hist_from_log2(0), ==, 1);
+	T_ASSERT_UINT(sp_hist_from_log2(3), ==, 15);
+	T_ASSERT_UINT(sp_hist_from_log2(10), ==, 71);
+	T_ASSERT_UINT(sp_hist_from_log2(39), ==, 303);
+	T_ASSERT_UINT(sp_hist_log2(sp_hist_from_log2(10)), ==, 10);
+}
+
 static void test_percentiles(void)
 {
 	struct sp_row r = mkrow("/s/a.c", 1, 1, 0, 100, 0, 0, 0);
@@ -161,21 +225,29 @@ static void test_percentiles(void)
 	/* All uncontended: every percentile is 0. */
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 0);
-	/* 90 at 0, 9 waits in [1024, 2048), 1 in [2^20, 2^21). */
-	r.detail->hist[10] = 9;
-	r.detail->hist[20] = 1;
+	/* 90 at 0, 9 waits in [1024, 1151], 1 in [1441792, 1572863]. */
+	set_bucket(&r, sp_hist_bucket(1100), 9);
+	set_bucket(&r, sp_hist_bucket(1500000), 1);
 	r.acquisitions = 100;
 	r.wait_max_ns = 1500000;
 	T_ASSERT_UINT(sp_row_percentile(&r, 0.5), ==, 0);
-	T_ASSERT_UINT(sp_row_percentile(&r, 0.95), ==, 2047);
-	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 2047);
-	/* The last one: capped at the maximum seen. */
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.90), ==, 0);
+	/* The midpoint of the bucket, rounded down: 1024 + 127 / 2. */
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.91), ==, 1087);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.95), ==, 1087);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.99), ==, 1087);
+	/* The last one: its midpoint, 1507327, is capped at the maximum seen. */
 	T_ASSERT_UINT(sp_row_percentile(&r, 1.0), ==, 1500000);
-	T_ASSERT_UINT(sp_hist_bucket(0), ==, 0);
-	T_ASSERT_UINT(sp_hist_bucket(1), ==, 0);
-	T_ASSERT_UINT(sp_hist_bucket(1024), ==, 10);
-	T_ASSERT_UINT(sp_hist_bucket(2047), ==, 10);
-	T_ASSERT_UINT(sp_hist_bucket(UINT64_MAX), ==, SP_HIST_BUCKETS - 1);
+	r.wait_max_ns = 1570000;
+	T_ASSERT_UINT(sp_row_percentile(&r, 1.0), ==, 1441792 + 131071 / 2);
+	/* Below 16 ns every bucket is one value. */
+	set_bucket(&r, sp_hist_bucket(1100), 0);
+	set_bucket(&r, sp_hist_bucket(1500000), 0);
+	set_bucket(&r, 7, 10);
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.95), ==, 7);
+	/* More waits counted than acquisitions (timed-out waits): no zeros. */
+	r.acquisitions = 2;
+	T_ASSERT_UINT(sp_row_percentile(&r, 0.01), ==, 7);
 }
 
 static void test_paths(void)
@@ -245,6 +317,7 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "Average (us)");
 	T_ASSERT_CONTAINS(s, "Contended");
 	T_ASSERT_CONTAINS(s, "Max (us)");
+	T_ASSERT_CONTAINS(s, "p90 (us)");
 	T_ASSERT_CONTAINS(s, "p99 (us)");
 	T_ASSERT_CONTAINS(s, "queue.c:42");
 	T_ASSERT(!strstr(s, "/p/src/queue.c")); /* common prefix stripped */
@@ -273,7 +346,11 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "\"acquisitions\":2000,\"contended\":100,\"wait_ns\":3000000,"
 			     "\"wait_max_ns\":400000");
 	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"object\":null,\"n_objects\":4");
-	T_ASSERT_CONTAINS(s, "\"wait_p99_ns\":");
+	/* 100 waits of 2000 in the bucket of 400000 ns, [393216, 425983]: p99 is
+	 * its midpoint, 409599, capped at the maximum. */
+	T_ASSERT_CONTAINS(s, "\"wait_p50_ns\":0,\"wait_p90_ns\":0,\"wait_p99_ns\":400000,");
+	T_ASSERT_CONTAINS(s, "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,100],"
+			     "\"wait_buckets\":[[132,100]]");
 	free(s);
 
 	/* No rows: the table says so; the JSON has an empty list. */
@@ -292,6 +369,7 @@ int main(void)
 	test_subtract();
 	test_coalesce();
 	test_sort_top();
+	test_layout();
 	test_percentiles();
 	test_paths();
 	test_render();

@@ -4,7 +4,8 @@
  * totals; folded sums to the total wait; pprof decodes), sort and top N,
  * --no-coalesce on a profile that kept its objects and its refusal on one
  * that did not; --diff marks a new site, orders by the change and gets
- * the numbers right; bad and missing files and bad options give one
+ * the numbers right; histograms of old (log2) and current profiles read
+ * back, an unknown layout refused; bad and missing files and bad options give one
  * message and the documented exit status; --help tells the options.
  *
  * Usage: test_report_cli SYNCPROF_CLI SOURCE_DIR
@@ -136,6 +137,75 @@ static void test_diff(void)
 	free(out), free(err);
 }
 
+/* Write @text to the file @name in the test's directory; its path. */
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", t_tmp(), name);
+	f = fopen(path, "w");
+	T_ASSERT(f != NULL);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+#define PROFILE_HEAD "{\"format\":\"syncprof-profile\",\"version\":1,\"pid\":7,\"command\":\"x\","
+#define ROW_HEAD "{\"type\":\"mutex\",\"object\":\"0x10\",\"n_objects\":1,\"site\":" \
+	"{\"function\":\"f\",\"file\":\"a.c\",\"line\":3,\"dso\":null,\"address\":null," \
+	"\"offset\":null},\"stack\":[],\"acquisitions\":100,\"contended\":10," \
+	"\"wait_ns\":1510000,\"wait_max_ns\":1500000,\"hold_ns\":null,\"hold_max_ns\":null,"
+
+/*
+ * Histograms read back: a profile written before the log-linear buckets
+ * (log2 "wait_hist" only) puts each log2 bucket's count into the bucket
+ * of its largest value; one with "hist" and "wait_buckets" is read
+ * exactly; a layout this syncprof does not know, or a bucket outside it,
+ * is refused.
+ */
+static void test_hist(void)
+{
+	char *out, *err;
+	const char *path;
+
+	/* 90 waits of 0, 9 in [1024, 2048), 1 in [2^20, 2^21). */
+	path = write_tmp("old.json", PROFILE_HEAD "\"rows\":[" ROW_HEAD
+			 "\"wait_p50_ns\":0,\"wait_p99_ns\":2047,"
+			 "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,1]}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, path), ==, 0);
+	/* Buckets 71 ([1920, 2047]) and 151 ([1966080, 2097151]). */
+	T_ASSERT_CONTAINS(out, "\"wait_p50_ns\":0,");
+	T_ASSERT_CONTAINS(out, "\"wait_p99_ns\":1983,");
+	T_ASSERT_CONTAINS(out, "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,1],"
+			       "\"wait_buckets\":[[71,9],[151,1]]");
+	free(out), free(err);
+
+	/* The same waits with buckets: read as they are (log2 ignored). */
+	path = write_tmp("new.json", PROFILE_HEAD
+			 "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":8,\"buckets\":304},"
+			 "\"rows\":[" ROW_HEAD "\"wait_hist\":[1],"
+			 "\"wait_buckets\":[[64,9],[147,1]]}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, path), ==, 0);
+	T_ASSERT_CONTAINS(out, "\"wait_p50_ns\":0,\"wait_p90_ns\":0,\"wait_p99_ns\":1087,");
+	T_ASSERT_CONTAINS(out, "\"wait_hist\":[0,0,0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,1],"
+			       "\"wait_buckets\":[[64,9],[147,1]]");
+	free(out), free(err);
+
+	path = write_tmp("layout.json", PROFILE_HEAD
+			 "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":16,\"buckets\":600},"
+			 "\"rows\":[]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "histogram layout");
+	free(out), free(err);
+	path = write_tmp("bucket.json", PROFILE_HEAD
+			 "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":8,\"buckets\":304},"
+			 "\"rows\":[" ROW_HEAD "\"wait_buckets\":[[304,1]]}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: bad \"wait_buckets\"");
+	free(out), free(err);
+}
+
 static void test_errors(void)
 {
 	char *out, *err, path[160];
@@ -201,6 +271,7 @@ int main(int argc, char **argv)
 	syncprof_disable();
 	test_rerender();
 	test_diff();
+	test_hist();
 	test_errors();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_report_cli: ok\n");

@@ -7,7 +7,8 @@
  * SYNCPROF_TEST_SCALE=N in the environment divides MS by N (TSan builds).
  *
  * Phase 1: waves of workers, a concurrent reporter checking that totals
- *   never go backwards; afterwards every (site, object) count is exact.
+ *   never go backwards; afterwards every (site, object) count is exact,
+ *   and its wait histogram holds every contended wait.
  * Phase 2: workers while a resetter resets at random; counts in any report
  *   never exceed what was done.
  * Phase 3: reset, then a known amount of work: the report is exactly that.
@@ -172,6 +173,9 @@ static void check_exact(const char *phase)
 				ob = j;
 		T_ASSERT_INT(ob, >=, 0);
 		T_ASSERT_UINT(rows.v[i].line, ==, (unsigned)s + 1);
+		/* Every contended attempt is a timed wait (no trylocks): the wait
+		 * histogram holds each one, also after folds and a reset. */
+		T_ASSERT_UINT(sp_hist_total(&sp_row_d(&rows.v[i])->hist), ==, rows.v[i].contended);
 		seen[s][ob] += rows.v[i].acquisitions;
 	}
 	for (int s = 0; s < N_SITES; s++)

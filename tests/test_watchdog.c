@@ -1,10 +1,12 @@
 /*
- * test_watchdog.c - warn_wait: a program whose main thread waits 300 ms
+ * test_watchdog.c - warn_wait: a program whose main thread waits 800 ms
  * for a mutex another thread holds, with warn_wait=100, gets exactly one
  * warning naming the waiting thread, its site (file:line) and the lock,
  * and - with hold=1 - the holder thread and the site where it took the
  * lock; then one final line with the total.  Without hold tracking the
  * warning says the holder is unknown and why; a 30 ms wait gets nothing.
+ * An 800 ms condition wait gets one warning that says it is one.  (800 ms:
+ * on a loaded machine, a sanitized build may start waiting late.)
  *
  * Usage: test_watchdog CTL_TARGET CTL_TARGET_SOURCE
  *        test_watchdog --preload PRELOAD_LIB PLAIN_CTL_TARGET CTL_TARGET_SOURCE
@@ -31,7 +33,7 @@ static void long_wait(int hold)
 
 	T_ASSERT_INT(t_run(&out, &err,
 			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,hold=%d,report_at_exit=0 "
-			   "%s hold 300",
+			   "%s hold 800",
 			   env, hold, target),
 		     ==, 0);
 	w = one_warning(err);
@@ -55,6 +57,27 @@ static void long_wait(int hold)
 	T_ASSERT_INT(sscanf(total, "waited %lf ms", &ms), ==, 1);
 	T_ASSERT_INT(ms, >, 100); /* it was warned about, so it waited longer */
 	T_ASSERT_CONTAINS(total, waiter);
+	free(out);
+	free(err);
+}
+
+/* A condition wait longer than warn_wait is warned about as such. */
+static void cond_wait(void)
+{
+	char *out, *err, site[64];
+	const char *w;
+
+	T_ASSERT_INT(t_run(&out, &err,
+			   "%s SYNCPROF_OPTIONS=enabled=1,warn_wait=100,report_at_exit=0 "
+			   "%s condwait 800",
+			   env, target),
+		     ==, 0);
+	w = one_warning(err);
+	snprintf(site, sizeof(site), "ctl_target.c:%d", t_marker_line(source, "SITE_CONDWAIT"));
+	T_ASSERT_CONTAINS(w, site);
+	T_ASSERT_CONTAINS(w, "for condvar 0x");
+	T_ASSERT_CONTAINS(w, "a condition wait");
+	T_ASSERT_INT(t_count_lines(err, "in total for condvar"), ==, 1);
 	free(out);
 	free(err);
 }
@@ -91,6 +114,7 @@ int main(int argc, char **argv)
 	unsetenv("SYNCPROF_OPTIONS");
 	long_wait(1);
 	long_wait(0);
+	cond_wait();
 	short_wait();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_watchdog: ok\n");

@@ -17,6 +17,32 @@
  * branch per call; no call into the library.  The real function is named in parentheses, which
  * suppresses expansion of the function-like macro of the same name.
  *
+ * C++: libstdc++ makes its pthread calls inside inline functions of its
+ * headers (__gthread_mutex_lock in gthr-default.h, __glibcxx_rwlock_rdlock
+ * in <shared_mutex>), where __FILE__ and __LINE__ name the header, so every
+ * std::mutex of a program would be one row.  A call made inside a system
+ * header goes to the library's _pc twin instead, whose site is its return
+ * address: the header's functions are inlined into the program's function
+ * (at -O1 and above), so that address is in the program's code, and the
+ * report names it from debug info - the program's file:line and function,
+ * the inlined header frames skipped (src/report/symbolize.c).  Which calls
+ * are "inside a system header" is decided at compile time, per call site,
+ * as a constant (SYNCPROF__SYSTEM_SITE): C code, and C++ calls in the
+ * program's own files, compile to exactly what they did before.  The test:
+ * the file lies under /usr/include/, /usr/lib/gcc/ or /usr/lib/llvm-, or
+ * the function's name is reserved to the implementation ("__x", "_X"), as
+ * every libstdc++ and libc++ wrapper's is (clang names libstdc++'s headers
+ * "/usr/bin/../lib/gcc/...", which only the second test catches).
+ * docs/instrument.md says what C++ programs get, and what they do not.
+ *
+ * Alternatives considered: deciding at run time whether __FILE__ is a
+ * system header (a string test per call, or a flag per entry tested on
+ * every call: cost on C sites too); keying every C++ site by its return
+ * address (the program's own pthread calls would then need debug info
+ * and libdw to be named, where __FILE__ names them for free); unwinding
+ * at each such call to the first frame outside the headers (glibc's
+ * backtrace() of a 9-frame stack: ~1.5 us here, per lock call).
+ *
  * <pthread.h> (and <threads.h> for C) are included before the macros are
  * defined, so a later #include of them declares the real functions
  * unharmed.  Taking the address of a lock function (&pthread_mutex_lock)
@@ -144,11 +170,141 @@ SYNCPROF__SPIN(trylock, ~0)
 SYNCPROF__SPIN(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__SPIN
 
+/* The clock variants, semaphores, barriers and joins: blocking calls whose
+ * off path is the real call, as above. */
+#define SYNCPROF__WAIT(name, real, params, args)                                  \
+	SYNCPROF__INLINE int syncprof__##name params                              \
+	{                                                                         \
+		if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))                       \
+			return (real)args;                                        \
+		return syncprof_##name(SYNCPROF__UNPAREN args, file, line, func); \
+	}
+#define SYNCPROF__UNPAREN(...) __VA_ARGS__
+#ifdef __USE_GNU /* glibc declares the clock calls with _GNU_SOURCE (C++: always) */
+#define SYNCPROF__HAVE_CLOCK_CALLS 1
+SYNCPROF__WAIT(mutex_clocklock, pthread_mutex_clocklock,
+	       (pthread_mutex_t *m, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (m, k, t))
+SYNCPROF__WAIT(cond_clockwait, pthread_cond_clockwait,
+	       (pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t,
+		SYNCPROF_SITE_PARAMS),
+	       (c, m, k, t))
+SYNCPROF__WAIT(rwlock_clockrdlock, pthread_rwlock_clockrdlock,
+	       (pthread_rwlock_t *l, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (l, k, t))
+SYNCPROF__WAIT(rwlock_clockwrlock, pthread_rwlock_clockwrlock,
+	       (pthread_rwlock_t *l, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (l, k, t))
+SYNCPROF__WAIT(sem_clockwait, sem_clockwait,
+	       (sem_t *s, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, k, t))
+#endif
+SYNCPROF__WAIT(sem_wait, sem_wait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
+SYNCPROF__WAIT(sem_trywait, sem_trywait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
+SYNCPROF__WAIT(sem_timedwait, sem_timedwait,
+	       (sem_t *s, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, t))
+SYNCPROF__WAIT(barrier_wait, pthread_barrier_wait, (pthread_barrier_t *b, SYNCPROF_SITE_PARAMS),
+	       (b))
+SYNCPROF__WAIT(join, pthread_join, (pthread_t th, void **r, SYNCPROF_SITE_PARAMS), (th, r))
+#undef SYNCPROF__UNPAREN
+#undef SYNCPROF__WAIT
+
+#if defined(__cplusplus) && __cplusplus >= 201103L && defined(__GNUC__)
+/*
+ * Calls inside system headers (see the top of this file): the _pc entry
+ * points.  The empty asm keeps the call out of tail position: a tail call
+ * (jmp) from the program's function - the unlock at the end of a
+ * std::lock_guard's scope - would make the return address its caller's.
+ */
+#define SYNCPROF__PC(call, real, mask)                                            \
+	{                                                                         \
+		int syncprof__rc;                                                 \
+		if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & (mask)))              \
+			return real;                                              \
+		syncprof__rc = call;                                              \
+		__asm__ __volatile__("" : "+r"(syncprof__rc));                    \
+		return syncprof__rc;                                              \
+	}
+SYNCPROF__INLINE int syncprof__mutex_lock_pc(pthread_mutex_t *m)
+SYNCPROF__PC(syncprof_mutex_lock_pc(m), (pthread_mutex_lock)(m), ~0)
+SYNCPROF__INLINE int syncprof__mutex_trylock_pc(pthread_mutex_t *m)
+SYNCPROF__PC(syncprof_mutex_trylock_pc(m), (pthread_mutex_trylock)(m), ~0)
+SYNCPROF__INLINE int syncprof__mutex_timedlock_pc(pthread_mutex_t *m, const struct timespec *t)
+SYNCPROF__PC(syncprof_mutex_timedlock_pc(m, t), (pthread_mutex_timedlock)(m, t), ~0)
+SYNCPROF__INLINE int syncprof__mutex_unlock_pc(pthread_mutex_t *m)
+SYNCPROF__PC(syncprof_mutex_unlock_pc(m), (pthread_mutex_unlock)(m), SYNCPROF__UNLOCK_HOOKS)
+SYNCPROF__INLINE int syncprof__cond_wait_pc(pthread_cond_t *c, pthread_mutex_t *m)
+SYNCPROF__PC(syncprof_cond_wait_pc(c, m), (pthread_cond_wait)(c, m), ~0)
+SYNCPROF__INLINE int syncprof__cond_timedwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+						 const struct timespec *t)
+SYNCPROF__PC(syncprof_cond_timedwait_pc(c, m, t), (pthread_cond_timedwait)(c, m, t), ~0)
+#define SYNCPROF__RW_PC(op, mask)                                                  \
+	SYNCPROF__INLINE int syncprof__rwlock_##op##_pc(pthread_rwlock_t *l)       \
+	SYNCPROF__PC(syncprof_rwlock_##op##_pc(l), (pthread_rwlock_##op)(l), mask)
+SYNCPROF__RW_PC(rdlock, ~0)
+SYNCPROF__RW_PC(wrlock, ~0)
+SYNCPROF__RW_PC(tryrdlock, ~0)
+SYNCPROF__RW_PC(trywrlock, ~0)
+SYNCPROF__RW_PC(unlock, SYNCPROF__UNLOCK_HOOKS)
+#undef SYNCPROF__RW_PC
+SYNCPROF__INLINE int syncprof__rwlock_timedrdlock_pc(pthread_rwlock_t *l, const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_timedrdlock_pc(l, t), (pthread_rwlock_timedrdlock)(l, t), ~0)
+SYNCPROF__INLINE int syncprof__rwlock_timedwrlock_pc(pthread_rwlock_t *l, const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_timedwrlock_pc(l, t), (pthread_rwlock_timedwrlock)(l, t), ~0)
+#define SYNCPROF__SPIN_PC(op, mask)                                                \
+	SYNCPROF__INLINE int syncprof__spin_##op##_pc(pthread_spinlock_t *s)       \
+	SYNCPROF__PC(syncprof_spin_##op##_pc(s), (pthread_spin_##op)(s), mask)
+SYNCPROF__SPIN_PC(lock, ~0)
+SYNCPROF__SPIN_PC(trylock, ~0)
+SYNCPROF__SPIN_PC(unlock, SYNCPROF__UNLOCK_HOOKS)
+#undef SYNCPROF__SPIN_PC
+#ifdef SYNCPROF__HAVE_CLOCK_CALLS
+SYNCPROF__INLINE int syncprof__mutex_clocklock_pc(pthread_mutex_t *m, clockid_t k,
+						const struct timespec *t)
+SYNCPROF__PC(syncprof_mutex_clocklock_pc(m, k, t), (pthread_mutex_clocklock)(m, k, t), ~0)
+SYNCPROF__INLINE int syncprof__cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+						 clockid_t k, const struct timespec *t)
+SYNCPROF__PC(syncprof_cond_clockwait_pc(c, m, k, t), (pthread_cond_clockwait)(c, m, k, t), ~0)
+SYNCPROF__INLINE int syncprof__rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t k,
+						    const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_clockrdlock_pc(l, k, t), (pthread_rwlock_clockrdlock)(l, k, t), ~0)
+SYNCPROF__INLINE int syncprof__rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t k,
+						    const struct timespec *t)
+SYNCPROF__PC(syncprof_rwlock_clockwrlock_pc(l, k, t), (pthread_rwlock_clockwrlock)(l, k, t), ~0)
+#endif
+#undef SYNCPROF__PC
+
+/* Compile-time tests of a call site (C++11 constexpr: no code is made). */
+constexpr bool syncprof__starts_with(const char *s, const char *prefix)
+{
+	return !*prefix || (*s == *prefix && syncprof__starts_with(s + 1, prefix + 1));
+}
+
+constexpr bool syncprof__system_site(const char *file, const char *func)
+{
+	return syncprof__starts_with(file, "/usr/include/") ||
+	       syncprof__starts_with(file, "/usr/lib/gcc/") ||
+	       syncprof__starts_with(file, "/usr/lib/llvm-") ||
+	       (func[0] == '_' && (func[1] == '_' || (func[1] >= 'A' && func[1] <= 'Z')));
+}
+
+/* A template argument is a constant expression: the test is made by the
+ * compiler, at -O0 too, and the macro below keeps one branch. */
+template <bool B> struct syncprof__constant {
+	static constexpr bool value = B;
+};
+#define SYNCPROF__SYSTEM_SITE syncprof__constant<syncprof__system_site(__FILE__, __func__)>::value
+#define SYNCPROF__CALL(op, ...)                                                   \
+	(SYNCPROF__SYSTEM_SITE ? syncprof__##op##_pc(__VA_ARGS__)                  \
+			       : syncprof__##op(__VA_ARGS__, SYNCPROF__SITE))
+#else
+#define SYNCPROF__CALL(op, ...) syncprof__##op(__VA_ARGS__, SYNCPROF__SITE)
+#endif
+
 /*
  * Initialisation and destruction: lock-order checking forgets the lock
  * (syncprof_lock_forget()), so that a lock made later at the same address
  * does not inherit its edges.  Only while unlock hooks are on (lock order
- * turns them on).
+ * turns them on).  No site: nothing is recorded but the address.
  */
 #define SYNCPROF__FORGET(l)                                                       \
 	do {                                                                      \
@@ -207,22 +363,36 @@ SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
 #define pthread_rwlock_destroy(l) syncprof__rwlock_destroy(l)
 #define pthread_spin_init(s, p) syncprof__spin_init((s), (p))
 #define pthread_spin_destroy(s) syncprof__spin_destroy(s)
-#define pthread_mutex_lock(m) syncprof__mutex_lock((m), SYNCPROF__SITE)
-#define pthread_mutex_trylock(m) syncprof__mutex_trylock((m), SYNCPROF__SITE)
-#define pthread_mutex_timedlock(m, t) syncprof__mutex_timedlock((m), (t), SYNCPROF__SITE)
-#define pthread_mutex_unlock(m) syncprof__mutex_unlock((m), SYNCPROF__SITE)
-#define pthread_cond_wait(c, m) syncprof__cond_wait((c), (m), SYNCPROF__SITE)
-#define pthread_cond_timedwait(c, m, t) syncprof__cond_timedwait((c), (m), (t), SYNCPROF__SITE)
-#define pthread_rwlock_rdlock(l) syncprof__rwlock_rdlock((l), SYNCPROF__SITE)
-#define pthread_rwlock_wrlock(l) syncprof__rwlock_wrlock((l), SYNCPROF__SITE)
-#define pthread_rwlock_tryrdlock(l) syncprof__rwlock_tryrdlock((l), SYNCPROF__SITE)
-#define pthread_rwlock_trywrlock(l) syncprof__rwlock_trywrlock((l), SYNCPROF__SITE)
-#define pthread_rwlock_timedrdlock(l, t) syncprof__rwlock_timedrdlock((l), (t), SYNCPROF__SITE)
-#define pthread_rwlock_timedwrlock(l, t) syncprof__rwlock_timedwrlock((l), (t), SYNCPROF__SITE)
-#define pthread_rwlock_unlock(l) syncprof__rwlock_unlock((l), SYNCPROF__SITE)
-#define pthread_spin_lock(s) syncprof__spin_lock((s), SYNCPROF__SITE)
-#define pthread_spin_trylock(s) syncprof__spin_trylock((s), SYNCPROF__SITE)
-#define pthread_spin_unlock(s) syncprof__spin_unlock((s), SYNCPROF__SITE)
+#define pthread_mutex_lock(m) SYNCPROF__CALL(mutex_lock, (m))
+#define pthread_mutex_trylock(m) SYNCPROF__CALL(mutex_trylock, (m))
+#define pthread_mutex_timedlock(m, t) SYNCPROF__CALL(mutex_timedlock, (m), (t))
+#define pthread_mutex_unlock(m) SYNCPROF__CALL(mutex_unlock, (m))
+#define pthread_cond_wait(c, m) SYNCPROF__CALL(cond_wait, (c), (m))
+#define pthread_cond_timedwait(c, m, t) SYNCPROF__CALL(cond_timedwait, (c), (m), (t))
+#define pthread_rwlock_rdlock(l) SYNCPROF__CALL(rwlock_rdlock, (l))
+#define pthread_rwlock_wrlock(l) SYNCPROF__CALL(rwlock_wrlock, (l))
+#define pthread_rwlock_tryrdlock(l) SYNCPROF__CALL(rwlock_tryrdlock, (l))
+#define pthread_rwlock_trywrlock(l) SYNCPROF__CALL(rwlock_trywrlock, (l))
+#define pthread_rwlock_timedrdlock(l, t) SYNCPROF__CALL(rwlock_timedrdlock, (l), (t))
+#define pthread_rwlock_timedwrlock(l, t) SYNCPROF__CALL(rwlock_timedwrlock, (l), (t))
+#define pthread_rwlock_unlock(l) SYNCPROF__CALL(rwlock_unlock, (l))
+#define pthread_spin_lock(s) SYNCPROF__CALL(spin_lock, (s))
+#define pthread_spin_trylock(s) SYNCPROF__CALL(spin_trylock, (s))
+#define pthread_spin_unlock(s) SYNCPROF__CALL(spin_unlock, (s))
+#ifdef SYNCPROF__HAVE_CLOCK_CALLS
+#define pthread_mutex_clocklock(m, k, t) SYNCPROF__CALL(mutex_clocklock, (m), (k), (t))
+#define pthread_cond_clockwait(c, m, k, t) SYNCPROF__CALL(cond_clockwait, (c), (m), (k), (t))
+#define pthread_rwlock_clockrdlock(l, k, t) SYNCPROF__CALL(rwlock_clockrdlock, (l), (k), (t))
+#define pthread_rwlock_clockwrlock(l, k, t) SYNCPROF__CALL(rwlock_clockwrlock, (l), (k), (t))
+#define sem_clockwait(s, k, t) syncprof__sem_clockwait((s), (k), (t), SYNCPROF__SITE)
+#endif
+/* No system header makes these calls in line: the site is always
+ * __FILE__:__LINE__ (semaphores, barriers, joins). */
+#define sem_wait(s) syncprof__sem_wait((s), SYNCPROF__SITE)
+#define sem_trywait(s) syncprof__sem_trywait((s), SYNCPROF__SITE)
+#define sem_timedwait(s, t) syncprof__sem_timedwait((s), (t), SYNCPROF__SITE)
+#define pthread_barrier_wait(b) syncprof__barrier_wait((b), SYNCPROF__SITE)
+#define pthread_join(th, r) syncprof__join((th), (r), SYNCPROF__SITE)
 
 #ifdef SYNCPROF__HAVE_C11_THREADS
 SYNCPROF__INLINE int syncprof__mtx_lock(mtx_t *m, SYNCPROF_SITE_PARAMS)
@@ -288,7 +458,15 @@ SYNCPROF__INLINE void syncprof__mtx_destroy(mtx_t *m)
 #define mtx_timedlock(m, t) syncprof__mtx_timedlock((m), (t), SYNCPROF__SITE)
 #define mtx_unlock(m) syncprof__mtx_unlock((m), SYNCPROF__SITE)
 #define cnd_wait(c, m) syncprof__cnd_wait((c), (m), SYNCPROF__SITE)
+SYNCPROF__INLINE int syncprof__thrd_join(thrd_t th, int *res, SYNCPROF_SITE_PARAMS)
+{
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
+		return (thrd_join)(th, res);
+	return syncprof_thrd_join(th, res, file, line, func);
+}
+
 #define cnd_timedwait(c, m, t) syncprof__cnd_timedwait((c), (m), (t), SYNCPROF__SITE)
+#define thrd_join(th, r) syncprof__thrd_join((th), (r), SYNCPROF__SITE)
 #endif /* SYNCPROF__HAVE_C11_THREADS */
 
 #endif /* SYNCPROF_NO_INSTRUMENT */

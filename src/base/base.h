@@ -12,6 +12,7 @@
 #define SP_BASE_BASE_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +63,22 @@ char *sp_path_expand(const char *tmpl, char *buf, size_t size);
 /* Create a pthread key once, lock-free, from any thread (util.c). */
 int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
 		void (*on_created)(void));
+
+/*
+ * The profiler's own file writes must not kill the program: a write past
+ * RLIMIT_FSIZE raises SIGXFSZ (and fails with EFBIG), one into a pipe
+ * without reader SIGPIPE (EPIPE), both fatal by default and sent to the
+ * writing thread.  Enter blocks both in the calling thread; leave takes
+ * those that became pending in between (raised by the section's writes)
+ * and restores the mask.  Four system calls.  Not needed in the trace
+ * writer thread, which blocks every signal for good.  Leave keeps errno.
+ */
+struct sp_sigguard {
+	sigset_t old, pending;
+	int blocked;
+};
+void sp_sigguard_enter(struct sp_sigguard *g);
+void sp_sigguard_leave(struct sp_sigguard *g);
 
 static inline uint64_t sp_now_ns(void)
 {

@@ -5,6 +5,7 @@
 
 static const char *const type_names[SP_TYPE_COUNT] = {
 	"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
+	"semaphore", "barrier", "join",
 };
 
 const char *sp_type_name(int type)

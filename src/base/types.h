@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-/* Lock types as reported (the "type" of a row). */
+/* Lock types as reported (the "type" of a row).  The numbers are in trace
+ * files (docs/trace-format.md): new types go at the end. */
 enum sp_type {
 	SP_TYPE_MUTEX = 0,
 	SP_TYPE_REC_MUTEX,
@@ -15,6 +16,10 @@ enum sp_type {
 	SP_TYPE_RWLOCK_READ,
 	SP_TYPE_RWLOCK_WRITE,
 	SP_TYPE_SPINLOCK,
+	/* Waits that acquire nothing that is held: no hold tracking, no owner. */
+	SP_TYPE_SEMAPHORE, /* sem_wait & co.: contended when the count was 0 */
+	SP_TYPE_BARRIER,   /* pthread_barrier_wait: always a wait */
+	SP_TYPE_JOIN,      /* pthread_join, thrd_join: always a wait */
 	SP_TYPE_COUNT
 };
 /* "rwlock_read", ...; "?" for a number that is no type (base/types.c). */
@@ -24,13 +29,29 @@ const char *sp_type_name(int type);
 #define SP_TYPE_RWLOCK_UNLOCK SP_TYPE_COUNT
 
 /*
- * Log2 histogram of contended waits: bucket b counts waits w with
- * 2^b <= w < 2^(b+1) ns (bucket 0 also takes w < 1); the last bucket takes
- * everything longer (2^39 ns is about nine minutes).  Uncontended
- * acquisitions wait 0 and are not stored: they are acquisitions minus the
- * sum of the buckets.
+ * Histograms of waits and holds (record/hist.c, report/profile.h):
+ * log-linear buckets, as HdrHistogram's: SP_HIST_SUB per power of two, so
+ * that a bucket is at most 1/8 of its lower bound wide.  0..15 ns have a
+ * bucket each; a value v with its top bit at e >= 4 (2^e <= v < 2^(e+1))
+ * goes to bucket 8 * (e - 3) + m, where m = v >> (e - 3) (its top bit and
+ * the 3 bits below it, 8..15), which holds [m * 2^(e-3), (m + 1) * 2^(e-3)).
+ * The last bucket, 303, is [15 * 2^36, 2^40) ns (2^40 ns is about 18
+ * minutes) and takes everything longer too.  Uncontended acquisitions wait 0 and
+ * are not stored: they are acquisitions minus the sum of the buckets.
  */
-#define SP_HIST_BUCKETS 40
+#define SP_HIST_SUB_BITS 3
+#define SP_HIST_SUB (1u << SP_HIST_SUB_BITS)
+#define SP_HIST_RANGE_BITS 40 /* values below 2^40 ns are told apart */
+#define SP_HIST_BUCKETS ((SP_HIST_RANGE_BITS - SP_HIST_SUB_BITS + 1) * SP_HIST_SUB)
+_Static_assert(SP_HIST_BUCKETS == 304, "the layout docs/formats.md describes");
+
+/*
+ * The log2 histogram of profile JSON's "wait_hist" and "hold_hist", and of
+ * the histograms before the log-linear ones: bucket k counts values v with
+ * 2^k <= v < 2^(k+1) ns (bucket 0 also v < 1; the last, everything
+ * longer).  Every log-linear bucket lies inside one of them.
+ */
+#define SP_LOG2_BUCKETS 40
 
 /* Most frames kept per entry for contended waits (interposed sites). */
 #define SP_MAX_FRAMES 16
@@ -47,10 +68,50 @@ struct sp_site {
 	uint32_t line;    /* instrumented: __LINE__; 0 when interposed */
 };
 
+/* The bucket of a value of @ns nanoseconds. */
 static inline unsigned sp_hist_bucket(uint64_t ns)
 {
-	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
-	return b < SP_HIST_BUCKETS ? b : SP_HIST_BUCKETS - 1;
+	unsigned s;
+
+	if (ns < 2 * SP_HIST_SUB)
+		return (unsigned)ns;
+	s = 63u - (unsigned)__builtin_clzll(ns) - SP_HIST_SUB_BITS;
+	if (s >= SP_HIST_RANGE_BITS - SP_HIST_SUB_BITS)
+		return SP_HIST_BUCKETS - 1;
+	return (s << SP_HIST_SUB_BITS) + (unsigned)(ns >> s);
+}
+
+/* The smallest value of bucket @b (< SP_HIST_BUCKETS). */
+static inline uint64_t sp_hist_lower(unsigned b)
+{
+	unsigned s;
+
+	if (b < 2 * SP_HIST_SUB)
+		return b;
+	s = (b >> SP_HIST_SUB_BITS) - 1;
+	return (uint64_t)(b - (s << SP_HIST_SUB_BITS)) << s;
+}
+
+/* The largest value of bucket @b, the last one's taken as 2^40 - 1 ns. */
+static inline uint64_t sp_hist_upper(unsigned b)
+{
+	return b + 1 < SP_HIST_BUCKETS ? sp_hist_lower(b + 1) - 1
+				       : (1ull << SP_HIST_RANGE_BITS) - 1;
+}
+
+/* The log2 bucket that log-linear bucket @b lies in. */
+static inline unsigned sp_hist_log2(unsigned b)
+{
+	uint64_t lo = sp_hist_lower(b);
+
+	return lo ? 63u - (unsigned)__builtin_clzll(lo) : 0;
+}
+
+/* Where a count of log2 bucket @k is put when an old profile is read: the
+ * log-linear bucket of the log2 bucket's largest value, 2^(k+1) - 1. */
+static inline unsigned sp_hist_from_log2(unsigned k)
+{
+	return sp_hist_bucket((2ull << (k < SP_LOG2_BUCKETS ? k : SP_LOG2_BUCKETS - 1)) - 1);
 }
 
 /* "rwlock_read", ...; "?" for a number that is no type (types.c). */

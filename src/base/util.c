@@ -1,6 +1,7 @@
 /*
- * util.c - the profiler's own primitives: a futex lock, page allocation and
- * thread ids.
+ * util.c - the profiler's own primitives: a futex lock, page allocation,
+ * thread ids, and a guard that keeps the signals of failed writes
+ * (SIGXFSZ, SIGPIPE) from killing the program.
  *
  * Design: the profiler must never call the functions it profiles.  When the
  * preload library interposes pthread_mutex_lock, a pthread mutex inside the
@@ -15,6 +16,7 @@
  * dlsym(RTLD_NEXT) (dlsym may allocate and take locks itself, and is not
  * usable before the dynamic loader finished relocating us).
  */
+#include <errno.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -124,4 +126,43 @@ int sp_key_once(int *state, pthread_key_t *key, void (*dtor)(void *),
 	while ((s = sp_load_acquire(state)) == 1)
 		;
 	return s == 2;
+}
+
+void sp_sigguard_enter(struct sp_sigguard *g)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGXFSZ);
+	g->blocked = !pthread_sigmask(SIG_BLOCK, &set, &g->old);
+	if (!g->blocked || sigpending(&g->pending))
+		sigemptyset(&g->pending);
+}
+
+void sp_sigguard_leave(struct sp_sigguard *g)
+{
+	static const int sigs[] = { SIGPIPE, SIGXFSZ };
+	int saved = errno;
+	sigset_t now;
+
+	if (!g->blocked)
+		return;
+	if (!sigpending(&now)) {
+		for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			/* Blocked, the section's signal stayed pending on this
+			 * thread: take it, so restoring the mask delivers nothing. */
+			struct timespec zero = { 0, 0 };
+			sigset_t one;
+
+			if (!sigismember(&now, sigs[i]) || sigismember(&g->pending, sigs[i]))
+				continue;
+			sigemptyset(&one);
+			sigaddset(&one, sigs[i]);
+			while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR)
+				;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	errno = saved;
 }

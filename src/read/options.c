@@ -180,8 +180,9 @@ static int opt_hold_sample(struct sp_options *o, const char *v)
 	return 0;
 }
 
-/* Repeatable: each skip=REGEX adds one pattern, a valid POSIX extended
- * regular expression (record/stack.c compiles them again at start-up). */
+/* Repeatable: each skip= adds one pattern, a valid POSIX extended regular
+ * expression or a DSO+0xLO-0xHI range (record/stack.c reads them again at
+ * start-up; a range is also a valid regular expression). */
 static int opt_skip(struct sp_options *o, const char *v)
 {
 	regex_t re;
@@ -193,6 +194,16 @@ static int opt_skip(struct sp_options *o, const char *v)
 	if (!o->skip[o->n_skip])
 		return -ENOMEM;
 	o->n_skip++;
+	return 0;
+}
+
+static int opt_skip_frames(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n > SP_MAX_SKIP_FRAMES)
+		return -EINVAL;
+	o->skip_frames = n;
 	return 0;
 }
 
@@ -259,13 +270,15 @@ static const struct option_row option_table[] = {
 	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
 	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },
 	{ "frames", opt_frames, "callers kept per contended site, 0 to 16" },
-	{ "skip", opt_skip, "a function-name regex (repeatable, at most 16)" },
+	{ "skip", opt_skip,
+	  "a function-name regex or DSO+0xSTART-0xEND (repeatable, at most 16)" },
+	{ "skip_frames", opt_skip_frames, "callers skipped above each lock call, 0 to 8" },
 	{ "hold", opt_hold, "1 or 0" },
 	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
 	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
 	  "table columns separated by ':' among type, object, site, wait, count, avg, "
-	  "contended, max, p50, p99, hold, max_hold, owner_chg" },
+	  "contended, max, p50, p90, p99, hold, max_hold, owner_chg" },
 	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },

@@ -16,6 +16,7 @@
 /* Options read from SYNCPROF_OPTIONS (see options.c). */
 #define SP_MAX_SKIP 16 /* record/stack.c keeps as many */
 #define SP_DEFAULT_FRAMES 4
+#define SP_MAX_SKIP_FRAMES 8
 #define SP_DEFAULT_HOLD_SAMPLE 16
 struct sp_options {
 	int enabled;
@@ -31,7 +32,8 @@ struct sp_options {
 	int lock_order;             /* 1: lock-order cycles (hold.c's held lists) */
 	unsigned hold_sample;       /* time 1 hold in N per thread (1: all) */
 	unsigned n_skip;
-	char *skip[SP_MAX_SKIP];    /* function-name regexes of lock wrappers */
+	char *skip[SP_MAX_SKIP];    /* lock wrappers: name regexes, DSO+0xLO-0xHI */
+	unsigned skip_frames;       /* callers above the interposed call skipped */
 	char *columns;         /* owns report.columns */
 	int control;           /* control.c: listen on the control socket */
 	int report_signal;     /* 0, or the signal that prints a report */

@@ -18,6 +18,14 @@
  * written before "hold_tracking" existed count as hold-tracked when a row
  * has a non-null "hold_ns".
  *
+ * Histograms: a profile with the top-level "hist" layout has its
+ * log-linear buckets in "wait_buckets" and "hold_buckets", read exactly
+ * (its "wait_hist" and "hold_hist" are derived from them and ignored).
+ * Older profiles have the log2 histograms only: each log2 bucket's count
+ * goes to the log-linear bucket of that log2 bucket's largest value
+ * (2^(k+1) - 1 ns), so their percentiles come out at most 1/32 below
+ * that upper bound, about what the syncprof that wrote them printed.
+ *
  * Alternatives considered: a hand-written JSON reader (json-c is in every
  * Debian release); keeping the tree alive for its strings (the first
  * version: a loaded profile then held its text twice).
@@ -35,6 +43,7 @@ struct loader {
 	struct sp_profile *p;
 	char *err;
 	size_t err_size;
+	int buckets; /* the file describes the log-linear layout: "*_buckets" are read */
 };
 
 static int fail(struct loader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -143,23 +152,74 @@ static int read_frame(struct loader *l, json_object *o, struct sp_frame *f)
 	return sp_profile_error(l->p);
 }
 
-static int read_hist(json_object *o, const char *key, uint64_t *hist)
+static int get_count(json_object *v, uint64_t *out)
+{
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return -EINVAL;
+	*out = json_object_get_uint64(v);
+	return 0;
+}
+
+/* "<what>_buckets": [[index, count], ...] of the log-linear layout, added
+ * into @hist (SP_HIST_BUCKETS counts); 1 when read, 0 when absent. */
+static int read_buckets(json_object *o, const char *key, uint64_t *hist)
+{
+	json_object *h;
+
+	if (!json_object_object_get_ex(o, key, &h) || !h)
+		return 0;
+	if (!json_object_is_type(h, json_type_array))
+		return -EINVAL;
+	for (size_t i = 0; i < json_object_array_length(h); i++) {
+		json_object *pair = json_object_array_get_idx(h, i);
+		uint64_t b, count;
+
+		if (!json_object_is_type(pair, json_type_array) ||
+		    json_object_array_length(pair) != 2 ||
+		    get_count(json_object_array_get_idx(pair, 0), &b) || b >= SP_HIST_BUCKETS ||
+		    get_count(json_object_array_get_idx(pair, 1), &count))
+			return -EINVAL;
+		hist[b] += count;
+	}
+	return 1;
+}
+
+/* "<what>_hist": the log2 histogram, each bucket's count put into the
+ * log-linear bucket of its largest value (sp_hist_from_log2()). */
+static int read_log2(json_object *o, const char *key, uint64_t *hist)
 {
 	json_object *h;
 
 	if (!json_object_object_get_ex(o, key, &h) || !h)
 		return 0;
 	if (!json_object_is_type(h, json_type_array) ||
-	    json_object_array_length(h) > SP_HIST_BUCKETS)
+	    json_object_array_length(h) > SP_LOG2_BUCKETS)
 		return -EINVAL;
-	for (size_t b = 0; b < json_object_array_length(h); b++) {
-		json_object *v = json_object_array_get_idx(h, b);
+	for (size_t k = 0; k < json_object_array_length(h); k++) {
+		uint64_t count;
 
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		if (get_count(json_object_array_get_idx(h, k), &count))
 			return -EINVAL;
-		hist[b] = json_object_get_uint64(v);
+		hist[sp_hist_from_log2((unsigned)k)] += count;
 	}
 	return 0;
+}
+
+/* A row's histogram @what ("wait", "hold"): its buckets when the file has
+ * them, else its log2 histogram. */
+static int read_hist(struct loader *l, json_object *o, const char *what, uint64_t *hist)
+{
+	char key[32];
+	int rc = 0;
+
+	if (l->buckets) {
+		snprintf(key, sizeof(key), "%s_buckets", what);
+		rc = read_buckets(o, key, hist);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
+	snprintf(key, sizeof(key), "%s_hist", what);
+	return read_log2(o, key, hist);
 }
 
 static void site_key(const struct sp_frame *f, struct sp_site *s)
@@ -233,6 +293,7 @@ static const char *const counters[] = { "acquisitions", "contended", "wait_ns", 
 
 static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 {
+	uint64_t wait_hist[SP_HIST_BUCKETS] = { 0 }, hold_hist[SP_HIST_BUCKETS] = { 0 };
 	struct sp_row_detail det;
 	struct sp_row r, *d;
 	struct sp_names *nm;
@@ -278,10 +339,12 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	rc = read_stack(l, i, o, &r, nm, &det);
 	if (rc)
 		return rc;
-	if (read_hist(o, "wait_hist", det.hist))
-		return fail(l, "%s: row %zu: bad \"wait_hist\"", l->name, i);
-	if (read_hist(o, "hold_hist", det.hold_hist))
-		return fail(l, "%s: row %zu: bad \"hold_hist\"", l->name, i);
+	if (read_hist(l, o, "wait", wait_hist))
+		return fail(l, "%s: row %zu: bad \"wait_buckets\" or \"wait_hist\"", l->name, i);
+	if (read_hist(l, o, "hold", hold_hist))
+		return fail(l, "%s: row %zu: bad \"hold_buckets\" or \"hold_hist\"", l->name, i);
+	sp_hist_view(&det.hist, wait_hist);
+	sp_hist_view(&det.hold_hist, hold_hist);
 	r.file = nm->site.file;
 	r.func = nm->site.function;
 	r.line = nm->site.line;
@@ -448,7 +511,7 @@ static char *slurp(struct loader *l, const char *path, size_t *len)
 
 int sp_profile_load(const char *path, struct sp_profile *p, char *err, size_t err_size)
 {
-	struct loader l = { path, p, err, err_size };
+	struct loader l = { path, p, err, err_size, 0 };
 	size_t len;
 	char *text = slurp(&l, path, &len);
 	int rc;
@@ -484,21 +547,229 @@ static int read_meta(struct loader *l, json_object *root)
 		p->hold = json_object_get_boolean(v);
 	if (!get_u64(root, "hold_sample", 0, &u, NULL) && u && u <= UINT32_MAX)
 		p->hold_sample = (unsigned)u;
+	get_u64(root, "hold_untracked", 1, &p->hold_untracked, NULL);
+	get_u64(root, "blame_lost", 1, &p->blame_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))
 		p->rows.n_total = (size_t)u;
+	if (json_object_object_get_ex(root, "hist", &v) && v) {
+		uint64_t sub = 0, n = 0;
+
+		s = get_str(v, "layout");
+		if (!json_object_is_type(v, json_type_object) || !s || strcmp(s, "log-linear") ||
+		    get_u64(v, "sub_buckets", 0, &sub, NULL) || sub != SP_HIST_SUB ||
+		    get_u64(v, "buckets", 0, &n, NULL) || n != SP_HIST_BUCKETS)
+			return fail(l, "%s: the histogram layout \"hist\" is not the one this "
+				       "syncprof reads (log-linear, %u sub-buckets, %u buckets)",
+				    l->name, SP_HIST_SUB, SP_HIST_BUCKETS);
+		l->buckets = 1;
+	}
 	return sp_profile_error(p);
+}
+
+/*
+ * Streaming.  A profile of a million rows is hundreds of MB of JSON, and
+ * json-c's tree of it took 4.9 GB and 49 s to build (json-c has no
+ * streaming interface).  So the rows are parsed one at a time: a scanner
+ * that knows only strings, escapes and nesting (it validates nothing:
+ * json-c does that on each piece) finds the top-level "rows" array and the
+ * extent of each of its elements; the top-level object without its rows
+ * is parsed whole (a few hundred bytes), then each row by itself into a
+ * small tree that is freed once read.  Anything the scanner does not
+ * recognise falls back to parsing the whole text, which then gives the
+ * usual error messages.
+ */
+
+/* The end of the string starting at @i (a '"'): the index after its
+ * closing quote, or @len. */
+static size_t skip_string(const char *t, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (t[i] == '\\')
+			i++;
+		else if (t[i] == '"')
+			return i + 1;
+	}
+	return len;
+}
+
+static size_t skip_space(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end (exclusive) of the value starting at @i, scanning brackets and
+ * strings; @len when it does not end. */
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+	int depth = 0;
+
+	while (i < len) {
+		char c = t[i];
+
+		if (c == '"') {
+			i = skip_string(t, len, i);
+			if (!depth)
+				return i;
+			continue;
+		}
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				return depth < 0 ? i : i + 1;
+		} else if (!depth && (c == ',' || c == ' ' || c == '\n' || c == '\t' ||
+				      c == '\r')) {
+			return i; /* a number, true, false or null ends */
+		}
+		i++;
+	}
+	return len;
+}
+
+/* [*lo, *hi): the top-level "rows" array, '[' to ']'.  0, or -1. */
+static int find_rows(const char *t, size_t len, size_t *lo, size_t *hi)
+{
+	size_t i = skip_space(t, len, 0);
+
+	if (i >= len || t[i] != '{')
+		return -1;
+	for (i++;;) {
+		size_t k0, k1;
+
+		i = skip_space(t, len, i);
+		if (i >= len || t[i] != '"')
+			return -1;
+		k0 = i + 1;
+		i = skip_string(t, len, i);
+		k1 = i - 1;
+		i = skip_space(t, len, i);
+		if (i >= len || t[i] != ':')
+			return -1;
+		i = skip_space(t, len, i + 1);
+		if (k1 - k0 == 4 && !memcmp(t + k0, "rows", 4)) {
+			if (i >= len || t[i] != '[')
+				return -1;
+			*lo = i;
+			*hi = skip_value(t, len, i);
+			return *hi <= len && *hi > i && t[*hi - 1] == ']' ? 0 : -1;
+		}
+		i = skip_value(t, len, i);
+		i = skip_space(t, len, i);
+		if (i >= len || t[i] != ',')
+			return -1;
+		i++;
+	}
+}
+
+static json_object *parse_piece(json_tokener *tok, const char *t, size_t n, size_t *err_at,
+				enum json_tokener_error *e)
+{
+	json_object *o;
+
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, t, (int)n);
+	*e = json_tokener_get_error(tok);
+	if (o && *e == json_tokener_success &&
+	    skip_space(t, n, json_tokener_get_parse_end(tok)) == n)
+		return o;
+	if (o && *e == json_tokener_success)
+		*e = json_tokener_error_parse_unexpected; /* trailing bytes */
+	*err_at = json_tokener_get_parse_end(tok);
+	if (o)
+		json_object_put(o);
+	return NULL;
+}
+
+static int check_header(struct loader *l, json_object *root)
+{
+	uint64_t version = 0;
+	const char *fmt = get_str(root, "format");
+
+	if (!fmt || strcmp(fmt, "syncprof-profile"))
+		return fail(l, "%s is not a syncprof profile (no \"format\":\"syncprof-profile\"; "
+			       "write one with format=json or -f json)", l->name);
+	if (get_u64(root, "version", 0, &version, NULL) || version != 1)
+		return fail(l, "%s: profile version %llu is not supported (this syncprof reads "
+			       "version 1)", l->name, (unsigned long long)version);
+	return read_meta(l, root);
+}
+
+/* 1: not for the streaming path (the caller parses the whole text). */
+static int parse_streaming(struct loader *l, const char *t, size_t len, int *hold_seen)
+{
+	size_t lo, hi, i, err_at = 0, n_rows = 0;
+	enum json_tokener_error e;
+	json_tokener *tok;
+	json_object *root;
+	char *outer;
+	int rc = 0;
+
+	if (find_rows(t, len, &lo, &hi))
+		return 1;
+	/* The object without its rows: "...\"rows\":[]...". */
+	outer = malloc(lo + 2 + (len - hi) + 1);
+	tok = json_tokener_new();
+	if (!outer || !tok) {
+		free(outer);
+		if (tok)
+			json_tokener_free(tok);
+		return -ENOMEM;
+	}
+	memcpy(outer, t, lo);
+	memcpy(outer + lo, "[]", 2);
+	memcpy(outer + lo + 2, t + hi, len - hi);
+	root = parse_piece(tok, outer, lo + 2 + (len - hi), &err_at, &e);
+	free(outer);
+	if (!root) {
+		json_tokener_free(tok);
+		return 1; /* the whole-text parse says what is wrong */
+	}
+	rc = check_header(l, root);
+	if (!rc)
+		rc = read_lock_order(l, root); /* after the rows: in the outer object */
+	json_object_put(root);
+	for (i = skip_space(t, hi, lo + 1); !rc && i < hi - 1; n_rows++) {
+		size_t end = skip_value(t, hi - 1, i);
+		json_object *row = parse_piece(tok, t + i, end - i, &err_at, &e);
+
+		if (!row) {
+			rc = fail(l, "%s is not valid JSON: %s at byte %zu (in row %zu)", l->name,
+				  e == json_tokener_continue ? "unexpected end of row"
+							     : json_tokener_error_desc(e),
+				  i + err_at, n_rows);
+			break;
+		}
+		rc = read_row(l, n_rows, row, hold_seen);
+		json_object_put(row);
+		i = skip_space(t, hi - 1, end);
+		if (i < hi - 1) {
+			if (t[i] != ',') {
+				rc = fail(l, "%s is not valid JSON: expected ',' at byte %zu", l->name, i);
+				break;
+			}
+			i = skip_space(t, hi - 1, i + 1);
+		}
+	}
+	json_tokener_free(tok);
+	return rc;
 }
 
 int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_profile *p,
 		     char *err, size_t err_size)
 {
-	struct loader l = { name, p, err, err_size };
+	struct loader l = { name, p, err, err_size, 0 };
 	json_tokener *tok;
 	json_object *root, *rows;
-	uint64_t version = 0;
-	const char *fmt;
 	int rc, hold_seen = 0;
 
+	if (sp_profile_init(p))
+		return -ENOMEM;
+	rc = parse_streaming(&l, text, len, &hold_seen);
+	if (rc != 1)
+		goto done;
+	sp_profile_free(p); /* not streamable: the whole text, as a tree */
 	if (sp_profile_init(p))
 		return -ENOMEM;
 	tok = json_tokener_new();
@@ -521,18 +792,10 @@ int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_p
 		return rc;
 	}
 	json_tokener_free(tok);
-	fmt = get_str(root, "format");
-	if (!fmt || strcmp(fmt, "syncprof-profile"))
-		rc = fail(&l, "%s is not a syncprof profile (no \"format\":\"syncprof-profile\"; "
-			      "write one with format=json or -f json)", name);
-	else if (get_u64(root, "version", 0, &version, NULL) || version != 1)
-		rc = fail(&l, "%s: profile version %llu is not supported (this syncprof reads "
-			      "version 1)", name, (unsigned long long)version);
-	else if (!json_object_object_get_ex(root, "rows", &rows) ||
-		 !json_object_is_type(rows, json_type_array))
+	rc = check_header(&l, root);
+	if (!rc && (!json_object_object_get_ex(root, "rows", &rows) ||
+		    !json_object_is_type(rows, json_type_array)))
 		rc = fail(&l, "%s: no \"rows\" array", name);
-	else
-		rc = read_meta(&l, root);
 	if (!rc)
 		rc = sp_rows_reserve(&p->rows, json_object_array_length(rows));
 	for (size_t i = 0; !rc && i < json_object_array_length(rows); i++)
@@ -540,6 +803,7 @@ int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_p
 	if (!rc)
 		rc = read_lock_order(&l, root);
 	json_object_put(root);
+done:
 	if (rc == -ENOMEM)
 		fail(&l, "%s: out of memory", name);
 	if (rc) {

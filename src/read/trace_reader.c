@@ -12,7 +12,11 @@
  * that cannot be decoded stops the reader with status TRUNCATED (the file
  * ends inside a record: the traced process was killed or is still writing)
  * or CORRUPT (a size or type no writer produces) and a message saying where
- * and why.  All records before it have been returned.
+ * and why.  All records before it have been returned.  A file whose writer
+ * hit a write error ends early on a record boundary and says so in its
+ * header (sp_trace_reader_write_error()) and, room permitting, in a last
+ * WRITE_LOSS record: it reads to its end with status OK, and the caller
+ * says it is incomplete.
  *
  * The reader runs off the hot path in the CLI, so it uses malloc freely.
  */
@@ -406,6 +410,14 @@ static int decode(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uin
 		rec->ts = get64(p + 8);
 		rec->ts2 = get64(p + 16);
 		return 1;
+	case SP_REC_WRITE_LOSS:
+		if (len != 32)
+			break;
+		rec->ts = get64(p);
+		rec->ts2 = get64(p + 8);
+		rec->error = get32(p + 16);
+		rec->count = get64(p + 24);
+		return 1;
 	default:
 		if (rec->type >= SP_REC_OPTIONAL_MIN)
 			return 1; /* a later version's optional record: skipped */
@@ -444,6 +456,12 @@ int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec)
 	rc = decode(r, rec, p + 8, p + rec->size);
 	if (rc < 0)
 		return rc;
+	if (rec->type == SP_REC_WRITE_LOSS) {
+		r->write_loss_seen = 1;
+		r->write_loss = rec->count;
+		r->write_loss_first = rec->ts;
+		r->write_loss_last = rec->ts2;
+	}
 	r->maps_fresh = rec->type != SP_REC_MAPS;
 	r->last_type = rec->type;
 	r->off += rec->size;
@@ -464,18 +482,26 @@ int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 	p = r->data + off;
 	memcpy(&type, p, 2);
 	memcpy(&size, p + 4, 4);
-	if ((type != SP_REC_EVENT && type != SP_REC_DROPPED) || size < 8 || size > r->size - off)
+	if ((type != SP_REC_EVENT && type != SP_REC_DROPPED && type != SP_REC_WRITE_LOSS) ||
+	    size < 8 || size > r->size - off)
 		return -1;
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
 	memcpy(&rec->aux, p + 2, 2);
 	rec->size = size;
 	rec->off = off;
-	/* decode() reads only the definitions for these two types; a copy
-	 * takes its error message, if any. */
+	/* decode() reads only the definitions for these types; a copy takes
+	 * its error message, if any. */
 	tmp = *r;
 	tmp.status = SP_TRACE_READ_OK;
 	return decode(&tmp, rec, p + 8, p + size) > 0 ? 0 : -1;
+}
+
+int sp_trace_reader_write_error(const struct sp_trace_reader *r)
+{
+	if (!(r->hdr.flags & SP_TRACE_FLAG_WRITE_ERROR))
+		return 0;
+	return r->hdr.write_errno ? (int)r->hdr.write_errno : EIO;
 }
 
 /* ---- names ------------------------------------------------------------ */

@@ -27,13 +27,14 @@ struct sp_trace_rec {
 	uint32_t size;
 	uint16_t type;
 	uint16_t aux;
-	uint64_t ts;   /* EVENT; DROPPED: first_ts */
-	uint64_t ts2;  /* DROPPED: last_ts */
+	uint64_t ts;   /* EVENT; DROPPED, WRITE_LOSS: first_ts */
+	uint64_t ts2;  /* DROPPED, WRITE_LOSS: last_ts */
 	uint32_t tid;  /* EVENT, DROPPED, THREAD */
 	uint32_t id;   /* EVENT, EVENT_DEF */
 	unsigned nargs;
 	uint64_t args[SP_TRACE_MAX_ARGS];
-	uint64_t count; /* DROPPED */
+	uint64_t count; /* DROPPED, WRITE_LOSS */
+	uint32_t error; /* WRITE_LOSS: the errno */
 	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
 	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
 	size_t str_len;
@@ -58,6 +59,9 @@ struct sp_trace_reader {
 	size_t n_ranges, cap_ranges;
 	uint16_t last_type;
 	uint64_t records;
+	/* The WRITE_LOSS record, once read (write_loss_seen). */
+	int write_loss_seen;
+	uint64_t write_loss, write_loss_first, write_loss_last;
 	int status;        /* enum sp_trace_read_status */
 	char error[256];   /* why reading stopped, when status != OK */
 };
@@ -68,7 +72,12 @@ void sp_trace_reader_fini(struct sp_trace_reader *r);
 /* 1: @rec filled; 0: clean end; -1: stopped, r->status and r->error say
  * why (records before it were all returned). */
 int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
-/* Decode the EVENT or DROPPED record at @off again, after a first pass
+/* The errno of the write error that cut the file short (header flag
+ * SP_TRACE_FLAG_WRITE_ERROR), 0 when the writer had none: then the file
+ * is incomplete even when it reads to its end; the WRITE_LOSS record,
+ * when there is one (write_loss_seen after reading), counts the loss. */
+int sp_trace_reader_write_error(const struct sp_trace_reader *r);
+/* Decode the EVENT, DROPPED or WRITE_LOSS record at @off again, after a first pass
  * (names as of the end of that pass); no state changes.  0 or -1. */
 int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 			    struct sp_trace_rec *rec);

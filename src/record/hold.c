@@ -189,14 +189,13 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
 {
 	struct sp_entry_cold *c = e->cold;
-	unsigned b = sp_hist_bucket(ns);
 
 	sp_entry_refresh_epoch(c);
 	sp_store_relaxed(&c->holds, c->holds + weight);
 	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
 	if (ns > c->hold_max_ns)
 		sp_store_relaxed(&c->hold_max_ns, ns);
-	sp_store_relaxed(&c->hold_hist[b], c->hold_hist[b] + weight);
+	sp_entry_hist_add(e, SP_HIST_HOLD, ns, weight);
 }
 
 /* Count an owner change on the entry of this acquisition; the entry is
@@ -525,6 +524,12 @@ void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void
 	}
 }
 
+void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame)
+{
+	*untracked_holds = sp_load_relaxed(&untracked);
+	*lost_blame = sp_load_relaxed(&blame_lost);
+}
+
 /* Under report_lock (runtime.c): later reports subtract these. */
 void sp_hold_snapshot(void)
 {
@@ -556,12 +561,14 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, wait_ns);
-	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames) {
+	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames && sp_tls_self) {
 		uintptr_t f[SP_MAX_FRAMES];
 		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);
+		uintptr_t *kept = n ? sp_table_alloc(&sp_tls_self->table, n * sizeof(*f)) : NULL;
 
-		if (n) {
-			memcpy(c->frames, f, n * sizeof(*f));
+		if (kept) {
+			memcpy(kept, f, n * sizeof(*f));
+			c->frames = kept;
 			sp_store_release(&c->n_frames, (uint8_t)n);
 		}
 	}

@@ -5,9 +5,13 @@
  *
  * Design: see probe.h for the hot path.  Each entry point checks the
  * enabled flag itself too (callers of the API need not use instrument.h),
- * builds its site from __FILE__/__LINE__/__func__ and instantiates the
- * inline probe with the real libc functions, so the uncontended path has no
- * indirect call.  The slow paths here are noinline: timing a contended
+ * builds its site from __FILE__/__LINE__/__func__ - or, for its _pc twin,
+ * from its return address - and instantiates the inline probe with the
+ * real libc functions, so the uncontended path has no indirect call.  The
+ * twins share one always-inline body (do_NAME); syncprof_mutex_lock and
+ * the other named entry points compile to the same code as before the
+ * twins existed (objdump: the same instructions, one cmp's operands
+ * swapped).  The slow paths here are noinline: timing a contended
  * wait, counting a failed try, inserting a new entry.
  *
  * Counters of an entry are written only by the thread that owns it, with
@@ -89,8 +93,6 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 {
-	unsigned b = sp_hist_bucket(wait_ns);
-
 	sp_entry_refresh_epoch(e->cold);
 	if (acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
@@ -98,7 +100,7 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
 	if (wait_ns > e->cold->wait_max_ns)
 		sp_store_relaxed(&e->cold->wait_max_ns, wait_ns);
-	sp_store_relaxed(&e->cold->hist[b], e->cold->hist[b] + 1);
+	sp_entry_hist_add(e, SP_HIST_WAIT, wait_ns, 1);
 }
 
 SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
@@ -216,214 +218,238 @@ SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
 SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
+#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
+
+/* ---- the profiled calls, each given its site -------------------------- */
+
+static SP_ALWAYS_INLINE int do_mutex_lock(pthread_mutex_t *m, const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_mutex_lock(m);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site), 0, m,
+			     SP_TYPE_MUTEX, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_mutex_trylock(m);
+	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site), 0, m,
+			     SP_TYPE_MUTEX, site, 0);
+}
+
+static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
+					       const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_mutex_timedlock(m, abstime);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, site), 0,
+			     m, SP_TYPE_MUTEX, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_mutex_unlock(pthread_mutex_t *m, const struct sp_site *site)
+{
+	sp_probe_released((void *)m, SP_TYPE_MUTEX, site);
+	return pthread_mutex_unlock(m);
+}
+
+static SP_ALWAYS_INLINE int do_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
+					 const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_cond_wait(c, m);
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
+				  pthread_cond_wait(c, m))), site);
+}
+
+static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+					      const struct timespec *abstime,
+					      const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_cond_timedwait(c, m, abstime);
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
+				  pthread_cond_timedwait(c, m, abstime))), site);
+}
+
+#define SP_DO_RW(name, call, probe_call)                                                     \
+	static SP_ALWAYS_INLINE int do_rwlock_##name(pthread_rwlock_t *l,                    \
+						     const struct sp_site *site)             \
+	{                                                                                    \
+		if (OFF)                                                                     \
+			return call;                                                         \
+		return probe_call;                                                           \
+	}
+
+SP_DO_RW(rdlock, pthread_rwlock_rdlock(l),
+	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site), 0, l,
+		       SP_TYPE_RWLOCK_READ, site, 1))
+SP_DO_RW(wrlock, pthread_rwlock_wrlock(l),
+	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site), 0, l,
+		       SP_TYPE_RWLOCK_WRITE, site, 1))
+SP_DO_RW(tryrdlock, pthread_rwlock_tryrdlock(l),
+	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site), 0, l,
+		       SP_TYPE_RWLOCK_READ, site, 0))
+SP_DO_RW(trywrlock, pthread_rwlock_trywrlock(l),
+	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site), 0, l,
+		       SP_TYPE_RWLOCK_WRITE, site, 0))
+#undef SP_DO_RW
+
+static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
+						  const struct timespec *abstime,
+						  const struct sp_site *site)
+{
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
+		return pthread_rwlock_timedrdlock(l, abstime);
+	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, site),
+			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
+						  const struct timespec *abstime,
+						  const struct sp_site *site)
+{
+	if (OFF || sp_rwlock_abstime_invalid(abstime))
+		return pthread_rwlock_timedwrlock(l, abstime);
+	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, site),
+			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
+{
+	sp_probe_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, site);
+	return pthread_rwlock_unlock(l);
+}
+
+static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_spin_lock(s);
+	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site), 0,
+			     (void *)s, SP_TYPE_SPINLOCK, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_spin_trylock(s);
+	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site), 0,
+			     (void *)s, SP_TYPE_SPINLOCK, site, 0);
+}
+
+static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
+{
+	sp_probe_released((void *)s, SP_TYPE_SPINLOCK, site);
+	return pthread_spin_unlock(s);
+}
+
+static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
+{
+	if (OFF)
+		return mtx_lock(m);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site), thrd_success,
+			     m, SP_TYPE_MUTEX, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
+{
+	if (OFF)
+		return mtx_trylock(m);
+	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site), thrd_success, m,
+			     SP_TYPE_MUTEX, site, 0);
+}
+
+static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abstime,
+					     const struct sp_site *site)
+{
+	if (OFF)
+		return mtx_timedlock(m, abstime);
+	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, site),
+			     thrd_success, m, SP_TYPE_MUTEX, site, 1);
+}
+
+static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)
+{
+	sp_probe_released((void *)m, SP_TYPE_MUTEX, site);
+	return mtx_unlock(m);
+}
+
+static SP_ALWAYS_INLINE int do_cnd_wait(void *c, void *m, const struct sp_site *site)
+{
+	if (OFF)
+		return cnd_wait(c, m);
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
+				  cnd_wait(c, m))), site);
+}
+
+static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct timespec *abstime,
+					     const struct sp_site *site)
+{
+	if (OFF)
+		return cnd_timedwait(c, m, abstime);
+	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
+				  cnd_timedwait(c, m, abstime))), site);
+}
+
 void syncprof_lock_forget(const void *lock)
 {
 	sp_order_forget(lock);
 }
 
-#define SITE const struct sp_site site = { file, func, 0, (uint32_t)line }
-#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
-
 /* ---- public entry points ---------------------------------------------- */
 
-int syncprof_mutex_lock(pthread_mutex_t *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_mutex_lock(m);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, &site), 0, m,
-			     SP_TYPE_MUTEX, &site, 1);
-}
-
-int syncprof_mutex_trylock(pthread_mutex_t *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_mutex_trylock(m);
-	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, &site), 0, m,
-			     SP_TYPE_MUTEX, &site, 0);
-}
-
-int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
-			     const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_mutex_timedlock(m, abstime);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, &site), 0,
-			     m, SP_TYPE_MUTEX, &site, 1);
-}
-
-int syncprof_mutex_unlock(pthread_mutex_t *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	sp_probe_released((void *)m, SP_TYPE_MUTEX, &site);
-	return pthread_mutex_unlock(m);
-}
-
-int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const char *file, int line,
-		       const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_cond_wait(c, m);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  pthread_cond_wait(c, m))), &site);
-}
-
-int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime,
-			    const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_cond_timedwait(c, m, abstime);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  pthread_cond_timedwait(c, m, abstime))), &site);
-}
-
-#define SP_RW_ENTRY(name, call, probe_call)                                          \
-	int syncprof_rwlock_##name(pthread_rwlock_t *l, const char *file, int line,  \
-				   const char *func)                                 \
-	{                                                                            \
-		SITE;                                                                \
-		if (OFF)                                                             \
-			return call;                                                 \
-		return probe_call;                                                   \
+/*
+ * syncprof_NAME(PARAMS, file, line, func): the site is __FILE__/__LINE__/
+ * __func__ as instrument.h passes them.  syncprof_NAME_pc(PARAMS): the
+ * site is the return address, as for an interposed call: instrument.h
+ * routes C++ calls made inside system headers here (libstdc++'s
+ * __gthread_mutex_lock, inlined into the program's function), where
+ * __FILE__ would name the header; names.c symbolizes the address at report
+ * time, skipping the frames inlined from the headers.  These functions
+ * must stay out of line: __builtin_return_address(0) is their caller.
+ */
+#define SP_UNPAREN(...) __VA_ARGS__
+#define SP_ENTRY_NAMED(name, params, args)                                                   \
+	int syncprof_##name(SP_UNPAREN params, const char *file, int line, const char *func)  \
+	{                                                                                    \
+		const struct sp_site site = { file, func, 0, (uint32_t)line };               \
+		return do_##name(SP_UNPAREN args, &site);                                    \
 	}
+#define SP_ENTRY_PC(name, params, args)                                                      \
+	SP_NOINLINE int syncprof_##name##_pc(SP_UNPAREN params)                              \
+	{                                                                                    \
+		const struct sp_site site = { NULL, NULL,                                    \
+					      (uintptr_t)__builtin_return_address(0), 0 };  \
+		return do_##name(SP_UNPAREN args, &site);                                    \
+	}
+#define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \
+	SP_ENTRY_PC(name, params, args)
 
-SP_RW_ENTRY(rdlock, pthread_rwlock_rdlock(l),
-	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, &site), 0, l,
-			  SP_TYPE_RWLOCK_READ, &site, 1))
-SP_RW_ENTRY(wrlock, pthread_rwlock_wrlock(l),
-	    sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, &site), 0, l,
-			  SP_TYPE_RWLOCK_WRITE, &site, 1))
-SP_RW_ENTRY(tryrdlock, pthread_rwlock_tryrdlock(l),
-	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, &site), 0, l,
-			  SP_TYPE_RWLOCK_READ, &site, 0))
-SP_RW_ENTRY(trywrlock, pthread_rwlock_trywrlock(l),
-	    sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, &site), 0, l,
-			  SP_TYPE_RWLOCK_WRITE, &site, 0))
-
-int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
-				const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF || sp_rwlock_abstime_invalid(abstime))
-		return pthread_rwlock_timedrdlock(l, abstime);
-	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, &site),
-			     0, l, SP_TYPE_RWLOCK_READ, &site, 1);
-}
-
-int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
-				const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF || sp_rwlock_abstime_invalid(abstime))
-		return pthread_rwlock_timedwrlock(l, abstime);
-	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, &site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, &site, 1);
-}
-
-int syncprof_rwlock_unlock(pthread_rwlock_t *l, const char *file, int line, const char *func)
-{
-	SITE;
-
-	sp_probe_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, &site);
-	return pthread_rwlock_unlock(l);
-}
-
-int syncprof_spin_lock(pthread_spinlock_t *s, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_spin_lock(s);
-	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, &site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, &site, 1);
-}
-
-int syncprof_spin_trylock(pthread_spinlock_t *s, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return pthread_spin_trylock(s);
-	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, &site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, &site, 0);
-}
-
-int syncprof_spin_unlock(pthread_spinlock_t *s, const char *file, int line, const char *func)
-{
-	SITE;
-
-	sp_probe_released((void *)s, SP_TYPE_SPINLOCK, &site);
-	return pthread_spin_unlock(s);
-}
-
-int syncprof_mtx_lock(void *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return mtx_lock(m);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, &site), thrd_success,
-			     m, SP_TYPE_MUTEX, &site, 1);
-}
-
-int syncprof_mtx_trylock(void *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return mtx_trylock(m);
-	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, &site), thrd_success, m,
-			     SP_TYPE_MUTEX, &site, 0);
-}
-
-int syncprof_mtx_timedlock(void *m, const struct timespec *abstime, const char *file, int line,
-			   const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return mtx_timedlock(m, abstime);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, &site),
-			     thrd_success, m, SP_TYPE_MUTEX, &site, 1);
-}
-
-int syncprof_mtx_unlock(void *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	sp_probe_released((void *)m, SP_TYPE_MUTEX, &site);
-	return mtx_unlock(m);
-}
-
-int syncprof_cnd_wait(void *c, void *m, const char *file, int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return cnd_wait(c, m);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  cnd_wait(c, m))), &site);
-}
-
-int syncprof_cnd_timedwait(void *c, void *m, const struct timespec *abstime, const char *file,
-			   int line, const char *func)
-{
-	SITE;
-
-	if (OFF)
-		return cnd_timedwait(c, m, abstime);
-	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-				  cnd_timedwait(c, m, abstime))), &site);
-}
+SP_ENTRIES(mutex_lock, (pthread_mutex_t *m), (m))
+SP_ENTRIES(mutex_trylock, (pthread_mutex_t *m), (m))
+SP_ENTRIES(mutex_timedlock, (pthread_mutex_t *m, const struct timespec *abstime), (m, abstime))
+SP_ENTRIES(mutex_unlock, (pthread_mutex_t *m), (m))
+SP_ENTRIES(cond_wait, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+SP_ENTRIES(cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime),
+	   (c, m, abstime))
+SP_ENTRIES(rwlock_rdlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES(rwlock_wrlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES(rwlock_tryrdlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES(rwlock_trywrlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES(rwlock_timedrdlock, (pthread_rwlock_t *l, const struct timespec *abstime), (l, abstime))
+SP_ENTRIES(rwlock_timedwrlock, (pthread_rwlock_t *l, const struct timespec *abstime), (l, abstime))
+SP_ENTRIES(rwlock_unlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES(spin_lock, (pthread_spinlock_t *s), (s))
+SP_ENTRIES(spin_trylock, (pthread_spinlock_t *s), (s))
+SP_ENTRIES(spin_unlock, (pthread_spinlock_t *s), (s))
+/* C11 <threads.h>: C only, so instrument.h never needs the _pc twins. */
+SP_ENTRY_NAMED(mtx_lock, (void *m), (m))
+SP_ENTRY_NAMED(mtx_trylock, (void *m), (m))
+SP_ENTRY_NAMED(mtx_timedlock, (void *m, const struct timespec *abstime), (m, abstime))
+SP_ENTRY_NAMED(mtx_unlock, (void *m), (m))
+SP_ENTRY_NAMED(cnd_wait, (void *c, void *m), (c, m))
+SP_ENTRY_NAMED(cnd_timedwait, (void *c, void *m, const struct timespec *abstime), (c, m, abstime))
+#undef SP_ENTRIES
+#undef SP_ENTRY_PC
+#undef SP_ENTRY_NAMED
+#undef SP_UNPAREN

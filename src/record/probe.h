@@ -25,6 +25,7 @@
 #define SP_PROBE_H
 
 #include <errno.h>
+#include <time.h>
 
 #include "hold.h"
 #include "record/lockorder.h"
@@ -214,12 +215,16 @@ static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc, const struct sp_
 	return rc;
 }
 
-/* Condition waits: always a wait, all of it timed. */
+/*
+ * Condition waits: always a wait, all of it timed, and published for the
+ * watchdog (warn_wait) like a contended lock wait: a thread stuck in a
+ * condition wait is often the one a program hangs on.
+ */
 #define SP_PROBE_COND_WAIT(cond, mutex, site, call)                                          \
 	({                                                                            \
-		struct sp_thread *t_ = sp_thread_self();                              \
+		struct sp_thread *t_ = sp_thread_self(), *w_;                         \
 		struct sp_entry *e_;                                                  \
-		uint64_t t0_;                                                         \
+		uint64_t t0_, ns_;                                                    \
 		int mode_, rc_;                                                       \
 		if (SP_UNLIKELY(!t_))                                                 \
 			return call;                                                  \
@@ -227,8 +232,96 @@ static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc, const struct sp_
 		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                 \
 			sp_trace_cond_wait((cond), (mutex), (site));                  \
 		t0_ = sp_wait_start(&mode_);                                          \
+		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
+		if (w_)                                                               \
+			sp_watch_begin(w_, e_, t0_, mode_);                           \
 		rc_ = call;                                                           \
-		sp_probe_cond_woken(e_, (cond), (site), sp_wait_ns(mode_, t0_));      \
+		ns_ = sp_wait_ns(mode_, t0_);                                         \
+		if (w_)                                                               \
+			sp_watch_end(w_, ns_);                                        \
+		sp_probe_cond_woken(e_, (cond), (site), ns_);                         \
+		rc_;                                                                  \
+	})
+
+/* ---- blocking calls that are not locks (probe_wait.c) -------------------- */
+
+/*
+ * The deadline of a clock call (pthread_mutex_clocklock, _rwlock_clock*lock,
+ * sem_clockwait): the sp_lock_ops' lock() of such a call is handed a
+ * pointer to this in place of its abstime (SP_CLOCK_ARG) and takes it apart
+ * again (sp_clock_of), so that the probe's signatures stay as they are.
+ * The pointers the program passed reach the real call unchanged.
+ */
+struct sp_clock_deadline {
+	const struct timespec *abstime;
+	int clock; /* clockid_t */
+};
+#define SP_CLOCK_ARG(d) ((const struct timespec *)(const void *)(d))
+static SP_ALWAYS_INLINE const struct sp_clock_deadline *sp_clock_of(const struct timespec *t)
+{
+	return (const struct sp_clock_deadline *)(const void *)t;
+}
+
+/* The clocks glibc's clock calls accept (futex_abstimed_supported_clockid);
+ * others give EINVAL before the lock is looked at. */
+static SP_ALWAYS_INLINE int sp_clock_invalid(int clock)
+{
+	return SP_UNLIKELY(clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC);
+}
+
+/* glibc's timed and clock semaphore waits check tv_nsec (and the clock)
+ * before the count: such calls, and a NULL abstime, go to the real
+ * function alone, without the probe's try. */
+static SP_ALWAYS_INLINE int sp_sem_abstime_invalid(const struct timespec *abstime)
+{
+	return SP_UNLIKELY(!abstime || (unsigned long)abstime->tv_nsec >= 1000000000ul);
+}
+
+/*
+ * The semaphore calls report errors in errno, the probe in its return
+ * value: the adapters return 0 or the errno of the call, and this turns
+ * the probe's result back into the call's (-1 and errno).  A wait that
+ * succeeded after a failed try leaves errno as the program had it, as the
+ * real call alone would.
+ */
+static SP_ALWAYS_INLINE int sp_sem_result(int rc, int saved_errno)
+{
+	if (SP_LIKELY(rc == 0)) {
+		errno = saved_errno;
+		return 0;
+	}
+	errno = rc;
+	return -1;
+}
+
+void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site *site,
+		     uint64_t wait_ns);
+
+/*
+ * Waits that always wait and acquire nothing that is held (barriers,
+ * joins): all of the call timed, counted as contended, published for the
+ * watchdog, like a condition wait but with no mutex.  The trace sees a
+ * lock_wait and a lock_acquired of type @op.
+ */
+#define SP_PROBE_WAIT(obj, op, site, call)                                                \
+	({                                                                            \
+		struct sp_thread *t_ = sp_thread_self(), *w_;                         \
+		struct sp_entry *e_;                                                  \
+		uint64_t t0_, ns_;                                                    \
+		int mode_, rc_;                                                       \
+		if (SP_UNLIKELY(!t_))                                                 \
+			return call;                                                  \
+		e_ = sp_entry_get(t_, (site), (uintptr_t)(obj), (op));                \
+		SP_TRACE_LOCK(SP_EV_LOCK_WAIT, (void *)(obj), (op), (site), 0, 0);    \
+		t0_ = sp_wait_start(&mode_);                                          \
+		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
+		if (w_)                                                               \
+			sp_watch_begin(w_, e_, t0_, mode_);                           \
+		rc_ = call;                                                           \
+		ns_ = sp_wait_ns(mode_, t0_);                                         \
+		if (w_)                                                               \
+			sp_watch_end(w_, ns_);                                        \
+		sp_probe_waited(e_, (void *)(obj), (op), (site), ns_);                \
 		rc_;                                                                  \
 	})
 

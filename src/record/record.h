@@ -27,6 +27,8 @@
  * parts together a random walk over 1024 locks missed the TLB on most
  * acquisitions (lockbench -m 1024: 1.50x plain, against 1.2x after).
  */
+enum sp_hist_which { SP_HIST_WAIT, SP_HIST_HOLD };
+
 struct sp_entry_cold {
 	const char *func;
 	uint64_t wait_max_ns;
@@ -35,12 +37,18 @@ struct sp_entry_cold {
 	uint64_t holds;
 	uint32_t epoch; /* sp_reset_epoch when the maxima were last reset */
 	uint8_t n_frames;
-	uint64_t hist[SP_HIST_BUCKETS];
-	uintptr_t frames[SP_MAX_FRAMES]; /* callers of the first contended wait */
+	/* histograms of contended waits (probe.c) and timed holds (hold.c): 0 until the
+	 * first count, then a block of the table's pool (hist.c) */
+	uintptr_t hist[2]; /* [enum sp_hist_which] */
+	/* callers of the first contended wait: n_frames of them, in a block of
+	 * the table's pool allocated then (hist.c); published by the release
+	 * store of n_frames */
+	uintptr_t *frames;
 	/* hold tracking (hold.c), written by the owner only */
 	uint64_t owner_changes;
-	uint64_t hold_hist[SP_HIST_BUCKETS];
 };
+_Static_assert(sizeof(struct sp_entry_cold) <= 80,
+	       "the cold part of an entry: 80 bytes at most (docs/layout.md)");
 
 /*
  * One (site, object, op) of one thread: exactly one cache line, holding
@@ -73,6 +81,27 @@ _Static_assert(offsetof(struct sp_entry, wait_ns) + sizeof(uint64_t) <= 64,
 #define SP_CHUNK0 64
 #define SP_MAX_CHUNKS 24
 
+/*
+ * Entries' histograms (hist.c): counts of the SP_HIST_BUCKETS buckets of
+ * base/types.h, 32-bit until one would wrap, then 64-bit.  A cold part's
+ * word for a histogram is 0 (none yet), a struct sp_hist32 *, or a
+ * struct sp_hist64 * with SP_HIST_WIDE set.
+ */
+struct sp_hist32 {
+	uint32_t n[SP_HIST_BUCKETS];
+};
+struct sp_hist64 {
+	uint64_t n[SP_HIST_BUCKETS];
+};
+#define SP_HIST_WIDE 1u
+
+/* Where a table's histograms come from: mmap'd slabs, owner only. */
+struct sp_hist_pool {
+	unsigned char *next; /* free space in the current slab */
+	size_t left;
+	void *slabs;         /* list through each slab's first word */
+};
+
 struct sp_table {
 	struct sp_entry **index; /* owner only; NULL slots are free */
 	size_t index_mask;
@@ -80,6 +109,7 @@ struct sp_table {
 	size_t n_entries;        /* published with release; read with acquire */
 	struct sp_entry *chunks[SP_MAX_CHUNKS];
 	struct sp_entry_cold *cold_chunks[SP_MAX_CHUNKS];
+	struct sp_hist_pool hist_pool;
 };
 
 /*
@@ -256,6 +286,50 @@ extern void (*sp_registry_after_fork)(void);
 void sp_lost_add(uint64_t n);
 uint64_t sp_lost_get(void);
 
+/* ---- "hist.c" --------------------------------------------------------- */
+
+/* Add @count to bucket @b of the histogram *@slot of @t's entry, allocated
+ * (and widened) as needed; 0, or -ENOMEM with nothing added (@t NULL:
+ * nothing can be allocated).  Owner of @t only. */
+int sp_hist_add__slowpath(struct sp_table *t, uintptr_t *slot, unsigned b, uint64_t count);
+/* Any thread: the counts of the histogram *@slot into @out
+ * (SP_HIST_BUCKETS of them); 0 when it has none yet, 1 otherwise. */
+int sp_hist_read(const uintptr_t *slot, uint64_t *out);
+/* Add the histogram *@from (of another table) into *@slot of @into's entry. */
+int sp_hist_fold(struct sp_table *into, uintptr_t *slot, const uintptr_t *from);
+void sp_hist_pool_destroy(struct sp_hist_pool *p);
+/* Owner of @t only: @size bytes of zeroed memory from @t's pool, kept
+ * while @t lives (an entry's stack); NULL when out of memory. */
+void *sp_table_alloc(struct sp_table *t, size_t size);
+
+/*
+ * The owner of @e, the calling thread, adds @weight to the bucket of @ns in
+ * @e's histogram @which: in the common case a 32-bit load, add and relaxed
+ * store.  A count that cannot be stored (no memory for its block) is
+ * counted as lost.
+ */
+static inline void sp_entry_hist_add(struct sp_entry *e, enum sp_hist_which which, uint64_t ns,
+				     uint32_t weight)
+{
+	uintptr_t *slot = &e->cold->hist[which];
+	uintptr_t h = *slot;
+	unsigned b = sp_hist_bucket(ns);
+	struct sp_thread *t;
+
+	if (SP_LIKELY(h && !(h & SP_HIST_WIDE))) {
+		uint32_t *c = &((struct sp_hist32 *)h)->n[b];
+		uint32_t v = *c + weight;
+
+		if (SP_LIKELY(v >= *c)) { /* no wrap */
+			sp_store_relaxed(c, v);
+			return;
+		}
+	}
+	t = sp_tls_self;
+	if (sp_hist_add__slowpath(t ? &t->table : NULL, slot, b, weight))
+		sp_lost_add(1);
+}
+
 /* ---- "probe.c" -------------------------------------------------------- */
 
 /* Slow paths shared by every probe (instrumented and interposed). */
@@ -352,26 +426,36 @@ struct sp_blame_view {
 	struct sp_site waiter, holder;
 	uint64_t wait_ns, count;
 };
+/* What hold tracking could not record, since start-up: acquisitions made
+ * while more than SP_HELD_MAX locks were held (not hold-tracked), and
+ * blame records that found the blame table full (their wait is still in
+ * the row, but blamed on no one). */
+void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame);
 void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
 void sp_hold_snapshot(void);
 
 /* ---- "stack.c" --------------------------------------------------------- */
 
-/* Warm the unwinder and compute the address ranges of lock wrappers
- * (default libraries and --skip regexes).  Start-up only (mallocs). */
+/* Warm the unwinder, compute the address ranges of lock wrappers (default
+ * libraries, --skip regexes and DSO+0xLO-0xHI ranges) and the CFI rows of
+ * the skipped ranges.  Start-up only (mallocs). */
 /* Callers kept per contended interposed site (0: none); set by
  * sp_stack_init(). */
 extern unsigned sp_stack_frames;
-void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames);
+void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
+		   unsigned skip_frames);
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at
  * start-up only, before sp_skip_n is published. */
 struct sp_range {
 	uintptr_t lo, hi;
 };
 #define SP_MAX_RANGES 4096
-#define SP_STACK_MAX_SKIP 16 /* skip regexes at most */
+#define SP_STACK_MAX_SKIP 16 /* skip patterns at most */
 extern struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 extern unsigned sp_skip_n;
+/* --skip-frames N: callers above the interposed call's own caller that are
+ * skipped before wrappers are (0: none); written at start-up only. */
+extern unsigned sp_skip_frames;
 static inline int sp_pc_skipped(uintptr_t pc)
 {
 	unsigned lo = 0, hi = sp_load_acquire(&sp_skip_n);
@@ -388,9 +472,14 @@ static inline int sp_pc_skipped(uintptr_t pc)
 	}
 	return 0;
 }
-/* The site pc for an interposed call returning to @ret: @ret unless it lies
- * in a lock wrapper, then the first caller outside the wrappers. */
-uintptr_t sp_site_pc__slowpath(uintptr_t ret);
+/*
+ * The interposed call as its shim saw it on entry: its return address
+ * @ret, its CFA @cfa (the caller's stack pointer after the call returns:
+ * __builtin_dwarf_cfa()) and the caller's frame pointer @fp (rbp, unchanged
+ * by the shim).  From these and the CFI rows of the wrappers, stack.c
+ * finds the caller of a wrapper without unwinding.
+ */
+uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr_t fp);
 /*
  * Return addresses already found outside every wrapper range, per thread,
  * direct-mapped: the ranges never change after start-up, so an address
@@ -399,12 +488,17 @@ uintptr_t sp_site_pc__slowpath(uintptr_t ret);
  */
 #define SP_SITE_CACHE 64
 extern SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
-static inline uintptr_t sp_site_pc(uintptr_t ret)
+/* The site pc for an interposed call returning to @ret: @ret unless it lies
+ * in a lock wrapper (or --skip-frames is set), then the first caller
+ * outside the wrappers. */
+static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 {
 	uintptr_t *slot;
 
 	if (SP_UNLIKELY(!sp_load_relaxed(&sp_skip_n)))
 		return ret;
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_skip_frames)))
+		return sp_site_pc__slowpath(ret, cfa, fp);
 	slot = &sp_site_ok[(ret >> 2) & (SP_SITE_CACHE - 1)];
 	if (SP_LIKELY(*slot == ret))
 		return ret;
@@ -412,7 +506,7 @@ static inline uintptr_t sp_site_pc(uintptr_t ret)
 		*slot = ret;
 		return ret;
 	}
-	return sp_site_pc__slowpath(ret);
+	return sp_site_pc__slowpath(ret, cfa, fp);
 }
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);

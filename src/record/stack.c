@@ -13,28 +13,51 @@
  * ranges once at start-up (sp_stack_init(): dl_iterate_phdr for the
  * libraries' executable segments, libdw's symbol tables for the regexes)
  * and every call tests its return address with a binary search over that
- * sorted array (sp_pc_skipped() in internal.h, no shared write).  Only
- * calls whose return address is in a wrapper pay for an unwind
- * (sp_site_pc__slowpath(): glibc backtrace(), i.e. libgcc's unwinder,
- * which finds unwind tables through _dl_find_object without locks or
- * malloc once warmed up here).
+ * sorted array (sp_pc_skipped() in record.h, no shared write).
+ *
+ * Finding a wrapper's caller.  At start-up the CFI of every --skip range
+ * (regex or DSO+0xLO-0xHI; libdw: .eh_frame, else .debug_frame) becomes
+ * rows "over [lo, hi), CFA = rsp + N" (or rbp + N; and where the caller's
+ * rbp is saved).  A shim passes down its return address, its own CFA -
+ * which is the wrapper's rsp at the call - and rbp as it found it; the
+ * slow path (sp_site_pc__slowpath()) finds the row of the return address
+ * by binary search, computes the wrapper's CFA and reads the caller's
+ * return address at CFA - 8, again while that is inside a wrapper (at most
+ * MAX_WRAP_DEPTH times).  No unwind, no lock, no malloc: the rows are a
+ * fixed static array, read-only after start-up.  A return address without
+ * a row (the default libraries, code without CFI, an expression rule) or
+ * --skip-frames (any function may be the Nth) pays for an unwind: glibc
+ * backtrace(), i.e. libgcc's unwinder, which finds unwind tables through
+ * _dl_find_object without locks or malloc once warmed up here.
+ *
+ * Measured (bench/skipbench, -O2 -fomit-frame-pointer, a wrapper called in
+ * a loop, shared 2-core VM, noisy): with the unwind, skip=^bench_lock$
+ * cost 6.5-20 us per lock+unlock; with the rows, 48-65 ns more than glibc
+ * against 17-24 ns without skip, i.e. 25-45 ns per skipped call, most of
+ * it probably the index lookup in preload.c (the one-entry cache is keyed
+ * by the return address, which a skipped call's entry does not have).
  *
  * The unwinder may itself take pthread locks (libgcc's object mutex), so
  * the thread is marked busy around it (sp_thread_enter()): those calls
  * pass through unrecorded.
  *
  * Limits: wrappers in libraries dlopen()ed after start-up are not known;
- * skip regexes match symbol-table names as stored (C++ names mangled), and
- * need a symbol table (not stripped, or installed debug info).
+ * skip regexes match symbol-table names as stored (C++ names mangled):
+ * .symtab, or .dynsym when the binary is stripped (libdw falls back to it).
  *
  * Alternatives considered: keying entries by the raw return address and
  * re-keying rows by their first non-wrapper frame at report time merges
  * every caller of a wrapper into the first one whose stack was kept;
  * symbolizing each new return address at record time would call dladdr
  * (the loader lock) and malloc (regcomp/regexec) inside the host's lock
- * calls, which deadlocks malloc replacements that take locks themselves.
+ * calls, which deadlocks malloc replacements that take locks themselves;
+ * filling rows lazily (first sight of a return address) would need libdw
+ * or libgcc's FDE parser on the lock path (malloc), or an interpreter of
+ * CFA programs of our own: the wrappers are few and small, their rows are
+ * cheap to compute all at start-up (qemu's 8 wrappers: ~40 rows).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <link.h>
 #include <regex.h>
@@ -42,20 +65,39 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef SYNCPROF_HAVE_LIBDW
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
-#endif
-
+#include "base/libdw.h"
 #include "record/record.h"
 
 struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 unsigned sp_skip_n;
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
+unsigned sp_skip_frames;
 static unsigned n_ranges; /* filled at start-up, published as sp_skip_n */
 static int stack_ready;
 
 #define MAX_UNWIND 64
+#define MAX_WRAP_DEPTH 8 /* nested wrappers walked through their CFI */
+/* A wrapper's frame is smaller than this: a CFA further up is wrong. */
+#define MAX_WRAP_FRAME (64 * 1024)
+
+/* The ranges of --skip patterns (not the default libraries): their CFI
+ * rows are computed at start-up. */
+static struct sp_range user_ranges[SP_MAX_RANGES];
+static unsigned n_user;
+
+/*
+ * One CFI row of a wrapper: over [lo, hi), CFA = (cfa_rbp ? rbp : rsp) +
+ * cfa_off, and the caller's rbp is at CFA + rbp_off when rbp_saved (else
+ * unchanged).  Sorted, disjoint, read-only once cfi_n is published.
+ */
+struct cfi_row {
+	uintptr_t lo, hi;
+	int32_t cfa_off, rbp_off;
+	uint8_t cfa_rbp, rbp_saved;
+};
+#define MAX_CFI_ROWS 8192
+static struct cfi_row cfi_rows[MAX_CFI_ROWS];
+static unsigned cfi_n;
 
 static void range_add(uintptr_t lo, uintptr_t hi)
 {
@@ -63,6 +105,17 @@ static void range_add(uintptr_t lo, uintptr_t hi)
 		sp_skip_ranges[n_ranges].lo = lo;
 		sp_skip_ranges[n_ranges].hi = hi;
 		n_ranges++;
+	}
+}
+
+/* A --skip pattern's range: skipped, and its CFI rows wanted. */
+static void user_range_add(uintptr_t lo, uintptr_t hi)
+{
+	range_add(lo, hi);
+	if (lo < hi && n_user < SP_MAX_RANGES) {
+		user_ranges[n_user].lo = lo;
+		user_ranges[n_user].hi = hi;
+		n_user++;
 	}
 }
 
@@ -117,6 +170,90 @@ static int add_lib_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * DSO+0xLO-0xHI: a range of code in a loaded object named by its file name
+ * (the program: its own name), at offsets from the object's first mapped
+ * byte, as dladdr()'s dli_fbase and so the report's "prog+0xOFFSET".
+ */
+struct dso_range {
+	char name[256];
+	uintptr_t lo, hi;
+	int found;
+};
+
+static int parse_dso_range(const char *s, struct dso_range *r)
+{
+	const char *plus = strrchr(s, '+');
+	char *end;
+	size_t n;
+
+	if (!plus || plus == s || strncmp(plus + 1, "0x", 2))
+		return -EINVAL;
+	n = (size_t)(plus - s);
+	if (n >= sizeof(r->name))
+		return -EINVAL;
+	errno = 0;
+	r->lo = strtoull(plus + 1, &end, 16);
+	if (errno || strncmp(end, "-0x", 3))
+		return -EINVAL;
+	r->hi = strtoull(end + 1, &end, 16);
+	if (errno || *end || r->hi <= r->lo)
+		return -EINVAL;
+	memcpy(r->name, s, n);
+	r->name[n] = 0;
+	r->found = 0;
+	return 0;
+}
+
+static const char *path_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static int add_dso_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct dso_range *r = arg;
+	const char *name = info->dlpi_name;
+	uintptr_t first = UINTPTR_MAX, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	(void)size;
+	if (!name || !*name) /* the program */
+		name = program_invocation_name;
+	if (strcmp(name, r->name) && strcmp(path_base(name), path_base(r->name)))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < first)
+			first = info->dlpi_phdr[i].p_vaddr;
+	if (first == UINTPTR_MAX)
+		return 0;
+	first = info->dlpi_addr + (first & ~(page - 1));
+	user_range_add(first + r->lo, first + r->hi);
+	r->found = 1;
+	return 1;
+}
+
+/* Split the skip patterns: ranges are added now, regexes returned. */
+static unsigned add_dso_ranges(const char *const *skip, unsigned n_skip, const char **regexes)
+{
+	unsigned n_re = 0;
+
+	for (unsigned i = 0; i < n_skip && i < SP_STACK_MAX_SKIP; i++) {
+		struct dso_range r;
+
+		if (parse_dso_range(skip[i], &r)) {
+			regexes[n_re++] = skip[i];
+			continue;
+		}
+		dl_iterate_phdr(add_dso_range, &r);
+		if (!r.found)
+			fprintf(stderr, "syncprof: warning: skip='%s': no object named %s is "
+					"loaded; ignored\n", skip[i], r.name);
+	}
+	return n_re;
+}
+
 #ifdef SYNCPROF_HAVE_LIBDW
 struct regex_ctx {
 	regex_t *re;
@@ -139,23 +276,23 @@ static int add_module_matches(Dwfl_Module *mod, void **ud, const char *name, Dwa
 			continue;
 		for (unsigned k = 0; k < c->n_re; k++)
 			if (!regexec(&c->re[k], s, 0, NULL, 0)) {
-				range_add((uintptr_t)addr, (uintptr_t)(addr + sym.st_size));
+				user_range_add((uintptr_t)addr, (uintptr_t)(addr + sym.st_size));
 				break;
 			}
 	}
 	return DWARF_CB_OK;
 }
 
-static void add_regex_ranges(const char *const *skip, unsigned n_skip)
+static void add_regex_ranges(Dwfl *dwfl, const char *const *skip, unsigned n_skip)
 {
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_build_id_find_debuginfo, /* no network at start-up */
-	};
 	regex_t re[SP_STACK_MAX_SKIP];
 	struct regex_ctx c = { re, 0 };
-	Dwfl *dwfl;
 
+	if (n_skip && !sp_libdw_present()) {
+		fputs("syncprof: warning: skip=REGEX needs libdw (link with -ldw); ignored\n",
+		      stderr);
+		return;
+	}
 	for (unsigned i = 0; i < n_skip && i < SP_STACK_MAX_SKIP; i++) {
 		if (regcomp(&re[c.n_re], skip[i], REG_EXTENDED | REG_NOSUB)) {
 			fprintf(stderr, "syncprof: warning: skip='%s' is not a valid regular "
@@ -164,22 +301,161 @@ static void add_regex_ranges(const char *const *skip, unsigned n_skip)
 		}
 		c.n_re++;
 	}
-	if (!c.n_re)
-		return;
-	dwfl = dwfl_begin(&cb);
-	if (dwfl && !dwfl_linux_proc_report(dwfl, getpid()) &&
-	    !dwfl_report_end(dwfl, NULL, NULL))
+	if (c.n_re && dwfl)
 		dwfl_getmodules(dwfl, add_module_matches, &c, 0);
-	if (dwfl)
-		dwfl_end(dwfl);
 	for (unsigned i = 0; i < c.n_re; i++)
 		regfree(&re[i]);
 }
-#else
-static void add_regex_ranges(const char *const *skip, unsigned n_skip)
+
+/* "CFA = reg + off" with reg rsp (7) or rbp (6); -1 for anything else. */
+static int cfa_rule(Dwarf_Frame *frame, struct cfi_row *row)
 {
-	(void)skip;
-	if (n_skip)
+	Dwarf_Op *ops;
+	size_t nops;
+	unsigned reg;
+	int64_t off;
+
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		return -1;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = (unsigned)ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else {
+		return -1;
+	}
+	if ((reg != 6 && reg != 7) || off < 8 || off > MAX_WRAP_FRAME)
+		return -1;
+	row->cfa_rbp = reg == 6;
+	row->cfa_off = (int32_t)off;
+	return 0;
+}
+
+/* Where the caller's rbp is: unchanged, or saved at CFA + off. */
+static int rbp_rule(Dwarf_Frame *frame, struct cfi_row *row)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(frame, 6, mem, &ops, &nops))
+		return -1;
+	row->rbp_saved = 0;
+	if (!nops)
+		return ops ? -1 : 0; /* undefined : same value */
+	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2)
+		return -1;
+	row->rbp_saved = 1;
+	row->rbp_off = 0;
+	if (nops == 2) {
+		if (ops[1].atom != DW_OP_plus_uconst)
+			return -1;
+		row->rbp_off = (int32_t)(int64_t)ops[1].number;
+	}
+	return 0;
+}
+
+/* The row of @pc (a biased address) in @cfi, clipped to [pc, hi); 0, or -1
+ * with row->hi the next address to try. */
+static int cfi_row_at(Dwarf_CFI *cfi, Dwarf_Addr bias, uintptr_t pc, uintptr_t hi,
+		      struct cfi_row *row)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	int rc = -1;
+
+	row->lo = pc;
+	row->hi = pc + 1;
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+		return -1;
+	if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && end + bias > pc) {
+		row->hi = end + bias < hi ? (uintptr_t)(end + bias) : hi;
+		rc = cfa_rule(frame, row) || rbp_rule(frame, row) ? -1 : 0;
+	}
+	free(frame);
+	return rc;
+}
+
+/* The CFI rows of one --skip range; addresses without a usable row get
+ * none (their calls unwind). */
+static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lo);
+	Dwarf_Addr eh_bias = 0, dw_bias = 0;
+	Dwarf_CFI *eh = mod ? dwfl_module_eh_cfi(mod, &eh_bias) : NULL;
+	Dwarf_CFI *dw = NULL;
+
+	if (!mod)
+		return;
+	for (uintptr_t pc = lo; pc < hi && cfi_n < MAX_CFI_ROWS;) {
+		struct cfi_row row;
+
+		if (cfi_row_at(eh, eh_bias, pc, hi, &row)) {
+			if (!dw)
+				dw = dwfl_module_dwarf_cfi(mod, &dw_bias);
+			if (cfi_row_at(dw, dw_bias, pc, hi, &row)) {
+				pc = row.hi;
+				continue;
+			}
+		}
+		cfi_rows[cfi_n++] = row;
+		pc = row.hi;
+	}
+}
+
+static int cfi_row_cmp(const void *a, const void *b)
+{
+	const struct cfi_row *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static Dwfl *session_open(void)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_build_id_find_debuginfo, /* no network at start-up */
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+
+	if (dwfl && (dwfl_linux_proc_report(dwfl, getpid()) ||
+		     dwfl_report_end(dwfl, NULL, NULL))) {
+		dwfl_end(dwfl);
+		return NULL;
+	}
+	return dwfl;
+}
+
+static void add_skip_patterns(const char *const *skip, unsigned n_skip)
+{
+	const char *regexes[SP_STACK_MAX_SKIP];
+	unsigned n_re = add_dso_ranges(skip, n_skip, regexes);
+	Dwfl *dwfl;
+
+	if (!n_re && !n_user)
+		return;
+	if (!sp_libdw_present()) { /* a static link without -ldw */
+		if (n_re)
+			fputs("syncprof: warning: skip=REGEX needs libdw (link with -ldw); "
+			      "ignored\n", stderr);
+		return; /* ranges stay, found by unwinding */
+	}
+	dwfl = session_open();
+	if (!dwfl)
+		return;
+	add_regex_ranges(dwfl, regexes, n_re);
+	for (unsigned i = 0; i < n_user; i++)
+		add_cfi_rows(dwfl, user_ranges[i].lo, user_ranges[i].hi);
+	qsort(cfi_rows, cfi_n, sizeof(*cfi_rows), cfi_row_cmp);
+	dwfl_end(dwfl);
+}
+#else
+static void add_skip_patterns(const char *const *skip, unsigned n_skip)
+{
+	const char *regexes[SP_STACK_MAX_SKIP];
+
+	if (add_dso_ranges(skip, n_skip, regexes))
 		fputs("syncprof: warning: skip=REGEX needs libdw (built without it); ignored\n",
 		      stderr);
 }
@@ -205,7 +481,8 @@ static void enclosing_init(void)
 	dlclose(h); /* NOLOAD took a reference; backtrace() keeps its own */
 }
 
-void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames)
+void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
+		   unsigned skip_frames)
 {
 	struct sp_thread *saved = sp_thread_enter();
 	void *warm[4];
@@ -218,7 +495,8 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames)
 	enclosing_init();
 	dl_iterate_phdr(add_lib_ranges, NULL);
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
-	add_regex_ranges(skip, n_skip);
+	sp_skip_frames = skip_frames;
+	add_skip_patterns(skip, n_skip);
 	ranges_finish();
 	sp_store_release(&sp_skip_n, n_ranges);
 	sp_store_release(&stack_ready, 1);
@@ -247,7 +525,8 @@ static int frame_index(const uintptr_t *frames, int n, uintptr_t pc)
 	return -1;
 }
 
-SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret)
+/* The site by unwinding: @skip callers above @ret, then past wrappers. */
+static uintptr_t site_by_unwind(uintptr_t ret, unsigned skip)
 {
 	uintptr_t frames[MAX_UNWIND];
 	int n = unwind(frames, MAX_UNWIND);
@@ -255,10 +534,71 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret)
 
 	if (i < 0)
 		return ret;
+	if ((int)skip >= n - i)
+		return frames[n - 1];
+	i += (int)skip;
+	if (!sp_pc_skipped(frames[i]))
+		return frames[i];
 	while (++i < n)
 		if (!sp_pc_skipped(frames[i]))
 			return frames[i];
 	return ret;
+}
+
+static const struct cfi_row *cfi_find(uintptr_t pc)
+{
+	unsigned lo = 0, hi = cfi_n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (pc < cfi_rows[mid].lo)
+			hi = mid;
+		else if (pc >= cfi_rows[mid].hi)
+			lo = mid + 1;
+		else
+			return &cfi_rows[mid];
+	}
+	return NULL;
+}
+
+/*
+ * One step up through the CFI rows: from a return address @*pc with the
+ * frame's rsp after the call returns @*cfa and its rbp @*fp, to the
+ * caller's.  -1 when @*pc has no row or the rule points outside the frame.
+ */
+static int cfi_step(uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp)
+{
+	const struct cfi_row *r = cfi_find(*pc - 1); /* the call, not what follows */
+	uintptr_t base, up;
+
+	if (!r)
+		return -1;
+	base = r->cfa_rbp ? *fp : *cfa;
+	if (base < *cfa || base - *cfa > MAX_WRAP_FRAME)
+		return -1;
+	up = base + (uintptr_t)(intptr_t)r->cfa_off;
+	if (r->rbp_saved)
+		*fp = *(const uintptr_t *)(up + (uintptr_t)(intptr_t)r->rbp_off);
+	*pc = *(const uintptr_t *)(up - 8);
+	*cfa = up;
+	return 0;
+}
+
+SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
+{
+	uintptr_t pc = ret;
+	unsigned skip = sp_skip_frames;
+
+	if (skip) /* any function may be the Nth: no rows for most */
+		return site_by_unwind(ret, skip);
+	for (int depth = 0; depth < MAX_WRAP_DEPTH; depth++) {
+		if (cfi_step(&pc, &cfa, &fp))
+			return site_by_unwind(ret, 0);
+		if (!sp_pc_skipped(pc))
+			return pc;
+	}
+	return site_by_unwind(ret, 0);
 }
 
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)

@@ -64,6 +64,7 @@ void sp_table_destroy(struct sp_table *t)
 		sp_munmap(t->chunks[k], chunk_bytes(k));
 		sp_munmap(t->cold_chunks[k], cold_chunk_bytes(k));
 	}
+	sp_hist_pool_destroy(&t->hist_pool);
 	if (t->index)
 		sp_munmap(t->index, (t->index_mask + 1) * sizeof(*t->index));
 	memset(t, 0, sizeof(*t));
@@ -169,6 +170,7 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 {
 	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
 	size_t n = sp_table_count(from);
+	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sp_entry *s = sp_table_at(from, i);
@@ -201,15 +203,22 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			if (hm > dc->hold_max_ns)
 				dc->hold_max_ns = hm;
 		}
-		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			dc->hist[b] += sp_load_relaxed(&sc->hist[b]);
+		/* A histogram without memory loses its counts only: fold the rest. */
+		if (sp_hist_fold(into, &dc->hist[SP_HIST_WAIT], &sc->hist[SP_HIST_WAIT]))
+			err = -ENOMEM;
+		if (sp_hist_fold(into, &dc->hist[SP_HIST_HOLD], &sc->hist[SP_HIST_HOLD]))
+			err = -ENOMEM;
 		dc->owner_changes += sp_load_relaxed(&sc->owner_changes);
-		for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-			dc->hold_hist[b] += sp_load_relaxed(&sc->hold_hist[b]);
 		if (!dc->n_frames && sc->n_frames) {
-			memcpy(dc->frames, sc->frames, sizeof(dc->frames));
-			dc->n_frames = sc->n_frames;
+			/* @from's pool goes with it: the stack moves into ours. */
+			uintptr_t *kept = sp_table_alloc(into, sc->n_frames * sizeof(*kept));
+
+			if (kept) {
+				memcpy(kept, sc->frames, sc->n_frames * sizeof(*kept));
+				dc->frames = kept;
+				sp_store_release(&dc->n_frames, sc->n_frames);
+			}
 		}
 	}
-	return 0;
+	return err;
 }

@@ -23,20 +23,17 @@
 
 #include "report/collect.h"
 
-struct collect_ctx {
-	struct sp_rows *rows;
-	struct sp_row_map map;
-	uint32_t epoch;
-	int err;
+/* Counts of an entry's histograms, read into the stack of the collection. */
+struct entry_hists {
+	uint64_t wait[SP_HIST_BUCKETS], hold[SP_HIST_BUCKETS];
 };
 
-/* @tmp receives the entry's histograms and stack; r->detail points to it
- * only when there is something in it. */
+/* @tmp receives the entry's stack and views of its histograms, read into
+ * @h; r->detail points to @tmp only when there is something in it. */
 static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r,
-			 struct sp_row_detail *tmp)
+			 struct sp_row_detail *tmp, struct entry_hists *h)
 {
 	const struct sp_entry_cold *c = e->cold;
-	uint64_t any = 0;
 
 	memset(r, 0, sizeof(*r));
 	memset(tmp, 0, sizeof(*tmp));
@@ -63,15 +60,23 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	/* Histograms are only written on contended waits and timed holds. */
 	if (!r->contended && !r->holds && !r->n_frames)
 		return;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++) {
-		tmp->hist[b] = sp_load_relaxed(&c->hist[b]);
-		tmp->hold_hist[b] = sp_load_relaxed(&c->hold_hist[b]);
-		any |= tmp->hist[b] | tmp->hold_hist[b];
-	}
-	memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
-	if (any || r->n_frames)
+	if (sp_hist_read(&c->hist[SP_HIST_WAIT], h->wait))
+		sp_hist_view(&tmp->hist, h->wait);
+	if (sp_hist_read(&c->hist[SP_HIST_HOLD], h->hold))
+		sp_hist_view(&tmp->hold_hist, h->hold);
+	if (r->n_frames) /* the pointer was stored before n_frames (release) */
+		memcpy(tmp->frames, c->frames, r->n_frames * sizeof(*tmp->frames));
+	if (tmp->hist.n || tmp->hold_hist.n || r->n_frames)
 		r->detail = tmp;
 }
+
+struct collect_ctx {
+	struct sp_rows *rows;
+	struct sp_row_map map;
+	uint32_t epoch;
+	int err;
+	struct entry_hists hists; /* the current entry's */
+};
 
 static void collect_table(const struct sp_table *t, void *arg)
 {
@@ -83,7 +88,7 @@ static void collect_table(const struct sp_table *t, void *arg)
 		struct sp_row r;
 		struct sp_row *d;
 
-		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp);
+		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp, &c->hists);
 		d = sp_row_map_get(&c->map, c->rows, &r);
 		if (!d || sp_row_add(c->rows, d, &r)) {
 			c->err = -ENOMEM;

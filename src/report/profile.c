@@ -12,9 +12,12 @@
  * Rows carry their key and counters inline (about 150 bytes) and their
  * histograms, stack and blame in details allocated from the set's own
  * blocks, so that a report over a million mostly uncontended entries does
- * not allocate (and page-fault in) a million 768-byte histograms.
- * Blame lists are malloc'd arrays owned by their detail and freed with the
- * set; sp_rows_push() copies a row's detail, blame list included.
+ * not allocate (and page-fault in) a million details.  A histogram holds
+ * the counts of its range of non-zero buckets only (struct sp_hist): a
+ * row that waited in a few buckets costs a few counts, not the whole
+ * layout (304 buckets: 2.4 KiB in 64-bit counts).  Histogram arrays and
+ * blame lists are malloc'd, owned by their detail and freed with the set;
+ * sp_rows_push() copies a row's detail, arrays included.
  * Lock-order cycles are an array owned by the profile (a report has a few;
  * the recorder keeps 256 at most), their edges in the arena.
  *
@@ -177,6 +180,94 @@ int sp_rows_reserve(struct sp_rows *r, size_t n)
 	return 0;
 }
 
+/* ---- histograms ----------------------------------------------------------- */
+
+/* Make @h's range cover [lo, hi) (hi <= SP_HIST_BUCKETS); new counts 0. */
+static int hist_cover(struct sp_hist *h, unsigned lo, unsigned hi)
+{
+	unsigned nlo, nhi;
+	uint64_t *v;
+
+	if (h->n) {
+		nlo = lo < h->lo ? lo : h->lo;
+		nhi = hi > (unsigned)h->lo + h->n ? hi : (unsigned)h->lo + h->n;
+	} else {
+		nlo = lo;
+		nhi = hi;
+	}
+	if (h->n && nlo == h->lo && nhi == (unsigned)h->lo + h->n)
+		return 0;
+	v = calloc(nhi - nlo, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (h->n)
+		memcpy(v + (h->lo - nlo), h->v, h->n * sizeof(*v));
+	free(h->v);
+	h->v = v;
+	h->lo = (uint16_t)nlo;
+	h->n = (uint16_t)(nhi - nlo);
+	return 0;
+}
+
+int sp_hist_add(struct sp_hist *h, unsigned b, uint64_t count)
+{
+	if (b >= SP_HIST_BUCKETS)
+		return -EINVAL;
+	if (!count)
+		return 0;
+	if (hist_cover(h, b, b + 1))
+		return -ENOMEM;
+	h->v[b - h->lo] += count;
+	return 0;
+}
+
+int sp_hist_merge(struct sp_hist *d, const struct sp_hist *s)
+{
+	if (!s->n)
+		return 0;
+	if (hist_cover(d, s->lo, (unsigned)s->lo + s->n))
+		return -ENOMEM;
+	for (unsigned i = 0; i < s->n; i++)
+		d->v[s->lo - d->lo + i] += s->v[i];
+	return 0;
+}
+
+int sp_hist_copy(struct sp_hist *d, const struct sp_hist *s)
+{
+	memset(d, 0, sizeof(*d));
+	return sp_hist_merge(d, s);
+}
+
+void sp_hist_free(struct sp_hist *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
+void sp_hist_view(struct sp_hist *h, uint64_t *dense)
+{
+	unsigned lo = 0, hi = SP_HIST_BUCKETS;
+
+	while (lo < hi && !dense[lo])
+		lo++;
+	while (hi > lo && !dense[hi - 1])
+		hi--;
+	h->v = lo < hi ? dense + lo : NULL;
+	h->lo = (uint16_t)(lo < hi ? lo : 0);
+	h->n = (uint16_t)(hi - lo);
+}
+
+uint64_t sp_hist_total(const struct sp_hist *h)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < h->n; i++)
+		sum += h->v[i];
+	return sum;
+}
+
+/* ---- details ------------------------------------------------------------- */
+
 #define DETAIL_BLOCK 256
 
 struct sp_detail_block {
@@ -240,6 +331,9 @@ int sp_rows_push(struct sp_rows *r, const struct sp_row *row)
 		*dd = *row->detail;
 		dd->blame = NULL;
 		dd->n_blame = dd->cap_blame = 0;
+		if (sp_hist_copy(&dd->hist, &row->detail->hist) ||
+		    sp_hist_copy(&dd->hold_hist, &row->detail->hold_hist))
+			return -ENOMEM;
 		if (row->detail->n_blame) {
 			if (blame_reserve(dd, row->detail->n_blame))
 				return -ENOMEM;
@@ -258,8 +352,11 @@ void sp_rows_free(struct sp_rows *r)
 
 	for (; b; b = next) {
 		next = b->next;
-		for (size_t i = 0; i < b->used; i++)
+		for (size_t i = 0; i < b->used; i++) {
 			free(b->d[i].blame);
+			sp_hist_free(&b->d[i].hist);
+			sp_hist_free(&b->d[i].hold_hist);
+		}
 		free(b);
 	}
 	free(r->v);

@@ -79,9 +79,26 @@ struct sp_blame {
 	uint64_t count;
 };
 
+/*
+ * A histogram of the model, in the bucket layout of base/types.h
+ * (sp_hist_bucket()): the counts of buckets [lo, lo + n) only, so that a
+ * row that waited in a few buckets holds a few counts.  A set's rows own
+ * their arrays (freed with the set); sp_hist_view() lends one.
+ */
+struct sp_hist {
+	uint64_t *v; /* NULL when n is 0 */
+	uint16_t lo, n;
+};
+
+/* The count of bucket @b (0 outside the range). */
+static inline uint64_t sp_hist_at(const struct sp_hist *h, unsigned b)
+{
+	return b - h->lo < h->n ? h->v[b - h->lo] : 0;
+}
+
 struct sp_row_detail {
-	uint64_t hist[SP_HIST_BUCKETS];      /* contended waits, log2 ns */
-	uint64_t hold_hist[SP_HIST_BUCKETS]; /* timed holds, log2 ns */
+	struct sp_hist hist;                 /* contended waits */
+	struct sp_hist hold_hist;            /* timed holds */
 	uintptr_t frames[SP_MAX_FRAMES];     /* callers, innermost first */
 	uint64_t stack_wait_ns;              /* wait of the part whose stack this is */
 	struct sp_blame *blame;              /* largest wait first; owned by the set */
@@ -175,6 +192,8 @@ struct sp_profile {
 	uint64_t lost;          /* lock calls that could not be recorded */
 	int hold;               /* hold tracking was on: hold facts are meaningful */
 	unsigned hold_sample;   /* 1 hold in N timed (hold tracking) */
+	uint64_t hold_untracked; /* acquisitions not hold-tracked (too many held) */
+	uint64_t blame_lost;     /* waits blamed on no one: the blame table was full */
 	/* how the rows are shaped */
 	int coalesced;
 	enum syncprof_sort sort;
@@ -201,6 +220,17 @@ struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 /* Add @wait_ns/@count for @holder to @r's blame (merged by holder key). */
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
+/* Histograms: add @count to bucket @b, add all of @s into @d (each grows
+ * @d's range as needed; -ENOMEM, @d unchanged, when it cannot), copy @s
+ * into an empty @d, free.  sp_hist_view() makes @h a view (nothing owned)
+ * of the non-zero range of @dense, SP_HIST_BUCKETS counts that must
+ * outlive it. */
+int sp_hist_add(struct sp_hist *h, unsigned b, uint64_t count);
+int sp_hist_merge(struct sp_hist *d, const struct sp_hist *s);
+int sp_hist_copy(struct sp_hist *d, const struct sp_hist *s);
+void sp_hist_free(struct sp_hist *h);
+void sp_hist_view(struct sp_hist *h, uint64_t *dense);
+uint64_t sp_hist_total(const struct sp_hist *h);
 /* Append a cycle of @n edges to @p (edges copied into the arena). */
 int sp_profile_cycle_add(struct sp_profile *p, uint64_t count, const struct sp_order_edge *edges,
 			 unsigned n);

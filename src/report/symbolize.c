@@ -11,10 +11,21 @@
  * (.gnu_debuglink, /usr/lib/debug/.build-id).  Without debug info, or
  * without libdw, dladdr() gives the exported symbol and the DSO.
  *
- * Frames inlined from the system's headers (/usr/include: libstdc++'s
- * std::mutex::lock, std::condition_variable::wait<Pred>) are skipped in
- * favour of the first function of the inline chain outside them, so a C++
- * site names the program's function and line.
+ * Frames inlined from the system's headers (/usr/include, /usr/lib/gcc,
+ * /usr/lib/llvm-N, also as clang spells them, /usr/bin/../lib/gcc/...:
+ * libstdc++'s std::mutex::lock, std::condition_variable::wait<Pred>) and
+ * from instrument.h's wrappers are skipped in favour of the first function of
+ * the inline chain outside them, so a C++ site - interposed, or compiled
+ * in and given by its address (probe.c's _pc entry points) - names the
+ * program's function and line.
+ *
+ * libdw is referred to weakly (base/libdw.h): libsyncprof.so and the
+ * preload library link it; a static program has it when it links -ldw,
+ * and otherwise gets the dladdr() names.  Alternatives considered for the
+ * compiled-in library: dladdr() alone (no file:line, no inline chain: a
+ * C++ site inside libstdc++'s headers would be "dso+0x1234"); dlopen() of
+ * libdw.so.1 at report time (a second way to load the same library, and
+ * none in a static binary).
  *
  * A return address points after the call; file:line and the inline chain
  * are looked up at pc - 1 so that they name the call itself.
@@ -32,12 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef SYNCPROF_HAVE_LIBDW
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#endif
-
+#include "base/libdw.h"
 #include "report/profile.h"
 
 #ifdef SYNCPROF_HAVE_LIBDW
@@ -170,24 +176,70 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	free(scopes);
 }
 
-/* Code inlined from the system's headers (libstdc++'s std::mutex::lock,
- * __gthread_mutex_lock...) is a lock wrapper too: name the first function
- * of the inline chain whose source is not under /usr/include. */
-static int system_header(const char *file)
+/*
+ * @path with "." and ".." taken out lexically, in @buf; @path itself when
+ * it is relative or does not fit.  Clang names libstdc++'s headers
+ * "/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/mutex".
+ */
+static const char *path_lexical(const char *path, char *buf, size_t size)
 {
-	return file && !strncmp(file, "/usr/include/", 13);
+	const char *p = path;
+	size_t n = 0;
+
+	if (path[0] != '/')
+		return path;
+	while (*p) {
+		const char *s;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - s);
+		if (!len || (len == 1 && s[0] == '.'))
+			continue;
+		if (len == 2 && s[0] == '.' && s[1] == '.') {
+			while (n && buf[n - 1] != '/')
+				n--;
+			if (n)
+				n--;
+			continue;
+		}
+		if (n + 1 + len + 1 > size)
+			return path;
+		buf[n++] = '/';
+		memcpy(buf + n, s, len);
+		n += len;
+	}
+	if (!n)
+		buf[n++] = '/';
+	buf[n] = '\0';
+	return buf;
 }
 
-static void skip_inlined_wrappers(struct sp_symbol *out)
+/* A header of the system's: the C library's, the compilers' and their C++
+ * libraries' (libstdc++ is under /usr/lib/gcc on some distributions, libc++
+ * under /usr/lib/llvm-N on Debian).  instrument.h tests the same
+ * directories at compile time. */
+static int system_header(const char *file)
 {
-	unsigned k = 0;
+	static const char *const dirs[] = { "/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm-" };
+	char buf[1024];
 
-	if (!system_header(out->file))
-		return;
-	while (k < out->n_inline && system_header(out->inl[k].file))
-		k++;
-	if (k == out->n_inline || !out->inl[k].function)
-		return; /* all of it is header code: keep the innermost */
+	if (!file)
+		return 0;
+	file = path_lexical(file, buf, sizeof(buf));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+		if (!strncmp(file, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}
+
+/* Make inl[k], the (k + 1)-th function out, the one named. */
+static void name_caller(struct sp_symbol *out, unsigned k)
+{
 	out->function = out->inl[k].function;
 	out->file = out->inl[k].file;
 	out->line = out->inl[k].line;
@@ -195,10 +247,33 @@ static void skip_inlined_wrappers(struct sp_symbol *out)
 	memmove(out->inl, out->inl + k + 1, out->n_inline * sizeof(out->inl[0]));
 }
 
+/*
+ * Code inlined from the system's headers (libstdc++'s std::mutex::lock,
+ * __gthread_mutex_lock...) is a lock wrapper too: name the first function
+ * of the inline chain whose source is not a system header.  Before that,
+ * instrument.h's own wrappers (syncprof__*, which a compiled-in C++ site
+ * inside those headers inlines, see probe.c) are never the site.
+ */
+static void skip_inlined_wrappers(struct sp_symbol *out)
+{
+	unsigned k = 0;
+
+	if (out->function && !strncmp(out->function, "syncprof__", 10) && out->n_inline &&
+	    out->inl[0].function)
+		name_caller(out, 0);
+	if (!system_header(out->file))
+		return;
+	while (k < out->n_inline && system_header(out->inl[k].file))
+		k++;
+	if (k == out->n_inline || !out->inl[k].function)
+		return; /* all of it is header code: keep the innermost */
+	name_caller(out, k);
+}
+
 static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 {
 	Dwarf_Addr addr = pc - 1;
-	Dwfl *d = session(0);
+	Dwfl *d = sp_libdw_present() ? session(0) : NULL;
 	Dwfl_Module *mod = d ? dwfl_addrmodule(d, addr) : NULL;
 	const char *name;
 

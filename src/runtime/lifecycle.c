@@ -16,9 +16,15 @@
  * snapshot.  report_lock serialises reports and resets; it is taken before
  * the registry lock.  The reporting thread is marked busy, so lock calls it
  * makes while reporting (stdio, malloc) are not recorded.
+ *
+ * The trace layer prints nothing; it tells its write errors to a handler
+ * installed here (trace_write_error), from whichever thread met them, and
+ * that prints each as one line in one write(2) (say()): no stdio lock and
+ * no allocation in the trace writer or in a thread that is exiting.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +207,8 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->lost = sp_lost_get();
 	p->hold = sp_hold_times_are_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
+	if (p->hold)
+		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
 		rc = sp_collect_order(p);
@@ -292,6 +300,56 @@ static FILE *stderr_reopen(void)
 	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
+/* Write @n bytes to the stderr of start-up, or to fd 2 when it is gone;
+ * a stderr that is a full file or a closed pipe does not kill. */
+static void stderr_write(const char *p, size_t n)
+{
+	struct sp_sigguard g;
+	struct stat st;
+	int fd = 2;
+
+	if (stderr_dup >= 0 && !fstat(stderr_dup, &st) && st.st_dev == stderr_dev &&
+	    st.st_ino == stderr_ino)
+		fd = stderr_dup;
+	sp_sigguard_enter(&g);
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (size_t)w;
+	}
+	sp_sigguard_leave(&g);
+}
+
+/*
+ * One line to stderr in one write(2): no stdio lock, no allocation, so any
+ * thread may say it (the trace writer, a thread in its exit), and lines of
+ * several threads do not mix.
+ */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	char line[4096 + 512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	stderr_write(line, (size_t)n);
+}
+
 /*
  * Under 'syncprof run', the program is the first process to load the
  * library with SYNCPROF_RUN=root in its environment; it changes that to
@@ -335,10 +393,168 @@ static int nothing_recorded(void)
 	return !n && !sp_lost_get();
 }
 
-static void report_at_exit(void)
+/*
+ * The report at exit into output=FILE.  A partial report must never be
+ * left as if it were whole (a full disk, a quota, RLIMIT_FSIZE): the report
+ * is rendered into memory, written to a temporary file next to FILE
+ * ("FILE.PID.tmp") and renamed over FILE once every byte is in, so FILE is
+ * either the whole new report or untouched.  When writing fails, the
+ * temporary file is removed, one line says so, and the report goes to
+ * stderr.  A FILE that is not a regular file (a device such as
+ * /dev/stderr, a FIFO, a symbolic link) is written in place, as before,
+ * and a regular file behind a symbolic link is emptied on failure.  An
+ * existing FILE keeps its mode, and is replaced only if we may write it;
+ * another hard link to it keeps the old report.  No fsync: the report
+ * survives the program, not a crash of the machine.
+ */
+static int report_render(char **data, size_t *len)
 {
-	char path[4096];
-	FILE *f = NULL;
+	FILE *m = open_memstream(data, len);
+	int rc;
+
+	if (!m)
+		return -errno;
+	rc = syncprof_report(m, &sp_opts.report);
+	if (fclose(m) && !rc)
+		rc = -ENOMEM;
+	return rc;
+}
+
+static int write_all_fd(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write @data to @fd and close it: 0 or a negative errno. */
+static int write_close(int fd, const char *data, size_t len)
+{
+	int rc = write_all_fd(fd, data, len);
+
+	if (close(fd) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Into a temporary file, renamed over @path: 0, or a negative errno with
+ * *@created 0 when not even the temporary file could be made. */
+static int report_replace(const char *path, const struct stat *old, const char *data,
+			  size_t len, int *created)
+{
+	char tmp[4096 + 32];
+	int fd = -1, rc;
+
+	if (old && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS)) {
+		*created = 0; /* as open() of a file we may not write would fail */
+		return -errno;
+	}
+	/* EEXIST: left by a killed process that had our pid; try another. */
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		if (i)
+			snprintf(tmp, sizeof(tmp), "%s.%d.%d.tmp", path, (int)getpid(), i);
+		else
+			snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	*created = fd >= 0;
+	if (fd < 0)
+		return -errno;
+	if (old && fchmod(fd, old->st_mode & 07777)) {
+		/* the mode of a file we do not own: the report is what counts */
+	}
+	rc = write_close(fd, data, len);
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* In place (not a regular file): 0, or a negative errno with *@created 0
+ * when it could not be opened. */
+static int report_in_place(const char *path, const char *data, size_t len, int *created)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc;
+	struct stat st;
+
+	*created = fd >= 0;
+	if (fd < 0)
+		return -errno;
+	rc = write_all_fd(fd, data, len);
+	if (rc && !fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
+		/* what it got stays: said on stderr all the same */
+	}
+	if (close(fd) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static void report_failed_say(int rc)
+{
+	if (rc == -ENOTSUP)
+		say("syncprof: the report at exit failed: this program has no pprof output "
+		    "(linked with libsyncprof.a but not -lprotobuf-c -lz)\n");
+	else
+		say("syncprof: the report at exit failed: %s\n", strerror(-rc));
+}
+
+/* output=FILE.  Return 1 when done (in the file, or on stderr after the
+ * line that says why), 0 when the report should go to stderr instead. */
+static int report_to_file(void)
+{
+	char path[4096], *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	int rc, created, exists, regular;
+
+	if (!sp_path_expand(sp_opts.output, path, sizeof(path))) {
+		say("syncprof: cannot write the report to '%s' (name too long); writing it to "
+		    "stderr\n",
+		    sp_opts.output);
+		return 0;
+	}
+	rc = report_render(&data, &len);
+	if (rc) {
+		report_failed_say(rc);
+		free(data);
+		return 1;
+	}
+	exists = !lstat(path, &st);
+	regular = exists ? S_ISREG(st.st_mode) : errno == ENOENT;
+	if (regular)
+		rc = report_replace(path, exists ? &st : NULL, data, len, &created);
+	else
+		rc = report_in_place(path, data, len, &created);
+	if (rc) {
+		if (created)
+			say("syncprof: writing the report to '%s' failed: %s; the report follows on "
+			    "stderr\n",
+			    path, strerror(-rc));
+		else
+			say("syncprof: cannot write the report to '%s' (%s); writing it to stderr\n",
+			    path, strerror(-rc));
+		stderr_write(data, len);
+	}
+	free(data);
+	return 1;
+}
+
+static void do_report_at_exit(void)
+{
+	FILE *f;
 	int rc;
 
 	if (sp_opts.report_at_exit == 0 ||
@@ -346,23 +562,9 @@ static void report_at_exit(void)
 		return;
 	if (run_child && sp_opts.report_at_exit < 0 && nothing_recorded())
 		return;
-	if (sp_opts.output) {
-		const char *p = sp_path_expand(sp_opts.output, path, sizeof(path));
-
-		f = p ? fopen(p, "we") : NULL;
-		if (!f) {
-			FILE *e = stderr_reopen();
-
-			fprintf(e ? e : stderr,
-				"syncprof: cannot write the report to '%s' (%s); writing it to "
-				"stderr\n",
-				sp_opts.output, p ? strerror(errno) : "name too long");
-			if (e)
-				fclose(e);
-		}
-	}
-	if (!f)
-		f = stderr_reopen();
+	if (sp_opts.output && report_to_file())
+		return;
+	f = stderr_reopen();
 	if (!f)
 		f = stderr; /* the program's stderr, if it is still open */
 	rc = syncprof_report(f, &sp_opts.report);
@@ -373,6 +575,43 @@ static void report_at_exit(void)
 		fprintf(f, "syncprof: the report at exit failed: %s\n", strerror(-rc));
 	if (f != stderr && fclose(f))
 		fprintf(stderr, "syncprof: closing the report file failed: %s\n", strerror(errno));
+}
+
+/* A write past RLIMIT_FSIZE (into FILE or into a stderr that is a file)
+ * fails rather than kill the program with SIGXFSZ; so does one into a
+ * stderr pipe nobody reads any more (SIGPIPE). */
+static void report_at_exit(void)
+{
+	struct sp_sigguard g;
+
+	sp_sigguard_enter(&g);
+	do_report_at_exit();
+	sp_sigguard_leave(&g);
+}
+
+/*
+ * A write error of the trace file, told by the trace layer from whichever
+ * thread met it (trace/file.c): at once, and with the count of the events
+ * it cost when the file is closed (at exit at the latest).
+ */
+static void trace_write_error(const struct sp_trace_write_error *e)
+{
+	const char *why = strerror(-e->error);
+
+	if (!e->closed)
+		say("syncprof: warning: writing the trace file '%s' failed: %s; events from now "
+		    "on are counted as dropped\n",
+		    e->path, why);
+	else if (!e->lost)
+		say("syncprof: warning: the trace file '%s' is incomplete (%s), but no events "
+		    "were lost\n",
+		    e->path, why);
+	else
+		say("syncprof: warning: %llu events were lost to the write error on the trace "
+		    "file '%s' (%s), from %.3f s to %.3f s after the trace started%s\n",
+		    (unsigned long long)e->lost, e->path, why, (double)e->first_ns / 1e9,
+		    (double)e->last_ns / 1e9,
+		    e->recorded ? "" : "; the file had no room to record this");
 }
 
 /* ---- the one order of start-up, fork and exit ------------------------- */
@@ -456,6 +695,7 @@ void sp_runtime_init(void)
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
+	sp_trace_set_write_error_handler(trace_write_error);
 	/* Lock order needs hold tracking's held lists; hold=1 adds the rest. */
 	if ((sp_opts.hold || sp_opts.lock_order) && sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",

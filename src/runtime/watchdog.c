@@ -17,8 +17,10 @@
  * Uncontended acquisitions are not touched at all; a contended wait costs
  * a few stores on a line of its own thread, one of them seq_cst (no
  * extra clock read: the wait's own start and clock mode are published, and
- * the watchdog converts them, see clock.c).  Condition-variable waits are not
- * watched: waiting there for long is what they are for.
+ * the watchdog converts them, see clock.c).  Condition-variable waits
+ * (timed or not) are watched too: waiting there for long is what they are
+ * for, but a thread that never gets its signal is how many programs hang,
+ * and the warning says it is a condition wait.
  *
  * One warning per wait: a wait is identified by its sequence number; the
  * watchdog writes that number into the record's @warned field, then
@@ -189,7 +191,11 @@ static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
 	pid_t tid = 0;
 
 	format_site(&w->site, site, sizeof(site));
-	if (!sp_hold_is_on())
+	if (w->type == SP_TYPE_CONDVAR)
+		snprintf(holder, sizeof(holder),
+			 "a condition wait: it goes on until another thread signals the "
+			 "condition variable (or its timeout)");
+	else if (!sp_hold_is_on())
 		snprintf(holder, sizeof(holder),
 			 "holder unknown (hold tracking is off: hold=1, or syncprof run --hold)");
 	else if (sp_hold_lookup(w->obj, &tid, &hs, &since) == 0) {

@@ -296,7 +296,8 @@ void syncprof_trace_emit(unsigned id, unsigned nargs, const uint64_t *args)
 
 unsigned long long syncprof_trace_dropped(void)
 {
-	return sp_trace_lost_get() + sp_load_relaxed(&dropped_total);
+	return sp_trace_lost_get() + sp_load_relaxed(&dropped_total) +
+	       sp_load_relaxed(&sp_trace_write_lost_events);
 }
 
 int syncprof_trace_set_buffer_size(size_t bytes)

@@ -36,6 +36,19 @@
  * just execs creates no thread), or stops tracing.  The child never joins the parent's writer
  * (the seed design hung there at exit).
  *
+ * Write errors: the bytes go through the sink (sink.c), which on the first
+ * failed write cuts the file back to its last whole record, marks its
+ * header and from then on counts what it would have written.  The drain
+ * goes on as before (rings must still be emptied), minus the names.  This
+ * file tells the runtime through its handler: "failed" the first time a
+ * file fails, "closed" with the final count when it is closed (switch,
+ * close, exit).  Those are queued under io_lock and told by the thread
+ * that leaves io_lock (tell()), with no lock held, so that a slow stderr
+ * never holds up the trace.  A thread of the program that writes (its own
+ * ring at exit, flush, close, open) blocks SIGXFSZ and SIGPIPE meanwhile
+ * (sp_sigguard), so that a write past RLIMIT_FSIZE or into a dead pipe
+ * fails instead of killing the program; the writer blocks every signal.
+ *
  * Lock order: sp_trace_ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
  * tracer never calls the pthread functions it traces).  The writer takes
  * only io_lock and list_lock.
@@ -66,7 +79,7 @@
 #include "trace.h"
 
 #define WRITER_PERIOD_MS 100
-#define OUT_CAP (1u << 20)
+#define TELL_MAX 4
 
 unsigned sp_trace_test_writer_delay_us;
 int sp_trace_writer_wanted;
@@ -83,13 +96,13 @@ static pid_t writer_pid;
 static uint64_t ticks_per_sec;
 
 /* io_lock */
-static int fd = -1;
+static struct sp_trace_sink sink = { .fd = -1 };
 static uint32_t file_gen;
-static int io_error;
-static uint64_t bytes_written;
+static char file_path[4096];  /* the open file's name, %p expanded */
+static uint64_t file_tick0;   /* its header's tick0 */
+static int failure_queued;    /* its failure is told (or queued) */
+static uint64_t bytes_drained; /* taken from the rings, written or not */
 static uint64_t lost_written; /* of sp_trace_lost_get(), in some file */
-static uint8_t *out;
-static size_t out_len;
 static uint64_t *seen; /* open addressing set of written names, 0 = free */
 static size_t seen_mask, seen_n;
 static uint64_t (*ranges)[2]; /* code ranges of the last MAPS written */
@@ -98,6 +111,15 @@ static uint64_t last_clock_ns;
 
 /* list_lock (links); walking it also needs io_lock (see drain_all_locked) */
 static struct sp_trace_buf *bufs;
+
+/* write errors to tell (io_lock); tell_pending: a relaxed hint, tell_n != 0 */
+static struct told {
+	struct sp_trace_write_error e;
+	char path[sizeof(file_path)];
+} tell_queue[TELL_MAX];
+static unsigned tell_n;
+static int tell_pending;
+static void (*write_error_handler)(const struct sp_trace_write_error *e);
 
 /* writer wake-up */
 static uint32_t kick_seq;
@@ -109,46 +131,14 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
-/* ---- output ----------------------------------------------------------- */
+/* ---- output: whole records into the sink ----------------------------- */
 
-static void write_all_locked(const void *p, size_t n)
+static void out_bytes_locked(const void *rec, size_t n)
 {
-	while (n && fd >= 0) {
-		ssize_t w = write(fd, p, n);
+	void *p = sp_sink_reserve_locked(&sink, n);
 
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			io_error = -errno;
-			return;
-		}
-		p = (const uint8_t *)p + w;
-		n -= (size_t)w;
-		bytes_written += (uint64_t)w;
-	}
-}
-
-static void out_flush_locked(void)
-{
-	if (out_len)
-		write_all_locked(out, out_len);
-	out_len = 0;
-}
-
-static void out_append_locked(const void *p, size_t n)
-{
-	if (!out && !(out = sp_mmap(OUT_CAP))) {
-		write_all_locked(p, n);
-		return;
-	}
-	if (out_len + n > OUT_CAP)
-		out_flush_locked();
-	if (n > OUT_CAP) {
-		write_all_locked(p, n);
-		return;
-	}
-	memcpy(out + out_len, p, n);
-	out_len += n;
+	if (p)
+		memcpy(p, rec, n);
 }
 
 /* A record of @type with a fixed part and NUL-terminated strings. */
@@ -156,22 +146,28 @@ static void out_record_locked(uint16_t type, uint16_t aux, const void *fixed, si
 			      const char *const *strs, unsigned n_strs)
 {
 	struct sp_trace_rec_header h = { type, aux, 0 };
-	static const uint8_t zeros[8];
 	size_t len = sizeof(h) + fixed_len;
 	size_t slen[SP_TRACE_MAX_ARGS + 2];
+	uint8_t *p;
 
 	for (unsigned i = 0; i < n_strs; i++) {
 		slen[i] = strnlen(strs[i], 4095) + 1;
 		len += slen[i];
 	}
 	h.size = (uint32_t)((len + 7) & ~(size_t)7);
-	out_append_locked(&h, sizeof(h));
-	out_append_locked(fixed, fixed_len);
+	p = sp_sink_reserve_locked(&sink, h.size);
+	if (!p)
+		return;
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, fixed, fixed_len);
+	p += fixed_len;
 	for (unsigned i = 0; i < n_strs; i++) {
-		out_append_locked(strs[i], slen[i] - 1);
-		out_append_locked(zeros, 1);
+		memcpy(p, strs[i], slen[i] - 1);
+		p[slen[i] - 1] = '\0';
+		p += slen[i];
 	}
-	out_append_locked(zeros, h.size - len);
+	memset(p, 0, h.size - len);
 }
 
 static void out_def_locked(unsigned id)
@@ -199,7 +195,7 @@ static void out_clock_locked(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	c.realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 	last_clock_ns = c.mono_ns;
-	out_append_locked(&c, sizeof(c));
+	out_bytes_locked(&c, sizeof(c));
 }
 
 static void out_thread_locked(struct sp_trace_buf *b)
@@ -299,13 +295,16 @@ static void out_maps_locked(void)
 	n_ranges = 0;
 	while ((n = read(mfd, buf, sizeof(buf))) > 0) {
 		struct sp_trace_rec_header h = { SP_REC_MAPS, 0, 0 };
-		static const uint8_t zeros[8];
 		size_t padded = ((size_t)n + 7) & ~(size_t)7;
+		uint8_t *p;
 
 		h.size = (uint32_t)(sizeof(h) + padded);
-		out_append_locked(&h, sizeof(h));
-		out_append_locked(buf, (size_t)n);
-		out_append_locked(zeros, padded - (size_t)n);
+		p = sp_sink_reserve_locked(&sink, h.size);
+		if (p) {
+			memcpy(p, &h, sizeof(h));
+			memcpy(p + sizeof(h), buf, (size_t)n);
+			memset(p + sizeof(h) + n, 0, padded - (size_t)n);
+		}
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] == '\n') {
 				ranges_note_line_locked(line, line_len);
@@ -383,23 +382,19 @@ static void drain_buf_locked(struct sp_trace_buf *b)
 {
 	uint64_t head = sp_load_acquire(&b->head);
 	uint64_t tail = b->tail;
-	size_t n = (size_t)(head - tail), pos = (size_t)(tail & b->mask);
-	size_t ring = b->mask + 1;
 
-	if (!n || fd < 0)
+	if (head == tail || sink.fd < 0)
 		return;
-	if (b->file_gen != file_gen)
-		out_thread_locked(b);
-	define_names_locked(b, tail, head);
-	out_flush_locked();
-	if (pos + n <= ring) {
-		write_all_locked(b->ring + pos, n);
-	} else {
-		write_all_locked(b->ring + pos, ring - pos);
-		write_all_locked(b->ring, n - (ring - pos));
+	if (!sink.error) { /* a failed file gets no more names */
+		if (b->file_gen != file_gen)
+			out_thread_locked(b);
+		define_names_locked(b, tail, head);
 	}
-	/* Release: our reads of the space (write(2) above) are done before
-	 * the owner, which loads tail with acquire, reuses it. */
+	sp_sink_write_ring_locked(&sink, b->ring, b->mask, tail, head);
+	bytes_drained += head - tail;
+	/* Release: our reads of the space (write(2) above, or counting
+	 * what a failed file lost) are done before the owner, which loads
+	 * tail with acquire, reuses it. */
 	sp_store_release(&b->tail, head);
 }
 
@@ -409,14 +404,14 @@ static void out_drops_locked(struct sp_trace_buf *b)
 	struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
 
 	d.count = sp_load_relaxed(&b->drop_count);
-	if (!d.count || fd < 0)
+	if (!d.count || sink.fd < 0)
 		return;
-	if (b->file_gen != file_gen)
+	if (b->file_gen != file_gen && !sink.error)
 		out_thread_locked(b);
 	d.first_ts = sp_load_relaxed(&b->drop_first);
 	d.last_ts = sp_load_relaxed(&b->drop_last);
 	d.tid = b->tid;
-	out_append_locked(&d, sizeof(d));
+	out_bytes_locked(&d, sizeof(d)); /* counted as lost if the file failed */
 	sp_store_relaxed(&b->drop_count, 0);
 }
 
@@ -432,9 +427,9 @@ static void drain_all_locked(void)
 	sp_unlock(&list_lock);
 	for (; b; b = b->next)
 		drain_buf_locked(b);
-	if (fd >= 0 && sp_now_ns() - last_clock_ns > 1000000000u)
+	if (sink.fd >= 0 && !sink.error && sp_now_ns() - last_clock_ns > 1000000000u)
 		out_clock_locked();
-	out_flush_locked();
+	sp_sink_flush_locked(&sink);
 }
 
 /* The flush of the calling thread's own pending drops, then everything. */
@@ -447,7 +442,86 @@ static void flush_self_locked(void)
 		drain_buf_locked(self);
 		out_drops_locked(self);
 	}
-	out_flush_locked();
+	sp_sink_flush_locked(&sink);
+}
+
+/* ---- telling write errors --------------------------------------------- */
+
+void sp_trace_set_write_error_handler(void (*fn)(const struct sp_trace_write_error *e))
+{
+	sp_store_release(&write_error_handler, fn);
+}
+
+static void tell_queue_locked(const struct sp_trace_write_error *e)
+{
+	struct told *t;
+
+	if (tell_n == TELL_MAX)
+		return; /* cannot happen: every io_lock holder tells on leaving */
+	t = &tell_queue[tell_n++];
+	t->e = *e;
+	snprintf(t->path, sizeof(t->path), "%s", e->path);
+	t->e.path = t->path;
+	sp_store_relaxed(&tell_pending, 1);
+}
+
+/* The open file failed since we last looked: queue "failed". */
+static void failure_note_locked(void)
+{
+	struct sp_trace_write_error e = { file_path, sink.error, 0, 0, 0, 0, 0 };
+
+	if (sink.fd >= 0 && sink.error && !failure_queued) {
+		failure_queued = 1;
+		tell_queue_locked(&e);
+	}
+}
+
+static int64_t file_ns_locked(uint64_t ts)
+{
+	__int128 d = ((__int128)ts - (__int128)file_tick0) * 1000000000 /
+		     (__int128)(ticks_per_sec ? ticks_per_sec : 1);
+
+	return (int64_t)d;
+}
+
+/* Tell the queued write errors (no trace lock held), oldest first.  One
+ * at a time, copied out under io_lock: the handler may be slow. */
+static void tell(void)
+{
+	void (*fn)(const struct sp_trace_write_error *) = sp_load_acquire(&write_error_handler);
+
+	while (sp_load_relaxed(&tell_pending)) {
+		struct told t;
+
+		sp_lock(&io_lock);
+		if (!tell_n) {
+			sp_store_relaxed(&tell_pending, 0);
+			sp_unlock(&io_lock);
+			break;
+		}
+		t = tell_queue[0];
+		memmove(tell_queue, tell_queue + 1, --tell_n * sizeof(tell_queue[0]));
+		sp_store_relaxed(&tell_pending, tell_n != 0);
+		sp_unlock(&io_lock);
+		t.e.path = t.path;
+		if (fn)
+			fn(&t.e);
+	}
+}
+
+/* io_lock, taken by a thread of the program (not the writer), whose writes
+ * must fail rather than raise a fatal SIGXFSZ or SIGPIPE. */
+static void io_enter(struct sp_sigguard *g)
+{
+	sp_sigguard_enter(g);
+	sp_lock(&io_lock);
+}
+
+static void io_leave(struct sp_sigguard *g)
+{
+	failure_note_locked();
+	sp_unlock(&io_lock);
+	sp_sigguard_leave(g);
 }
 
 /* ---- the writer thread ------------------------------------------------ */
@@ -474,16 +548,18 @@ static void *writer_main(void *arg)
 			nanosleep(&d, NULL);
 		}
 		sp_lock(&io_lock);
-		before = bytes_written;
+		before = bytes_drained;
 		drain_all_locked();
 		/* Busy: poll every millisecond, so that emitters seldom need
 		 * to wake us (a wake-up costs them a system call, and the
 		 * scheduler tends to put the woken writer on the waker's
 		 * CPU); idle: back off to the 100 ms timer. */
-		period_ms = bytes_written - before > 4096 ? 1
+		period_ms = bytes_drained - before > 4096 ? 1
 			    : period_ms * 2 > WRITER_PERIOD_MS ? WRITER_PERIOD_MS
 							       : period_ms * 2;
+		failure_note_locked();
 		sp_unlock(&io_lock);
+		tell();
 	}
 	return NULL;
 }
@@ -499,7 +575,7 @@ static SP_NOINLINE void writer_start_lazy__slowpath(void)
 	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
 		return;
 	sp_lock(&sp_trace_ctl_lock);
-	if (fd >= 0)
+	if (sink.fd >= 0)
 		writer_start_locked();
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -543,7 +619,16 @@ static void writer_stop_locked(void)
 	sp_store_release(&writer_stop, 1);
 	sp_add_relaxed(&kick_seq, 1);
 	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	/* Not pthread_join(): the preload library interposes that, and the
+	 * profiler's own join would be a program's "join" row.  Except under
+	 * ThreadSanitizer, which does not know pthread_clockjoin_np() as a
+	 * join and then reports the writer as a leaked thread (sanitizer
+	 * builds do not preload). */
+#if defined(__SANITIZE_THREAD__)
 	pthread_join(writer, NULL);
+#else
+	pthread_clockjoin_np(writer, NULL, CLOCK_MONOTONIC, NULL);
+#endif
 }
 
 /* ---- rings ------------------------------------------------------------ */
@@ -572,25 +657,27 @@ static void buf_unlink_locked(struct sp_trace_buf *b)
 
 void sp_trace_buf_retire(struct sp_trace_buf *b)
 {
+	struct sp_sigguard g;
 	char name[16];
 
-	sp_lock(&io_lock);
-	if (fd >= 0) {
+	io_enter(&g);
+	if (sink.fd >= 0) {
 		drain_buf_locked(b);
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		if (memcmp(name, b->name, sizeof(name))) {
 			memcpy(b->name, name, sizeof(name)); /* renamed since */
-			if (b->file_gen == file_gen)
+			if (b->file_gen == file_gen && !sink.error)
 				out_thread_locked(b);
 		}
 		out_drops_locked(b);
-		out_flush_locked();
+		sp_sink_flush_locked(&sink);
 	}
 	sp_lock(&list_lock);
 	buf_unlink_locked(b);
 	sp_unlock(&list_lock);
-	sp_unlock(&io_lock);
+	io_leave(&g);
 	sp_munmap(b, b->map_size);
+	tell();
 }
 
 /* ---- fork and exit ---------------------------------------------------- */
@@ -607,7 +694,9 @@ static int path_has_pid(const char *tmpl)
 	return 0;
 }
 
-static void file_start_locked(int newfd);
+static void header_make(struct sp_trace_file_header *h);
+static void file_start_locked(int newfd, const struct sp_trace_file_header *h, int header_error,
+			      const char *path);
 
 void sp_trace_fork_prepare(void)
 {
@@ -626,6 +715,8 @@ void sp_trace_fork_parent(void)
 void sp_trace_fork_child(void)
 {
 	struct sp_trace_buf *self = sp_trace_buf_self(), *b, *next;
+	struct sp_trace_file_header h;
+	struct sp_sigguard g;
 	char path[4096];
 
 	for (b = bufs; b; b = next) {
@@ -639,24 +730,34 @@ void sp_trace_fork_child(void)
 	writer_running = 0; /* the writer thread stayed in the parent */
 	kick_seq = 0;
 	writer_sleeping = 0;
-	out_len = 0; /* the parent writes what was buffered */
-	if (fd >= 0) {
+	sink.out_len = 0; /* the parent writes what was buffered */
+	tell_n = 0;       /* and tells its own write errors */
+	tell_pending = 0;
+	if (sink.fd >= 0) {
 		int newfd = -1;
 
-		close(fd);
-		fd = -1;
+		close(sink.fd);
+		sink.fd = -1;
+		sink.error = 0;
 		if (path_has_pid(path_tmpl) && sp_path_expand(path_tmpl, path, sizeof(path)))
 			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (newfd >= 0)
-			file_start_locked(newfd);
+		if (newfd >= 0) {
+			/* A header that does not fit makes a failed file,
+			 * told and counted like any later failure. */
+			header_make(&h);
+			sp_sigguard_enter(&g);
+			file_start_locked(newfd, &h, sp_trace_header_write(newfd, &h), path);
+			sp_sigguard_leave(&g);
+			failure_note_locked();
+		}
 	}
-	sp_trace_flags_update_locked(fd >= 0);
+	sp_trace_flags_update_locked(sink.fd >= 0);
 	/* The writer starts at the child's first event (see above).  Not
 	 * under ThreadSanitizer, which cannot create threads after a
 	 * multi-threaded fork: the child's file is then written at its
 	 * flushes, thread exits and exit only. */
 #if !defined(__SANITIZE_THREAD__)
-	sp_store_relaxed(&sp_trace_writer_wanted, fd >= 0);
+	sp_store_relaxed(&sp_trace_writer_wanted, sink.fd >= 0);
 #endif
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
@@ -664,13 +765,13 @@ void sp_trace_fork_child(void)
 }
 
 /* Close the file: io_lock held, writer stopped (or still running: it then
- * simply finds no file). */
+ * simply finds no file).  A failed file's final count is queued to tell. */
 static int file_close_locked(void)
 {
 	uint64_t orphans = sp_trace_lost_get() - lost_written;
-	int rc;
+	int rc, recorded;
 
-	if (fd < 0)
+	if (sink.fd < 0)
 		return -EBADF;
 	flush_self_locked();
 	if (orphans) {
@@ -679,28 +780,43 @@ static int file_close_locked(void)
 
 		d.count = orphans;
 		d.first_ts = d.last_ts = sp_trace_now();
-		out_append_locked(&d, sizeof(d));
+		out_bytes_locked(&d, sizeof(d));
 		lost_written += orphans;
 	}
-	out_clock_locked();
-	out_flush_locked();
-	rc = io_error;
-	if (close(fd) && !rc)
-		rc = -EIO;
-	fd = -1;
-	io_error = 0;
+	if (!sink.error)
+		out_clock_locked();
+	sp_sink_flush_locked(&sink);
+	failure_note_locked(); /* "failed" before "closed" */
+	rc = sp_sink_close_locked(&sink, &recorded);
+	if (sink.error) {
+		struct sp_trace_write_error e = {
+			.path = file_path,
+			.error = sink.error,
+			.closed = 1,
+			.lost = sink.lost,
+			.first_ns = file_ns_locked(sink.lost_first),
+			.last_ns = file_ns_locked(sink.lost_last),
+			.recorded = recorded,
+		};
+
+		tell_queue_locked(&e);
+	}
+	sink.error = 0;
+	failure_queued = 0;
 	return rc;
 }
 
 void sp_trace_exit(void)
 {
+	struct sp_sigguard g;
+
 	sp_lock(&sp_trace_ctl_lock);
-	if (fd >= 0) {
+	if (sink.fd >= 0) {
 		/* Off first: an event racing with exit now goes nowhere
 		 * rather than into a ring nobody drains. */
 		sp_trace_flags_update_locked(0);
 		writer_stop_locked();
-		sp_lock(&io_lock);
+		io_enter(&g);
 		drain_all_locked();
 		/* Pending drops of every ring: exiting now, no more events. */
 		sp_lock(&list_lock);
@@ -708,9 +824,10 @@ void sp_trace_exit(void)
 			out_drops_locked(b);
 		sp_unlock(&list_lock);
 		file_close_locked();
-		sp_unlock(&io_lock);
+		io_leave(&g);
 	}
 	sp_unlock(&sp_trace_ctl_lock);
+	tell();
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -728,58 +845,71 @@ static void init_locked(void)
 	ticks_per_sec = sp_clock_ticks_per_sec();
 }
 
-/* Header, definitions, clock, maps.  io_lock held. */
-static void file_start_locked(int newfd)
+/* The header of a file started now.  sp_trace_ctl_lock held. */
+static void header_make(struct sp_trace_file_header *h)
 {
-	struct sp_trace_file_header h;
 	struct timespec rt;
 
-	fd = newfd;
-	file_gen++;
-	io_error = 0;
-	out_len = 0;
-	seen_clear_locked();
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, SP_TRACE_MAGIC, 8);
-	h.version = SP_TRACE_VERSION;
-	h.header_size = SP_TRACE_HEADER_SIZE;
-	h.pid = (uint32_t)getpid();
-	h.clock = sp_trace_use_tsc ? SP_TRACE_CLOCK_TSC : SP_TRACE_CLOCK_MONOTONIC;
-	h.ticks_per_sec = ticks_per_sec;
-	h.tick0 = sp_trace_now();
-	h.mono0_ns = sp_now_ns();
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, SP_TRACE_MAGIC, 8);
+	h->version = SP_TRACE_VERSION;
+	h->header_size = SP_TRACE_HEADER_SIZE;
+	h->pid = (uint32_t)getpid();
+	h->clock = sp_trace_use_tsc ? SP_TRACE_CLOCK_TSC : SP_TRACE_CLOCK_MONOTONIC;
+	h->ticks_per_sec = ticks_per_sec;
+	h->tick0 = sp_trace_now();
+	h->mono0_ns = sp_now_ns();
 	clock_gettime(CLOCK_REALTIME, &rt);
-	h.realtime0_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	out_append_locked(&h, sizeof(h));
+	h->realtime0_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+}
+
+/* @newfd, whose header @h is written (or failed with @header_error), is
+ * the file from now: definitions, clock, maps.  io_lock held. */
+static void file_start_locked(int newfd, const struct sp_trace_file_header *h, int header_error,
+			      const char *path)
+{
+	file_gen++;
+	file_tick0 = h->tick0;
+	snprintf(file_path, sizeof(file_path), "%s", path);
+	failure_queued = 0;
+	seen_clear_locked();
+	sp_sink_start_locked(&sink, newfd, header_error);
+	if (sink.error)
+		return;
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
 		out_def_locked(id); /* the defined ones */
 	out_clock_locked();
 	out_maps_locked();
-	out_flush_locked();
+	sp_sink_flush_locked(&sink);
 }
 
 /* ---- for trace_events.c ---------------------------------------------- */
 
 int sp_trace_file_open_locked(void)
 {
-	return fd >= 0; /* fd changes only under sp_trace_ctl_lock and io_lock */
+	return sink.fd >= 0; /* changes only under sp_trace_ctl_lock and io_lock */
 }
 
 void sp_trace_file_def_added_locked(unsigned id)
 {
+	struct sp_sigguard g;
+
 	init_locked();
-	sp_lock(&io_lock);
-	if (fd >= 0) {
+	io_enter(&g);
+	if (sink.fd >= 0 && !sink.error) {
 		out_def_locked(id);
-		out_flush_locked();
+		sp_sink_flush_locked(&sink);
 	}
-	sp_unlock(&io_lock);
+	io_leave(&g); /* told by the next thread leaving io_lock: ours holds
+		       * sp_trace_ctl_lock */
 }
 
 /* ---- public API ------------------------------------------------------- */
 
 int syncprof_trace_open(const char *path)
 {
+	struct sp_trace_file_header h;
+	struct sp_sigguard g;
 	char buf[4096];
 	int newfd, rc = 0;
 
@@ -791,55 +921,71 @@ int syncprof_trace_open(const char *path)
 		sp_unlock(&sp_trace_ctl_lock);
 		return -ENAMETOOLONG;
 	}
-	newfd = open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	rc = sp_sink_prepare(&sink);
+	newfd = rc ? -1 : open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (newfd < 0) {
-		rc = -errno;
+		rc = rc ? rc : -errno;
 		sp_unlock(&sp_trace_ctl_lock);
 		return rc;
 	}
-	sp_lock(&io_lock);
-	if (fd >= 0)
-		file_close_locked(); /* its write errors are not this call's */
-	file_start_locked(newfd);
-	sp_unlock(&io_lock);
+	/* The header first, so that a file that cannot take even that is an
+	 * error of this call and the previous file stays open. */
+	header_make(&h);
+	sp_sigguard_enter(&g);
+	rc = sp_trace_header_write(newfd, &h);
+	sp_sigguard_leave(&g);
+	if (rc) {
+		close(newfd);
+		sp_unlock(&sp_trace_ctl_lock);
+		return rc;
+	}
+	io_enter(&g);
+	if (sink.fd >= 0)
+		file_close_locked(); /* its write errors are told, not this call's */
+	file_start_locked(newfd, &h, 0, buf);
+	io_leave(&g);
 	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
 	writer_start_locked();
-	sp_trace_flags_update_locked(fd >= 0);
+	sp_trace_flags_update_locked(sink.fd >= 0);
 	sp_unlock(&sp_trace_ctl_lock);
+	tell();
 	return 0;
 }
 
 int syncprof_trace_close(void)
 {
+	struct sp_sigguard g;
 	int rc;
 
 	sp_lock(&sp_trace_ctl_lock);
-	/* fd changes only under sp_trace_ctl_lock (and io_lock): stable here. */
-	if (fd < 0) {
+	/* The file changes only under sp_trace_ctl_lock (and io_lock): stable here. */
+	if (sink.fd < 0) {
 		sp_unlock(&sp_trace_ctl_lock);
 		return -EBADF;
 	}
 	sp_trace_flags_update_locked(0);
 	writer_stop_locked();
-	sp_lock(&io_lock);
+	io_enter(&g);
 	rc = file_close_locked();
-	sp_unlock(&io_lock);
+	io_leave(&g);
 	sp_unlock(&sp_trace_ctl_lock);
+	tell();
 	return rc;
 }
 
 int syncprof_trace_flush(void)
 {
+	struct sp_sigguard g;
 	int rc;
 
-	sp_lock(&io_lock);
-	if (fd < 0) {
-		sp_unlock(&io_lock);
+	io_enter(&g);
+	if (sink.fd < 0) {
+		io_leave(&g);
 		return -EBADF;
 	}
 	flush_self_locked();
-	rc = io_error;
-	io_error = 0;
-	sp_unlock(&io_lock);
+	rc = sink.error; /* a failed file stays failed: every flush says so */
+	io_leave(&g);
+	tell();
 	return rc;
 }

@@ -52,9 +52,21 @@ struct sp_trace_file_header {
 	uint64_t tick0;         /* a timestamp ... */
 	uint64_t mono0_ns;      /* ... and CLOCK_MONOTONIC at the same instant */
 	uint64_t realtime0_ns;  /* ... and CLOCK_REALTIME (wall offset) */
-	uint32_t flags;         /* 0 */
-	uint32_t reserved;      /* 0 */
+	uint32_t flags;         /* SP_TRACE_FLAG_*; 0 in a file written without trouble */
+	uint32_t write_errno;   /* SP_TRACE_FLAG_WRITE_ERROR: the errno of the failure, else 0 */
 };
+
+_Static_assert(sizeof(struct sp_trace_file_header) == SP_TRACE_HEADER_SIZE,
+	       "the header is 64 bytes");
+
+/*
+ * Set in a file whose writer hit a write error (ENOSPC, EIO, EFBIG, ...):
+ * the writer cut the file back to its last whole record and wrote nothing
+ * more, so events from the failure on are missing; a WRITE_LOSS record at
+ * the end, when there was room for it, counts them.  Set after the fact,
+ * by rewriting the header in place (which needs no new space).
+ */
+#define SP_TRACE_FLAG_WRITE_ERROR 1u
 
 enum sp_trace_rec_type {
 	SP_REC_EVENT = 1,     /* aux = nargs */
@@ -67,6 +79,7 @@ enum sp_trace_rec_type {
 	SP_REC_CLOCK = 8,
 	/* types >= 64 are optional: readers that do not know them skip them */
 	SP_REC_OPTIONAL_MIN = 64,
+	SP_REC_WRITE_LOSS = 64, /* the last record of a file with SP_TRACE_FLAG_WRITE_ERROR */
 };
 
 struct sp_trace_rec_header {
@@ -94,6 +107,23 @@ struct sp_trace_rec_dropped {
 	uint32_t pad;
 	uint64_t count;
 };
+
+/* SP_REC_WRITE_LOSS: @count events (EVENT records, and the counts of
+ * DROPPED records) with timestamps in [first_ts, last_ts] are not in the
+ * file because writing it failed with @error (an errno).  Written at close
+ * when the failed file still takes 40 bytes; so if present, EVENT records
+ * + DROPPED counts + @count = events emitted while the file was open. */
+struct sp_trace_rec_write_loss {
+	struct sp_trace_rec_header h;
+	uint64_t first_ts;
+	uint64_t last_ts;
+	uint32_t error;
+	uint32_t pad;
+	uint64_t count;
+};
+
+_Static_assert(sizeof(struct sp_trace_rec_dropped) == 40, "DROPPED records are 40 bytes");
+_Static_assert(sizeof(struct sp_trace_rec_write_loss) == 40, "WRITE_LOSS records are 40 bytes");
 
 /* SP_REC_EVENT_DEF: u32 id, u32 pad, then h.aux + 1 NUL-terminated strings
  * (name, then argument names), zero-padded to a multiple of 8.

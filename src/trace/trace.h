@@ -1,7 +1,8 @@
 /*
  * trace.h - internal interface of the trace backend: per-thread buffers
- * (buffer.c), the trace file and its writer thread (file.c), the event
- * table (events.c) and lock events (lock_events.c).  Private to
+ * (buffer.c), the trace file and its writer thread (file.c), the file's
+ * bytes and write errors (sink.c), the event table (events.c) and lock
+ * events (lock_events.c).  Private to
  * src/trace, and to the record and runtime layers that emit events and
  * open files; readers use format.h and src/read/trace_reader.h.
  *
@@ -87,7 +88,68 @@ struct sp_trace_buf *sp_trace_buf_self(void);
 /* After fork, in the child: forget the TLS of rings that are not ours. */
 void sp_trace_buf_fork_child(struct sp_trace_buf *self);
 
+/* ---- "sink.c" --------------------------------------------------------- */
+
+/*
+ * The trace file's output: whole records only, and what a failed write
+ * leaves (the design is in sink.c).  One instance, file.c's; every call
+ * but sp_sink_prepare() with io_lock held.
+ */
+struct sp_trace_sink {
+	int fd;            /* -1: no file */
+	int error;         /* 0, or the negative errno of the write that failed the
+			    * file: nothing more is written to it */
+	uint64_t written;  /* bytes in the file */
+	uint64_t complete; /* where the last whole record in the file ends */
+	uint8_t *out;      /* output buffer (1 MiB): whole records, not yet written */
+	size_t out_len;
+	/* what the failure kept out of the file: events (EVENT records and
+	 * DROPPED counts) and their first and last timestamps */
+	uint64_t lost, lost_first, lost_last;
+};
+
+/* EVENT records lost to write errors, all files so far (for
+ * syncprof_trace_dropped(); written under io_lock, read relaxed). */
+extern uint64_t sp_trace_write_lost_events;
+
+/* Write the file header at the start of @fd: 0, or the negative errno
+ * (then the file is cut back to nothing, where it can be). */
+int sp_trace_header_write(int fd, const struct sp_trace_file_header *h);
+/* Map the output buffer (once): 0 or -ENOMEM.  sp_trace_ctl_lock held. */
+int sp_sink_prepare(struct sp_trace_sink *s);
+/* @fd, its header written (@header_error 0) or not, is the file from now. */
+void sp_sink_start_locked(struct sp_trace_sink *s, int fd, int header_error);
+/* Room for one record of @size bytes in the output buffer (written at the
+ * next flush); NULL only when not prepared.  Fill it at once, completely. */
+void *sp_sink_reserve_locked(struct sp_trace_sink *s, size_t size);
+void sp_sink_flush_locked(struct sp_trace_sink *s);
+/* Flush, then write the whole records [@tail, @head) of a ring. */
+void sp_sink_write_ring_locked(struct sp_trace_sink *s, const uint8_t *ring, uint64_t mask,
+			       uint64_t tail, uint64_t head);
+/* Flush and close; on a failed file first the WRITE_LOSS record, if it
+ * fits (*@recorded).  Return: 0, the failure's negative errno, -EIO when
+ * close() failed, -EBADF when no file is open. */
+int sp_sink_close_locked(struct sp_trace_sink *s, int *recorded);
+
 /* ---- "file.c" --------------------------------------------------------- */
+
+/*
+ * What the trace layer tells the runtime of a write error (it prints
+ * nothing itself): once when a file fails, and once when the failed file
+ * is closed, with the final count.  Called with no trace lock held, by
+ * whichever thread met the error or closed the file (the writer thread,
+ * an exiting thread, a caller of the API, the process exit).
+ */
+struct sp_trace_write_error {
+	const char *path;  /* the file, %p expanded */
+	int error;         /* negative errno of the failed write */
+	int closed;        /* 0: it just failed; 1: closed, the count is final */
+	uint64_t lost;     /* closed: events that are not in the file */
+	int64_t first_ns, last_ns; /* closed, lost > 0: their span, ns since the file's start */
+	int recorded;      /* closed: the file ends with a WRITE_LOSS record saying so */
+};
+/* Install the one handler (the runtime's, at start-up). */
+void sp_trace_set_write_error_handler(void (*fn)(const struct sp_trace_write_error *e));
 
 /* fork() and exit, called by the lifecycle (src/runtime/lifecycle.c) in its
  * order: prepare takes the trace's locks, parent releases them, child

@@ -14,7 +14,8 @@ import json
 import re
 import sys
 
-TYPES = {"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock"}
+TYPES = {"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
+         "semaphore", "barrier", "join"}
 SORTS = {"total", "avg", "max", "count", "contended", "hold"}
 HEX = re.compile(r"^0x[0-9a-f]+$")
 

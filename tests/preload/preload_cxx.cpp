@@ -6,6 +6,7 @@
  * skipped by default, so every site must be in this program's functions,
  * never in libstdc++.so.
  */
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,44 @@ __attribute__((noinline)) static void readers(void)
 	}
 }
 
+// try_lock_for() and wait_for() call pthread_mutex_clocklock() and
+// pthread_cond_clockwait() (steady_clock) from libstdc++'s headers.
+static std::timed_mutex tm;
+static std::mutex wm;
+static std::condition_variable wcv;
+static int l_try_lock_for, l_wait_for;
+
+__attribute__((noinline)) static void timed_waits(void)
+{
+	using namespace std::chrono_literals;
+
+	l_try_lock_for = __LINE__ + 1;
+	if (!tm.try_lock_for(20ms))
+		std::abort();
+	tm.unlock();
+	std::unique_lock<std::mutex> l(wm);
+	l_wait_for = __LINE__ + 1;
+	wcv.wait_for(l, 10ms);
+}
+
+/* A row of @type whose site is at @line of this file. */
+static bool has_row(const std::string &json, const char *type, int line)
+{
+	std::string t = std::string("{\"type\":\"") + type + "\"";
+	std::string ln = "\"line\":" + std::to_string(line) + ",";
+
+	for (size_t p = 0; (p = json.find(t, p)) != std::string::npos; p++) {
+		size_t end = json.find("{\"type\":", p + 1);
+		std::string row = json.substr(p, end == std::string::npos ? end : end - p);
+		size_t site = row.find("\"site\":");
+		std::string s = row.substr(site, row.find("\"stack\":") - site);
+
+		if (s.find(ln) != std::string::npos && s.find("preload_cxx.cpp") != std::string::npos)
+			return true;
+	}
+	return false;
+}
+
 int main()
 {
 	typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
@@ -57,6 +96,7 @@ int main()
 	a.join();
 	b.join();
 	c.join();
+	timed_waits();
 
 	FILE *f = open_memstream(&buf, &len);
 	std::memset(&o, 0, sizeof(o));
@@ -86,6 +126,11 @@ int main()
 			std::fprintf(stderr, "preload_cxx: FAIL: site %s\n", site.c_str());
 			return 1;
 		}
+	}
+	if (!has_row(json, "mutex", l_try_lock_for) || !has_row(json, "condvar", l_wait_for)) {
+		std::fprintf(stderr, "preload_cxx: FAIL: no mutex row at line %d or condvar row "
+			     "at line %d:\n%s\n", l_try_lock_for, l_wait_for, json.c_str());
+		return 1;
 	}
 	std::puts("preload_cxx: ok");
 	return 0;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocking_semantics.h"
 #include "mutex_semantics.h"
 #include "preload_util.h"
 
@@ -400,6 +401,37 @@ static void test_rwlock_bad_abstime(void)
 		}
 }
 
+/* The clock calls, semaphores, barriers and joins (blocking_semantics.h):
+ * glibc's own, then the interposed ones. */
+static void test_blocking(void)
+{
+#define LIBC(field, name) .field = (__typeof__(((struct bs_api *)0)->field))t_libc(name)
+	const struct bs_api real = {
+		"glibc",
+		LIBC(mutex_clocklock, "pthread_mutex_clocklock"),
+		LIBC(cond_clockwait, "pthread_cond_clockwait"),
+		LIBC(rwlock_clockrdlock, "pthread_rwlock_clockrdlock"),
+		LIBC(rwlock_clockwrlock, "pthread_rwlock_clockwrlock"),
+		LIBC(bs_sem_wait, "sem_wait"),
+		LIBC(bs_sem_trywait, "sem_trywait"),
+		LIBC(bs_sem_timedwait, "sem_timedwait"),
+		LIBC(bs_sem_clockwait, "sem_clockwait"),
+		LIBC(barrier_wait, "pthread_barrier_wait"),
+		LIBC(join, "pthread_join"),
+		LIBC(bs_thrd_join, "thrd_join"),
+	};
+#undef LIBC
+	const struct bs_api prof = {
+		"interposed",	       pthread_mutex_clocklock,	  pthread_cond_clockwait,
+		pthread_rwlock_clockrdlock, pthread_rwlock_clockwrlock, sem_wait,
+		sem_trywait,	       sem_timedwait,		  sem_clockwait,
+		pthread_barrier_wait,  pthread_join,		  thrd_join,
+	};
+
+	bs_run(&real);
+	bs_run(&prof);
+}
+
 int main(void)
 {
 	char *json;
@@ -416,6 +448,7 @@ int main(void)
 	test_cond();
 	test_rwlock_bad_abstime();
 	test_mutex_states();
+	test_blocking();
 	if (!profiling()) {
 		puts("preload_semantics: ok (profiling off)");
 		return 0;
@@ -430,6 +463,9 @@ int main(void)
 	T_ASSERT_CONTAINS(json, "\"type\":\"rwlock_write\"");
 	T_ASSERT_CONTAINS(json, "\"type\":\"condvar\"");
 	T_ASSERT_CONTAINS(json, "\"function\":\"test_recursive\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"semaphore\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"barrier\"");
+	T_ASSERT_CONTAINS(json, "\"type\":\"join\"");
 	free(json);
 	puts("preload_semantics: ok");
 	return 0;

@@ -75,7 +75,7 @@ for shape in "-n 2 -s avg" "-s hold" "-s max -n 3" "-s count" "-s contended"; do
 	compare "shape$n-json" objs.json -- -f json --no-coalesce $shape
 	n=$((n + 2))
 done
-compare columns saved.json -- --columns site,wait,hold,max_hold,owner_chg,p99
+compare columns saved.json -- --columns site,wait,hold,max_hold,owner_chg,p50,p90,p99
 compare src-root saved.json -- --src-root /usr
 n=$((n + 2))
 

@@ -107,7 +107,8 @@ struct run_option {
 static const struct run_option run_options[] = {
 	{ "output", 'o', ARG_VALUE, "output", NULL, "FILE",
 	  "write the report to FILE instead of stderr; %p becomes the pid\n"
-	  "(a forking program writes one report per process)" },
+	  "(a forking program writes one report per process); written whole\n"
+	  "or not at all: when writing fails, it goes to stderr" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
 	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
@@ -123,8 +124,13 @@ static const struct run_option run_options[] = {
 	  "callers kept per contended call site, 0 to 16 (default 4)" },
 	{ "skip", 0, ARG_VALUE, "skip", NULL, "REGEX",
 	  "skip frames of functions matching REGEX (the program's lock\n"
-	  "wrappers), so the call site is their caller; repeatable.\n"
+	  "wrappers; .symtab or, stripped, .dynsym names), or code in\n"
+	  "DSO+0xSTART-0xEND (offsets as reports print them), so the call\n"
+	  "site is their caller; repeatable.\n"
 	  "libc/libpthread/libstdc++ wrappers are always skipped" },
+	{ "skip-frames", 0, ARG_VALUE, "skip_frames", NULL, "N",
+	  "the call site is the Nth caller above each lock call, 0 to 8\n"
+	  "(then wrappers are skipped); each call pays for an unwind" },
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for)" },
@@ -141,7 +147,8 @@ static const struct run_option run_options[] = {
 	  "by default syncprof installs no signal handler" },
 	{ "trace", 0, ARG_VALUE, "trace", NULL, "FILE",
 	  "also record every lock event into the binary trace FILE\n"
-	  "(%p: the pid); read it with 'syncprof trace dump|stats|export'" },
+	  "(%p: the pid); read it with 'syncprof trace dump|stats|export';\n"
+	  "a write error (full disk) is warned about, its losses counted" },
 	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, "BYTES",
 	  "per-thread trace buffer, 256 to 1073741824 (default 1048576);\n"
 	  "when it is full, events are dropped and counted exactly" },

@@ -6,8 +6,12 @@
  * subcommand is a visitor of the records.  Whatever the file holds up to
  * the first record that cannot be decoded is always output in full; then
  * one line on stderr says where and why reading stopped, and the exit
- * status tells a truncated file (3: the traced program was killed, or is
- * still writing) from a corrupt or foreign one (1).
+ * status tells an incomplete file (3: the traced program was killed, is
+ * still writing, or could not write it all: a full disk) from a corrupt or
+ * foreign one (1).  A file cut short by a write error reads to its end
+ * (the writer cut it on a record boundary); its header says so, and its
+ * WRITE_LOSS record, when it had room for one, says how many events from
+ * when to when are missing: every subcommand shows that.
  *
  * Chrome export (Trace Event Format, loaded by ui.perfetto.dev and
  * chrome://tracing): waits become complete ("X") slices named "wait
@@ -45,8 +49,9 @@ static const char trace_usage[] =
 	"\n"
 	"Exit status: 0 the whole file was read; 1 error (unreadable, not a trace,\n"
 	"corrupt: records before the damage are still output); 2 usage; 3 the file\n"
-	"ends inside a record (the traced program was killed or is still running):\n"
-	"every complete record was output.\n";
+	"is incomplete: it ends inside a record (the traced program was killed or is\n"
+	"still running), or writing it failed (a full disk: the events after its\n"
+	"end are lost); every complete record was output.\n";
 
 static const char dump_usage[] =
 	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
@@ -56,14 +61,15 @@ static const char dump_usage[] =
 	"call site.  Records come in file order: each thread's in time order, threads\n"
 	"interleaved in chunks; --sort merges all threads by time (stable).\n"
 	"--json prints one JSON object per line instead (a \"header\" object first).\n"
-	"Exit status: 0 complete, 1 error or corrupt file, 3 truncated file.\n";
+	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
 
 static const char stats_usage[] =
 	"Usage: syncprof trace stats FILE\n"
 	"\n"
-	"Summarise FILE: time span, events per event name and per thread, and the\n"
-	"events dropped because a thread's buffer was full (total and per thread).\n"
-	"Exit status: 0 complete, 1 error or corrupt file, 3 truncated file.\n";
+	"Summarise FILE: time span, events per event name and per thread, the events\n"
+	"dropped because a thread's buffer was full (total and per thread), and the\n"
+	"events lost when writing the file failed (a full disk).\n"
+	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
 
 static const char export_usage[] =
 	"Usage: syncprof trace export --format chrome FILE -o OUT.json\n"
@@ -72,7 +78,7 @@ static const char export_usage[] =
 	"chrome://tracing open: per thread, slices \"wait <site>\" for lock and\n"
 	"condition waits, holds as async events, drops as instant events, other\n"
 	"events as instants, thread names as metadata.  -o - writes to stdout.\n"
-	"Exit status: 0 complete, 1 error or corrupt file, 3 truncated file.\n";
+	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
 
 struct trace_file {
 	const char *path;
@@ -143,7 +149,18 @@ static void unload(struct trace_file *tf)
 static int finish(const char *cmd, struct trace_file *tf)
 {
 	struct sp_trace_reader *r = tf->r;
+	int werr = sp_trace_reader_write_error(r);
 
+	if (werr && r->write_loss_seen)
+		cli_error(cmd,
+			  "'%s' is incomplete: writing it failed (%s), and the %" PRIu64
+			  " events after its last record were lost",
+			  tf->path, strerror(werr), r->write_loss);
+	else if (werr)
+		cli_error(cmd,
+			  "'%s' is incomplete: writing it failed (%s), and the events after its "
+			  "end were lost (how many is not in the file)",
+			  tf->path, strerror(werr));
 	if (r->status == SP_TRACE_READ_TRUNCATED) {
 		cli_error(cmd, "'%s' is incomplete: %s; %llu complete records were read", tf->path,
 			  r->error, (unsigned long long)r->records);
@@ -153,7 +170,7 @@ static int finish(const char *cmd, struct trace_file *tf)
 		cli_error(cmd, "'%s' is corrupt: %s; reading stopped there", tf->path, r->error);
 		return 1;
 	}
-	return 0;
+	return werr ? EXIT_TRUNCATED : 0;
 }
 
 /* ---- shared formatting ------------------------------------------------ */
@@ -222,6 +239,13 @@ static void dump_text(const struct sp_trace_reader *r, const struct sp_trace_rec
 {
 	char nb[64], ab[32], site[1024];
 
+	if (rec->type == SP_REC_WRITE_LOSS) {
+		printf("%14.3f  %-27s LOST %" PRIu64 " events to a write error: %s (%.3f .. %.3f us)\n",
+		       (double)sp_trace_reader_rel_ns(r, rec->ts) / 1e3, "(all threads)", rec->count,
+		       strerror((int)rec->error), (double)sp_trace_reader_rel_ns(r, rec->ts) / 1e3,
+		       (double)sp_trace_reader_rel_ns(r, rec->ts2) / 1e3);
+		return;
+	}
 	if (rec->type == SP_REC_DROPPED) {
 		printf("%14.3f  tid %-7u %-15s DROPPED %" PRIu64 " events (%.3f .. %.3f us)\n",
 		       (double)sp_trace_reader_rel_ns(r, rec->ts) / 1e3, rec->tid,
@@ -253,6 +277,15 @@ static void dump_json(const struct sp_trace_reader *r, const struct sp_trace_rec
 {
 	char nb[64], ab[32], site[1024];
 
+	if (rec->type == SP_REC_WRITE_LOSS) {
+		printf("{\"type\":\"write_loss\",\"ts_ns\":%" PRId64 ",\"last_ts_ns\":%" PRId64
+		       ",\"count\":%" PRIu64 ",\"error\":",
+		       sp_trace_reader_rel_ns(r, rec->ts), sp_trace_reader_rel_ns(r, rec->ts2),
+		       rec->count);
+		sp_json_string(stdout, strerror((int)rec->error));
+		printf("}\n");
+		return;
+	}
 	if (rec->type == SP_REC_DROPPED) {
 		printf("{\"type\":\"dropped\",\"ts_ns\":%" PRId64 ",\"last_ts_ns\":%" PRId64
 		       ",\"tid\":%u,\"count\":%" PRIu64 "}\n",
@@ -303,7 +336,7 @@ static int cmd_dump(int argc, char **argv)
 	struct sp_trace_rec rec;
 	struct ts_off *order = NULL;
 	size_t n_order = 0, cap_order = 0;
-	int json = 0, sort = 0, rc;
+	int json = 0, sort = 0, rc, werr;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -329,19 +362,31 @@ static int cmd_dump(int argc, char **argv)
 	}
 	if (load("trace dump", path, &tf))
 		return 1;
-	if (json)
+	werr = sp_trace_reader_write_error(tf.r);
+	if (json) {
 		printf("{\"type\":\"header\",\"format\":\"syncprof-trace\",\"version\":%u,\"pid\":%u,"
 		       "\"clock\":\"%s\",\"ticks_per_sec\":%" PRIu64 ",\"mono0_ns\":%" PRIu64
-		       ",\"realtime0_ns\":%" PRIu64 "}\n",
+		       ",\"realtime0_ns\":%" PRIu64,
 		       tf.r->hdr.version, tf.r->hdr.pid,
 		       tf.r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic",
 		       tf.r->hdr.ticks_per_sec, tf.r->hdr.mono0_ns, tf.r->hdr.realtime0_ns);
-	else
+		if (werr) {
+			printf(",\"write_error\":");
+			sp_json_string(stdout, strerror(werr));
+		}
+		printf("}\n");
+	} else {
 		printf("# syncprof trace v%u, pid %u, clock %s; times in us since the start\n",
 		       tf.r->hdr.version, tf.r->hdr.pid,
 		       tf.r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic");
+		if (werr)
+			printf("# incomplete: writing this file failed (%s); the events after its "
+			       "end are lost\n",
+			       strerror(werr));
+	}
 	while (sp_trace_reader_next(tf.r, &rec) > 0) {
-		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED)
+		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
+		    rec.type != SP_REC_WRITE_LOSS)
 			continue;
 		if (sort) {
 			if (n_order == cap_order) {
@@ -420,6 +465,25 @@ static struct count_row *counts_get(struct counts *c, uint32_t key)
 	return &c->v[c->n++];
 }
 
+/* The "lost:" line of a file whose writer hit a write error. */
+static void stats_write_loss(const struct sp_trace_reader *r)
+{
+	int werr = sp_trace_reader_write_error(r);
+
+	if (!werr)
+		return;
+	if (r->write_loss_seen)
+		printf("lost:     %" PRIu64 " events after a write error (%s), %.6f s to %.6f s; "
+		       "the file is incomplete\n",
+		       r->write_loss, strerror(werr),
+		       (double)sp_trace_reader_rel_ns(r, r->write_loss_first) / 1e9,
+		       (double)sp_trace_reader_rel_ns(r, r->write_loss_last) / 1e9);
+	else
+		printf("lost:     the events after a write error (%s), how many is not in the file; "
+		       "the file is incomplete\n",
+		       strerror(werr));
+}
+
 static int cmd_stats(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -452,13 +516,16 @@ static int cmd_stats(int argc, char **argv)
 	while (sp_trace_reader_next(tf.r, &rec) > 0) {
 		struct count_row *e, *t;
 
-		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED)
+		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
+		    rec.type != SP_REC_WRITE_LOSS)
 			continue;
 		if (!have_ts || rec.ts < first)
 			first = rec.ts;
-		if (!have_ts || (rec.type == SP_REC_DROPPED ? rec.ts2 : rec.ts) > last)
-			last = rec.type == SP_REC_DROPPED ? rec.ts2 : rec.ts;
+		if (!have_ts || (rec.type != SP_REC_EVENT ? rec.ts2 : rec.ts) > last)
+			last = rec.type != SP_REC_EVENT ? rec.ts2 : rec.ts;
 		have_ts = 1;
+		if (rec.type == SP_REC_WRITE_LOSS)
+			continue; /* of no one thread: below */
 		t = counts_get(&per_thread, rec.tid);
 		if (rec.type == SP_REC_DROPPED) {
 			dropped += rec.count;
@@ -487,6 +554,7 @@ static int cmd_stats(int argc, char **argv)
 	printf("events:   %" PRIu64 " recorded, %" PRIu64 " dropped (in %" PRIu64
 	       " dropped records)\n",
 	       events, dropped, drop_records);
+	stats_write_loss(tf.r);
 	printf("\n%-32s %12s\n", "event", "count");
 	for (size_t i = 0; i < per_event.n; i++) {
 		const struct sp_trace_def *d = sp_trace_reader_def(tf.r, per_event.v[i].key);
@@ -679,7 +747,9 @@ static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, 
 	switch (rec->id) {
 	case SP_EV_LOCK_ACQUIRED:
 		export_wait(s, rec, ts, "wait", site);
-		hold_open(s, rec->tid, obj, ts, site);
+		/* semaphores, barriers and joins are waited for, never held */
+		if ((rec->args[SP_LA_TYPE] & 0xff) < SP_TYPE_SEMAPHORE)
+			hold_open(s, rec->tid, obj, ts, site);
 		break;
 	case SP_EV_LOCK_RELEASED:
 		hold_close(s, rec->tid, obj, ts,
@@ -735,6 +805,23 @@ static void export_record(struct export_state *s, const struct sp_trace_rec *rec
 			",\"cat\":\"syncprof\",\"s\":\"%s\",\"args\":{\"count\":%" PRIu64
 			",\"first_us\":%.3f,\"last_us\":%.3f}}",
 			rec->tid ? "t" : "p", rec->count, (double)ts / 1e3, (double)t2 / 1e3);
+		if (t2 > s->last_ns)
+			s->last_ns = t2;
+		return;
+	}
+	case SP_REC_WRITE_LOSS: {
+		char name[96];
+		int64_t t2 = sp_trace_reader_rel_ns(s->r, rec->ts2);
+
+		ts = sp_trace_reader_rel_ns(s->r, rec->ts);
+		snprintf(name, sizeof(name), "lost %" PRIu64 " events to a write error", rec->count);
+		ev_begin(s, "i", name, ts, 0);
+		fprintf(s->out,
+			",\"cat\":\"syncprof\",\"s\":\"g\",\"args\":{\"count\":%" PRIu64
+			",\"first_us\":%.3f,\"last_us\":%.3f,\"error\":",
+			rec->count, (double)ts / 1e3, (double)t2 / 1e3);
+		sp_json_string(s->out, strerror((int)rec->error));
+		fputs("}}", s->out);
 		if (t2 > s->last_ns)
 			s->last_ns = t2;
 		return;

@@ -102,8 +102,8 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		if (sp_columns_parse(v, ids, SP_MAX_COLUMNS, 1) < 0) {
 			cli_error(cmd,
 				  "bad --columns '%s' (comma-separated, each once, among: type, "
-				  "object, site, wait, count, avg, contended, max, p50, p99, hold, "
-				  "max_hold, owner_chg)",
+				  "object, site, wait, count, avg, contended, max, p50, p90, p99, "
+				  "hold, max_hold, owner_chg)",
 				  v);
 			return -1;
 		}
@@ -170,7 +170,8 @@ const char cli_render_help[] =
 	"  -s, --sort KEY      total (default), avg, max, count, contended or hold\n"
 	"      --no-coalesce   one row per lock object instead of per call site\n"
 	"      --columns LIST  table columns, comma separated, in this order; among\n"
-	"                      type,object,site,wait,count,avg,contended,max,p50,p99,\n"
-	"                      hold,max_hold,owner_chg (the last three: hold tracking)\n"
+	"                      type,object,site,wait,count,avg,contended,max,p50,p90,\n"
+	"                      p99,hold,max_hold,owner_chg (the last three: hold\n"
+	"                      tracking)\n"
 	"      --src-root DIR  strip DIR from source paths (default: common prefix)\n"
 	"  -o, --output FILE   write there instead of stdout\n";

@@ -7,8 +7,9 @@
  * nanoseconds.  The innermost frame is the call site; the recorded stack
  * (row->frames, innermost first) precedes it outermost first; a row with
  * no stack is its site alone.  A frame is named by its function, else
- * "file:line", else "dso+0xoffset", else its address; an instrumented site
- * is "function (file:line)", so that two sites in one function stay apart.
+ * "file:line", else "dso+0xoffset", else its address; a site whose function
+ * and file are both known (instrumented, or an address with debug info) is
+ * "function (file:line)", so that two sites in one function stay apart.
  * ';' cannot appear in a name (replaced by ':'), nor a newline (by ' ').
  * So the weights of all lines sum to the report's total wait exactly.
  *
@@ -44,7 +45,7 @@ int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncpro
 			fputc(';', out);
 		}
 		f = &r->names->site;
-		if (f->file && f->function && !f->address) {
+		if (f->file && f->function) {
 			snprintf(buf, sizeof(buf), "%s (%s:%u)", f->function,
 				 sp_path_strip(f->file, o->src_root, auto_len), f->line);
 			folded_name(out, buf);

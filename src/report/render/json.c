@@ -6,12 +6,13 @@
  * Every fact of the model is written, so that src/read/profile_load.c
  * reads back the same profile and every renderer gives the same bytes
  * from the saved file as from the live process: metadata (pid, command,
- * clock, elapsed, lost calls, hold tracking and its sampling, how the rows
- * were shaped and how many there were before the top-N cut), per row
- * its key, counters, histograms, resolved site and stack (with offsets and
- * inlined callers) and, with hold tracking, hold facts and blame; with
- * lock-order checking, "lock_order": the graph's counts and every cycle,
- * each edge's two ends (object, type, site, stack) and thread.
+ * clock, elapsed, lost calls, hold tracking and its sampling, the layout
+ * of the histograms, how the rows were shaped and how many there were
+ * before the top-N cut), per row its key, counters, histograms, resolved
+ * site and stack (with offsets and inlined callers) and, with hold
+ * tracking, hold facts and blame; with lock-order checking, "lock_order":
+ * the graph's counts and every cycle, each edge's two ends (object, type,
+ * site, stack) and thread.
  *
  * The keys of version 1 keep their meaning; keys are only ever added.
  * Strings are escaped per RFC 8259 by sp_json_string() (render/text.c),
@@ -58,15 +59,36 @@ static void json_frame(FILE *out, const struct sp_frame *f)
 	fputc('}', out);
 }
 
-static void json_hist(FILE *out, const char *key, const uint64_t *hist)
+/*
+ * A histogram twice: "<what>_hist", the log2 histogram that version 1
+ * always had (each log-linear bucket lies in one log2 bucket, so it is
+ * exact), and "<what>_buckets", the log-linear buckets that are not zero,
+ * as [index, count] pairs in index order (the layout is the top level's
+ * "hist").
+ */
+static void json_hist(FILE *out, const char *what, const struct sp_hist *h)
 {
-	unsigned last = SP_HIST_BUCKETS;
+	uint64_t log2[SP_LOG2_BUCKETS] = { 0 };
+	unsigned last = 0, first = 1;
 
-	fprintf(out, ",\"%s\":[", key);
-	while (last > 0 && !hist[last - 1])
-		last--;
-	for (unsigned b = 0; b < last; b++)
-		fprintf(out, "%s%llu", b ? "," : "", (unsigned long long)hist[b]);
+	for (unsigned i = 0; i < h->n; i++) {
+		unsigned k = sp_hist_log2(h->lo + i);
+
+		log2[k] += h->v[i];
+		if (log2[k])
+			last = k + 1;
+	}
+	fprintf(out, ",\"%s_hist\":[", what);
+	for (unsigned k = 0; k < last; k++)
+		fprintf(out, "%s%llu", k ? "," : "", (unsigned long long)log2[k]);
+	fprintf(out, "],\"%s_buckets\":[", what);
+	for (unsigned i = 0; i < h->n; i++) {
+		if (!h->v[i])
+			continue;
+		fprintf(out, "%s[%u,%llu]", first ? "" : ",", h->lo + i,
+			(unsigned long long)h->v[i]);
+		first = 0;
+	}
 	fputc(']', out);
 }
 
@@ -77,7 +99,7 @@ static void json_hold(FILE *out, const struct sp_row *r)
 
 	fprintf(out, ",\"holds\":%llu,\"owner_changes\":%llu",
 		(unsigned long long)r->holds, (unsigned long long)r->owner_changes);
-	json_hist(out, "hold_hist", d->hold_hist);
+	json_hist(out, "hold", &d->hold_hist);
 	fputs(",\"blame\":[", out);
 	for (uint32_t i = 0; i < d->n_blame; i++) {
 		static const struct sp_frame unknown;
@@ -121,10 +143,11 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 			(unsigned long long)r->hold_ns, (unsigned long long)r->hold_max_ns);
 	else
 		fputs(",\"hold_ns\":null,\"hold_max_ns\":null", out);
-	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p99_ns\":%llu",
+	fprintf(out, ",\"wait_p50_ns\":%llu,\"wait_p90_ns\":%llu,\"wait_p99_ns\":%llu",
 		(unsigned long long)sp_row_percentile(r, 0.50),
+		(unsigned long long)sp_row_percentile(r, 0.90),
 		(unsigned long long)sp_row_percentile(r, 0.99));
-	json_hist(out, "wait_hist", sp_row_d(r)->hist);
+	json_hist(out, "wait", &sp_row_d(r)->hist);
 	if (hold)
 		json_hold(out, r);
 	fputc('}', out);
@@ -183,7 +206,11 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		(unsigned long long)p->elapsed_ns, p->coalesced ? "true" : "false",
 		sp_sort_name(p->sort), (unsigned long long)p->lost, p->hold ? "true" : "false");
 	if (p->hold)
-		fprintf(out, "\"hold_sample\":%u,", p->hold_sample ? p->hold_sample : 1);
+		fprintf(out, "\"hold_sample\":%u,\"hold_untracked\":%llu,\"blame_lost\":%llu,",
+			p->hold_sample ? p->hold_sample : 1, (unsigned long long)p->hold_untracked,
+			(unsigned long long)p->blame_lost);
+	fprintf(out, "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":%u,\"buckets\":%u},",
+		SP_HIST_SUB, SP_HIST_BUCKETS);
 	fprintf(out, "\"rows_total\":%zu,\"rows\":[", rows->n_total > rows->n ? rows->n_total
 									   : rows->n);
 	for (size_t i = 0; i < rows->n; i++) {

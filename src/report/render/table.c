@@ -2,8 +2,8 @@
  * render/table.c - the human-readable report.
  *
  * QSP's columns, in QSP's order - Type, Object, Call site, Wait Time (s),
- * Count, Average (us) - followed by Contended, Max (us), p50 (us) and
- * p99 (us).  Object is the lock's address, or "[N]" when coalescing merged
+ * Count, Average (us) - followed by Contended, Max (us), p50 (us),
+ * p90 (us) and p99 (us).  Object is the lock's address, or "[N]" when coalescing merged
  * N objects into the row.  Widths follow the content; numbers are right
  * aligned.  A header line says what the report covers, and a footer says
  * how many lock calls could not be recorded when that is not zero.
@@ -33,8 +33,8 @@
 
 #include "report/profile.h"
 
-enum col_id { C_TYPE, C_OBJECT, C_SITE, C_WAIT, C_COUNT, C_AVG, C_CONTENDED, C_MAX, C_P50, C_P99,
-	      C_HOLD, C_HOLD_MAX, C_OWNER_CHG, N_COLS };
+enum col_id { C_TYPE, C_OBJECT, C_SITE, C_WAIT, C_COUNT, C_AVG, C_CONTENDED, C_MAX, C_P50, C_P90,
+	      C_P99, C_HOLD, C_HOLD_MAX, C_OWNER_CHG, N_COLS };
 
 #define N_BASE_COLS C_HOLD /* printed by default; the hold columns with hold=1 */
 
@@ -57,6 +57,7 @@ static const struct col cols[N_COLS] = {
 	[C_CONTENDED] = { "contended", "Contended", 10, 0 },
 	[C_MAX] = { "max", "Max (us)", 10, 0 },
 	[C_P50] = { "p50", "p50 (us)", 10, 0 },
+	[C_P90] = { "p90", "p90 (us)", 10, 0 },
 	[C_P99] = { "p99", "p99 (us)", 10, 0 },
 	[C_HOLD] = { "hold", "Hold Time (s)", 13, 0 },
 	[C_HOLD_MAX] = { "max_hold", "Max hold (us)", 13, 0 },
@@ -171,6 +172,7 @@ static void print_number(FILE *out, const struct sp_row *r, int id, int width)
 	case C_CONTENDED: fprintf(out, "%*llu", width, (unsigned long long)r->contended); break;
 	case C_MAX: fprintf(out, "%*.2f", width, us(r->wait_max_ns)); break;
 	case C_P50: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.50))); break;
+	case C_P90: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.90))); break;
 	case C_P99: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.99))); break;
 	case C_HOLD: fprintf(out, "%*.5f", width, (double)r->hold_ns / 1e9); break;
 	case C_HOLD_MAX: fprintf(out, "%*.2f", width, us(r->hold_max_ns)); break;
@@ -336,6 +338,14 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "syncprof: %llu lock call%s could not be recorded (out of memory or "
 			     "during thread exit); they are missing from the counts above\n",
 			(unsigned long long)p->lost, p->lost == 1 ? "" : "s");
+	if (p->hold_untracked)
+		fprintf(out, "syncprof: %llu acquisition%s made while a thread held more than 32 "
+			     "locks were not hold-tracked (no hold time, owner change or blame)\n",
+			(unsigned long long)p->hold_untracked, p->hold_untracked == 1 ? "" : "s");
+	if (p->blame_lost)
+		fprintf(out, "syncprof: %llu wait%s could not be blamed (the blame table was "
+			     "full); their time is in the rows, without blame\n",
+			(unsigned long long)p->blame_lost, p->blame_lost == 1 ? "" : "s");
 	if (p->order.on)
 		order_section(out, p, o, auto_len);
 	cells_free(&cells);

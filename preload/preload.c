@@ -449,7 +449,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 			    ops.ok, obj, op, &site, blocking);                        \
 	}                                                                             \
 	static SP_NOINLINE int name##_order(void *obj, const struct timespec *abstime,   \
-					    uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
+					    uintptr_t ra, uintptr_t cfa, uintptr_t fp)  \
 	{                                                                             \
 		struct sp_thread *t = sp_tls_self;                                    \
 		struct sp_entry *e = cached_entry(t, obj, op, ra);                    \

@@ -300,12 +300,11 @@ template <bool B> struct syncprof__constant {
 #define SYNCPROF__CALL(op, ...) syncprof__##op(__VA_ARGS__, SYNCPROF__SITE)
 #endif
 
-
 /*
  * Initialisation and destruction: lock-order checking forgets the lock
  * (syncprof_lock_forget()), so that a lock made later at the same address
  * does not inherit its edges.  Only while unlock hooks are on (lock order
- * turns them on).
+ * turns them on).  No site: nothing is recorded but the address.
  */
 #define SYNCPROF__FORGET(l)                                                       \
 	do {                                                                      \

@@ -218,11 +218,6 @@ SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
 SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
 SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
 
-void syncprof_lock_forget(const void *lock)
-{
-	sp_order_forget(lock);
-}
-
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
 /* ---- the profiled calls, each given its site -------------------------- */
@@ -394,6 +389,11 @@ static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct time
 		return cnd_timedwait(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
 				  cnd_timedwait(c, m, abstime))), site);
+}
+
+void syncprof_lock_forget(const void *lock)
+{
+	sp_order_forget(lock);
 }
 
 /* ---- public entry points ---------------------------------------------- */

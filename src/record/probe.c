@@ -408,22 +408,6 @@ void syncprof_lock_forget(const void *lock)
  * time, skipping the frames inlined from the headers.  These functions
  * must stay out of line: __builtin_return_address(0) is their caller.
  */
-#define SP_UNPAREN(...) __VA_ARGS__
-#define SP_ENTRY_NAMED(name, params, args)                                                   \
-	int syncprof_##name(SP_UNPAREN params, const char *file, int line, const char *func)  \
-	{                                                                                    \
-		const struct sp_site site = { file, func, 0, (uint32_t)line };               \
-		return do_##name(SP_UNPAREN args, &site);                                    \
-	}
-#define SP_ENTRY_PC(name, params, args)                                                      \
-	SP_NOINLINE int syncprof_##name##_pc(SP_UNPAREN params)                              \
-	{                                                                                    \
-		const struct sp_site site = { NULL, NULL,                                    \
-					      (uintptr_t)__builtin_return_address(0), 0 };  \
-		return do_##name(SP_UNPAREN args, &site);                                    \
-	}
-#define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \
-	SP_ENTRY_PC(name, params, args)
 
 SP_ENTRIES(mutex_lock, (pthread_mutex_t *m), (m))
 SP_ENTRIES(mutex_trylock, (pthread_mutex_t *m), (m))

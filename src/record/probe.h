@@ -325,4 +325,28 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 		rc_;                                                                  \
 	})
 
+/*
+ * The public entry points of probe.c and probe_wait.c, generated from one
+ * always-inline body do_NAME(args..., site) each: syncprof_NAME() takes
+ * its site from instrument.h's __FILE__/__LINE__/__func__, and
+ * syncprof_NAME_pc() (out of line: __builtin_return_address(0) is its
+ * caller) from the return address.
+ */
+#define SP_UNPAREN(...) __VA_ARGS__
+#define SP_ENTRY_NAMED(name, params, args)                                                   \
+	int syncprof_##name(SP_UNPAREN params, const char *file, int line, const char *func)  \
+	{                                                                                    \
+		const struct sp_site site = { file, func, 0, (uint32_t)line };               \
+		return do_##name(SP_UNPAREN args, &site);                                    \
+	}
+#define SP_ENTRY_PC(name, params, args)                                                      \
+	SP_NOINLINE int syncprof_##name##_pc(SP_UNPAREN params)                              \
+	{                                                                                    \
+		const struct sp_site site = { NULL, NULL,                                    \
+					      (uintptr_t)__builtin_return_address(0), 0 };  \
+		return do_##name(SP_UNPAREN args, &site);                                    \
+	}
+#define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \
+	SP_ENTRY_PC(name, params, args)
+
 #endif /* SP_PROBE_H */

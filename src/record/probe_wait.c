@@ -210,22 +210,6 @@ static SP_ALWAYS_INLINE int do_thrd_join(thrd_t th, int *res, const struct sp_si
 
 /* ---- public entry points (as in probe.c) -------------------------------- */
 
-#define SP_UNPAREN(...) __VA_ARGS__
-#define SP_ENTRY_NAMED(name, params, args)                                                   \
-	int syncprof_##name(SP_UNPAREN params, const char *file, int line, const char *func)  \
-	{                                                                                    \
-		const struct sp_site site = { file, func, 0, (uint32_t)line };               \
-		return do_##name(SP_UNPAREN args, &site);                                    \
-	}
-#define SP_ENTRY_PC(name, params, args)                                                      \
-	SP_NOINLINE int syncprof_##name##_pc(SP_UNPAREN params)                              \
-	{                                                                                    \
-		const struct sp_site site = { NULL, NULL,                                    \
-					      (uintptr_t)__builtin_return_address(0), 0 };  \
-		return do_##name(SP_UNPAREN args, &site);                                    \
-	}
-#define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \
-	SP_ENTRY_PC(name, params, args)
 
 /* libstdc++'s headers call these (std::timed_mutex::try_lock_for,
  * std::condition_variable::wait_for, std::shared_timed_mutex): _pc too. */

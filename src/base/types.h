@@ -114,7 +114,11 @@ static inline unsigned sp_hist_from_log2(unsigned k)
 	return sp_hist_bucket((2ull << (k < SP_LOG2_BUCKETS ? k : SP_LOG2_BUCKETS - 1)) - 1);
 }
 
-/* "rwlock_read", ...; "?" for a number that is no type (types.c). */
-const char *sp_type_name(int type);
+
+/* A total order of sites: address first (the one key of an interposed
+ * site, live or read back), then file, line, function by content
+ * (types.c).  Sorts that must give the same order live and from a saved
+ * profile use it. */
+int sp_site_cmp(const struct sp_site *a, const struct sp_site *b);
 
 #endif /* SP_BASE_TYPES_H */

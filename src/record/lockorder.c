@@ -236,32 +236,15 @@ static struct node *node_get_locked(uintptr_t obj, uint32_t gen, int create)
 	}
 }
 
-static int str_cmp(const char *a, const char *b)
-{
-	return a == b ? 0 : strcmp(a ? a : "", b ? b : "");
-}
-
-static int site_cmp(const struct sp_site *a, const struct sp_site *b)
-{
-	int c;
-
-	if (a->pc != b->pc)
-		return a->pc < b->pc ? -1 : 1;
-	if ((c = str_cmp(a->file, b->file)))
-		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return str_cmp(a->func, b->func);
-}
 
 /* Order of edges by what a cycle's identity is made of: sites and modes. */
 static int edge_sites_cmp(const struct edge *a, const struct edge *b)
 {
 	int c;
 
-	if ((c = site_cmp(&a->held_site, &b->held_site)))
+	if ((c = sp_site_cmp(&a->held_site, &b->held_site)))
 		return c;
-	if ((c = site_cmp(&a->acq_site, &b->acq_site)))
+	if ((c = sp_site_cmp(&a->acq_site, &b->acq_site)))
 		return c;
 	if (a->held_type != b->held_type)
 		return a->held_type < b->held_type ? -1 : 1;

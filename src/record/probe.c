@@ -196,17 +196,6 @@ SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struc
 
 /* ---- adapters from the real calls to the probe's signatures ----------- */
 
-#define SP_DEFINE_OPS(name, try_expr, lock_expr, ok_, busy_)                      \
-	static int name##_try(void *o)                                            \
-	{                                                                         \
-		return try_expr;                                                  \
-	}                                                                         \
-	static int name##_lock(void *o, const struct timespec *t)                 \
-	{                                                                         \
-		(void)t;                                                          \
-		return lock_expr;                                                 \
-	}                                                                         \
-	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
 
 SP_DEFINE_OPS(mutex, pthread_mutex_trylock(o), pthread_mutex_lock(o), 0, EBUSY);
 SP_DEFINE_OPS(mutex_timed, pthread_mutex_trylock(o), pthread_mutex_timedlock(o, t), 0, EBUSY);

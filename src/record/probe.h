@@ -349,4 +349,19 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 #define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \
 	SP_ENTRY_PC(name, params, args)
 
+/* The adapters from real calls to the probe's signatures (probe.c,
+ * probe_wait.c): NAME_ops, whose try and lock run the given expressions
+ * on `o` (the lock) and `t` (the deadline, unused by untimed calls). */
+#define SP_DEFINE_OPS(name, try_expr, lock_expr, ok_, busy_)                      \
+	static int name##_try(void *o)                                            \
+	{                                                                         \
+		return try_expr;                                                  \
+	}                                                                         \
+	static int name##_lock(void *o, const struct timespec *t)                 \
+	{                                                                         \
+		(void)t;                                                          \
+		return lock_expr;                                                 \
+	}                                                                         \
+	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
+
 #endif /* SP_PROBE_H */

@@ -56,17 +56,6 @@ SP_NOINLINE void sp_probe_waited(struct sp_entry *e, void *obj, int op, const st
 
 /* ---- adapters from the real calls to the probe's signatures ------------ */
 
-#define SP_DEFINE_OPS(name, try_expr, lock_expr, ok_, busy_)                      \
-	static int name##_try(void *o)                                            \
-	{                                                                         \
-		return try_expr;                                                  \
-	}                                                                         \
-	static int name##_lock(void *o, const struct timespec *t)                 \
-	{                                                                         \
-		(void)t;                                                          \
-		return lock_expr;                                                 \
-	}                                                                         \
-	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
 
 #define CLK(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
 SP_DEFINE_OPS(mutex_clock, pthread_mutex_trylock(o), pthread_mutex_clocklock(o, CLK(t)), 0,

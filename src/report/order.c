@@ -20,27 +20,10 @@
 
 #include "report/profile.h"
 
-static int str_cmp(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "");
-}
-
-static int site_cmp(const struct sp_site *a, const struct sp_site *b)
-{
-	int c;
-
-	if (a->pc != b->pc)
-		return a->pc < b->pc ? -1 : 1;
-	if ((c = str_cmp(a->file, b->file)))
-		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return str_cmp(a->func, b->func);
-}
 
 static int end_cmp(const struct sp_order_end *a, const struct sp_order_end *b)
 {
-	int c = site_cmp(&a->site, &b->site);
+	int c = sp_site_cmp(&a->site, &b->site);
 
 	if (c)
 		return c;

@@ -259,6 +259,10 @@ SYNCPROF_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAM
 SYNCPROF_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
 /* C11 thrd_join; @thr is a thrd_t (an unsigned long in glibc). */
 SYNCPROF_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
+/* Signals: the real call, and its site remembered for the watchdog's
+ * warnings about condition waits (warn_wait). */
+SYNCPROF_API int syncprof_cond_signal(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_broadcast(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
 
 /*
  * The flags behind syncprof_is_enabled(), exported so that instrument.h can

@@ -153,7 +153,11 @@ static int boot_spin_destroy(pthread_spinlock_t *s)
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *), NULL)     \
 	X(pthread_barrier_wait, int, (pthread_barrier_t *), NULL)                      \
 	X(pthread_join, int, (pthread_t, void **), NULL)                               \
-	X(thrd_join, int, (thrd_t, int *), NULL)
+	X(thrd_join, int, (thrd_t, int *), NULL)                                       \
+	X(pthread_cond_signal, int, (pthread_cond_t *), NULL)                          \
+	X(pthread_cond_broadcast, int, (pthread_cond_t *), NULL)                       \
+	X(cnd_signal, int, (cnd_t *), NULL)                                            \
+	X(cnd_broadcast, int, (cnd_t *), NULL)
 
 #define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
 REAL_FUNCTIONS(X_TYPEDEF)
@@ -586,6 +590,39 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
 			real_pthread_cond_timedwait()(c, m, abstime))), &site);
 }
+
+/* Signals: the site is remembered while the watchdog runs (wait_pub.c),
+ * to name who should signal a condition wait that lasts. */
+#define SIGNAL_SHIM(fn, c, broadcast)                                                  \
+	do {                                                                           \
+		uintptr_t caller_fp = FP; /* first thing: the caller's rbp */         \
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && !OFF) {              \
+			const struct sp_site site = SITE_AT(sp_site_pc(RA, CFA, caller_fp)); \
+			sp_cond_signalled__slowpath((c), &site, (broadcast));          \
+		}                                                                      \
+		return real_##fn()(c);                                                 \
+	} while (0)
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+	SIGNAL_SHIM(pthread_cond_signal, c, 0);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	SIGNAL_SHIM(pthread_cond_broadcast, c, 1);
+}
+
+int cnd_signal(cnd_t *c)
+{
+	SIGNAL_SHIM(cnd_signal, c, 0);
+}
+
+int cnd_broadcast(cnd_t *c)
+{
+	SIGNAL_SHIM(cnd_broadcast, c, 1);
+}
+#undef SIGNAL_SHIM
 
 /* ---- reader-writer locks -------------------------------------------------- */
 

@@ -393,6 +393,23 @@ SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
 #define sem_timedwait(s, t) syncprof__sem_timedwait((s), (t), SYNCPROF__SITE)
 #define pthread_barrier_wait(b) syncprof__barrier_wait((b), SYNCPROF__SITE)
 #define pthread_join(th, r) syncprof__join((th), (r), SYNCPROF__SITE)
+/* Signals: remembered (while the watchdog runs) to name the site that
+ * should signal a condition wait that lasts; profiling off: the real call. */
+SYNCPROF__INLINE int syncprof__cond_signal(pthread_cond_t *c, SYNCPROF_SITE_PARAMS)
+{
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
+		return (pthread_cond_signal)(c);
+	return syncprof_cond_signal(c, file, line, func);
+}
+
+SYNCPROF__INLINE int syncprof__cond_broadcast(pthread_cond_t *c, SYNCPROF_SITE_PARAMS)
+{
+	if (!SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))
+		return (pthread_cond_broadcast)(c);
+	return syncprof_cond_broadcast(c, file, line, func);
+}
+#define pthread_cond_signal(c) syncprof__cond_signal((c), SYNCPROF__SITE)
+#define pthread_cond_broadcast(c) syncprof__cond_broadcast((c), SYNCPROF__SITE)
 
 #ifdef SYNCPROF__HAVE_C11_THREADS
 SYNCPROF__INLINE int syncprof__mtx_lock(mtx_t *m, SYNCPROF_SITE_PARAMS)

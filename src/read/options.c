@@ -252,6 +252,11 @@ static int opt_warn_wait(struct sp_options *o, const char *v)
 	return parse_uint(v, &o->warn_wait_ms);
 }
 
+static int opt_deadlock(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->deadlock);
+}
+
 struct option_row {
 	const char *name;
 	int (*set)(struct sp_options *o, const char *value);
@@ -282,6 +287,7 @@ static const struct option_row option_table[] = {
 	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },
+	{ "deadlock", opt_deadlock, "1 or 0 (report threads that wait for each other in a cycle)" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))

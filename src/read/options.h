@@ -38,6 +38,7 @@ struct sp_options {
 	int control;           /* control.c: listen on the control socket */
 	int report_signal;     /* 0, or the signal that prints a report */
 	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
+	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
 };
 
 /* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.

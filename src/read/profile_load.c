@@ -260,7 +260,8 @@ static int read_stack(struct loader *l, size_t i, json_object *o, struct sp_row 
 	return 0;
 }
 
-/* "blame": [{"site": frame, "wait_ns": N, "count": N}, ...], into @rows. */
+/* "blame": [{"site": frame, ["root": frame,] "wait_ns": N, "count": N}, ...],
+ * into @rows. */
 static int read_blame(struct loader *l, size_t i, json_object *o, struct sp_rows *rows,
 		      struct sp_row *r)
 {
@@ -283,6 +284,20 @@ static int read_blame(struct loader *l, size_t i, json_object *o, struct sp_rows
 		    get_u64(b, "wait_ns", 0, &wait, NULL) || get_u64(b, "count", 0, &count, NULL))
 			return fail(l, "%s: row %zu: bad blame %zu", l->name, i, k);
 		site_key(f, &holder);
+		/* "root": where a wait chain's root holder took its lock. */
+		if (json_object_object_get_ex(b, "root", &site) && site) {
+			struct sp_frame *rf = sp_profile_alloc(l->p, sizeof(*rf));
+			struct sp_site root;
+
+			if (!rf)
+				return -ENOMEM;
+			if (read_frame(l, site, rf))
+				return fail(l, "%s: row %zu: bad blame %zu root", l->name, i, k);
+			site_key(rf, &root);
+			if (sp_rows_blame_add_root(rows, r, &holder, f, &root, rf, wait, count))
+				return -ENOMEM;
+			continue;
+		}
 		if (sp_rows_blame_add(rows, r, &holder, f, wait, count))
 			return -ENOMEM;
 	}

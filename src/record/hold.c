@@ -424,6 +424,13 @@ int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *si
 	return 0;
 }
 
+/* The first block of the list (hold.h), for the other walkers of the
+ * published lists (wait_pub.c: who holds a lock for reading). */
+struct sp_hold_pub *sp_hold_pubs(void)
+{
+	return sp_load_acquire(&pubs);
+}
+
 /* ---- blame ---------------------------------------------------------------- */
 
 #define BLAME_SLOTS 8192
@@ -436,6 +443,7 @@ struct blame_rec {
 	uintptr_t obj;
 	struct sp_site waiter;
 	struct sp_site holder;
+	struct sp_site root;       /* a wait chain's root holder; zero: none seen */
 	uint64_t wait_ns, count;   /* relaxed atomic adds */
 	uint64_t snap_wait, snap_count;
 };
@@ -454,11 +462,14 @@ static int site_eq(const struct sp_site *a, const struct sp_site *b)
 	return a->file == b->file && a->pc == b->pc && a->line == b->line && a->func == b->func;
 }
 
-static void blame_add(const struct sp_entry *e, const struct sp_site *holder, uint64_t wait)
+static void blame_add(const struct sp_entry *e, const struct sp_site *holder,
+		      const struct sp_site *root_or_null, uint64_t wait)
 {
+	static const struct sp_site none;
+	const struct sp_site *root = root_or_null ? root_or_null : &none;
 	struct sp_site w = { e->file, e->cold->func, e->pc, e->line };
-	uint64_t h = (site_hash(&w) ^ (site_hash(holder) >> 3) ^ (e->obj * 0x9E3779B97F4A7C15ull) ^
-		      e->type) | 1;
+	uint64_t h = (site_hash(&w) ^ (site_hash(holder) >> 3) ^ (site_hash(root) >> 5) ^
+		      (e->obj * 0x9E3779B97F4A7C15ull) ^ e->type) | 1;
 
 	if (!blame)
 		return;
@@ -474,6 +485,7 @@ static void blame_add(const struct sp_entry *e, const struct sp_site *holder, ui
 			r->obj = e->obj;
 			r->waiter = w;
 			r->holder = *holder;
+			r->root = *root;
 			sp_store_release(&r->ready, 1);
 			cur = h;
 		}
@@ -484,7 +496,7 @@ static void blame_add(const struct sp_entry *e, const struct sp_site *holder, ui
 			if (spin > 1000)
 				goto lost; /* its writer was preempted; rare */
 		if (r->type != e->type || r->obj != e->obj || !site_eq(&r->waiter, &w) ||
-		    !site_eq(&r->holder, holder))
+		    !site_eq(&r->holder, holder) || !site_eq(&r->root, root))
 			continue;
 		sp_add_relaxed(&r->wait_ns, wait);
 		sp_add_relaxed(&r->count, 1);
@@ -520,6 +532,7 @@ void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void
 		v.obj = b->obj;
 		v.waiter = b->waiter;
 		v.holder = b->holder;
+		v.root = b->root;
 		fn(&v, arg);
 	}
 }
@@ -550,6 +563,7 @@ void sp_hold_snapshot(void)
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 {
 	w->have_holder = 0;
+	w->root = NULL;
 	if (!sp_hold_is_on() || !times)
 		return;
 	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
@@ -560,7 +574,7 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 	struct sp_entry_cold *c = e->cold;
 
 	if (w && w->have_holder)
-		blame_add(e, &w->holder, wait_ns);
+		blame_add(e, &w->holder, w->root, wait_ns);
 	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames && sp_tls_self) {
 		uintptr_t f[SP_MAX_FRAMES];
 		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);

@@ -68,6 +68,9 @@ struct sp_hold_pub {
 #define SP_PUB_N(state) ((uint32_t)(state))
 #define SP_PUB_SEQ1 (1ull << 32)
 
+/* The list's first block (hold.c); blocks are never unmapped. */
+struct sp_hold_pub *sp_hold_pubs(void);
+
 extern SP_TLS struct sp_hold_pub *sp_hold_my_pub;
 extern SP_TLS unsigned sp_hold_sample_left; /* acquisitions until the next timed one */
 

@@ -122,7 +122,7 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	rc = ops->lock(obj, abstime);
 	wait = sp_wait_ns(mode, t0);
 	if (watched)
-		sp_watch_end(watched, wait);
+		w.root = sp_watch_end(watched, wait); /* a chain's root, for blame */
 	acquired = rc == ops->ok || rc == EOWNERDEAD;
 	if (e) {
 		sp_entry_record_wait(e, wait, acquired);

@@ -128,6 +128,11 @@ struct sp_wait_pub {
 	const struct sp_entry *entry;   /* what is waited for; NULL: not waiting */
 	uint32_t done_seq;              /* seq of the last warned wait that ended */
 	uint64_t done_ns;               /* its total wait */
+	/* written by the watchdog: where the root holder of this wait's chain
+	 * took its lock (immutable, wait_pub.c), for the wait whose seq is
+	 * @root_id; the owner hands it to blame when that wait ends */
+	const struct sp_site *root;
+	uint32_t root_id;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct sp_wait_pub) == 64, "a published wait is one cache line");
 
@@ -348,9 +353,43 @@ int sp_rwlock_readers_wait(const void *l);
 /* ---- "wait_pub.c" ---------------------------------------------------- */
 
 extern unsigned sp_watch_on; /* non-zero: contended waits publish themselves */
-/* Contended slow path: publish / clear "waiting since t0 on obj at site". */
-void sp_watch_begin(struct sp_thread *t, const struct sp_entry *e, uint64_t t0, int mode);
-void sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
+/* Contended slow path: publish / clear "waiting since t0 on obj at site"
+ * (with frames=N, the entry's first wait also keeps its callers). */
+void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode);
+/* Returns the root holder's site the watchdog saw for this wait (a wait
+ * chain), or NULL. */
+const struct sp_site *sp_watch_end(struct sp_thread *t, uint64_t wait_ns);
+/*
+ * The watchdog saw the wait @id of @t at the end of a chain whose root
+ * holder took its lock at @root: remember it for blame (the watchdog's
+ * thread only; the registry lock keeps @t).  Sites are interned in a
+ * bounded table (SP_ROOT_SITES); past it, nothing is remembered, and
+ * sp_root_sites_lost() counts it.
+ */
+void sp_watch_set_root(struct sp_thread *t, uint32_t id, const struct sp_site *root);
+uint64_t sp_root_sites_lost(void);
+/*
+ * sp_hold_readers() - who holds the rwlock @obj for reading (the published
+ * held lists of hold.c).  Any thread; lock-free.  Return 0 with *@tid and
+ * *@site of one reading thread and *@n_threads the number of them, or
+ * -ENOENT when no thread is known to read it (or hold tracking is off).
+ */
+int sp_hold_readers(uintptr_t obj, pid_t *tid, struct sp_site *site, unsigned *n_threads);
+/*
+ * A condition variable was signalled (@broadcast 0) or broadcast at @site:
+ * remembered while the watchdog runs, for its warnings about condition
+ * waits.  Any thread; lock-free, no allocation; one load when off.
+ */
+void sp_cond_signalled__slowpath(const void *cond, const struct sp_site *site, int broadcast);
+static inline void sp_cond_signalled(const void *cond, const struct sp_site *site, int broadcast)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)))
+		sp_cond_signalled__slowpath(cond, site, broadcast);
+}
+/* The last (at most @max, 2 kept) distinct sites that signalled @cond, the
+ * latest first, with whether each broadcast; 0 when none is known.  Any
+ * thread; lock-free (a hint: a signal may be missing). */
+unsigned sp_cond_signallers(const void *cond, struct sp_site *sites, int *broadcast, unsigned max);
 /* ---- "hold.c" ---------------------------------------------------------- */
 
 /*
@@ -414,6 +453,7 @@ int sp_hold_lookup(uintptr_t obj, pid_t *tid, struct sp_site *site, uint64_t *si
 struct sp_wait_ctx {
 	struct sp_site holder; /* who held the lock when the wait began */
 	int have_holder;
+	const struct sp_site *root; /* root holder of a chain the watchdog saw */
 };
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w);
 void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w);
@@ -424,6 +464,7 @@ struct sp_blame_view {
 	uint8_t type;
 	uintptr_t obj;
 	struct sp_site waiter, holder;
+	struct sp_site root; /* zero: no chain seen */
 	uint64_t wait_ns, count;
 };
 /* What hold tracking could not record, since start-up: acquisitions made

@@ -119,7 +119,9 @@ static void collect_blame(const struct sp_blame_view *b, void *arg)
 	key.type = b->type;
 	key.obj = b->obj;
 	r = sp_row_map_find(&c->map, c->rows, &key);
-	if (r && sp_rows_blame_add(c->rows, r, &b->holder, NULL, b->wait_ns, b->count))
+	if (r && sp_rows_blame_add_root(c->rows, r, &b->holder, NULL,
+					b->root.pc || b->root.file ? &b->root : NULL, NULL,
+					b->wait_ns, b->count))
 		c->err = -ENOMEM;
 }
 

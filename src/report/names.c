@@ -93,7 +93,14 @@ static int resolve_row(struct sp_profile *p, struct sp_row *r)
 		struct sp_blame *b = &r->detail->blame[i];
 		struct sp_frame *f;
 
-		if (b->names)
+		if (!b->root_names && sp_blame_has_root(b)) {
+			f = sp_profile_alloc(p, sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			rc = frame_of_site(p, &b->root, f);
+			b->root_names = f;
+		}
+		if (b->names || rc)
 			continue;
 		f = sp_profile_alloc(p, sizeof(*f));
 		if (!f)

@@ -200,7 +200,9 @@ int sp_row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
 	for (uint32_t i = 0; i < s->detail->n_blame; i++) {
 		const struct sp_blame *b = &s->detail->blame[i];
 
-		if (sp_rows_blame_add(rows, d, &b->holder, b->names, b->wait_ns, b->count))
+		if (sp_rows_blame_add_root(rows, d, &b->holder, b->names,
+					   sp_blame_has_root(b) ? &b->root : NULL, b->root_names,
+					   b->wait_ns, b->count))
 			return -ENOMEM;
 	}
 	return 0;

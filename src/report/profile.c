@@ -389,7 +389,15 @@ static int blame_before(const struct sp_blame *a, const struct sp_blame *b)
 	c = strcmp(a->holder.file ? a->holder.file : "", b->holder.file ? b->holder.file : "");
 	if (c)
 		return c < 0;
-	return a->holder.line < b->holder.line;
+	if (a->holder.line != b->holder.line)
+		return a->holder.line < b->holder.line;
+	/* Then the chain's root: none first. */
+	if (a->root.pc != b->root.pc)
+		return a->root.pc < b->root.pc;
+	c = strcmp(a->root.file ? a->root.file : "", b->root.file ? b->root.file : "");
+	if (c)
+		return c < 0;
+	return a->root.line < b->root.line;
 }
 
 /*
@@ -400,6 +408,15 @@ static int blame_before(const struct sp_blame *a, const struct sp_blame *b)
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count)
 {
+	return sp_rows_blame_add_root(rows, r, holder, names, NULL, NULL, wait_ns, count);
+}
+
+int sp_rows_blame_add_root(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
+			   const struct sp_frame *names, const struct sp_site *root_or_null,
+			   const struct sp_frame *root_names, uint64_t wait_ns, uint64_t count)
+{
+	static const struct sp_site none;
+	const struct sp_site *root = root_or_null ? root_or_null : &none;
 	struct sp_row_detail *d = sp_rows_detail(rows, r);
 	struct sp_blame *b = NULL;
 	uint32_t i;
@@ -407,7 +424,7 @@ int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_si
 	if (!d)
 		return -ENOMEM;
 	for (i = 0; i < d->n_blame && !b; i++)
-		if (holder_eq(&d->blame[i].holder, holder))
+		if (holder_eq(&d->blame[i].holder, holder) && holder_eq(&d->blame[i].root, root))
 			b = &d->blame[i];
 	if (!b) {
 		if (blame_reserve(d, d->n_blame + 1))
@@ -416,6 +433,8 @@ int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_si
 		memset(b, 0, sizeof(*b));
 		b->holder = *holder;
 		b->names = names;
+		b->root = *root;
+		b->root_names = root_or_null ? root_names : NULL;
 	}
 	b->wait_ns += wait_ns;
 	b->count += count;

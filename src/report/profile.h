@@ -71,13 +71,26 @@ struct sp_names {
 
 /* ---- rows ----------------------------------------------------------------- */
 
-/* One holder site that made a row's site wait (hold tracking). */
+/*
+ * One holder site that made a row's site wait (hold tracking).  When the
+ * watchdog saw that holder wait in turn (a wait chain), @root is where
+ * the chain's root holder took its lock; such waits are kept apart from
+ * those without a chain seen (the key is holder and root).
+ */
 struct sp_blame {
 	struct sp_site holder;        /* key */
+	struct sp_site root;          /* key; all zero: no chain seen */
 	const struct sp_frame *names; /* resolved; NULL before sp_profile_resolve() */
+	const struct sp_frame *root_names; /* resolved (NULL: no chain seen, or not yet) */
 	uint64_t wait_ns;
 	uint64_t count;
 };
+
+/* The blame has a root holder (a chain was seen). */
+static inline int sp_blame_has_root(const struct sp_blame *b)
+{
+	return b->root.pc || b->root.file || b->root.line || b->root.func;
+}
 
 /*
  * A histogram of the model, in the bucket layout of base/types.h
@@ -220,6 +233,11 @@ struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 /* Add @wait_ns/@count for @holder to @r's blame (merged by holder key). */
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
+/* The same for waits whose chain's root holder took its lock at @root
+ * (NULL: no chain seen), named @root_names when known. */
+int sp_rows_blame_add_root(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
+			   const struct sp_frame *names, const struct sp_site *root,
+			   const struct sp_frame *root_names, uint64_t wait_ns, uint64_t count);
 /* Histograms: add @count to bucket @b, add all of @s into @d (each grows
  * @d's range as needed; -ENOMEM, @d unchanged, when it cannot), copy @s
  * into an empty @d, free.  sp_hist_view() makes @h a view (nothing owned)

@@ -333,9 +333,9 @@ static void *helper_main(void *arg)
 		uint64_t now = sp_now_ns();
 		int timeout = 1000, n = 0;
 
-		if (sp_opts.warn_wait_ms && now >= next_scan)
+		if (sp_watchdog_wanted() && now >= next_scan)
 			next_scan = now + (uint64_t)sp_watchdog_scan(stderr) * 1000000u;
-		if (sp_opts.warn_wait_ms)
+		if (sp_watchdog_wanted())
 			timeout = (int)((next_scan - now) / 1000000u) + 1;
 		pfd[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
@@ -406,7 +406,7 @@ void sp_control_exit(void)
 	if (sock_path[0])
 		unlink(sock_path);
 	/* Totals of warned waits that ended since the helper's last scan. */
-	if (sp_opts.warn_wait_ms) {
+	if (sp_watchdog_wanted()) {
 		saved = sp_thread_enter();
 		sp_watchdog_scan(stderr);
 		sp_thread_leave(saved);
@@ -480,10 +480,10 @@ static int start_locked(void)
 		request_ms = strtoull(getenv("SYNCPROF_TEST_CONTROL_REQUEST_MS"), NULL, 10);
 	/* Without its socket (a warning said why) the thread still serves the
 	 * watchdog and the report signal, when those are asked for. */
-	if (sp_opts.control && (rc = open_socket()) && !sp_opts.warn_wait_ms &&
+	if (sp_opts.control && (rc = open_socket()) && !sp_watchdog_wanted() &&
 	    !sp_opts.report_signal)
 		return rc;
-	if (sp_opts.warn_wait_ms)
+	if (sp_watchdog_wanted())
 		sp_store_relaxed(&sp_watch_on, 1);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

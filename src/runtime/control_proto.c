@@ -260,6 +260,7 @@ static int do_status(FILE *out)
 	fprintf(out, "entries: %zu\n", c.entries);
 	fprintf(out, "lost_events: %llu\n", syncprof_lost_events());
 	fprintf(out, "warn_wait_ms: %u\n", sp_opts.warn_wait_ms);
+	sp_watchdog_status(out); /* "deadlocks: N" and the last reports */
 	return 0;
 }
 

@@ -696,8 +696,10 @@ void sp_runtime_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	sp_trace_set_write_error_handler(trace_write_error);
-	/* Lock order needs hold tracking's held lists; hold=1 adds the rest. */
-	if ((sp_opts.hold || sp_opts.lock_order) && sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
+	/* Lock order and the deadlock check need hold tracking's held lists;
+	 * hold=1 adds the rest. */
+	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&
+	    sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);
 	else if (sp_opts.lock_order && sp_order_init())
@@ -708,7 +710,7 @@ void sp_runtime_init(void)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);
 	trace_start();
-	if (sp_opts.control || sp_opts.warn_wait_ms || sp_opts.report_signal)
+	if (sp_opts.control || sp_watchdog_wanted() || sp_opts.report_signal)
 		sp_control_start();
 }
 

@@ -74,11 +74,95 @@ int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_opti
 /* Run a parsed request; the answer's payload goes to @out. */
 int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out);
 
+/* ---- "deadlock.c" ----------------------------------------------------- */
+
+/*
+ * The waits-for graph of one watchdog scan (deadlock.c has the design).
+ * Built and read under the watchdog's scan_lock only; sp_wg_add(),
+ * sp_wg_find() and sp_wg_recheck() also need the registry lock (they are
+ * called from sp_registry_foreach_thread()).
+ */
+#define SP_WG_MAX 256    /* waiting threads in one scan */
+#define SP_WG_SLOTS 512  /* thread -> node index */
+#define SP_WG_CYCLES 8   /* cycles examined per scan */
+
+enum sp_wg_holder_kind {
+	SP_WG_NO_HOLDER,  /* condvar, semaphore, barrier, join: no single holder */
+	SP_WG_UNTRACKED,  /* hold tracking is off */
+	SP_WG_UNKNOWN,    /* no holder found */
+	SP_WG_HELD,       /* held by @tid */
+	SP_WG_READ_HELD,  /* held for reading by @n_readers threads, @tid one of them */
+};
+
+struct sp_wg_holder {
+	int kind;
+	pid_t tid;
+	struct sp_site site;  /* where @tid took the lock */
+	uint64_t since_ns;    /* sp_now_ns(); a lower bound of the hold's start */
+	unsigned n_readers;
+};
+
+struct sp_wg_node {
+	struct sp_thread *thr; /* compared, dereferenced only under the registry lock */
+	pid_t tid;
+	char name[16];
+	uint32_t id;           /* the wait's sequence number (wait_pub.c) */
+	uint64_t waited_ns;
+	uintptr_t obj;
+	struct sp_site site;
+	uint8_t type, n_frames;
+	uintptr_t frames[SP_MAX_FRAMES];
+	struct sp_wg_holder holder;
+	int next;              /* node of the holder when it waits too; -1 */
+	int same;              /* second read: still the same wait */
+};
+
+struct sp_wg_cycle {
+	unsigned n;
+	int confirmed;
+	int member[SP_WG_MAX]; /* each waits for what the next one holds */
+};
+
+struct sp_wg {
+	uint64_t now;
+	unsigned n, dropped;
+	struct sp_wg_node node[SP_WG_MAX];
+	int slot[SP_WG_SLOTS]; /* node index + 1; 0 free */
+	unsigned n_cycles;
+	struct sp_wg_cycle cycle[SP_WG_CYCLES];
+};
+
+void sp_wg_reset(struct sp_wg *g, uint64_t now);
+struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t);
+struct sp_wg_node *sp_wg_find(struct sp_wg *g, const struct sp_thread *t);
+/* Holders (lock-free lookups), links and the cycles among them. */
+void sp_wg_link(struct sp_wg *g);
+/* The double collect: holders again, then (registry lock) each wait again. */
+void sp_wg_recheck_holders(struct sp_wg *g);
+void sp_wg_recheck(struct sp_wg *g, struct sp_thread *t);
+/* Print the confirmed cycles not reported before; returns how many.
+ * report_lock held (names sites). */
+unsigned sp_wg_report_deadlocks(FILE *out, struct sp_wg *g);
+/* The long-wait warning about @n and its chain (report_lock held). */
+void sp_wg_print_warning(FILE *out, const struct sp_wg *g, const struct sp_wg_node *n);
+/* Where the root holder of @n's chain took its lock; 0 without one. */
+int sp_wg_root(const struct sp_wg *g, const struct sp_wg_node *n, pid_t *tid,
+	       struct sp_site *site);
+void sp_wg_site_name(const struct sp_site *s, char *buf, size_t size);
+/* Deadlocks reported so far, and the last few reports (ctl status). */
+void sp_wg_status(FILE *out);
+/* In a forked child: forget the parent's reports. */
+void sp_wg_forget(void);
+
 /* ---- "watchdog.c" ----------------------------------------------------- */
 
 /* One scan of every thread (helper thread); returns ms until the next. */
 unsigned sp_watchdog_scan(FILE *out);
 /* In a forked child: forget the parent's warned waits (atfork handler). */
 void sp_watchdog_forget(void);
+/* The watchdog has something to do: warn_wait, or the deadlock check. */
+int sp_watchdog_wanted(void);
+/* Deadlocks found so far, for 'syncprof ctl PID status' (takes scan_lock). */
+void sp_watchdog_status(FILE *out);
 
 #endif /* SP_RUNTIME_RUNTIME_H */

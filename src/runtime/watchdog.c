@@ -34,10 +34,17 @@
  * total was read is reported as such.
  *
  * The holder comes from hold tracking (hold.c, hold=1 or syncprof run
- * --hold): sp_hold_lookup() is lock-free and never blocks the recording
- * threads.  It dates most holds from the first lookup of the lock, so
- * every scan looks up the lock of every thread that waits, and the warning
- * says "for at least".
+ * --hold, or the held lists alone with deadlock=1 or lock_order=1):
+ * sp_hold_lookup() is lock-free and never blocks the recording threads.
+ * It dates most holds from the first lookup of the lock, so every scan
+ * looks up the lock of every thread that waits, and the warning says "for
+ * at least".  Each scan builds the waits-for graph (deadlock.c) from these
+ * copies: when the holder is itself waiting, the warning follows the chain
+ * to the root holder, one indented line per link; when waiting threads
+ * form a cycle, a deadlock report is printed at once (deadlock=1, or
+ * warn_wait with hold tracking on), whatever warn_wait is.  A condition
+ * wait's warning names the sites that signalled that condition variable
+ * last (wait_pub.c), as a hint of who should signal it.
  *
  * Alternatives considered: a timer per wait (a syscall on every contended
  * wait, and timers fire in the waiting thread); printing from the waiting
@@ -50,19 +57,18 @@
 
 #include "runtime/runtime.h"
 #include "report/profile.h"
-#include "runtime/runtime.h"
 
 
 /* ---- the scanning side (helper thread only) --------------------------- */
 
 #define MAX_PENDING 64 /* warned waits whose total is not printed yet */
 #define MAX_NEW 32     /* warnings printed per scan */
+#define DEADLOCK_SCAN_MS 100 /* scan interval of the deadlock check alone */
 
 struct wait_copy {
 	pid_t tid;
 	char name[16];
 	uint32_t id;
-	uint64_t waited_ns; /* when copied */
 	uintptr_t obj;
 	struct sp_site site;
 	uint8_t type;
@@ -79,59 +85,31 @@ static unsigned n_pending;
 
 struct scan_ctx {
 	uint64_t now, limit_ns;
-	struct wait_copy fresh[MAX_NEW];
+	int fresh[MAX_NEW]; /* nodes of the graph to warn about */
 	unsigned n_fresh;
 	struct done_copy done[MAX_PENDING];
 	unsigned n_done;
 	unsigned char seen[MAX_PENDING];
+	struct sp_wg graph;
 };
 
-/* Copy @t's published wait; 0 when it is waiting (consistent copy). */
-static int read_wait(struct sp_thread *t, struct wait_copy *c)
+/* The deadlock check runs with deadlock=1, and with warn_wait when the
+ * held lists are there anyway (hold=1, lock_order=1). */
+static int deadlock_check_on(void)
 {
-	struct sp_wait_pub *w = &t->wait;
-
-	for (int tries = 0; tries < 4; tries++) {
-		uint32_t s1 = sp_load_acquire(&w->seq), s2;
-
-		if (s1 & 1)
-			continue;
-		const struct sp_entry *e;
-		uint64_t t0;
-		int mode;
-
-		/* Acquire loads: if one sees a store of a newer wait, the seq
-		 * load below sees that wait's odd or newer seq (no fences, which
-		 * ThreadSanitizer does not model). */
-		t0 = sp_load_acquire(&w->t0);
-		mode = sp_load_acquire(&w->mode);
-		e = sp_load_acquire(&w->entry);
-		s2 = sp_load_relaxed(&w->seq);
-		if (s1 != s2)
-			continue;
-		if (!e)
-			return -ENOENT;
-		c->waited_ns = sp_wait_ns(mode, t0);
-		/* The entry's key is immutable, and the entry lives as long as
-		 * its thread's record, which the registry lock keeps. */
-		c->obj = e->obj;
-		c->site.file = e->file;
-		c->site.func = e->cold ? e->cold->func : NULL;
-		c->site.pc = e->pc;
-		c->site.line = e->line;
-		c->type = e->type;
-		c->id = s1;
-		c->tid = t->tid;
-		memcpy(c->name, t->name, sizeof(c->name));
-		return 0;
-	}
-	return -EAGAIN;
+	return sp_opts.deadlock || (sp_opts.warn_wait_ms && sp_hold_is_on());
 }
 
+int sp_watchdog_wanted(void)
+{
+	return sp_opts.warn_wait_ms || sp_opts.deadlock;
+}
+
+/* First pass (registry lock held): totals of warned waits, and a copy of
+ * every wait in progress into the graph. */
 static void scan_thread(struct sp_thread *t, void *arg)
 {
 	struct scan_ctx *c = arg;
-	struct wait_copy w;
 
 	for (unsigned i = 0; i < n_pending; i++) {
 		if (pending[i].tid != t->tid)
@@ -145,80 +123,42 @@ static void scan_thread(struct sp_thread *t, void *arg)
 			c->seen[i] = 2; /* finished */
 		}
 	}
-	if (read_wait(t, &w))
-		return;
-	/* Hold tracking dates a hold from the first time anyone looked it up
-	 * (hold.c): look at every waiter's lock on every scan, so that by the
-	 * warning the holder's age is known to within one scan interval. */
-	if (sp_hold_is_on()) {
-		struct sp_site hs;
-		uint64_t since;
-		pid_t tid;
+	sp_wg_add(&c->graph, t);
+}
 
-		sp_hold_lookup(w.obj, &tid, &hs, &since);
-	}
-	if (w.waited_ns < c->limit_ns)
+/* Second pass (registry lock held): each wait read again (the deadlock
+ * check's double collect), and the waits to warn about marked. */
+static void pick_thread(struct sp_thread *t, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct sp_wg_node *n = sp_wg_find(&c->graph, t);
+
+	pid_t root_tid;
+	struct sp_site root;
+
+	if (!n)
 		return;
-	if (sp_load_relaxed(&t->wait.warned) == w.id || c->n_fresh >= MAX_NEW ||
+	sp_wg_recheck(&c->graph, t);
+	/* A chain (the holder waits too): its root holder's site goes to
+	 * blame when this wait ends (hold.c, with hold times on). */
+	if (sp_hold_times_are_on() && sp_wg_root(&c->graph, n, &root_tid, &root))
+		sp_watch_set_root(t, n->id, &root);
+	if (n->waited_ns < c->limit_ns)
+		return;
+	if (sp_load_relaxed(&t->wait.warned) == n->id || c->n_fresh >= MAX_NEW ||
 	    n_pending + c->n_fresh >= MAX_PENDING)
 		return;
-	__atomic_store_n(&t->wait.warned, w.id, __ATOMIC_SEQ_CST); /* see sp_watch_end() */
-	if (__atomic_load_n(&t->wait.seq, __ATOMIC_SEQ_CST) != w.id)
+	__atomic_store_n(&t->wait.warned, n->id, __ATOMIC_SEQ_CST); /* see sp_watch_end() */
+	if (__atomic_load_n(&t->wait.seq, __ATOMIC_SEQ_CST) != n->id)
 		return; /* ended just now: not "still waiting" */
-	c->fresh[c->n_fresh++] = w;
-}
-
-static void format_site(const struct sp_site *s, char *buf, size_t size)
-{
-	if (s->file) {
-		snprintf(buf, size, "%s:%u%s%s%s",
-			 sp_path_strip(s->file, sp_opts.report.src_root, 0), (unsigned)s->line,
-			 s->func ? " (" : "", s->func ? s->func : "", s->func ? ")" : "");
-		return;
-	}
-	if (s->pc) {
-		sp_site_name(s, NULL, buf, size);
-		return;
-	}
-	snprintf(buf, size, "an unknown site");
-}
-
-static void print_warning(FILE *out, const struct wait_copy *w, uint64_t now)
-{
-	char site[512], holder_site[512], holder[768];
-	struct sp_site hs;
-	uint64_t since = 0;
-	pid_t tid = 0;
-
-	format_site(&w->site, site, sizeof(site));
-	if (w->type == SP_TYPE_CONDVAR)
-		snprintf(holder, sizeof(holder),
-			 "a condition wait: it goes on until another thread signals the "
-			 "condition variable (or its timeout)");
-	else if (!sp_hold_is_on())
-		snprintf(holder, sizeof(holder),
-			 "holder unknown (hold tracking is off: hold=1, or syncprof run --hold)");
-	else if (sp_hold_lookup(w->obj, &tid, &hs, &since) == 0) {
-		format_site(&hs, holder_site, sizeof(holder_site));
-		/* A lower bound: hold.c dates most holds from their first
-		 * lookup (see scan_thread()). */
-		snprintf(holder, sizeof(holder),
-			 "held by thread %d for at least %.1f ms, acquired at %s", (int)tid,
-			 since && now > since ? (double)(now - since) / 1e6 : 0.0, holder_site);
-	} else
-		snprintf(holder, sizeof(holder), "holder unknown");
-	fprintf(out,
-		"syncprof: warning: thread %d (%s) has been waiting %.1f ms for %s %#lx at %s; "
-		"%s\n",
-		(int)w->tid, w->name, (double)w->waited_ns / 1e6, sp_type_name(w->type),
-		(unsigned long)w->obj, site, holder);
+	c->fresh[c->n_fresh++] = (int)(n - c->graph.node);
 }
 
 static void print_done(FILE *out, const struct done_copy *d)
 {
 	char site[512];
 
-	format_site(&d->w.site, site, sizeof(site));
+	sp_wg_site_name(&d->w.site, site, sizeof(site));
 	if (d->thread_gone)
 		fprintf(out,
 			"syncprof: thread %d (%s) stopped waiting for %s %#lx at %s and exited "
@@ -242,6 +182,17 @@ void sp_watchdog_forget(void)
 	 * the parent's helper thread may have held scan_lock. */
 	scan_lock = (sp_lock_t)SP_LOCK_INIT;
 	n_pending = 0;
+	sp_wg_forget();
+}
+
+void sp_watchdog_status(FILE *out)
+{
+	if (!sp_watchdog_wanted())
+		return;
+	sp_lock(&scan_lock);
+	if (deadlock_check_on())
+		sp_wg_status(out);
+	sp_unlock(&scan_lock);
 }
 
 unsigned sp_watchdog_scan(FILE *out)
@@ -249,13 +200,22 @@ unsigned sp_watchdog_scan(FILE *out)
 	static struct scan_ctx c; /* under scan_lock; too big for a stack */
 	unsigned keep = 0, interval, printed;
 
-	if (!sp_opts.warn_wait_ms)
+	if (!sp_watchdog_wanted())
 		return 1000;
 	sp_lock(&scan_lock);
-	memset(&c, 0, sizeof(c));
+	c.n_fresh = c.n_done = 0;
+	memset(c.seen, 0, sizeof(c.seen));
 	c.now = sp_now_ns();
-	c.limit_ns = (uint64_t)sp_opts.warn_wait_ms * 1000000u;
+	c.limit_ns = sp_opts.warn_wait_ms ? (uint64_t)sp_opts.warn_wait_ms * 1000000u : UINT64_MAX;
+	sp_wg_reset(&c.graph, c.now);
 	sp_registry_foreach_thread(scan_thread, &c);
+	/* Hold tracking dates a hold from the first time anyone looked it up
+	 * (hold.c): every waiter's lock is looked up on every scan, so that
+	 * by the warning the holder's age is known to within one scan. */
+	sp_wg_link(&c.graph);
+	if (deadlock_check_on() && c.graph.n_cycles)
+		sp_wg_recheck_holders(&c.graph);
+	sp_registry_foreach_thread(pick_thread, &c);
 	for (unsigned i = 0; i < n_pending; i++) {
 		if (c.seen[i] == 2)
 			continue;
@@ -269,17 +229,31 @@ unsigned sp_watchdog_scan(FILE *out)
 	n_pending = keep;
 	/* Symbolizing needs report_lock, taken before the registry lock. */
 	sp_report_lock();
+	printed = 0;
+	if (deadlock_check_on())
+		printed += sp_wg_report_deadlocks(out, &c.graph);
 	for (unsigned i = 0; i < c.n_done; i++)
 		print_done(out, &c.done[i]);
 	for (unsigned i = 0; i < c.n_fresh; i++) {
-		print_warning(out, &c.fresh[i], c.now);
-		pending[n_pending++] = c.fresh[i];
+		const struct sp_wg_node *n = &c.graph.node[c.fresh[i]];
+		struct wait_copy *p = &pending[n_pending++];
+
+		sp_wg_print_warning(out, &c.graph, n);
+		p->tid = n->tid;
+		memcpy(p->name, n->name, sizeof(p->name));
+		p->id = n->id;
+		p->obj = n->obj;
+		p->site = n->site;
+		p->type = n->type;
 	}
 	sp_report_unlock();
-	printed = c.n_done + c.n_fresh;
+	printed += c.n_done + c.n_fresh;
 	sp_unlock(&scan_lock);
 	if (printed)
 		fflush(out);
+	if (!sp_opts.warn_wait_ms)
+		return DEADLOCK_SCAN_MS;
 	interval = sp_opts.warn_wait_ms / 4;
-	return interval < 5 ? 5 : interval > 250 ? 250 : interval;
+	interval = interval < 5 ? 5 : interval > 250 ? 250 : interval;
+	return deadlock_check_on() && interval > DEADLOCK_SCAN_MS ? DEADLOCK_SCAN_MS : interval;
 }

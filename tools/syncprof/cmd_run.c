@@ -140,6 +140,10 @@ static const struct run_option run_options[] = {
 	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, "MS",
 	  "warn while a thread has waited more than MS ms for a lock, naming\n"
 	  "it, its site and the lock (and, with --hold, the holder)" },
+	{ "deadlock", 0, ARG_NONE, "deadlock", "1", NULL,
+	  "report at once, on stderr, threads that wait for each other in a\n"
+	  "cycle (a deadlock): each thread, the lock it waits for and where,\n"
+	  "where it took the lock the next one waits for" },
 	{ "no-control", 0, ARG_NONE, "control", "0", NULL,
 	  "do not listen on the control socket (syncprof ctl PID ...)" },
 	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, "SIG",

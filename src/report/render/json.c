@@ -106,6 +106,11 @@ static void json_hold(FILE *out, const struct sp_row *r)
 
 		fputs(i ? ",{\"site\":" : "{\"site\":", out);
 		json_frame(out, d->blame[i].names ? d->blame[i].names : &unknown);
+		if (sp_blame_has_root(&d->blame[i])) {
+			/* A wait chain was seen: where its root holder took its lock. */
+			fputs(",\"root\":", out);
+			json_frame(out, d->blame[i].root_names ? d->blame[i].root_names : &unknown);
+		}
 		fprintf(out, ",\"wait_ns\":%llu,\"count\":%llu}",
 			(unsigned long long)d->blame[i].wait_ns,
 			(unsigned long long)d->blame[i].count);

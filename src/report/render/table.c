@@ -195,9 +195,18 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 
 		sp_frame_format(b->names ? b->names : &unknown, o->src_root, auto_len, site,
 				sizeof(site));
-		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s\n",
+		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s",
 			(double)b->wait_ns / 1e9, (unsigned long long)b->count,
 			b->count == 1 ? "" : "s", site);
+		if (sp_blame_has_root(b)) {
+			/* The holders waited in turn: the chain's root. */
+			sp_frame_format(b->root_names ? b->root_names : &unknown, o->src_root,
+					auto_len, site, sizeof(site));
+			fprintf(out, ", themselves waiting on a chain whose root holder took "
+				     "its lock at %s",
+				site);
+		}
+		fputc('\n', out);
 	}
 }
 

@@ -1,0 +1,197 @@
+/*
+ * explain_cases.c - programs whose waits the watchdog must explain (the
+ * live deadlock report, wait chains, condition waits and who should
+ * signal them).  Built twice: plain (run under the preload library) and
+ * with -include syncprof/instrument.h.  Sites are marked SITE_* for the
+ * test (test_explain.c) to find their lines.
+ *
+ *   explain_cases abba       two threads deadlock for real: dl-ab takes a
+ *                            then b, dl-ba takes b then a (each waits for
+ *                            the other at a barrier in between); never ends
+ *   explain_cases rwdead     dl-reader holds an rwlock for reading and waits
+ *                            for a mutex that dl-writer holds while it waits
+ *                            to write the rwlock; never ends
+ *   explain_cases chain MS   three threads in a chain: main waits for b,
+ *                            held by ch-mid, which waits for c, held by
+ *                            ch-root for MS ms; then all finish
+ *   explain_cases condsig MS a thread signals a condition variable three
+ *                            times from one site, then main waits on it
+ *                            until it is broadcast MS ms later (from
+ *                            another site); then all finish
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void name(const char *n)
+{
+	prctl(PR_SET_NAME, n, 0, 0, 0);
+}
+
+/* ---- abba ---------------------------------------------------------------- */
+
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t both;
+
+__attribute__((noinline)) static void *ab(void *arg)
+{
+	(void)arg;
+	name("dl-ab");
+	pthread_mutex_lock(&a); /* SITE_AB_OUTER */
+	pthread_barrier_wait(&both);
+	pthread_mutex_lock(&b); /* SITE_AB_INNER */
+	return NULL;
+}
+
+__attribute__((noinline)) static void *ba(void *arg)
+{
+	(void)arg;
+	name("dl-ba");
+	pthread_mutex_lock(&b); /* SITE_BA_OUTER */
+	pthread_barrier_wait(&both);
+	pthread_mutex_lock(&a); /* SITE_BA_INNER */
+	return NULL;
+}
+
+/* ---- rwdead --------------------------------------------------------------- */
+
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void *reader(void *arg)
+{
+	(void)arg;
+	name("dl-reader");
+	pthread_rwlock_rdlock(&rw); /* SITE_RW_READ */
+	pthread_barrier_wait(&both);
+	pthread_mutex_lock(&m); /* SITE_RW_READER_WAITS */
+	return NULL;
+}
+
+__attribute__((noinline)) static void *writer(void *arg)
+{
+	(void)arg;
+	name("dl-writer");
+	pthread_mutex_lock(&m); /* SITE_RW_MUTEX */
+	pthread_barrier_wait(&both);
+	pthread_rwlock_wrlock(&rw); /* SITE_RW_WRITER_WAITS */
+	return NULL;
+}
+
+/* ---- chain ---------------------------------------------------------------- */
+
+static pthread_mutex_t cb = PTHREAD_MUTEX_INITIALIZER, cc = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t three;
+static int hold_ms = 1500;
+
+__attribute__((noinline)) static void *chain_root(void *arg)
+{
+	(void)arg;
+	name("ch-root");
+	pthread_mutex_lock(&cc); /* SITE_ROOT_TAKES */
+	pthread_barrier_wait(&three);
+	sleep_ms(hold_ms);
+	pthread_mutex_unlock(&cc);
+	return NULL;
+}
+
+__attribute__((noinline)) static void *chain_mid(void *arg)
+{
+	(void)arg;
+	name("ch-mid");
+	pthread_mutex_lock(&cb); /* SITE_MID_TAKES */
+	pthread_barrier_wait(&three);
+	pthread_mutex_lock(&cc); /* SITE_MID_WAITS */
+	pthread_mutex_unlock(&cc);
+	pthread_mutex_unlock(&cb);
+	return NULL;
+}
+
+/* ---- condsig -------------------------------------------------------------- */
+
+static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int count, done;
+
+__attribute__((noinline)) static void *signaller(void *arg)
+{
+	(void)arg;
+	name("cv-signal");
+	for (int i = 0; i < 3; i++) {
+		pthread_mutex_lock(&cm);
+		count++;
+		pthread_cond_signal(&cv); /* SITE_SIGNAL */
+		pthread_mutex_unlock(&cm);
+	}
+	sleep_ms(hold_ms);
+	pthread_mutex_lock(&cm);
+	done = 1;
+	pthread_cond_broadcast(&cv); /* SITE_BROADCAST */
+	pthread_mutex_unlock(&cm);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t1, t2;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc >= 3)
+		hold_ms = atoi(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "abba")) {
+		pthread_barrier_init(&both, NULL, 2);
+		pthread_create(&t1, NULL, ab, NULL);
+		pthread_create(&t2, NULL, ba, NULL);
+		printf("ready\n");
+		pthread_join(t1, NULL); /* never returns */
+		return 1;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "rwdead")) {
+		pthread_barrier_init(&both, NULL, 2);
+		pthread_create(&t1, NULL, reader, NULL);
+		pthread_create(&t2, NULL, writer, NULL);
+		printf("ready\n");
+		pthread_join(t1, NULL); /* never returns */
+		return 1;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "chain")) {
+		name("ch-main");
+		pthread_barrier_init(&three, NULL, 3);
+		pthread_create(&t1, NULL, chain_root, NULL);
+		pthread_create(&t2, NULL, chain_mid, NULL);
+		pthread_barrier_wait(&three);
+		sleep_ms(50); /* ch-mid is waiting by now (else the chain is shorter) */
+		pthread_mutex_lock(&cb); /* SITE_MAIN_WAITS */
+		pthread_mutex_unlock(&cb);
+		pthread_join(t1, NULL);
+		pthread_join(t2, NULL);
+		printf("done\n");
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "condsig")) {
+		name("cv-main");
+		pthread_create(&t1, NULL, signaller, NULL);
+		pthread_mutex_lock(&cm);
+		while (count < 3)
+			pthread_cond_wait(&cv, &cm); /* SITE_SHORTWAIT */
+		while (!done)
+			pthread_cond_wait(&cv, &cm); /* SITE_LONGWAIT */
+		pthread_mutex_unlock(&cm);
+		pthread_join(t1, NULL);
+		printf("done\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: explain_cases abba|rwdead|chain MS|condsig MS\n");
+	return 2;
+}

@@ -597,7 +597,8 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	do {                                                                           \
 		uintptr_t caller_fp = FP; /* first thing: the caller's rbp */         \
 		if (SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && !OFF) {              \
-			const struct sp_site site = SITE_AT(sp_site_pc(RA, CFA, caller_fp)); \
+			const struct sp_site site =                                    \
+				SITE_AT(sp_site_pc(RA, CFA, caller_fp));               \
 			sp_cond_signalled__slowpath((c), &site, (broadcast));          \
 		}                                                                      \
 		return real_##fn()(c);                                                 \

@@ -14,6 +14,9 @@
  *   explain_cases chain MS   three threads in a chain: main waits for b,
  *                            held by ch-mid, which waits for c, held by
  *                            ch-root for MS ms; then all finish
+ *   explain_cases busy MS    4 threads contend hard for two mutexes, always
+ *                            taken in the same order (chains of waiters,
+ *                            never a cycle) for MS ms; then all finish
  *   explain_cases condsig MS a thread signals a condition variable three
  *                            times from one site, then main waits on it
  *                            until it is broadcast MS ms later (from
@@ -118,6 +121,27 @@ __attribute__((noinline)) static void *chain_mid(void *arg)
 	return NULL;
 }
 
+/* ---- busy ----------------------------------------------------------------- */
+
+static volatile int busy_stop;
+static unsigned long busy_count;
+
+static void *busy(void *arg)
+{
+	int inner_only = arg != NULL;
+
+	while (!busy_stop) {
+		if (!inner_only)
+			pthread_mutex_lock(&a);
+		pthread_mutex_lock(&b);
+		busy_count++;
+		pthread_mutex_unlock(&b);
+		if (!inner_only)
+			pthread_mutex_unlock(&a);
+	}
+	return NULL;
+}
+
 /* ---- condsig -------------------------------------------------------------- */
 
 static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
@@ -179,6 +203,18 @@ int main(int argc, char **argv)
 		printf("done\n");
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "busy")) {
+		pthread_t t[4];
+
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, busy, i & 1 ? &t[i] : NULL);
+		sleep_ms(hold_ms);
+		busy_stop = 1;
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		printf("done %lu\n", busy_count);
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "condsig")) {
 		name("cv-main");
 		pthread_create(&t1, NULL, signaller, NULL);
@@ -192,6 +228,6 @@ int main(int argc, char **argv)
 		printf("done\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: explain_cases abba|rwdead|chain MS|condsig MS\n");
+	fprintf(stderr, "usage: explain_cases abba|rwdead|chain MS|busy MS|condsig MS\n");
 	return 2;
 }

@@ -11,6 +11,8 @@
  *     and with deadlock=1 alone, which turns the held lists on).
  *   - blame of a wait made through a chain gains the root holder's site
  *     (profile JSON, table; a saved profile renders to the same bytes).
+ *   - hard contention in one lock order (chains all the time): no deadlock
+ *     is reported.
  *   - a condition wait: the warning names the site that signalled it last.
  *
  * Usage: test_explain compiled CLI PROGRAM SOURCE
@@ -140,8 +142,9 @@ static void chain(const char *opts)
 	char *out, *err, s[128], line[1024];
 	const char *w;
 
-	T_ASSERT_INT(t_run(&out, &err, "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,%s %s chain 1500",
-			   env, opts, prog),
+	T_ASSERT_INT(t_run(&out, &err,
+			   "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,%s %s chain 1500", env,
+			   opts, prog),
 		     ==, 0);
 	fprintf(stderr, "--- chain (%s, %s):\n%s---\n", way, opts, err);
 	/* The warning about the main thread, then its chain, indented. */
@@ -210,6 +213,22 @@ static void blame_root(void)
 	free(err);
 }
 
+/* Hard contention in one lock order: chains of waiters all the time, never
+ * a cycle, so never a deadlock report (and the program ends). */
+static void busy(void)
+{
+	char *out, *err;
+
+	T_ASSERT_INT(t_run(&out, &err,
+			   "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,deadlock=1 %s busy 2000",
+			   env, prog),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "done ");
+	T_ASSERT_INT(t_count_lines(err, "deadlock"), ==, 0);
+	free(out);
+	free(err);
+}
+
 static void condsig(void)
 {
 	char *out, *err, s[128], line[1024];
@@ -254,6 +273,7 @@ int main(int argc, char **argv)
 	chain("warn_wait=200,hold=1");
 	chain("warn_wait=200,deadlock=1");
 	blame_root();
+	busy();
 	condsig();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_explain: ok\n");

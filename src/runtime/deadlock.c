@@ -374,7 +374,8 @@ static void put_holder(struct text *t, const struct sp_wg *g, const struct sp_wg
 		 * lookup, which every scan makes. */
 		put(t, "held by %s for at least %.1f ms, acquired at %s",
 		    thread_name(g, h->tid, who, sizeof(who)),
-		    h->since_ns && g->now > h->since_ns ? (double)(g->now - h->since_ns) / 1e6 : 0.0,
+		    h->since_ns && g->now > h->since_ns ? (double)(g->now - h->since_ns) / 1e6
+							 : 0.0,
 		    site);
 		return;
 	case SP_WG_READ_HELD:
@@ -410,7 +411,8 @@ static void put_chain(struct text *t, const struct sp_wg *g, const struct sp_wg_
 			again |= visited[i] == k;
 		visited[depth] = k;
 		if (again) {
-			put(t, "    ... and so back to %s: the threads wait in a cycle (a deadlock)\n",
+			put(t,
+			    "    ... and so back to %s: the threads wait in a cycle (a deadlock)\n",
 			    thread_name(g, m->tid, who, sizeof(who)));
 			return;
 		}

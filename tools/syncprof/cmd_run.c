@@ -139,7 +139,9 @@ static const struct run_option run_options[] = {
 	  "its cycles: potential deadlocks, whether one happened or not" },
 	{ "warn-wait", 0, ARG_VALUE, "warn_wait", NULL, "MS",
 	  "warn while a thread has waited more than MS ms for a lock, naming\n"
-	  "it, its site and the lock (and, with --hold, the holder)" },
+	  "it, its site and the lock; with --hold or --deadlock, the holder and\n"
+	  "the chain of holders that wait in turn; for a condition wait, the\n"
+	  "sites that signalled it last" },
 	{ "deadlock", 0, ARG_NONE, "deadlock", "1", NULL,
 	  "report at once, on stderr, threads that wait for each other in a\n"
 	  "cycle (a deadlock): each thread, the lock it waits for and where,\n"

@@ -195,7 +195,8 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 
 		sp_frame_format(b->names ? b->names : &unknown, o->src_root, auto_len, site,
 				sizeof(site));
-		fprintf(out, "    blame: waited %.5f s (%llu time%s) for holders that took it at %s",
+		fprintf(out,
+			"    blame: waited %.5f s (%llu time%s) for holders that took it at %s",
 			(double)b->wait_ns / 1e9, (unsigned long long)b->count,
 			b->count == 1 ? "" : "s", site);
 		if (sp_blame_has_root(b)) {

@@ -15,14 +15,17 @@
  *     is reported.
  *   - a condition wait: the warning names the site that signalled it last.
  *
- * Usage: test_explain compiled CLI PROGRAM SOURCE
+ * With a plain build of the program too: only 'syncprof run --deadlock' on
+ * that one.
+ *
+ * Usage: test_explain compiled CLI PROGRAM SOURCE [PLAIN_PROGRAM]
  *        test_explain preload PRELOAD_LIB PROGRAM SOURCE
  */
 #include <fcntl.h>
 
 #include "tools_util.h"
 
-static const char *way, *tool, *prog, *source;
+static const char *way, *tool, *prog, *source, *plain_prog;
 static char env[512];
 
 static void site(char *buf, size_t size, const char *marker)
@@ -135,6 +138,38 @@ static void deadlock(const char *case_, const char *t1, const char *t2, const ch
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	T_ASSERT(WIFSIGNALED(st));
+}
+
+/* 'syncprof run --deadlock' on the plain program: the report, at once.
+ * The program and the CLI get their own process group, killed at the end
+ * (the deadlocked program never exits). */
+static void cli_deadlock(void)
+{
+	char err_path[300], *text;
+	pid_t pid;
+	int st;
+
+	snprintf(err_path, sizeof(err_path), "%s/cli.err", t_tmp());
+	pid = fork();
+	if (pid < 0)
+		T_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		setpgid(0, 0);
+		dup2(fd, 2);
+		execl(tool, tool, "run", "--deadlock", "--no-control", "-o", "/dev/null", "--",
+		      plain_prog, "abba", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	text = wait_for(err_path, "deadlock:");
+	fprintf(stderr, "--- syncprof run --deadlock:\n%s---\n", text);
+	T_ASSERT_CONTAINS(text, "(dl-ab)");
+	T_ASSERT_CONTAINS(text, "(dl-ba)");
+	free(text);
+	kill(-pid, SIGKILL);
+	waitpid(pid, &st, 0);
 }
 
 static void chain(const char *opts)
@@ -253,8 +288,8 @@ static void condsig(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5 || (strcmp(argv[1], "compiled") && strcmp(argv[1], "preload"))) {
-		fprintf(stderr, "usage: test_explain compiled CLI PROGRAM SOURCE\n"
+	if (argc < 5 || argc > 6 || (strcmp(argv[1], "compiled") && strcmp(argv[1], "preload"))) {
+		fprintf(stderr, "usage: test_explain compiled CLI PROGRAM SOURCE [PLAIN_PROGRAM]\n"
 				"       test_explain preload PRELOAD_LIB PROGRAM SOURCE\n");
 		return 2;
 	}
@@ -262,10 +297,17 @@ int main(int argc, char **argv)
 	tool = argv[2];
 	prog = argv[3];
 	source = argv[4];
+	plain_prog = argc > 5 ? argv[5] : NULL;
 	if (!strcmp(way, "preload"))
 		snprintf(env, sizeof(env), "LD_PRELOAD=%s", tool);
 	unsetenv("SYNCPROF_OPTIONS");
 	setenv("SYNCPROF_CONTROL_DIR", t_tmp(), 1);
+	if (plain_prog) {
+		cli_deadlock();
+		t_run(NULL, NULL, "rm -rf %s", t_tmp());
+		fprintf(stderr, "test_explain: ok\n");
+		return 0;
+	}
 	deadlock("abba", "(dl-ab)", "(dl-ba)", "SITE_AB_INNER", "SITE_AB_OUTER", "SITE_BA_INNER",
 		 "SITE_BA_OUTER", "mutex 0x", !strcmp(way, "preload"));
 	deadlock("rwdead", "(dl-reader)", "(dl-writer)", "SITE_RW_READER_WAITS", "SITE_RW_READ",

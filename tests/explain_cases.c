@@ -123,14 +123,14 @@ __attribute__((noinline)) static void *chain_mid(void *arg)
 
 /* ---- busy ----------------------------------------------------------------- */
 
-static volatile int busy_stop;
+static int busy_stop; /* atomic: no lock of the test guards it */
 static unsigned long busy_count;
 
 static void *busy(void *arg)
 {
 	int inner_only = arg != NULL;
 
-	while (!busy_stop) {
+	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED)) {
 		if (!inner_only)
 			pthread_mutex_lock(&a);
 		pthread_mutex_lock(&b);
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, busy, i & 1 ? &t[i] : NULL);
 		sleep_ms(hold_ms);
-		busy_stop = 1;
+		__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		printf("done %lu\n", busy_count);

@@ -254,10 +254,12 @@ static void busy(void)
 {
 	char *out, *err;
 
-	T_ASSERT_INT(t_run(&out, &err,
-			   "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,deadlock=1 %s busy 2000",
-			   env, prog),
-		     ==, 0);
+	int rc = t_run(&out, &err,
+		       "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,deadlock=1 %s busy 2000", env,
+		       prog);
+
+	fprintf(stderr, "--- busy (%s):\n%s---\n", way, err);
+	T_ASSERT_INT(rc, ==, 0);
 	T_ASSERT_CONTAINS(out, "done ");
 	T_ASSERT_INT(t_count_lines(err, "deadlock"), ==, 0);
 	free(out);

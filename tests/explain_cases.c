@@ -8,6 +8,10 @@
  *   explain_cases abba       two threads deadlock for real: dl-ab takes a
  *                            then b, dl-ba takes b then a (each waits for
  *                            the other at a barrier in between); never ends
+ *   explain_cases three      three threads deadlock in a ring: dl-1 takes a
+ *                            then b, dl-2 b then c, dl-3 c then a; never ends
+ *   explain_cases self       dl-self takes a non-recursive mutex twice;
+ *                            never ends
  *   explain_cases rwdead     dl-reader holds an rwlock for reading and waits
  *                            for a mutex that dl-writer holds while it waits
  *                            to write the rwlock; never ends
@@ -64,6 +68,36 @@ __attribute__((noinline)) static void *ba(void *arg)
 	pthread_mutex_lock(&b); /* SITE_BA_OUTER */
 	pthread_barrier_wait(&both);
 	pthread_mutex_lock(&a); /* SITE_BA_INNER */
+	return NULL;
+}
+
+/* ---- three, self ------------------------------------------------------------ */
+
+static pthread_mutex_t c3 = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t ring;
+
+struct ring_arg {
+	const char *name;
+	pthread_mutex_t *first, *second;
+};
+
+__attribute__((noinline)) static void *ring_member(void *arg)
+{
+	struct ring_arg *r = arg;
+
+	name(r->name);
+	pthread_mutex_lock(r->first); /* SITE_RING_FIRST */
+	pthread_barrier_wait(&ring);
+	pthread_mutex_lock(r->second); /* SITE_RING_SECOND */
+	return NULL;
+}
+
+__attribute__((noinline)) static void *self_lock(void *arg)
+{
+	(void)arg;
+	name("dl-self");
+	pthread_mutex_lock(&a); /* SITE_SELF_FIRST */
+	pthread_mutex_lock(&a); /* SITE_SELF_AGAIN */
 	return NULL;
 }
 
@@ -181,6 +215,24 @@ int main(int argc, char **argv)
 		pthread_join(t1, NULL); /* never returns */
 		return 1;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "three")) {
+		static struct ring_arg r[3] = { { "dl-1", &a, &b }, { "dl-2", &b, &c3 },
+						{ "dl-3", &c3, &a } };
+		pthread_t t[3];
+
+		pthread_barrier_init(&ring, NULL, 3);
+		for (int i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, ring_member, &r[i]);
+		printf("ready\n");
+		pthread_join(t[0], NULL); /* never returns */
+		return 1;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "self")) {
+		pthread_create(&t1, NULL, self_lock, NULL);
+		printf("ready\n");
+		pthread_join(t1, NULL); /* never returns */
+		return 1;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "rwdead")) {
 		pthread_barrier_init(&both, NULL, 2);
 		pthread_create(&t1, NULL, reader, NULL);
@@ -228,6 +280,6 @@ int main(int argc, char **argv)
 		printf("done\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: explain_cases abba|rwdead|chain MS|busy MS|condsig MS\n");
+	fprintf(stderr, "usage: explain_cases abba|three|self|rwdead|chain MS|busy MS|condsig MS\n");
 	return 2;
 }

@@ -6,6 +6,9 @@
  *     waits and where each took the lock the other waits for; then the
  *     program is killed.  Compiled in, 'syncprof ctl PID status' shows it
  *     too; preloaded with frames=4, the waiters' callers are listed.
+ *   - a ring of three threads, and a thread that takes its own mutex
+ *     again: one report each (three threads; one, "which it itself waits
+ *     for").
  *   - a three-thread chain: the warning about the main thread follows the
  *     chain to the root holder, one indented line per link (with hold=1,
  *     and with deadlock=1 alone, which turns the held lists on).
@@ -138,6 +141,42 @@ static void deadlock(const char *case_, const char *t1, const char *t2, const ch
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	T_ASSERT(WIFSIGNALED(st));
+}
+
+/* A ring of three threads, and one thread that takes its own mutex again:
+ * one report each, naming every member, where each waits and where each
+ * took the lock it holds. */
+static void ring(const char *case_, int n, const char *const *names, const char *waits,
+		 const char *takes)
+{
+	char err_path[300], s[128], want[64], line[1024];
+	char *text;
+	pid_t pid;
+	int st;
+
+	snprintf(err_path, sizeof(err_path), "%s/%s.err", t_tmp(), case_);
+	pid = start("enabled=1,deadlock=1,report_at_exit=0,control=0", case_, err_path);
+	free(wait_for(err_path, "deadlock:"));
+	t_sleep_ms(400);
+	text = t_slurp_file(err_path);
+	fprintf(stderr, "--- %s (%s):\n%s---\n", case_, way, text);
+	T_ASSERT_INT(t_count_lines(text, "deadlock:"), ==, 1);
+	snprintf(want, sizeof(want), n == 1 ? "1 thread waits for a lock that it holds itself"
+					    : "%d threads wait in a cycle",
+		 n);
+	T_ASSERT_CONTAINS(line_with(text, "deadlock:", line, sizeof(line)), want);
+	site(s, sizeof(s), waits);
+	T_ASSERT_INT(t_count_lines(text, s), ==, n);
+	site(s, sizeof(s), takes);
+	T_ASSERT_INT(t_count_lines(text, s), ==, n);
+	T_ASSERT_CONTAINS(line_with(text, s, line, sizeof(line)), "and holds");
+	if (n == 1)
+		T_ASSERT_CONTAINS(line, "which it itself waits for");
+	for (int i = 0; i < n; i++)
+		T_ASSERT_CONTAINS(text, names[i]);
+	free(text);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
 }
 
 /* 'syncprof run --deadlock' on the plain program: the report, at once.
@@ -314,6 +353,9 @@ int main(int argc, char **argv)
 		 "SITE_BA_OUTER", "mutex 0x", !strcmp(way, "preload"));
 	deadlock("rwdead", "(dl-reader)", "(dl-writer)", "SITE_RW_READER_WAITS", "SITE_RW_READ",
 		 "SITE_RW_WRITER_WAITS", "SITE_RW_MUTEX", "mutex 0x", 0);
+	ring("three", 3, (const char *const[]){ "(dl-1)", "(dl-2)", "(dl-3)" }, "SITE_RING_SECOND",
+	     "SITE_RING_FIRST");
+	ring("self", 1, (const char *const[]){ "(dl-self)" }, "SITE_SELF_AGAIN", "SITE_SELF_FIRST");
 	chain("warn_wait=200,hold=1");
 	chain("warn_wait=200,deadlock=1");
 	blame_root();

@@ -343,6 +343,16 @@ static const char *thread_name(const struct sp_wg *g, pid_t tid, char *buf, size
 	return buf;
 }
 
+/* The thread still runs (hold.c keeps the holds of threads that exited
+ * holding locks, under their tid). */
+static int thread_alive(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	return access(path, F_OK) == 0;
+}
+
 /* "held by thread T (name) for at least X ms, acquired at SITE", etc. */
 static void put_holder(struct text *t, const struct sp_wg *g, const struct sp_wg_node *n)
 {
@@ -423,8 +433,10 @@ static void put_chain(struct text *t, const struct sp_wg *g, const struct sp_wg_
 		put(t, "\n");
 		if (m->next < 0) {
 			if (links(&m->holder) && node_of_tid(g, m->holder.tid) < 0)
-				put(t, "    %s is not waiting: the root holder\n",
-				    thread_name(g, m->holder.tid, who, sizeof(who)));
+				put(t, "    %s %s: the root holder\n",
+				    thread_name(g, m->holder.tid, who, sizeof(who)),
+				    thread_alive(m->holder.tid) ? "is not waiting"
+								: "has exited holding it");
 			else if (!links(&m->holder))
 				put(t, "    %s waits for what no single thread holds: the end of "
 				       "the chain\n",
@@ -533,9 +545,14 @@ static void put_deadlock(struct text *t, const struct sp_wg *g, const struct sp_
 {
 	char site[512], who[64];
 
-	put(t, "deadlock: %u thread%s wait%s in a cycle, each for a lock that the next one "
-	       "holds; none can go on (syncprof, pid %d)\n",
-	    c->n, c->n == 1 ? "" : "s", c->n == 1 ? "s" : "", (int)getpid());
+	if (c->n == 1)
+		put(t, "deadlock: 1 thread waits for a lock that it holds itself; it cannot go on "
+		       "(syncprof, pid %d)\n",
+		    (int)getpid());
+	else
+		put(t, "deadlock: %u threads wait in a cycle, each for a lock that the next one "
+		       "holds; none can go on (syncprof, pid %d)\n",
+		    c->n, (int)getpid());
 	for (unsigned i = 0; i < c->n; i++) {
 		const struct sp_wg_node *n = &g->node[c->member[i]];
 		/* The previous member waits for a lock that this one holds. */

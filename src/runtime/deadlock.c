@@ -450,27 +450,38 @@ static void put_chain(struct text *t, const struct sp_wg *g, const struct sp_wg_
 		put(t, "    ... (longer than %d links)\n", CHAIN_MAX);
 }
 
-/* The last thread of @n's chain that holds a lock: where the chain's root
- * holder took it; 0 when the chain has no root (a cycle, or no link). */
+/*
+ * The root holder of @n's chain, when the chain is longer than one link:
+ * the thread at its end that holds the lock the previous one waits for,
+ * and where it took it.  That is the holder of the last waiting thread
+ * when it is not waiting itself; or the last waiting thread, when what it
+ * waits for has no single holder (a condition variable...) or no known
+ * one.  0 without a chain, or when the chain ends in a cycle.
+ */
 int sp_wg_root(const struct sp_wg *g, const struct sp_wg_node *n, pid_t *tid,
 	       struct sp_site *site)
 {
-	int k = n->next, depth = 0;
+	const struct sp_wg_node *prev = n;
+	int k = n->next;
 
-	if (k < 0)
-		return 0;
-	while (depth++ < SP_WG_MAX) {
+	for (int depth = 0; k >= 0 && depth < SP_WG_MAX; depth++) {
 		const struct sp_wg_node *m = &g->node[k];
 
-		if (m->next < 0) {
-			if (!links(&m->holder) || node_of_tid(g, m->holder.tid) >= 0)
-				return 0;
-			*tid = m->holder.tid;
-			*site = m->holder.site;
-			return 1;
-		}
 		if (m == n)
 			return 0;
+		if (m->next < 0) {
+			if (links(&m->holder)) {
+				*tid = m->holder.tid;
+				*site = m->holder.site;
+				return 1;
+			}
+			if (prev == n)
+				return 0; /* n's own holder: blame names it already */
+			*tid = m->tid;
+			*site = prev->holder.site;
+			return 1;
+		}
+		prev = m;
 		k = m->next;
 	}
 	return 0;

@@ -149,6 +149,7 @@ struct sp_whatif {
 	struct sp_whatif_lock *locks;   /* m->n_locks */
 	struct sp_whatif_thread *threads; /* m->n_threads */
 	uint32_t last_thread;       /* thread that ends the predicted run */
+	uint8_t *scaled_site;       /* m->n_sites: a hold began there and was scaled */
 	char error[320];
 };
 

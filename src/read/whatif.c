@@ -389,12 +389,13 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	w->site = site;
 	w->locks = calloc(m->n_locks ? m->n_locks : 1, sizeof(*w->locks));
 	w->threads = calloc(m->n_threads ? m->n_threads : 1, sizeof(*w->threads));
+	w->scaled_site = calloc(m->n_sites ? m->n_sites : 1, 1);
 	p.ls = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p.ls));
 	p.ss = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p.ss));
 	p.end = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p.end));
 	p.med = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p.med));
 	p.done = calloc(m->n_threads ? m->n_threads : 1, 1);
-	if (!sel || !w->locks || !w->threads || !p.ls || !p.ss || !p.end || !p.med || !p.done)
+	if (!sel || !w->locks || !w->threads || !w->scaled_site || !p.ls || !p.ss || !p.end || !p.med || !p.done)
 		goto out;
 	for (size_t ti = 0; ti < m->n_threads; ti++) {
 		p.ss[ti] = calloc(m->threads[ti].n_steps ? m->threads[ti].n_steps : 1,
@@ -411,8 +412,10 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 		const struct sp_tm_thread *th = &m->threads[ti];
 
 		for (size_t k = 0; k < th->n_steps; k++)
-			if (th->steps[k].kind == SP_TM_ACQ && sel[th->steps[k].site])
+			if (th->steps[k].kind == SP_TM_ACQ && sel[th->steps[k].site]) {
 				w->scaled_holds++;
+				w->scaled_site[th->steps[k].site] = 1;
+			}
 	}
 	if (!w->scaled_holds) {
 		snprintf(w->error, sizeof(w->error),
@@ -489,6 +492,8 @@ void sp_whatif_free(struct sp_whatif *w)
 {
 	free(w->locks);
 	free(w->threads);
+	free(w->scaled_site);
 	w->locks = NULL;
 	w->threads = NULL;
+	w->scaled_site = NULL;
 }

@@ -238,7 +238,7 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 	       w->factor);
 	printf("sites:   ");
 	for (size_t i = 0; i < m->n_sites; i++)
-		if (sp_tm_site_matches(&m->sites[i], w->site)) {
+		if (w->scaled_site[i]) {
 			printf("%s%s", first ? "" : ", ", m->sites[i].name);
 			first = 0;
 		}
@@ -317,7 +317,7 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 	sp_json_string(stdout, w->site);
 	printf(",\"matched_sites\":[");
 	for (size_t i = 0; i < m->n_sites; i++)
-		if (sp_tm_site_matches(&m->sites[i], w->site)) {
+		if (w->scaled_site[i]) {
 			if (!first)
 				putchar(',');
 			sp_json_string(stdout, m->sites[i].name);

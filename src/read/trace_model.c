@@ -603,3 +603,35 @@ void sp_trace_model_free(struct sp_trace_model *m)
 	sp_tm_index_free(m->thread_index);
 	memset(m, 0, sizeof(*m));
 }
+
+/* ---- sites as users name them (trace_sites.c names them) ------------- */
+
+/* Is @a equal to @b, or does one end in "/" + the other? */
+static int same_file(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+
+	if (alen == blen)
+		return !memcmp(a, b, alen);
+	if (alen < blen)
+		return b[blen - alen - 1] == '/' && !memcmp(b + blen - alen, a, alen);
+	return a[alen - blen - 1] == '/' && !memcmp(a + alen - blen, b, blen);
+}
+
+int sp_tm_site_matches(const struct sp_tm_site *s, const char *want)
+{
+	const char *colon = strrchr(want, ':');
+	char *end;
+	unsigned long line;
+
+	if (!*want)
+		return 0;
+	if ((s->name && !strcmp(s->name, want)) || (s->function && !strcmp(s->function, want)))
+		return 1;
+	if (!colon || colon == want || !colon[1] || !s->file)
+		return 0;
+	line = strtoul(colon + 1, &end, 10);
+	if (*end || line != s->fline)
+		return 0;
+	return same_file(want, (size_t)(colon - want), s->file);
+}

@@ -11,7 +11,9 @@
  * "function file:line" reads the same as in 'syncprof report'.  A site
  * matches a user's SITE when SITE is its printed name, its function, or
  * "file:line" with the line equal and the two files equal or one ending
- * in "/" + the other (so "bank.c:56" matches "examples/bank.c:56").
+ * in "/" + the other (so "bank.c:56" matches "examples/bank.c:56"):
+ * sp_tm_site_matches(), in trace_model.c, which the fuzz target links
+ * without the symbolizer.
  *
  * Costs: one symbolization per distinct site, never per event.
  */
@@ -96,34 +98,4 @@ int sp_tm_name_sites(struct sp_trace_model *m, const struct sp_trace_reader *r)
 			rc = name_site(&m->sites[i], r);
 	sp_symbolize_offline_end();
 	return rc;
-}
-
-/* Is @a equal to @b, or does one end in "/" + the other? */
-static int same_file(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b);
-
-	if (alen == blen)
-		return !memcmp(a, b, alen);
-	if (alen < blen)
-		return b[blen - alen - 1] == '/' && !memcmp(b + blen - alen, a, alen);
-	return a[alen - blen - 1] == '/' && !memcmp(a + alen - blen, b, blen);
-}
-
-int sp_tm_site_matches(const struct sp_tm_site *s, const char *want)
-{
-	const char *colon = strrchr(want, ':');
-	char *end;
-	unsigned long line;
-
-	if (!*want)
-		return 0;
-	if ((s->name && !strcmp(s->name, want)) || (s->function && !strcmp(s->function, want)))
-		return 1;
-	if (!colon || colon == want || !colon[1] || !s->file)
-		return 0;
-	line = strtoul(colon + 1, &end, 10);
-	if (*end || line != s->fline)
-		return 0;
-	return same_file(want, (size_t)(colon - want), s->file);
 }

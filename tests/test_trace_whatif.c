@@ -8,7 +8,8 @@
  *   - one hand-off: the waiter's grant follows the scaled release plus the
  *     measured hand-off latency; at 0.5 the lock is free when asked for;
  *   - factor 1 gives the measured wall back; JSON keys are there;
- *   - a join waits for the joined thread's replayed end;
+ *   - a join waits for the joined thread's replayed end; a trace that
+ *     starts inside a hold keeps the lock held until its release;
  *   - chains: C waits for L1 held by A, who waits for L2 held by B;
  *     the who-made-whom-wait matrix splits the waits by holder;
  *   - refusals, each one line and a non-zero status: a contended-only
@@ -257,6 +258,28 @@ static void test_handoff(void)
 	T_ASSERT_INT(whatif_num(p, "fa", "0.5", "predicted_wall_ns"), ==, 90);
 	/* beta's own hold x2: 40 ns more */
 	T_ASSERT_INT(whatif_num(p, "fb", "2", "predicted_wall_ns"), ==, 190);
+}
+
+/* A trace switched on mid-run: alpha already holds L (0xa1) when it
+ * starts; its first event on L is the release at 100, after a hold of M
+ * at fa [0, 80]; beta waits for L from 50 and gets it at 110. */
+static void test_mid_run(void)
+{
+	struct tw w;
+	const char *p;
+
+	tw_header(&w);
+	tw_names(&w);
+	ACQ(&w, 0, 101, 0xc1, FN_A, 10, 0);
+	REL(&w, 80, 101, 0xc1, FN_A, 11);
+	REL(&w, 100, 101, 0xa1, FN_C, 12);
+	WAIT(&w, 50, 102, 0xa1, FN_B, 20);
+	ACQ(&w, 110, 102, 0xa1, FN_B, 20, 60);
+	REL(&w, 150, 102, 0xa1, FN_B, 21);
+	p = tw_save(&w, "midrun.trace");
+	T_ASSERT_INT(whatif_num(p, "fa", "1", "predicted_wall_ns"), ==, 150);
+	/* M's hold x2 ends at 160, L is released at 180, beta gets it at 190 */
+	T_ASSERT_INT(whatif_num(p, "fa", "2", "predicted_wall_ns"), ==, 230);
 }
 
 /* gamma joins alpha: the join returns 5 ns after alpha's last event. */
@@ -523,6 +546,7 @@ int main(int argc, char **argv)
 	cli = argv[1];
 	test_no_waits();
 	test_handoff();
+	test_mid_run();
 	test_join();
 	test_chains();
 	test_contended_only();

@@ -332,9 +332,33 @@ static int release(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 	struct sp_tm_open *o = open_find(th, lock);
 	struct sp_tm_step s = { 0 };
 	int rc = met_before(m, &b->met, ti, lock);
+	int64_t span_start = INT64_MIN;
 
 	if (rc < 0)
 		return rc;
+	if (!o && !rc && !full) {
+		/*
+		 * The thread's first event on this lock releases it: the trace
+		 * began inside the hold (switched on mid-run).  The hold is given
+		 * an acquisition at the thread's previous step (no later than the
+		 * real one, and after any other thread's hold in the trace, since
+		 * nobody else held the lock meanwhile), so that the replay keeps
+		 * the lock until this release.
+		 */
+		struct sp_tm_step a = { .kind = SP_TM_ACQ, .lock = lock, .site = site };
+
+		a.t = a.req = th->n_steps ? th->steps[th->n_steps - 1].t : th->first_ns;
+		if (hold_ns > 0 && t - hold_ns > a.t)
+			a.t = a.req = t - hold_ns;
+		span_start = hold_ns > 0 ? t - hold_ns : a.t;
+		if (reserve(&th->open, &th->cap_open, th->n_open, sizeof(*th->open)))
+			return -ENOMEM;
+		th->open[th->n_open++] = (struct sp_tm_open){ lock, 1, (uint32_t)th->n_steps };
+		m->locks[lock].acquisitions++;
+		if (step_add(th, &a))
+			return -ENOMEM;
+		o = &th->open[th->n_open - 1];
+	}
 	if (!o) {
 		if (rc)
 			m->missing_acquires++;
@@ -349,7 +373,9 @@ static int release(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 	s.t = t;
 	s.lock = lock;
 	s.pair = o->step;
-	if (span_add(&m->holds, &m->n_holds, &m->cap_holds, th->steps[o->step].t, t, ti, lock,
+	if (span_start == INT64_MIN)
+		span_start = th->steps[o->step].t;
+	if (span_add(&m->holds, &m->n_holds, &m->cap_holds, span_start, t, ti, lock,
 		     th->steps[o->step].site))
 		return -ENOMEM;
 	*o = th->open[--th->n_open];

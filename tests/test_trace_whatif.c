@@ -11,7 +11,9 @@
  *   - a join waits for the joined thread's replayed end; a trace that
  *     starts inside a hold keeps the lock held until its release;
  *   - chains: C waits for L1 held by A, who waits for L2 held by B;
- *     the who-made-whom-wait matrix splits the waits by holder;
+ *     the who-made-whom-wait matrix splits the waits by holder; two
+ *     threads that wait for each other's lock to the trace's end are a
+ *     cycle;
  *   - refusals, each one line and a non-zero status: a contended-only
  *     trace (releases without acquisitions), dropped events, unknown site,
  *     empty, header-only, truncated and corrupt files, bad options;
@@ -355,6 +357,43 @@ static void test_chains(void)
 	free(err);
 }
 
+/* A deadlock: alpha holds L1 and waits for L2, beta holds L2 and waits
+ * for L1, until the trace ends (gamma's last event at 100). */
+static void test_deadlock(void)
+{
+	struct tw w;
+	const char *p;
+	char *out, *err;
+
+	tw_header(&w);
+	tw_names(&w);
+	ACQ(&w, 0, 101, 0x11, FN_A, 10, 0);
+	WAIT(&w, 10, 101, 0x22, FN_A, 12);
+	ACQ(&w, 5, 102, 0x22, FN_B, 20, 0);
+	WAIT(&w, 15, 102, 0x11, FN_B, 22);
+	ACQ(&w, 90, 103, 0x33, FN_C, 30, 0);
+	REL(&w, 100, 103, 0x33, FN_C, 31);
+	p = tw_save(&w, "deadlock.trace");
+	T_ASSERT_INT(t_run(&out, &err, "%s trace chains %s", cli, p), ==, 0);
+	T_ASSERT_CONTAINS(out, "0.000 ms, 1 times  DEADLOCK CYCLE");
+	T_ASSERT_CONTAINS(out, "101 alpha waits at src/app.c:12 for 0x22 (mutex), held by 102 beta "
+			       "since src/app.c:20,");
+	T_ASSERT_CONTAINS(out, "102 beta waits at src/app.c:22 for 0x11 (mutex), held by 101 alpha "
+			       "since src/app.c:10 (a waiter above)");
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace chains %s --json", cli, p), ==, 0);
+	/* the cycle stands while both wait, [15, 100], seen from each side */
+	T_ASSERT_CONTAINS(out, "\"chains\":[{\"wait_ns\":85,\"count\":1,\"cycle\":true,"
+			       "\"links\":[{\"waiter_tid\":101,");
+	T_ASSERT_CONTAINS(out, "]},{\"wait_ns\":85,\"count\":1,\"cycle\":true,"
+			       "\"links\":[{\"waiter_tid\":102,");
+	/* alpha waited [10, 100] while beta held L2 */
+	T_ASSERT_CONTAINS(out, "\"holder_tid\":102,\"holder\":\"beta\",\"wait_ns\":90");
+	free(out);
+	free(err);
+}
+
 /* What the contended-only default writes: releases with hold_ns whose
  * acquisitions are not in the file. */
 static void test_contended_only(void)
@@ -549,6 +588,7 @@ int main(int argc, char **argv)
 	test_mid_run();
 	test_join();
 	test_chains();
+	test_deadlock();
 	test_contended_only();
 	test_bad_input();
 	if (argc >= 4)

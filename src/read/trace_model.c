@@ -418,6 +418,7 @@ static int lock_event(struct build *b, const struct sp_trace_reader *r,
 	case SP_EV_LOCK_WAIT:
 		th->waiting = 1;
 		th->wait_lock = lock;
+		th->wait_site = site;
 		th->wait_ns_at = t;
 		return 0;
 	case SP_EV_LOCK_ACQUIRED: {
@@ -560,6 +561,30 @@ static int build_orders(struct sp_trace_model *m)
 	return 0;
 }
 
+/*
+ * Waits and holds still going on when the trace ends last to its end (as
+ * intervals, for chains: a deadlock's waits never end); the replay needs
+ * nothing of them.
+ */
+static int still_open(struct sp_trace_model *m)
+{
+	for (size_t ti = 0; ti < m->n_threads; ti++) {
+		struct sp_tm_thread *th = &m->threads[ti];
+
+		if (th->waiting && th->wait_lock < m->n_locks &&
+		    sp_tm_type_held(m->locks[th->wait_lock].type) &&
+		    span_add(&m->waits, &m->n_waits, &m->cap_waits, th->wait_ns_at, m->last_ns,
+			     (uint32_t)ti, th->wait_lock, th->wait_site))
+			return -ENOMEM;
+		for (size_t i = 0; i < th->n_open; i++)
+			if (span_add(&m->holds, &m->n_holds, &m->cap_holds,
+				     th->steps[th->open[i].step].t, m->last_ns, (uint32_t)ti,
+				     th->open[i].lock, th->steps[th->open[i].step].site))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
 int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 {
 	struct build b = { m, NULL };
@@ -591,6 +616,8 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 	m->read_status = r->status;
 	if (!rc && sp_trace_reader_write_error(r) && !m->write_lost)
 		m->write_lost = 1; /* lost, how many is not in the file */
+	if (!rc)
+		rc = still_open(m);
 	if (!rc)
 		rc = build_orders(m);
 	if (!rc)

@@ -45,7 +45,7 @@ struct sp_tm_thread {
 	 * whose WAIT came last and when, locks met so far */
 	struct sp_tm_open { uint32_t lock, depth, step; } *open;
 	size_t n_open, cap_open;
-	uint32_t wait_lock;
+	uint32_t wait_lock, wait_site;
 	int64_t wait_ns_at;
 	int waiting, cond_pending;
 	int64_t cond_at;

@@ -645,6 +645,7 @@ void sp_trace_model_free(struct sp_trace_model *m)
 		free(m->sites[i].name);
 		free(m->sites[i].function);
 		free(m->sites[i].file);
+		free(m->sites[i].dso);
 	}
 	free(m->threads);
 	free(m->locks);

@@ -58,6 +58,8 @@ struct sp_tm_site {
 	char *name;     /* "function file:line", "file:line", "dso+0x..": sp_tm_name_sites */
 	char *function; /* NULL when unknown */
 	char *file;     /* NULL when unknown */
+	char *dso;      /* interposed: the file mapped there, NULL when unknown */
+	uint64_t offset; /* from function (or dso) start */
 	unsigned fline;
 };
 
@@ -107,7 +109,8 @@ struct sp_trace_model {
 int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r);
 void sp_trace_model_free(struct sp_trace_model *m);
 /* Name every site (symbolizing code addresses offline from the trace's
- * MAPS records with report/symbolize.c).  -ENOMEM or 0. */
+ * MAPS records with report/symbolize.c), absolute source paths shortened
+ * by their common directory as reports do.  -ENOMEM or 0. */
 int sp_tm_name_sites(struct sp_trace_model *m, const struct sp_trace_reader *r);
 /* Does site @s match @want: a function name, "file:line" (the file
  * compared by its trailing path components), or the name as printed? */

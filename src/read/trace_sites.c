@@ -50,52 +50,100 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static int name_site(struct sp_tm_site *s, const struct sp_trace_reader *r)
+/* What is known of site @s: function, file:line, DSO. */
+static int resolve_site(struct sp_tm_site *s, const struct sp_trace_reader *r)
 {
-	struct sp_frame f;
 	struct sp_symbol sym;
-	char path[1024], buf[1536];
+	const char *function = NULL, *file = NULL, *dso = NULL;
+	char path[1024];
 
-	memset(&f, 0, sizeof(f));
 	if (s->line) {
-		f.file = sp_trace_reader_string(r, s->site);
-		f.function = sp_trace_reader_string(r, s->func);
-		f.line = (unsigned)s->line;
-		if (!f.file)
-			f.file = "?";
+		file = sp_trace_reader_string(r, s->site);
+		function = sp_trace_reader_string(r, s->func);
+		s->fline = (unsigned)s->line;
+		if (!file)
+			file = "?";
 	} else {
 		uint64_t base = load_base(r, s->site, path, sizeof(path));
 
-		f.address = s->site;
 		if (base && path[0] == '/') {
 			sp_symbolize_offline(path, base, s->site, &sym);
-			f.function = sym.function;
-			f.file = sym.file;
-			f.line = sym.line;
-			f.dso = sym.dso;
-			f.offset = sym.offset;
+			function = sym.function;
+			file = sym.file;
+			s->fline = sym.line;
+			dso = sym.dso;
+			s->offset = sym.offset;
 		} else if (base) {
-			f.dso = path;
-			f.offset = s->site - base;
+			dso = path;
+			s->offset = s->site - base;
 		}
 	}
-	sp_frame_format(&f, NULL, 0, buf, sizeof(buf));
-	s->name = strdup(buf);
-	s->function = dup_or_null(f.function);
-	s->file = dup_or_null(f.file);
-	s->fline = f.line;
-	if (!s->name || (f.function && !s->function) || (f.file && !s->file))
+	s->function = dup_or_null(function);
+	s->file = dup_or_null(file);
+	s->dso = dup_or_null(dso);
+	if ((function && !s->function) || (file && !s->file) || (dso && !s->dso))
 		return -ENOMEM;
 	return 0;
+}
+
+/* The directory prefix shared by the sites' absolute source paths
+ * (sp_rows_common_prefix() for a report's rows). */
+static size_t common_prefix(const struct sp_trace_model *m)
+{
+	const char *first = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; i < m->n_sites; i++) {
+		const char *f = m->sites[i].file;
+		size_t j = 0;
+
+		if (!f || f[0] != '/')
+			continue;
+		if (!first) {
+			first = f;
+			len = strlen(f);
+			continue;
+		}
+		while (j < len && f[j] == first[j])
+			j++;
+		len = j;
+	}
+	if (!first)
+		return 0;
+	while (len && first[len - 1] != '/')
+		len--;
+	return len > 1 ? len : 0;
+}
+
+static int name_site(struct sp_tm_site *s, size_t auto_len)
+{
+	struct sp_frame f;
+	char buf[1536];
+
+	memset(&f, 0, sizeof(f));
+	f.function = s->function;
+	f.file = s->file;
+	f.line = s->fline;
+	if (!s->line) {
+		f.address = s->site;
+		f.dso = s->dso;
+		f.offset = s->offset;
+	}
+	sp_frame_format(&f, NULL, auto_len, buf, sizeof(buf));
+	s->name = strdup(buf);
+	return s->name ? 0 : -ENOMEM;
 }
 
 int sp_tm_name_sites(struct sp_trace_model *m, const struct sp_trace_reader *r)
 {
 	int rc = 0;
+	size_t auto_len;
 
 	for (size_t i = 0; i < m->n_sites && !rc; i++)
-		if (!m->sites[i].name)
-			rc = name_site(&m->sites[i], r);
+		rc = resolve_site(&m->sites[i], r);
 	sp_symbolize_offline_end();
+	auto_len = common_prefix(m);
+	for (size_t i = 0; i < m->n_sites && !rc; i++)
+		rc = name_site(&m->sites[i], auto_len);
 	return rc;
 }

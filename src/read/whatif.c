@@ -17,7 +17,7 @@
  *     granted it that long after it becomes free in the replay; one that
  *     did not wait in the measured run but must wait in the replay gets
  *     the lock's median measured latency (all locks' median when the lock
- *     never handed off); one that waited but finds the lock free in the
+ *     handed off fewer than MIN_HANDOFFS times); one that waited but finds the lock free in the
  *     replay gets it at once;
  *   - semaphore, barrier, join and condition waits at their measured
  *     length (the trace does not say who posted or signalled), and each
@@ -55,6 +55,11 @@
 #include "read/trace_model.h"
 
 #define NONE UINT32_MAX
+/* A lock's own median hand-off latency is used from this many hand-offs
+ * on; below, all locks' median: a few hand-offs on a busy machine are
+ * mostly a waiter descheduled, and would make every wait the replay adds
+ * cost milliseconds. */
+#define MIN_HANDOFFS 8
 
 struct lock_state {
 	int64_t rel_all, rel_excl;   /* latest replayed release: any hold, write holds */
@@ -327,7 +332,7 @@ static int medians(struct replay *p)
 				v[n++] = g[all++] = st->lat;
 		}
 		qsort(v, n, sizeof(*v), i64_cmp);
-		p->med[i] = n ? v[n / 2] : -1;
+		p->med[i] = n >= MIN_HANDOFFS ? v[n / 2] : -1;
 	}
 	qsort(g, all, sizeof(*g), i64_cmp);
 	p->global_median = all ? g[all / 2] : 0;

@@ -492,6 +492,19 @@ static void test_bad_input(void)
 	T_ASSERT_CONTAINS(out, "note: 7 events were dropped");
 	free(out);
 	free(err);
+	/* a writer that hit a full disk: the header says so */
+	write_chain(&w);
+	((struct sp_trace_file_header *)w.buf)->flags = SP_TRACE_FLAG_WRITE_ERROR;
+	((struct sp_trace_file_header *)w.buf)->write_errno = ENOSPC;
+	p = tw_save(&w, "enospc.trace");
+	rc = t_run(&out, &err, "%s trace what-if %s --site fa --factor 2", cli, p);
+	expect_one_line(rc, 3, err, "writing it failed (No space left on device)");
+	free(out);
+	free(err);
+	rc = t_run(&out, &err, "%s trace chains %s", cli, p);
+	expect_one_line(rc, 3, err, "writing it failed");
+	free(out);
+	free(err);
 	/* missing file */
 	rc = t_run(&out, &err, "%s trace chains %s/none.trace", cli, t_tmp());
 	expect_one_line(rc, 1, err, "cannot open");

@@ -144,8 +144,10 @@ static int load_model(struct analysed *a)
 		return 1;
 	}
 	if (a->m.write_lost) {
+		int werr = sp_trace_reader_write_error(&a->r);
+
 		cli_error(a->cmd, "'%s' is incomplete: writing it failed (%s); analysing needs the "
-			  "whole trace", a->path, strerror(sp_trace_reader_write_error(&a->r)));
+			  "whole trace", a->path, werr ? strerror(werr) : "a write-loss record");
 		return EXIT_TRUNCATED;
 	}
 	if (!a->m.n_threads) {

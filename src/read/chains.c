@@ -371,9 +371,11 @@ int sp_chains_run(const struct sp_trace_model *m, struct sp_chains *c)
 	walk(&p);
 	if (p.rc)
 		goto out;
-	qsort(c->chains, c->n_chains, sizeof(*c->chains), by_ns);
+	if (c->n_chains)
+		qsort(c->chains, c->n_chains, sizeof(*c->chains), by_ns);
 	cell_sort_lock_wait = c->lock_wait;
-	qsort(c->cells, c->n_cells, sizeof(*c->cells), cell_cmp);
+	if (c->n_cells)
+		qsort(c->cells, c->n_cells, sizeof(*c->cells), cell_cmp);
 	cell_sort_lock_wait = NULL;
 out:
 	free(p.holds);

@@ -500,7 +500,8 @@ static int match_joins(struct sp_trace_model *m)
 			v[n++] = (struct sp_tm_ref){ m->threads[ti].steps[k].t, (uint32_t)ti,
 						     (uint32_t)k };
 		}
-	qsort(v, n, sizeof(*v), ref_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), ref_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct sp_tm_step *s = &m->threads[v[i].thread].steps[v[i].step];
 		uint32_t best = EMPTY;
@@ -554,7 +555,8 @@ static int build_orders(struct sp_trace_model *m)
 	for (size_t i = 0; i < m->n_locks; i++) {
 		struct sp_tm_lock *l = &m->locks[i];
 
-		qsort(l->order, l->n_order, sizeof(*l->order), ref_cmp);
+		if (l->n_order)
+			qsort(l->order, l->n_order, sizeof(*l->order), ref_cmp);
 		for (size_t j = 0; j < l->n_order; j++)
 			m->threads[l->order[j].thread].steps[l->order[j].step].seq = (uint32_t)j;
 	}

@@ -492,6 +492,14 @@ static void test_bad_input(void)
 	T_ASSERT_CONTAINS(out, "note: 7 events were dropped");
 	free(out);
 	free(err);
+	/* a time no trace can have */
+	write_chain(&w);
+	ACQ(&w, UINT64_C(1) << 62, 101, 0x11, FN_A, 10, 0);
+	p = tw_save(&w, "far.trace");
+	rc = t_run(&out, &err, "%s trace what-if %s --site fa --factor 2", cli, p);
+	expect_one_line(rc, 1, err, "is corrupt: 1 lock events have a time or a wait beyond");
+	free(out);
+	free(err);
 	/* a writer that hit a full disk: the header says so */
 	write_chain(&w);
 	((struct sp_trace_file_header *)w.buf)->flags = SP_TRACE_FLAG_WRITE_ERROR;

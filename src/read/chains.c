@@ -126,7 +126,7 @@ static void charge(struct chains_run *p, uint32_t lock, uint32_t waiter, uint32_
 		c->n_cells++;
 	}
 	c->cells[v].count++;
-	c->cells[v].ns += ns;
+	c->cells[v].ns = sp_tm_add(c->cells[v].ns, ns);
 }
 
 /* ---- chains ----------------------------------------------------------- */
@@ -184,7 +184,7 @@ static void record(struct chains_run *p, const struct sp_chain *ch, int64_t ns)
 		c->n_chains++;
 	}
 	c->chains[v].count++;
-	c->chains[v].ns += ns;
+	c->chains[v].ns = sp_tm_add(c->chains[v].ns, ns);
 }
 
 /* First hold of @lock that may overlap [x, y): binary search by start. */
@@ -240,7 +240,7 @@ static void extend(struct chains_run *p, struct sp_chain *ch, int64_t x, int64_t
 			break;
 		if (a >= b)
 			continue;
-		covered += b - a;
+		covered = sp_tm_add(covered, b - a);
 		for (size_t j = holds_from(p, w->lock, a); j < p->hold_lo[w->lock + 1]; j++) {
 			const struct sp_tm_span *o = &p->holds[j];
 			int64_t a2 = o->start > a ? o->start : a, b2 = o->end < b ? o->end : b;
@@ -306,7 +306,7 @@ static void walk(struct chains_run *p)
 		const struct sp_tm_span *w = &p->waits[i];
 		int64_t held = 0;
 
-		p->c->lock_wait[w->lock] += w->end - w->start;
+		p->c->lock_wait[w->lock] = sp_tm_add(p->c->lock_wait[w->lock], w->end - w->start);
 		for (size_t j = holds_from(p, w->lock, w->start); j < p->hold_lo[w->lock + 1]; j++) {
 			const struct sp_tm_span *o = &p->holds[j];
 			int64_t a = o->start > w->start ? o->start : w->start;
@@ -317,7 +317,7 @@ static void walk(struct chains_run *p)
 				break;
 			if (a >= b || o->thread == w->thread)
 				continue;
-			held += b - a;
+			held = sp_tm_add(held, b - a);
 			charge(p, w->lock, w->thread, o->thread, b - a);
 			memset(&ch, 0, sizeof(ch));
 			ch.n = 1;

@@ -387,13 +387,18 @@ static int lock_event(struct build *b, const struct sp_trace_reader *r,
 {
 	struct sp_trace_model *m = b->m;
 	int64_t t = sp_trace_reader_rel_ns(r, rec->ts);
-	struct sp_tm_thread *th = thread_get(m, r, rec->tid, t);
+	struct sp_tm_thread *th;
 	uint32_t ti, site, lock;
 	int cond = rec->id == SP_EV_COND_WAIT || rec->id == SP_EV_COND_WOKEN;
 	int type = cond ? SP_TYPE_MUTEX : (int)(rec->args[SP_LA_TYPE] & 0xff);
 	uint64_t obj = cond ? rec->args[SP_LA_TYPE] : rec->args[SP_LA_OBJ];
 	uint64_t ns = rec->nargs > SP_LA_NS ? rec->args[SP_LA_NS] : 0;
 
+	if (t > SP_TM_MAX_NS || t < -SP_TM_MAX_NS || ns > (uint64_t)SP_TM_MAX_NS) {
+		m->out_of_range++;
+		return 0;
+	}
+	th = thread_get(m, r, rec->tid, t);
 	if (!th)
 		return -ENOMEM;
 	ti = (uint32_t)(th - m->threads);

@@ -21,6 +21,18 @@
 
 enum sp_tm_kind { SP_TM_ACQ = 1, SP_TM_REL, SP_TM_BLOCK };
 
+/* Times (since the trace's start) and waits beyond 2^46 ns (19.5 hours)
+ * are taken for corruption, so that the analyses' sums cannot overflow. */
+#define SP_TM_MAX_NS (INT64_C(1) << 46)
+
+/* a + b for b >= 0, saturated far below overflow (the analyses' sums). */
+static inline int64_t sp_tm_add(int64_t a, int64_t b)
+{
+	const int64_t cap = INT64_C(1) << 61;
+
+	return a > cap - b ? cap : a + b;
+}
+
 struct sp_tm_step {
 	int64_t t;     /* ns since the trace's start: granted / released / woken */
 	int64_t req;   /* ACQ: asked for (the WAIT event, else @t); BLOCK: wait began */
@@ -98,6 +110,7 @@ struct sp_trace_model {
 	 * lock), or a lock acquired twice by one thread with no release. */
 	uint64_t missing_acquires, missing_releases;
 	uint64_t cond_waits, blocks;
+	uint64_t out_of_range; /* lock events left out: a time or wait beyond SP_TM_MAX_NS */
 	int read_status;  /* the reader's enum sp_trace_read_status at the end */
 	char error[320];  /* why building failed (-errno returned) */
 };

@@ -97,6 +97,8 @@ static int64_t scale(const struct replay *p, int64_t gap, int depth)
 		return 0; /* time within a thread never runs backwards */
 	if (!depth || p->factor == 1.0)
 		return gap;
+	if ((double)gap * p->factor >= (double)(INT64_C(1) << 60))
+		return INT64_C(1) << 60;
 	return (int64_t)llround((double)gap * p->factor);
 }
 
@@ -122,7 +124,7 @@ static void step_acq(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 	const struct sp_tm_step *s = &p->m->threads[ti].steps[k];
 	struct step_state *st = &p->ss[ti][k];
 	struct lock_state *l = &p->ls[s->lock];
-	int64_t req = *now + scale(p, s->req - *prev, *depth);
+	int64_t req = sp_tm_add(*now, scale(p, s->req - *prev, *depth));
 	int seen = l->seen_release;
 	int64_t avail = s->shared ? l->rel_excl : l->rel_all;
 	int contended = seen && avail > req;
@@ -143,7 +145,7 @@ static void step_acq(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 	} else {
 		lat = st->waited ? 0 : st->lat;
 	}
-	grant = (avail > req ? avail : req) + lat;
+	grant = sp_tm_add(avail > req ? avail : req, lat);
 	st->by_t = st->by_s = NONE;
 	if (contended) {
 		st->by_t = s->shared ? l->by_excl_t : l->by_all_t;
@@ -153,11 +155,12 @@ static void step_acq(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 		struct sp_whatif_lock *wl = &p->w->locks[s->lock];
 		struct sp_whatif_thread *wt = &p->w->threads[ti];
 
-		wl->wait_predicted += grant - req;
-		wt->wait_predicted += grant - req;
+		wl->wait_predicted = sp_tm_add(wl->wait_predicted, grant - req);
+		wt->wait_predicted = sp_tm_add(wt->wait_predicted, grant - req);
 		wl->contended_predicted += contended;
 	} else {
-		p->w->locks[s->lock].wait_replayed += grant - req;
+		p->w->locks[s->lock].wait_replayed =
+			sp_tm_add(p->w->locks[s->lock].wait_replayed, grant - req);
 	}
 	l->next++;
 	l->out_all++;
@@ -176,7 +179,7 @@ static void step_rel(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 	const struct sp_tm_step *a = &th->steps[s->pair];
 	struct lock_state *l = &p->ls[s->lock];
 
-	*now += scale(p, s->t - *prev, *depth);
+	*now = sp_tm_add(*now, scale(p, s->t - *prev, *depth));
 	*prev = s->t;
 	l->out_all--;
 	if (!a->shared)
@@ -200,7 +203,8 @@ static void step_rel(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 		(*depth)--;
 		if (!p->measure) {
 			p->w->threads[ti].scaled_holds++;
-			p->w->threads[ti].scaled_ns_measured += s->t - a->t;
+			p->w->threads[ti].scaled_ns_measured =
+				sp_tm_add(p->w->threads[ti].scaled_ns_measured, s->t - a->t);
 		}
 	}
 }
@@ -215,11 +219,11 @@ static void step_block(struct replay *p, uint32_t ti, size_t k, int64_t *now, in
 {
 	const struct sp_tm_step *s = &p->m->threads[ti].steps[k];
 	struct step_state *st = &p->ss[ti][k];
-	int64_t req = *now + scale(p, s->req - *prev, depth);
+	int64_t req = sp_tm_add(*now, scale(p, s->req - *prev, depth));
 
 	st->by_t = st->by_s = NONE;
 	if (s->pair == NONE) {
-		*now = req + (s->t > s->req ? s->t - s->req : 0);
+		*now = sp_tm_add(req, s->t > s->req ? s->t - s->req : 0);
 	} else {
 		int64_t last = p->m->threads[s->pair].last_ns;
 		int64_t from = last > s->req ? last : s->req, lat = s->t - from;
@@ -231,7 +235,7 @@ static void step_block(struct replay *p, uint32_t ti, size_t k, int64_t *now, in
 			st->by_t = s->pair;
 			st->by_s = (uint32_t)p->m->threads[s->pair].n_steps;
 		}
-		*now = req + lat;
+		*now = sp_tm_add(req, lat);
 	}
 	*prev = s->t;
 }
@@ -278,7 +282,8 @@ static int replay_run(struct replay *p)
 			}
 			if (k[ti] == th->n_steps) {
 				left--;
-				p->end[ti] = now[ti] + scale(p, th->last_ns - prev[ti], depth[ti]);
+				p->end[ti] = sp_tm_add(now[ti],
+						       scale(p, th->last_ns - prev[ti], depth[ti]));
 				p->done[ti] = 1;
 			}
 		}
@@ -364,7 +369,8 @@ static void critical_path(struct replay *p, int64_t start)
 						      ? p->end[st->by_t]
 						      : p->ss[st->by_t][st->by_s].sim;
 
-				p->w->threads[ti].critical_ns += t - rel;
+				p->w->threads[ti].critical_ns =
+					sp_tm_add(p->w->threads[ti].critical_ns, t - rel);
 				t = rel;
 				next = st->by_t;
 				k = st->by_s; /* continue before the release */
@@ -374,7 +380,8 @@ static void critical_path(struct replay *p, int64_t start)
 		if (next == NONE) {
 			int64_t from = th->first_ns > start ? th->first_ns : start;
 
-			p->w->threads[ti].critical_ns += t - from;
+			p->w->threads[ti].critical_ns =
+				sp_tm_add(p->w->threads[ti].critical_ns, t - from);
 			break;
 		}
 		ti = next;
@@ -454,8 +461,10 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 			w->locks[s->lock].acquisitions++;
 			if (s->waited) {
 				w->locks[s->lock].contended_measured++;
-				w->locks[s->lock].wait_measured += s->t - s->req;
-				w->threads[ti].wait_measured += s->t - s->req;
+				w->locks[s->lock].wait_measured =
+					sp_tm_add(w->locks[s->lock].wait_measured, s->t - s->req);
+				w->threads[ti].wait_measured =
+					sp_tm_add(w->threads[ti].wait_measured, s->t - s->req);
 			}
 		}
 	}

@@ -150,6 +150,11 @@ static int load_model(struct analysed *a)
 			  "whole trace", a->path, werr ? strerror(werr) : "a write-loss record");
 		return EXIT_TRUNCATED;
 	}
+	if (a->m.out_of_range) {
+		cli_error(a->cmd, "'%s' is corrupt: %" PRIu64 " lock events have a time or a wait "
+			  "beyond 19 hours", a->path, a->m.out_of_range);
+		return 1;
+	}
 	if (!a->m.n_threads) {
 		cli_error(a->cmd, "'%s' holds no lock events: nothing to analyse", a->path);
 		return 1;

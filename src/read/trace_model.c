@@ -568,6 +568,30 @@ static int build_orders(struct sp_trace_model *m)
 	return 0;
 }
 
+static int pcsite_add(struct sp_trace_model *m, const struct sp_trace_rec *rec)
+{
+	uint32_t v;
+	int added;
+
+	if (!rec->str || !*rec->str)
+		return 0;
+	if (reserve(&m->pcsites, &m->cap_pcsites, m->n_pcsites, sizeof(*m->pcsites)))
+		return -ENOMEM;
+	v = sp_tm_index_get(&m->pcsite_index, rec->key, NULL, NULL, (uint32_t)m->n_pcsites,
+			    &added);
+	if (v == EMPTY)
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	m->pcsites[v].pc = rec->key;
+	m->pcsites[v].offset = rec->count;
+	m->pcsites[v].function = strdup(rec->str);
+	if (!m->pcsites[v].function)
+		return -ENOMEM;
+	m->n_pcsites++;
+	return 0;
+}
+
 /*
  * Waits and holds still going on when the trace ends last to its end (as
  * intervals, for chains: a deadlock's waits never end); the replay needs
@@ -608,11 +632,18 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 		case SP_REC_WRITE_LOSS:
 			m->write_lost += rec.count ? rec.count : 1;
 			continue;
+		case SP_REC_PCSITE:
+			rc = pcsite_add(m, &rec);
+			if (rc)
+				break;
+			continue;
 		case SP_REC_EVENT:
 			break;
 		default:
 			continue;
 		}
+		if (rc)
+			break;
 		m->events++;
 		if (rec.id < 1 || rec.id > SP_EV_LOCK_LAST || rec.nargs <= SP_LA_TYPE)
 			continue;
@@ -654,6 +685,10 @@ void sp_trace_model_free(struct sp_trace_model *m)
 		free(m->sites[i].file);
 		free(m->sites[i].dso);
 	}
+	for (size_t i = 0; i < m->n_pcsites; i++)
+		free(m->pcsites[i].function);
+	free(m->pcsites);
+	sp_tm_index_free(m->pcsite_index);
 	free(m->threads);
 	free(m->locks);
 	free(m->sites);

@@ -100,7 +100,11 @@ struct sp_trace_model {
 	size_t n_sites, cap_sites;
 	struct sp_tm_span *waits, *holds;
 	size_t n_waits, cap_waits, n_holds, cap_holds;
-	struct sp_u64_index *lock_index, *site_index, *thread_index;
+	struct sp_u64_index *lock_index, *site_index, *thread_index, *pcsite_index;
+	/* PCSITE records: the writer's name for a code address (dladdr), for
+	 * when the mapped file cannot be read back */
+	struct sp_tm_pcsite { uint64_t pc, offset; char *function; } *pcsites;
+	size_t n_pcsites, cap_pcsites;
 	int64_t first_ns, last_ns; /* the span of all events */
 	uint64_t events, lock_events;
 	uint64_t dropped, drop_records; /* DROPPED records: events lost */

@@ -8,7 +8,9 @@
  * interposed site is a return address, which the MAPS records place in a
  * file at a load address: report/symbolize.c names it from that file
  * offline, with the inline and wrapper rules of a live report, so
- * "function file:line" reads the same as in 'syncprof report'.  A site
+ * "function file:line" reads the same as in 'syncprof report'; when the
+ * file cannot be read back (deleted, another machine), the name the writer
+ * recorded in a PCSITE record ("function+0x1f").  A site
  * matches a user's SITE when SITE is its printed name, its function, or
  * "file:line" with the line equal and the two files equal or one ending
  * in "/" + the other (so "bank.c:56" matches "examples/bank.c:56"):
@@ -50,8 +52,18 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* The writer's name for @pc (a PCSITE record), or NULL. */
+static const struct sp_tm_pcsite *pcsite(const struct sp_trace_model *m, uint64_t pc)
+{
+	for (size_t i = 0; i < m->n_pcsites; i++)
+		if (m->pcsites[i].pc == pc)
+			return &m->pcsites[i];
+	return NULL;
+}
+
 /* What is known of site @s: function, file:line, DSO. */
-static int resolve_site(struct sp_tm_site *s, const struct sp_trace_reader *r)
+static int resolve_site(const struct sp_trace_model *m, struct sp_tm_site *s,
+			const struct sp_trace_reader *r)
 {
 	struct sp_symbol sym;
 	const char *function = NULL, *file = NULL, *dso = NULL;
@@ -76,6 +88,15 @@ static int resolve_site(struct sp_tm_site *s, const struct sp_trace_reader *r)
 		} else if (base) {
 			dso = path;
 			s->offset = s->site - base;
+		}
+		if (!function) {
+			/* the file could not be read back: the writer's dladdr() name */
+			const struct sp_tm_pcsite *ps = pcsite(m, s->site);
+
+			if (ps) {
+				function = ps->function;
+				s->offset = ps->offset;
+			}
 		}
 	}
 	s->function = dup_or_null(function);
@@ -140,7 +161,7 @@ int sp_tm_name_sites(struct sp_trace_model *m, const struct sp_trace_reader *r)
 	size_t auto_len;
 
 	for (size_t i = 0; i < m->n_sites && !rc; i++)
-		rc = resolve_site(&m->sites[i], r);
+		rc = resolve_site(m, &m->sites[i], r);
 	sp_symbolize_offline_end();
 	auto_len = common_prefix(m);
 	for (size_t i = 0; i < m->n_sites && !rc; i++)

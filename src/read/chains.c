@@ -304,10 +304,11 @@ static void walk(struct chains_run *p)
 
 	for (size_t i = 0; i < m->n_waits && !p->rc; i++) {
 		const struct sp_tm_span *w = &p->waits[i];
+		size_t last = p->hold_lo[w->lock + 1];
 		int64_t held = 0;
 
 		p->c->lock_wait[w->lock] = sp_tm_add(p->c->lock_wait[w->lock], w->end - w->start);
-		for (size_t j = holds_from(p, w->lock, w->start); j < p->hold_lo[w->lock + 1]; j++) {
+		for (size_t j = holds_from(p, w->lock, w->start); j < last; j++) {
 			const struct sp_tm_span *o = &p->holds[j];
 			int64_t a = o->start > w->start ? o->start : w->start;
 			int64_t b = o->end < w->end ? o->end : w->end;

@@ -113,8 +113,8 @@ static uint32_t index_find(const struct sp_u64_index *ix, uint64_t key,
 /* Find or add: the value, or EMPTY when out of memory; *@added set when
  * @next_val was stored. */
 uint32_t sp_tm_index_get(struct sp_u64_index **ixp, uint64_t key,
-			 int (*eq)(const void *ctx, uint32_t val), const void *ctx, uint32_t next_val,
-			 int *added)
+			 int (*eq)(const void *ctx, uint32_t val), const void *ctx,
+			 uint32_t next_val, int *added)
 {
 	struct sp_u64_index *ix = *ixp;
 	uint32_t v;
@@ -449,7 +449,8 @@ static int lock_event(struct build *b, const struct sp_trace_reader *r,
 	case SP_EV_LOCK_RELEASED:
 		if (!sp_tm_type_held(type) && type != SP_TYPE_RWLOCK_UNLOCK)
 			return 0; /* sem_post */
-		return release(b, th, ti, lock, site, t, rec->nargs > SP_LA_NS ? (int64_t)ns : 0, 0);
+		return release(b, th, ti, lock, site, t,
+			       rec->nargs > SP_LA_NS ? (int64_t)ns : 0, 0);
 	case SP_EV_LOCK_TRY_FAILED:
 		th->waiting = 0;
 		return 0;

@@ -135,8 +135,8 @@ int sp_tm_site_matches(const struct sp_tm_site *s, const char *want);
 /* A u64 -> u32 index: the value under @key that @eq accepts (NULL: any);
  * not there: @next_val is stored and *@added set.  UINT32_MAX: no memory. */
 uint32_t sp_tm_index_get(struct sp_u64_index **ix, uint64_t key,
-			 int (*eq)(const void *ctx, uint32_t val), const void *ctx, uint32_t next_val,
-			 int *added);
+			 int (*eq)(const void *ctx, uint32_t val), const void *ctx,
+			 uint32_t next_val, int *added);
 void sp_tm_index_free(struct sp_u64_index *ix);
 /* Is @type held (mutexes, rwlocks, spinlocks) rather than waited for? */
 int sp_tm_type_held(int type);

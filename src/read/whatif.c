@@ -141,7 +141,9 @@ static void step_acq(struct replay *p, uint32_t ti, size_t k, int64_t *now, int6
 		st->lat = lat;
 		st->waited = (uint8_t)contended;
 	} else if (contended) {
-		lat = st->waited ? st->lat : p->med[s->lock] >= 0 ? p->med[s->lock] : p->global_median;
+		lat = st->waited ? st->lat : p->med[s->lock];
+		if (lat < 0)
+			lat = p->global_median;
 	} else {
 		lat = st->waited ? 0 : st->lat;
 	}
@@ -407,7 +409,8 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	p.end = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p.end));
 	p.med = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p.med));
 	p.done = calloc(m->n_threads ? m->n_threads : 1, 1);
-	if (!sel || !w->locks || !w->threads || !w->scaled_site || !p.ls || !p.ss || !p.end || !p.med || !p.done)
+	if (!sel || !w->locks || !w->threads || !w->scaled_site || !p.ls || !p.ss || !p.end ||
+	    !p.med || !p.done)
 		goto out;
 	for (size_t ti = 0; ti < m->n_threads; ti++) {
 		p.ss[ti] = calloc(m->threads[ti].n_steps ? m->threads[ti].n_steps : 1,

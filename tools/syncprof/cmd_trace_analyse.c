@@ -135,8 +135,8 @@ static int load_model(struct analysed *a)
 	}
 	a->have_model = 1;
 	if (a->m.read_status == SP_TRACE_READ_TRUNCATED) {
-		cli_error(a->cmd, "'%s' is incomplete: %s; analysing needs the whole trace", a->path,
-			  a->r.error);
+		cli_error(a->cmd, "'%s' is incomplete: %s; analysing needs the whole trace",
+			  a->path, a->r.error);
 		return EXIT_TRUNCATED;
 	}
 	if (a->m.read_status == SP_TRACE_READ_CORRUPT) {
@@ -220,7 +220,8 @@ static int thread_crit_cmp(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static uint32_t *order_of(size_t n, const struct sp_whatif *w, int (*cmp)(const void *, const void *))
+static uint32_t *order_of(size_t n, const struct sp_whatif *w,
+			  int (*cmp)(const void *, const void *))
 {
 	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
 
@@ -275,8 +276,8 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 		if (!wl->acquisitions)
 			continue;
 		snprintf(obj, sizeof(obj), "0x%" PRIx64, l->obj);
-		printf("%-18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n", obj,
-		       lock_type(l->type), m->sites[l->site].name, wl->acquisitions,
+		printf("%-18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n",
+		       obj, lock_type(l->type), m->sites[l->site].name, wl->acquisitions,
 		       wl->contended_measured, ms(wl->wait_measured), ms(wl->wait_predicted),
 		       ms(wl->wait_predicted - wl->wait_measured));
 		shown++;
@@ -376,8 +377,8 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 
 		if (wt->critical_ns <= 0)
 			break;
-		printf("%s{\"tid\":%u,\"ns\":%" PRId64 "}", i ? "," : "", m->threads[threads[i]].tid,
-		       wt->critical_ns);
+		printf("%s{\"tid\":%u,\"ns\":%" PRId64 "}", i ? "," : "",
+		       m->threads[threads[i]].tid, wt->critical_ns);
 	}
 	printf("]}\n");
 }
@@ -473,9 +474,9 @@ int cmd_trace_whatif(int argc, char **argv)
 			size_t n = 0;
 
 			hint[0] = '\0';
-			for (size_t i = 0; i < a.m.n_sites && i < 4; i++)
-				n += (size_t)snprintf(hint + n, n < sizeof(hint) ? sizeof(hint) - n : 0,
-						      "%s'%s'", i ? ", " : "", a.m.sites[i].name);
+			for (size_t i = 0; i < a.m.n_sites && i < 4 && n < sizeof(hint); i++)
+				n += (size_t)snprintf(hint + n, sizeof(hint) - n, "%s'%s'",
+						      i ? ", " : "", a.m.sites[i].name);
 			cli_error(cmd, "%s (sites in '%s' include %s)", w.error, path, hint);
 		} else {
 			cli_error(cmd, "'%s': %s", path, w.error);
@@ -542,11 +543,12 @@ static void chains_text(const struct analysed *a, const struct sp_chains *c, uns
 
 			thread_label(m, l->waiter, wb, sizeof(wb));
 			thread_label(m, l->holder, hb, sizeof(hb));
-			printf("  %s waits at %s for 0x%" PRIx64 " (%s), held by %s since %s%s\n", wb,
-			       m->sites[l->site].name, m->locks[l->lock].obj,
+			printf("  %s waits at %s for 0x%" PRIx64 " (%s), held by %s since %s%s\n",
+			       wb, m->sites[l->site].name, m->locks[l->lock].obj,
 			       lock_type(m->locks[l->lock].type), hb, m->sites[l->hold_site].name,
-			       k + 1 == ch->n ? (ch->cycle ? " (a waiter above)" : " (root, running)")
-					      : ",");
+			       k + 1 < ch->n ? ","
+			       : ch->cycle   ? " (a waiter above)"
+					     : " (root, running)");
 		}
 	}
 	if (c->n_chains > top)

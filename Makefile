@@ -44,14 +44,19 @@ check-tsan: deps
 	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		SYNCPROF_TEST_SCALE=4 ctest --output-on-failure -j$(JOBS) -LE nosan
 
-# libFuzzer targets (clang, with ASan+UBSan) for the trace reader and the
-# control-request parser, each for a bounded time.
+# libFuzzer targets (clang, with ASan+UBSan) for the trace reader, the
+# model of trace what-if and chains, and the control-request parser, each
+# for a bounded time.
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	@echo "== fuzzing the trace reader for $(FUZZ_SECONDS) s =="
 	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) > fuzz-trace.log 2>&1 || \
 		{ tail -n 40 fuzz-trace.log; exit 1; }
 	@tail -n 3 fuzz-trace.log
+	@echo "== fuzzing trace what-if's and chains' model for $(FUZZ_SECONDS) s =="
+	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) fuzz_trace_model > fuzz-model.log 2>&1 || \
+		{ tail -n 40 fuzz-model.log; exit 1; }
+	@tail -n 3 fuzz-model.log
 	@echo "== fuzzing the control-request parser for $(FUZZ_SECONDS) s =="
 	@./tests/fuzz/run-ctl-fuzz.sh $(FUZZ_SECONDS) > fuzz-ctl.log 2>&1 || \
 		{ tail -n 40 fuzz-ctl.log; exit 1; }

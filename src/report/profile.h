@@ -324,6 +324,11 @@ struct sp_symbol {
 };
 /* Report path only; not thread-safe (callers serialise reports). */
 void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
+/* A code address @pc of another process, which mapped the file @path with
+ * its offset 0 at @base (a trace's MAPS): the same names, from the file.
+ * Pointers valid until sp_symbolize_offline_end().  Not thread-safe. */
+void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct sp_symbol *out);
+void sp_symbolize_offline_end(void);
 
 /* "render/render.c", "render/table.c", "render/json.c", ... */
 /* Render @p in o->format to @out.  Pure: reads only @p and @o. */

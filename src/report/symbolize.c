@@ -319,3 +319,90 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out)
 	dw_symbolize(pc, out);
 #endif
 }
+
+/*
+ * Offline: a code address of another process, named from the file it was
+ * mapped from (a trace's PCSITE and MAPS records).  The file is reported
+ * to a Dwfl session of its own at the address where the process had it
+ * (@base: where its file offset 0 was mapped), so that @pc is looked up as
+ * the live symbolizer looks it up, with the same inline and wrapper rules;
+ * sessions are kept, one per (file, base), until sp_symbolize_offline_end().
+ * Without libdw, or when the file is gone, @out names only the DSO.
+ */
+#ifdef SYNCPROF_HAVE_LIBDW
+#define OFFLINE_MAX 64
+static struct offline_file {
+	char *path;
+	uintptr_t base;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+} offline[OFFLINE_MAX];
+static unsigned n_offline;
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf, /* unused: dwfl_report_elf opens the file */
+	.find_debuginfo = find_debuginfo,
+};
+
+static Dwfl_Module *offline_module(const char *path, uintptr_t base)
+{
+	struct offline_file *f;
+
+	for (unsigned i = 0; i < n_offline; i++)
+		if (offline[i].base == base && !strcmp(offline[i].path, path))
+			return offline[i].mod;
+	if (n_offline == OFFLINE_MAX || !sp_libdw_present() || !dwfl_report_elf)
+		return NULL;
+	f = &offline[n_offline];
+	f->path = strdup(path);
+	f->base = base;
+	f->dwfl = f->path ? dwfl_begin(&offline_callbacks) : NULL;
+	if (f->dwfl) {
+		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, base, false);
+		dwfl_report_end(f->dwfl, NULL, NULL);
+	}
+	n_offline++; /* kept when it failed too: a missing file is tried once */
+	return f->mod;
+}
+#endif
+
+void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct sp_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->dso = path;
+	out->offset = pc - base;
+#ifdef SYNCPROF_HAVE_LIBDW
+	{
+		Dwfl_Module *mod = offline_module(path, base);
+		Dwarf_Addr addr = pc - 1;
+		const char *name;
+
+		if (!mod)
+			return;
+		name = dwfl_module_addrname(mod, addr);
+		if (name) {
+			GElf_Sym sym;
+			GElf_Off off = 0;
+
+			if (dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL))
+				out->offset = (uintptr_t)off + 1;
+			out->function = name;
+		}
+		dwarf_lookup(mod, addr, out);
+		skip_inlined_wrappers(out);
+	}
+#endif
+}
+
+void sp_symbolize_offline_end(void)
+{
+#ifdef SYNCPROF_HAVE_LIBDW
+	for (unsigned i = 0; i < n_offline; i++) {
+		if (offline[i].dwfl)
+			dwfl_end(offline[i].dwfl);
+		free(offline[i].path);
+	}
+	memset(offline, 0, sizeof(offline));
+	n_offline = 0;
+#endif
+}

@@ -19,6 +19,9 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* "cmd_trace_analyse.c": 'syncprof trace what-if' and 'trace chains' */
+int cmd_trace_whatif(int argc, char **argv);
+int cmd_trace_chains(int argc, char **argv);
 
 /* Print "syncprof CMD: " + printf-style message + newline to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -43,6 +43,8 @@ static const char trace_usage[] =
 	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
 	"       syncprof trace stats FILE\n"
 	"       syncprof trace export --format chrome FILE -o OUT.json\n"
+	"       syncprof trace what-if FILE --site SITE --factor F [--json]\n"
+	"       syncprof trace chains FILE [--json]\n"
 	"\n"
 	"Read a lock-event trace written by libsyncprof (SYNCPROF_OPTIONS=trace=FILE,\n"
 	"or syncprof_trace_open()).  'syncprof trace COMMAND --help' describes each.\n"
@@ -938,6 +940,11 @@ int cmd_trace(int argc, char **argv)
 		return cmd_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
-	cli_error("trace", "unknown subcommand '%s' (dump, stats or export; see --help)", argv[1]);
+	if (!strcmp(argv[1], "what-if"))
+		return cmd_trace_whatif(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "chains"))
+		return cmd_trace_chains(argc - 1, argv + 1);
+	cli_error("trace", "unknown subcommand '%s' (dump, stats, export, what-if or chains; "
+		  "see --help)", argv[1]);
 	return 2;
 }

@@ -23,7 +23,7 @@ static const char usage[] =
 	"  run      profile a program:   syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
 	"  report   re-render a saved JSON profile\n"
 	"  ctl      control a running profiled process\n"
-	"  trace    read a lock-event trace file\n"
+	"  trace    read a lock-event trace: dump, stats, export, what-if, chains\n"
 	"'syncprof COMMAND --help' describes each.\n"
 	"\n"
 	"Profiling with compile-time instrumentation (exact file:line sites):\n"

@@ -1,0 +1,708 @@
+/*
+ * cmd_trace_analyse.c - 'syncprof trace what-if' and 'syncprof trace
+ * chains': option parsing and output.  The analyses are in the offline
+ * layer (src/read/trace_model.c, whatif.c, chains.c, trace_sites.c); this
+ * file reads the file, refuses what the analysis cannot use with one line
+ * on stderr and a non-zero status, and prints text or JSON.
+ *
+ * Both need a whole trace: a truncated or corrupt file, one whose writer
+ * lost events (a full disk) and, for what-if, one whose threads dropped
+ * events or that holds only contended acquisitions are refused rather
+ * than analysed wrongly (chains notes drops and goes on: a chain it shows
+ * did stand, it may miss some).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#include "base/types.h"
+#include "read/trace_model.h"
+#include "report/render/text.h"
+
+#define EXIT_TRUNCATED 3
+
+const char cli_whatif_usage[] =
+	"Usage: syncprof trace what-if FILE --site SITE --factor F [--json] [--top N]\n"
+	"\n"
+	"Predict the wall time of the traced run had every critical section that\n"
+	"began at SITE taken F times as long (F > 0: 0.5 halves them).  SITE is\n"
+	"'file:line' or a function name, as reports print call sites.  The trace's\n"
+	"per-thread timelines are replayed: work outside locks as measured, work in\n"
+	"the chosen holds scaled, each lock's hand-off order and its measured\n"
+	"hand-off latency (release to waiter running) kept; condition, semaphore,\n"
+	"barrier and join waits keep their measured length.  Prints the measured\n"
+	"wall time (the span of the trace's lock events), the replay at factor 1\n"
+	"(the model's own error), the predicted wall time, the change in wait per\n"
+	"lock, and the threads on the predicted critical path; --json prints one\n"
+	"object instead.  --top N: lock and thread rows shown (default 20).\n"
+	"Needs a complete trace of every acquisition: SYNCPROF_OPTIONS=trace=FILE\n"
+	"with trace_events=all where tracing is contended-only by default, and no\n"
+	"dropped events (raise trace_buffer).  docs/whatif.md says what the model\n"
+	"assumes and where it breaks (more threads than CPUs, condvars, I/O).\n"
+	"Exit status: 0 done; 1 error (not a trace, corrupt, events missing, SITE\n"
+	"not in the trace); 2 usage; 3 incomplete file.\n";
+
+const char cli_chains_usage[] =
+	"Usage: syncprof trace chains FILE [--json] [--top N]\n"
+	"\n"
+	"From FILE, offline: the wait chains - a thread waits for a lock whose holder\n"
+	"is itself waiting for a lock, and so on to the root holder - with each\n"
+	"link's waiting site and the site where the holder took the lock, by the time\n"
+	"the whole chain stood (a cycle is a deadlock); then per lock, who made whom\n"
+	"wait: each waiting thread's wait split by the thread that held the lock\n"
+	"meanwhile, with the number of that thread's holds it overlapped ('hand-off':\n"
+	"nobody held it, the waiter was being woken; the number of waits).\n"
+	"Works on contended-only and full traces (holds come from releases' hold\n"
+	"times or from acquisitions).  --top N: chains and locks shown (default 20).\n"
+	"--json prints one object instead.\n"
+	"Exit status: 0 done; 1 error (not a trace, corrupt); 2 usage; 3 incomplete\n"
+	"file.\n";
+
+struct analysed {
+	const char *cmd, *path;
+	uint8_t *data;
+	size_t size;
+	struct sp_trace_reader r;
+	struct sp_trace_model m;
+	int have_model;
+};
+
+static void release_all(struct analysed *a)
+{
+	if (a->have_model)
+		sp_trace_model_free(&a->m);
+	sp_trace_reader_fini(&a->r);
+	free(a->data);
+}
+
+static int read_file(struct analysed *a)
+{
+	int fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t n = 0;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		cli_error(a->cmd, "cannot open '%s': %s", a->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	a->data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+	if (!a->data) {
+		cli_error(a->cmd, "'%s': out of memory", a->path);
+		close(fd);
+		return -1;
+	}
+	while (n < (size_t)st.st_size) {
+		ssize_t got = read(fd, a->data + n, (size_t)st.st_size - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got < 0)
+				cli_error(a->cmd, "cannot read '%s': %s", a->path, strerror(errno));
+			close(fd);
+			return got < 0 ? -1 : (a->size = n, 0);
+		}
+		n += (size_t)got;
+	}
+	close(fd);
+	a->size = n;
+	return 0;
+}
+
+/* Read and model the file; 0, or the exit status after one line. */
+static int load_model(struct analysed *a)
+{
+	if (read_file(a))
+		return 1;
+	if (sp_trace_reader_init(&a->r, a->data, a->size)) {
+		cli_error(a->cmd, "'%s': %s", a->path, a->r.error);
+		return 1;
+	}
+	if (sp_trace_model_build(&a->m, &a->r)) {
+		a->have_model = 1;
+		cli_error(a->cmd, "'%s': %s", a->path, a->m.error);
+		return 1;
+	}
+	a->have_model = 1;
+	if (a->m.read_status == SP_TRACE_READ_TRUNCATED) {
+		cli_error(a->cmd, "'%s' is incomplete: %s; analysing needs the whole trace",
+			  a->path, a->r.error);
+		return EXIT_TRUNCATED;
+	}
+	if (a->m.read_status == SP_TRACE_READ_CORRUPT) {
+		cli_error(a->cmd, "'%s' is corrupt: %s", a->path, a->r.error);
+		return 1;
+	}
+	if (a->m.write_lost) {
+		int werr = sp_trace_reader_write_error(&a->r);
+
+		cli_error(a->cmd, "'%s' is incomplete: writing it failed (%s); analysing needs the "
+			  "whole trace", a->path, werr ? strerror(werr) : "a write-loss record");
+		return EXIT_TRUNCATED;
+	}
+	if (a->m.out_of_range) {
+		cli_error(a->cmd, "'%s' is corrupt: %" PRIu64 " lock events have a time or a wait "
+			  "beyond 19 hours", a->path, a->m.out_of_range);
+		return 1;
+	}
+	if (!a->m.n_threads) {
+		cli_error(a->cmd, "'%s' holds no lock events: nothing to analyse", a->path);
+		return 1;
+	}
+	if (sp_tm_name_sites(&a->m, &a->r)) {
+		cli_error(a->cmd, "'%s': out of memory naming call sites", a->path);
+		return 1;
+	}
+	return 0;
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static const char *lock_type(int type)
+{
+	return type == SP_TYPE_RWLOCK_READ || type == SP_TYPE_RWLOCK_WRITE ? "rwlock"
+									   : sp_type_name(type);
+}
+
+static int parse_top(const char *cmd, const char *v, unsigned *top)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (!*v || *end || n == 0 || n > 1000000 || v[0] == '-') {
+		cli_error(cmd, "--top wants a number from 1 to 1000000, not '%s'", v);
+		return -1;
+	}
+	*top = (unsigned)n;
+	return 0;
+}
+
+/* ---- what-if ---------------------------------------------------------- */
+
+static const struct sp_whatif *sort_w;
+
+static int lock_row_cmp(const void *a, const void *b)
+{
+	const struct sp_whatif_lock *x = &sort_w->locks[*(const uint32_t *)a];
+	const struct sp_whatif_lock *y = &sort_w->locks[*(const uint32_t *)b];
+	int64_t dx = llabs(x->wait_predicted - x->wait_measured);
+	int64_t dy = llabs(y->wait_predicted - y->wait_measured);
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->wait_measured != y->wait_measured)
+		return x->wait_measured > y->wait_measured ? -1 : 1;
+	if (x->acquisitions != y->acquisitions)
+		return x->acquisitions > y->acquisitions ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int thread_crit_cmp(const void *a, const void *b)
+{
+	const struct sp_whatif_thread *x = &sort_w->threads[*(const uint32_t *)a];
+	const struct sp_whatif_thread *y = &sort_w->threads[*(const uint32_t *)b];
+
+	if (x->critical_ns != y->critical_ns)
+		return x->critical_ns > y->critical_ns ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static uint32_t *order_of(size_t n, const struct sp_whatif *w,
+			  int (*cmp)(const void *, const void *))
+{
+	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (uint32_t)i;
+	sort_w = w;
+	qsort(v, n, sizeof(*v), cmp);
+	sort_w = NULL;
+	return v;
+}
+
+static void whatif_text(const struct analysed *a, const struct sp_whatif *w, unsigned top,
+			const uint32_t *locks, const uint32_t *threads)
+{
+	const struct sp_trace_model *m = &a->m;
+	size_t shown = 0;
+	int first = 1;
+
+	printf("what-if: every critical section begun at %s takes %gx as long\n", w->site,
+	       w->factor);
+	printf("sites:   ");
+	for (size_t i = 0; i < m->n_sites; i++)
+		if (w->scaled_site[i]) {
+			printf("%s%s", first ? "" : ", ", m->sites[i].name);
+			first = 0;
+		}
+	printf(" (%" PRIu64 " holds)\n\n", w->scaled_holds);
+	printf("measured wall   %12.3f ms  (the span of the trace's lock events)\n",
+	       ms(w->measured_wall_ns));
+	printf("replayed wall   %12.3f ms  (factor 1: the model's own error %+.2f%%)\n",
+	       ms(w->replay_wall_ns),
+	       w->measured_wall_ns ? 100.0 * (double)(w->replay_wall_ns - w->measured_wall_ns) /
+					     (double)w->measured_wall_ns
+				   : 0.0);
+	printf("predicted wall  %12.3f ms  (%+.2f%% of measured)\n", ms(w->predicted_wall_ns),
+	       w->measured_wall_ns ? 100.0 * (double)(w->predicted_wall_ns - w->measured_wall_ns) /
+					     (double)w->measured_wall_ns
+				   : 0.0);
+	if (w->inconsistent)
+		printf("note: %" PRIu64 " acquisitions were granted before the release they follow "
+		       "(clock or missing events); the replay waits for the release\n",
+		       w->inconsistent);
+	printf("\nwait per lock (ms):\n%-18s %-9s %-32s %10s %10s %12s %12s %12s\n", "lock", "type",
+	       "first site", "acquired", "contended", "measured", "predicted", "change");
+	for (size_t i = 0; i < m->n_locks && shown < top; i++) {
+		const struct sp_tm_lock *l = &m->locks[locks[i]];
+		const struct sp_whatif_lock *wl = &w->locks[locks[i]];
+		char obj[32];
+
+		if (!wl->acquisitions)
+			continue;
+		snprintf(obj, sizeof(obj), "0x%" PRIx64, l->obj);
+		printf("%-18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n",
+		       obj, lock_type(l->type), m->sites[l->site].name, wl->acquisitions,
+		       wl->contended_measured, ms(wl->wait_measured), ms(wl->wait_predicted),
+		       ms(wl->wait_predicted - wl->wait_measured));
+		shown++;
+	}
+	if (shown < m->n_locks)
+		printf("(%zu more locks)\n", m->n_locks - shown);
+	printf("\nper thread (ms since the trace's start; waits on locks):\n"
+	       "%-8s %-16s %8s %12s %12s %12s %12s %12s\n",
+	       "tid", "thread", "holds", "end", "end pred.", "wait", "wait pred.", "crit. path");
+	for (size_t i = 0; i < m->n_threads && i < top; i++) {
+		const struct sp_tm_thread *th = &m->threads[threads[i]];
+		const struct sp_whatif_thread *wt = &w->threads[threads[i]];
+
+		printf("%-8u %-16.16s %8" PRId64 " %12.3f %12.3f %12.3f %12.3f %12.3f\n", th->tid,
+		       th->name, wt->scaled_holds, ms(wt->end_measured - m->first_ns),
+		       ms(wt->end_predicted - m->first_ns), ms(wt->wait_measured),
+		       ms(wt->wait_predicted), ms(wt->critical_ns));
+	}
+	if (m->n_threads > top)
+		printf("(%zu more threads)\n", m->n_threads - top);
+	printf("\ncritical path of the predicted run:");
+	for (size_t i = 0; i < m->n_threads; i++) {
+		const struct sp_whatif_thread *wt = &w->threads[threads[i]];
+
+		if (wt->critical_ns <= 0)
+			break;
+		printf("%s %u %s %.1f%%", i ? "," : "", m->threads[threads[i]].tid,
+		       m->threads[threads[i]].name,
+		       w->predicted_wall_ns ? 100.0 * (double)wt->critical_ns /
+						      (double)w->predicted_wall_ns
+					    : 0.0);
+	}
+	printf("\n");
+}
+
+static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
+			const uint32_t *locks, const uint32_t *threads)
+{
+	const struct sp_trace_model *m = &a->m;
+	int first = 1;
+
+	printf("{\"format\":\"syncprof-whatif\",\"version\":1,\"trace\":");
+	sp_json_string(stdout, a->path);
+	printf(",\"site\":");
+	sp_json_string(stdout, w->site);
+	printf(",\"matched_sites\":[");
+	for (size_t i = 0; i < m->n_sites; i++)
+		if (w->scaled_site[i]) {
+			if (!first)
+				putchar(',');
+			sp_json_string(stdout, m->sites[i].name);
+			first = 0;
+		}
+	printf("],\"factor\":%.17g,\"scaled_holds\":%" PRIu64 ",\"measured_wall_ns\":%" PRId64
+	       ",\"replay_wall_ns\":%" PRId64 ",\"predicted_wall_ns\":%" PRId64
+	       ",\"handoff_median_ns\":%" PRId64 ",\"inconsistent\":%" PRIu64 ",\"per_lock\":[",
+	       w->factor, w->scaled_holds, w->measured_wall_ns, w->replay_wall_ns,
+	       w->predicted_wall_ns, w->handoff_median_ns, w->inconsistent);
+	first = 1;
+	for (size_t i = 0; i < m->n_locks; i++) {
+		const struct sp_tm_lock *l = &m->locks[locks[i]];
+		const struct sp_whatif_lock *wl = &w->locks[locks[i]];
+
+		if (!wl->acquisitions)
+			continue;
+		printf("%s{\"object\":\"0x%" PRIx64 "\",\"type\":", first ? "" : ",", l->obj);
+		sp_json_string(stdout, lock_type(l->type));
+		printf(",\"site\":");
+		sp_json_string(stdout, m->sites[l->site].name);
+		printf(",\"acquisitions\":%" PRIu64 ",\"contended_measured\":%" PRIu64
+		       ",\"contended_predicted\":%" PRIu64 ",\"wait_measured_ns\":%" PRId64
+		       ",\"wait_replayed_ns\":%" PRId64 ",\"wait_predicted_ns\":%" PRId64
+		       ",\"wait_change_ns\":%" PRId64 "}",
+		       wl->acquisitions, wl->contended_measured, wl->contended_predicted,
+		       wl->wait_measured, wl->wait_replayed, wl->wait_predicted,
+		       wl->wait_predicted - wl->wait_measured);
+		first = 0;
+	}
+	printf("],\"per_thread\":[");
+	for (size_t i = 0; i < m->n_threads; i++) {
+		const struct sp_tm_thread *th = &m->threads[i];
+		const struct sp_whatif_thread *wt = &w->threads[i];
+
+		printf("%s{\"tid\":%u,\"name\":", i ? "," : "", th->tid);
+		sp_json_string(stdout, th->name);
+		printf(",\"holds_at_site\":%" PRId64 ",\"held_at_site_ns\":%" PRId64
+		       ",\"end_measured_ns\":%" PRId64 ",\"end_predicted_ns\":%" PRId64
+		       ",\"wait_measured_ns\":%" PRId64 ",\"wait_predicted_ns\":%" PRId64
+		       ",\"critical_path_ns\":%" PRId64 "}",
+		       wt->scaled_holds, wt->scaled_ns_measured, wt->end_measured - m->first_ns,
+		       wt->end_predicted - m->first_ns, wt->wait_measured, wt->wait_predicted,
+		       wt->critical_ns);
+	}
+	printf("],\"critical_path\":[");
+	for (size_t i = 0; i < m->n_threads; i++) {
+		const struct sp_whatif_thread *wt = &w->threads[threads[i]];
+
+		if (wt->critical_ns <= 0)
+			break;
+		printf("%s{\"tid\":%u,\"ns\":%" PRId64 "}", i ? "," : "",
+		       m->threads[threads[i]].tid, wt->critical_ns);
+	}
+	printf("]}\n");
+}
+
+int cmd_trace_whatif(int argc, char **argv)
+{
+	const char *cmd = "trace what-if", *path = NULL, *site = NULL, *factor_s = NULL;
+	struct analysed a = { .cmd = cmd };
+	struct sp_whatif w;
+	unsigned top = 20;
+	uint32_t *locks = NULL, *threads = NULL;
+	double factor;
+	char *end;
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(cli_whatif_usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--site") || !strcmp(argv[i], "--factor") ||
+			   !strcmp(argv[i], "--top")) {
+			if (i + 1 == argc) {
+				cli_error(cmd, "%s needs a value (see --help)", argv[i]);
+				return 2;
+			}
+			if (!strcmp(argv[i], "--site"))
+				site = argv[++i];
+			else if (!strcmp(argv[i], "--factor"))
+				factor_s = argv[++i];
+			else if (parse_top(cmd, argv[++i], &top))
+				return 2;
+		} else if (!strncmp(argv[i], "--site=", 7)) {
+			site = argv[i] + 7;
+		} else if (!strncmp(argv[i], "--factor=", 9)) {
+			factor_s = argv[i] + 9;
+		} else if (!strncmp(argv[i], "--top=", 6)) {
+			if (parse_top(cmd, argv[i] + 6, &top))
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error(cmd, "unknown option '%s' (see --help)", argv[i]);
+			return 2;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			cli_error(cmd, "one FILE only (see --help)");
+			return 2;
+		}
+	}
+	if (!path || !site || !factor_s) {
+		cli_error(cmd, "FILE, --site and --factor are needed (see --help)");
+		return 2;
+	}
+	if (!*site) {
+		cli_error(cmd, "--site is empty: give 'file:line' or a function name");
+		return 2;
+	}
+	errno = 0;
+	factor = strtod(factor_s, &end);
+	if (!*factor_s || *end || errno || !isfinite(factor) || factor <= 0 || factor > 1e6) {
+		cli_error(cmd, "--factor wants a number above 0 and at most 1e6, not '%s'",
+			  factor_s);
+		return 2;
+	}
+	a.path = path;
+	rc = load_model(&a);
+	if (rc)
+		goto out;
+	if (a.m.dropped) {
+		cli_error(cmd,
+			  "'%s': %" PRIu64 " events were dropped (a thread's buffer was full): the "
+			  "replay needs every event; trace again with a larger trace_buffer",
+			  path, a.m.dropped);
+		rc = 1;
+		goto out;
+	}
+	if (a.m.missing_acquires || a.m.missing_releases) {
+		cli_error(cmd,
+			  "'%s' lacks acquisitions or releases (%" PRIu64 " releases without their "
+			  "acquisition, %" PRIu64 " acquisitions without their release): it holds "
+			  "contended acquisitions only; the replay needs every hold: trace with "
+			  "SYNCPROF_OPTIONS=trace=FILE,trace_events=all",
+			  path, a.m.missing_acquires, a.m.missing_releases);
+		rc = 1;
+		goto out;
+	}
+	rc = sp_whatif_run(&a.m, site, factor, &w);
+	if (rc) {
+		if (rc == -ENOENT) {
+			/* Name a few sites so the user can pick one. */
+			char hint[512];
+			size_t n = 0;
+
+			hint[0] = '\0';
+			for (size_t i = 0; i < a.m.n_sites && i < 4 && n < sizeof(hint); i++)
+				n += (size_t)snprintf(hint + n, sizeof(hint) - n, "%s'%s'",
+						      i ? ", " : "", a.m.sites[i].name);
+			cli_error(cmd, "%s (sites in '%s' include %s)", w.error, path, hint);
+		} else {
+			cli_error(cmd, "'%s': %s", path, w.error);
+		}
+		sp_whatif_free(&w);
+		rc = 1;
+		goto out;
+	}
+	locks = order_of(a.m.n_locks, &w, lock_row_cmp);
+	threads = order_of(a.m.n_threads, &w, thread_crit_cmp);
+	if (!locks || !threads) {
+		cli_error(cmd, "out of memory");
+		rc = 1;
+	} else if (json) {
+		whatif_json(&a, &w, locks, threads);
+	} else {
+		whatif_text(&a, &w, top, locks, threads);
+	}
+	sp_whatif_free(&w);
+	if (!rc && fflush(stdout)) {
+		cli_error(cmd, "writing the output failed: %s", strerror(errno));
+		rc = 1;
+	}
+out:
+	free(locks);
+	free(threads);
+	release_all(&a);
+	return rc;
+}
+
+/* ---- chains ----------------------------------------------------------- */
+
+static void thread_label(const struct sp_trace_model *m, uint32_t t, char *buf, size_t size)
+{
+	if (t == UINT32_MAX)
+		snprintf(buf, size, "(hand-off)");
+	else if (m->threads[t].name[0])
+		snprintf(buf, size, "%u %s", m->threads[t].tid, m->threads[t].name);
+	else
+		snprintf(buf, size, "%u", m->threads[t].tid);
+}
+
+static void chains_text(const struct analysed *a, const struct sp_chains *c, unsigned top)
+{
+	const struct sp_trace_model *m = &a->m;
+	char wb[64], hb[64];
+	size_t locks_shown = 0;
+	uint32_t cur = UINT32_MAX;
+
+	if (m->dropped)
+		printf("note: %" PRIu64 " events were dropped (buffers full): chains and waits in "
+		       "the lost spans are missing\n\n",
+		       m->dropped);
+	printf("wait chains (a waiter whose lock's holder waits too), by time the whole chain "
+	       "stood: %zu\n",
+	       c->n_chains);
+	for (size_t i = 0; i < c->n_chains && i < top; i++) {
+		const struct sp_chain *ch = &c->chains[i];
+
+		printf("\n%10.3f ms, %" PRIu64 " times%s\n", ms(ch->ns), ch->count,
+		       ch->cycle ? "  DEADLOCK CYCLE" : "");
+		for (unsigned k = 0; k < ch->n; k++) {
+			const struct sp_chain_link *l = &ch->link[k];
+
+			thread_label(m, l->waiter, wb, sizeof(wb));
+			thread_label(m, l->holder, hb, sizeof(hb));
+			printf("  %s waits at %s for 0x%" PRIx64 " (%s), held by %s since %s%s\n",
+			       wb, m->sites[l->site].name, m->locks[l->lock].obj,
+			       lock_type(m->locks[l->lock].type), hb, m->sites[l->hold_site].name,
+			       k + 1 < ch->n ? ","
+			       : ch->cycle   ? " (a waiter above)"
+					     : " (root, running)");
+		}
+	}
+	if (c->n_chains > top)
+		printf("\n(%zu more chains)\n", c->n_chains - top);
+	printf("\nwho made whom wait, per lock (ms; hand-off: nobody held it, the waiter was being "
+	       "woken):\n");
+	for (size_t i = 0; i < c->n_cells; i++) {
+		const struct sp_blame_cell *e = &c->cells[i];
+
+		if (e->lock != cur) {
+			if (locks_shown == top)
+				break;
+			cur = e->lock;
+			locks_shown++;
+			printf("\nlock 0x%" PRIx64 " (%s, first taken at %s): %.3f ms waited\n",
+			       m->locks[cur].obj, lock_type(m->locks[cur].type),
+			       m->sites[m->locks[cur].site].name, ms(c->lock_wait[cur]));
+			printf("  %-24s %-24s %12s %10s\n", "waiter", "holder", "wait", "holds");
+		}
+		thread_label(m, e->waiter, wb, sizeof(wb));
+		thread_label(m, e->holder, hb, sizeof(hb));
+		printf("  %-24.24s %-24.24s %12.3f %10" PRIu64 "\n", wb, hb, ms(e->ns), e->count);
+	}
+	if (!c->n_cells)
+		printf("  (no waits on locks in the trace)\n");
+}
+
+static void json_thread(const struct sp_trace_model *m, const char *key, uint32_t t)
+{
+	printf("\"%s_tid\":", key);
+	if (t == UINT32_MAX) {
+		printf("null,\"%s\":null", key);
+		return;
+	}
+	printf("%u,\"%s\":", m->threads[t].tid, key);
+	sp_json_string(stdout, m->threads[t].name);
+}
+
+static void chains_json(const struct analysed *a, const struct sp_chains *c, unsigned top)
+{
+	const struct sp_trace_model *m = &a->m;
+	uint32_t cur = UINT32_MAX;
+	size_t locks_shown = 0;
+
+	printf("{\"format\":\"syncprof-chains\",\"version\":1,\"trace\":");
+	sp_json_string(stdout, a->path);
+	printf(",\"dropped\":%" PRIu64 ",\"waits\":%" PRIu64 ",\"chains\":[", m->dropped, c->waits);
+	for (size_t i = 0; i < c->n_chains && i < top; i++) {
+		const struct sp_chain *ch = &c->chains[i];
+
+		printf("%s{\"wait_ns\":%" PRId64 ",\"count\":%" PRIu64 ",\"cycle\":%s,\"links\":[",
+		       i ? "," : "", ch->ns, ch->count, ch->cycle ? "true" : "false");
+		for (unsigned k = 0; k < ch->n; k++) {
+			const struct sp_chain_link *l = &ch->link[k];
+
+			printf("%s{", k ? "," : "");
+			json_thread(m, "waiter", l->waiter);
+			printf(",\"object\":\"0x%" PRIx64 "\",\"site\":", m->locks[l->lock].obj);
+			sp_json_string(stdout, m->sites[l->site].name);
+			putchar(',');
+			json_thread(m, "holder", l->holder);
+			printf(",\"hold_site\":");
+			sp_json_string(stdout, m->sites[l->hold_site].name);
+			putchar('}');
+		}
+		printf("]}");
+	}
+	printf("],\"per_lock\":[");
+	for (size_t i = 0; i < c->n_cells; i++) {
+		const struct sp_blame_cell *e = &c->cells[i];
+
+		if (e->lock != cur) {
+			if (locks_shown == top)
+				break;
+			if (cur != UINT32_MAX)
+				printf("]},");
+			cur = e->lock;
+			locks_shown++;
+			printf("{\"object\":\"0x%" PRIx64 "\",\"type\":", m->locks[cur].obj);
+			sp_json_string(stdout, lock_type(m->locks[cur].type));
+			printf(",\"site\":");
+			sp_json_string(stdout, m->sites[m->locks[cur].site].name);
+			printf(",\"wait_ns\":%" PRId64 ",\"matrix\":[", c->lock_wait[cur]);
+		} else {
+			putchar(',');
+		}
+		putchar('{');
+		json_thread(m, "waiter", e->waiter);
+		putchar(',');
+		json_thread(m, "holder", e->holder);
+		printf(",\"wait_ns\":%" PRId64 ",\"count\":%" PRIu64 "}", e->ns, e->count);
+	}
+	if (cur != UINT32_MAX)
+		printf("]}");
+	printf("]}\n");
+}
+
+int cmd_trace_chains(int argc, char **argv)
+{
+	const char *cmd = "trace chains", *path = NULL;
+	struct analysed a = { .cmd = cmd };
+	struct sp_chains c;
+	unsigned top = 20;
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(cli_chains_usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--top")) {
+			if (i + 1 == argc) {
+				cli_error(cmd, "--top needs a value (see --help)");
+				return 2;
+			}
+			if (parse_top(cmd, argv[++i], &top))
+				return 2;
+		} else if (!strncmp(argv[i], "--top=", 6)) {
+			if (parse_top(cmd, argv[i] + 6, &top))
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error(cmd, "unknown option '%s' (see --help)", argv[i]);
+			return 2;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			cli_error(cmd, "one FILE only (see --help)");
+			return 2;
+		}
+	}
+	if (!path) {
+		cli_error(cmd, "FILE is needed (see --help)");
+		return 2;
+	}
+	a.path = path;
+	rc = load_model(&a);
+	if (rc)
+		goto out;
+	if (sp_chains_run(&a.m, &c)) {
+		cli_error(cmd, "'%s': out of memory", path);
+		rc = 1;
+		goto out;
+	}
+	if (json)
+		chains_json(&a, &c, top);
+	else
+		chains_text(&a, &c, top);
+	sp_chains_free(&c);
+	if (fflush(stdout)) {
+		cli_error(cmd, "writing the output failed: %s", strerror(errno));
+		rc = 1;
+	}
+out:
+	release_all(&a);
+	return rc;
+}

@@ -189,8 +189,12 @@ static void test_columns(void)
 	free(text);
 
 	sp_options_defaults(&opts);
-	T_ASSERT_INT(sp_options_parse(&opts, "columns=site:p99,format=folded", devnull), ==, 0);
+	T_ASSERT_INT(sp_options_parse(&opts, "columns='site:p99',format=folded", devnull), ==, 0);
 	T_ASSERT_STR(opts.report.columns, "site,p99");
+	T_ASSERT_INT(sp_options_parse(&opts, "columns=wait\\,site", devnull), ==, 0);
+	T_ASSERT_STR(opts.report.columns, "wait,site");
+	/* Unquoted, ':' separates options: "p99" alone is no option. */
+	T_ASSERT_INT(sp_options_parse(&opts, "columns=site:p99", devnull), ==, 1);
 	T_ASSERT_INT(opts.report.format, ==, SYNCPROF_FORMAT_FOLDED);
 	T_ASSERT_INT(sp_options_parse(&opts, "columns=nope", devnull), ==, 1);
 	sp_options_free(&opts);

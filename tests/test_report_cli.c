@@ -135,6 +135,29 @@ static void test_diff(void)
 	free(out), free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s report --diff -f pprof %s %s", cli, base, cur), ==, 2);
 	free(out), free(err);
+
+	/* -f (and the others) in any order: before --diff, after the files,
+	 * between them, as --format=csv; each gives the csv header. */
+	{
+		static const char *const forms[] = {
+			"%s report -f csv --diff %s %s",   "%s report --diff %s %s -f csv",
+			"%s report --diff %s -f csv %s",   "%s report %s --diff %s --format=csv",
+			"%s report --format csv %s %s --diff",
+		};
+
+		for (size_t k = 0; k < sizeof(forms) / sizeof(*forms); k++) {
+			T_ASSERT_INT(t_run(&out, &err, forms[k], cli, base, cur), ==, 0);
+			T_ASSERT(!strncmp(out, "type,", 5));
+			free(out), free(err);
+		}
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f pprof --diff %s %s", cli, base, cur),
+			     ==, 2);
+		T_ASSERT_CONTAINS(err, "table or csv");
+		free(out), free(err);
+		T_ASSERT_INT(t_run(&out, &err, "%s report --diff %s %s -n", cli, base, cur), ==, 2);
+		T_ASSERT_CONTAINS(err, "needs a value");
+		free(out), free(err);
+	}
 }
 
 /* Write @text to the file @name in the test's directory; its path. */

@@ -114,7 +114,7 @@ static const struct run_option run_options[] = {
 	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
 	{ "columns", 0, ARG_VALUE, "columns", NULL, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
-	  "e.g. site,wait,count,p99 (the twin takes site:wait:count:p99)" },
+	  "e.g. site,wait,count,p99 (the twin quoted: columns='site,wait')" },
 	{ "top", 'n', ARG_VALUE, "top", NULL, "N", "print the top N rows only (0: all)" },
 	{ "sort", 's', ARG_VALUE, "sort", NULL, "KEY",
 	  "sort by total (default), avg, max, count, contended or hold" },
@@ -160,23 +160,12 @@ static const struct run_option run_options[] = {
  * The value of @o is checked by the parser of its SYNCPROF_OPTIONS twin
  * (src/read/options.c), the one that the program will run it through:
  * what run accepts, the program accepts, and the other way round.  The
- * option takes "a,b,c" where the twin takes "a:b:c" (columns).
+ * value reaches the twin escaped (add_key()), so it may hold any
+ * character, separators included.
  */
 static int option_check(const struct run_option *o, const char *v)
 {
-	char buf[512];
-
-	if (strcmp(o->key, "columns"))
-		return sp_options_check(o->key, v);
-	if (strlen(v) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, v);
-	for (char *p = buf; *p; p++)
-		if (*p == ',')
-			*p = ':';
-		else if (*p == ':')
-			return -EINVAL;
-	return sp_options_check(o->key, buf);
+	return sp_options_check(o->key, v);
 }
 
 static void usage(FILE *f)
@@ -262,12 +251,21 @@ static int sb_add(struct strbuf *b, const char *s)
 	return 0;
 }
 
+/* Append ",key=value" with every separator, quote and backslash of
+ * @value escaped by a backslash (SYNCPROF_OPTIONS' escaping, options.c). */
 static int add_key(struct strbuf *b, const char *key, const char *value)
 {
+	char c[3] = { '\\', 0, 0 };
+
 	if (b->n && sb_add(b, ","))
 		return -ENOMEM;
-	if (sb_add(b, key) || sb_add(b, "=") || sb_add(b, value))
+	if (sb_add(b, key) || sb_add(b, "="))
 		return -ENOMEM;
+	for (; *value; value++) {
+		c[1] = *value;
+		if (sb_add(b, strchr(",: \t\n\r'\"\\", *value) ? c : c + 1))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -284,31 +282,6 @@ static int apply_option(const struct run_option *o, const char *value, struct st
 	if (option_check(o, v)) {
 		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
 			  o->long_name);
-		return 2;
-	}
-	if (!strcmp(o->key, "columns")) {
-		/* The option takes "a,b,c", SYNCPROF_OPTIONS "a:b:c". */
-		char *c = strdup(v);
-		int rc;
-
-		if (!c) {
-			cli_error("run", "out of memory");
-			return 1;
-		}
-		for (char *p = c; *p; p++)
-			if (*p == ',')
-				*p = ':';
-		rc = add_key(env, o->key, c);
-		free(c);
-		if (rc) {
-			cli_error("run", "out of memory");
-			return 1;
-		}
-		return 0;
-	}
-	if (strchr(v, ',')) {
-		cli_error("run", "the value of --%s cannot contain ',' (SYNCPROF_OPTIONS "
-				 "separates keys with it): '%s'", o->long_name, v);
 		return 2;
 	}
 	if (add_key(env, o->key, v)) {

@@ -48,10 +48,13 @@
  * the SYNCPROF_OPTIONS key, a value check and the help line.  Later
  * features (--trace FILE, control options) add a row.
  *
- * The preload library is found, in order: $SYNCPROF_PRELOAD; next to the
- * installed library (SYNCPROF_INSTALL_LIBDIR, fixed at build time, or
- * ../lib relative to this executable); the build tree (this executable's
- * directory, or SYNCPROF_BUILD_DIR).
+ * The preload library is found, in order: $SYNCPROF_PRELOAD; relative to
+ * this executable (its own directory: the build tree; ../lib, ../lib64,
+ * ../lib/x86_64-linux-gnu: an install under any prefix, a .deb under /usr);
+ * the libdir fixed at build time (SYNCPROF_INSTALL_LIBDIR); the build tree
+ * (SYNCPROF_BUILD_DIR).  The executable's own tree comes first, so that a
+ * packaged /usr/bin/syncprof loads /usr/lib's library, never another
+ * version left in /usr/local/lib.
  *
  * Alternatives considered: ptrace or a launcher that injects the library
  * (needless for dynamically linked programs and slower); passing options
@@ -189,7 +192,7 @@ static void usage(FILE *f)
 		else
 			snprintf(head, sizeof(head), "    --%s%s%s", o->long_name,
 				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		fprintf(f, "  %-22s ", head);
+		fprintf(f, "  %-25s ", head);
 		while (*h) {
 			size_t n = strcspn(h, "\n");
 
@@ -197,12 +200,12 @@ static void usage(FILE *f)
 			h += n;
 			if (*h == '\n') {
 				h++;
-				fprintf(f, "  %-22s ", "");
+				fprintf(f, "  %-25s ", "");
 			}
 		}
-		fprintf(f, "  %-22s [%s=%s]\n", "", o->key, o->fixed ? o->fixed : o->metavar);
+		fprintf(f, "  %-25s [%s=%s]\n", "", o->key, o->fixed ? o->fixed : o->metavar);
 	}
-	fputs("  -h, --help             this help\n"
+	fputs("  -h, --help                this help\n"
 	      "\n"
 	      "Example:\n"
 	      "  syncprof run --hold -n 10 -- pigz -p 4 -k big.tar\n"
@@ -388,11 +391,6 @@ static char *find_preload(void)
 
 	if (env && *env)
 		return is_file(env) ? strcpy(path, env) : NULL;
-	if (*SYNCPROF_INSTALL_LIBDIR) {
-		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_INSTALL_LIBDIR, PRELOAD_NAME);
-		if (is_file(path))
-			return path;
-	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
@@ -408,6 +406,13 @@ static char *find_preload(void)
 					return path;
 			}
 		}
+	}
+	/* The prefix fixed at build time: a copy of this executable moved
+	 * away from its libraries. */
+	if (*SYNCPROF_INSTALL_LIBDIR) {
+		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_INSTALL_LIBDIR, PRELOAD_NAME);
+		if (is_file(path))
+			return path;
 	}
 	if (*SYNCPROF_BUILD_DIR) {
 		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_BUILD_DIR, PRELOAD_NAME);

@@ -3,7 +3,9 @@
 # users open it with, `go tool pprof` (Debian's golang-go); skipped (77)
 # when go is absent.  Profiles the bank example (preloaded, hold tracking
 # on) and checks what pprof shows:
-#   -raw     the four sample types, delay the default; the lock type as a
+#   -raw     the Mappings: the first is bank itself, with the build ID
+#            that readelf reads from the file, and libc is one too;
+#            the four sample types, delay the default; the lock type as a
 #            label; a Location with more than one Line (an inlined frame:
 #            bank's static journal_append and transfer are inlined);
 #   -traces  the lock type "[mutex]" as the leaf frame of a mutex's trace;
@@ -33,6 +35,12 @@ grep -q '^contentions/count delay/nanoseconds\[dflt\] holder_contentions/count h
 grep -q 'lock type:\[mutex\]' "$tmp/raw" || fail "no lock type label: $(cat "$tmp/raw")"
 # Locations: "  N: 0xADDR M=.. function file:line" then one indented line
 # per function it was inlined into.
+bid=$(readelf -n "$bank" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+test -n "$bid" || fail "bank has no build ID (readelf -n)"
+sed -n '/^Mappings/,$p' "$tmp/raw" >"$tmp/maps"
+grep -q "^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $(readlink -f "$bank") $bid" "$tmp/maps" ||
+	fail "mapping 1 is not bank with build ID $bid: $(cat "$tmp/maps")"
+grep -q "/libc\.so\.6 [0-9a-f]\{40\}" "$tmp/maps" || fail "no libc mapping with a build ID: $(cat "$tmp/maps")"
 awk '/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
      on && /^ +[0-9]+: / { cur = $1; next }
      on && cur != "" && /^ +[^ 0-9]/ { inl++ }
@@ -45,6 +53,7 @@ awk '/^-----/ { first = 1; next }
 
 go tool pprof -top -sample_index=holder_delay -unit=ns "$tmp/p.pb.gz" >"$tmp/top" 2>&1 ||
 	fail "pprof -top holder_delay: $(cat "$tmp/top")"
+grep -q "Build ID: $bid" "$tmp/top" || fail "pprof -top does not name bank's build ID: $(head -n 4 "$tmp/top")"
 grep -q 'Type: holder_delay' "$tmp/top" || fail "holder_delay: $(cat "$tmp/top")"
 grep -q ' transfer' "$tmp/top" || fail "holder side lacks transfer: $(cat "$tmp/top")"
 want=$(python3 -c 'import json,sys

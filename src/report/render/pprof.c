@@ -22,6 +22,11 @@
  *                 libdw found inlined has one Line per function, innermost
  *                 first, the function it was inlined into last (pprof's
  *                 rule); each Line points to a Function (name, file);
+ *   mappings      the profile's (mappings.c): file, address range, file
+ *                 offset and GNU build ID, so that pprof -symbolize,
+ *                 Pyroscope and Parca can find the binaries; a location
+ *                 with an address points to its mapping, whose has_*
+ *                 flags say whether every frame in it was named;
  *   labels        "lock type" (and "lock name" once locks have names),
  *                 "object" (when the row is one object), "acquisitions"
  *                 (a number); holder samples have "waiter site".
@@ -66,6 +71,7 @@ typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
 
 /* Interning: open addressing over a key array; index + 1 in slots. */
 struct intern {
@@ -91,6 +97,12 @@ struct builder {
 	struct loc_key *loc_keys;
 	size_t n_locations, cap_locations;
 	struct intern location_map;
+	const struct sp_profile *prof;
+	/* per mapping of prof: every frame in it had a function, a file, a
+	 * line (then pprof need not symbolize it again) */
+	struct map_flags {
+		uint8_t used, functions, files, lines;
+	} *map_flags;
 	int err;
 };
 
@@ -311,6 +323,19 @@ static uint64_t location_id(struct builder *b, const struct sp_frame *f, const c
 	init.id = n + 1;
 	init.address = f->address;
 	init.n_line = n_lines;
+	if (f->address) {
+		const struct sp_mapping *m = sp_mapping_find(b->prof, f->address);
+
+		if (m) {
+			struct map_flags *mf = &b->map_flags[m - b->prof->mappings];
+
+			init.mapping_id = (uint64_t)(m - b->prof->mappings) + 1;
+			mf->functions &= f->function != NULL;
+			mf->files &= f->file != NULL;
+			mf->lines &= f->line != 0;
+			mf->used = 1;
+		}
+	}
 	b->locations[n] = init;
 	b->loc_keys[n] = k;
 	b->n_locations++;
@@ -354,6 +379,7 @@ static void builder_free(struct builder *b)
 	free(b->line_store);
 	free(b->loc_keys);
 	free(b->location_map.slot);
+	free(b->map_flags);
 }
 
 /* gzip @len bytes of @data to @out. */
@@ -529,6 +555,9 @@ static int encode(FILE *out, struct builder *b, struct samples *s, const struct 
 	};
 	Function **fp = calloc(b->n_functions + 1, sizeof(*fp));
 	Location **lp = calloc(b->n_locations + 1, sizeof(*lp));
+	size_t n_maps = prof->n_mappings;
+	Mapping *maps = calloc(n_maps + 1, sizeof(*maps));
+	Mapping **mp = calloc(n_maps + 1, sizeof(*mp));
 	uint8_t *buf = NULL;
 	size_t len;
 	int rc = -ENOMEM;
@@ -545,7 +574,28 @@ static int encode(FILE *out, struct builder *b, struct samples *s, const struct 
 	}
 	vt[MAX_VALUES].type = vt[0].type; /* period type: contentions/count */
 	vt[MAX_VALUES].unit = vt[0].unit;
-	if (!fp || !lp || b->err)
+	if (!fp || !lp || !maps || !mp || b->err)
+		goto out;
+	/* Every mapping is written, so that mapping ids are indexes + 1. */
+	for (size_t i = 0; i < n_maps; i++) {
+		const struct sp_mapping *m = &prof->mappings[i];
+		const struct map_flags *mf = &b->map_flags[i];
+		Mapping init = PERFTOOLS__PROFILES__MAPPING__INIT;
+
+		init.id = i + 1;
+		init.memory_start = m->start;
+		init.memory_limit = m->limit;
+		init.file_offset = m->offset;
+		init.filename = string_id(b, m->file);
+		init.build_id = string_id(b, m->build_id);
+		init.has_functions = mf->used && mf->functions;
+		init.has_filenames = mf->used && mf->files;
+		init.has_line_numbers = mf->used && mf->lines;
+		init.has_inline_frames = mf->used && mf->lines; /* libdw's, with the lines */
+		maps[i] = init;
+		mp[i] = &maps[i];
+	}
+	if (b->err)
 		goto out;
 	for (size_t i = 0; i < b->n_functions; i++)
 		fp[i] = &b->functions[i];
@@ -561,6 +611,8 @@ static int encode(FILE *out, struct builder *b, struct samples *s, const struct 
 	p.sample_type = vtp;
 	p.n_sample = s->n;
 	p.sample = s->ptr;
+	p.n_mapping = n_maps;
+	p.mapping = mp;
 	p.n_location = b->n_locations;
 	p.location = lp;
 	p.n_function = b->n_functions;
@@ -581,6 +633,8 @@ out:
 	free(buf);
 	free(fp);
 	free(lp);
+	free(maps);
+	free(mp);
 	return rc;
 }
 
@@ -597,9 +651,13 @@ int sp_render_pprof(FILE *out, const struct sp_profile *prof, const struct syncp
 	memset(&b, 0, sizeof(b));
 	memset(&s, 0, sizeof(s));
 	s.n_values = prof->hold ? 4 : 2;
+	b.prof = prof;
+	b.map_flags = calloc(prof->n_mappings + 1, sizeof(*b.map_flags));
+	for (size_t i = 0; b.map_flags && i < prof->n_mappings; i++)
+		b.map_flags[i].functions = b.map_flags[i].files = b.map_flags[i].lines = 1;
 	for (size_t i = 0; i < rows->n; i++)
 		n += 1 + (prof->hold ? sp_row_d(&rows->v[i])->n_blame : 0);
-	rc = intern_init(&b.string_map);
+	rc = b.map_flags ? intern_init(&b.string_map) : -ENOMEM;
 	if (!rc)
 		rc = intern_init(&b.function_map);
 	if (!rc)

@@ -114,7 +114,9 @@ static const struct run_option run_options[] = {
 	  "or not at all: when writing fails, it goes to stderr" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
-	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
+	  "csv, folded (flame graphs; the lock type is the leaf) or pprof\n"
+	  "(binary: use with -o; with --hold it also has the holder side,\n"
+	  "pprof -sample_index=holder_delay)" },
 	{ "columns", 0, ARG_VALUE, "columns", NULL, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
 	  "e.g. site,wait,count,p99 (the twin quoted: columns='site,wait')" },

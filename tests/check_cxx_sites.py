@@ -90,7 +90,12 @@ def check_table(marks, text):
 
 def check_folded(marks, text):
     cond = [k for k in marks if k["type"] == "condvar"]
-    leaves = [line.rsplit(" ", 1)[0].split(";")[-1] for line in text.splitlines()]
+    # The leaf is the lock type, the call site right under it.
+    stacks = [line.rsplit(" ", 1)[0].split(";") for line in text.splitlines()]
+    leaves = [s[-2] if len(s) > 1 else "" for s in stacks]
+    for s in stacks:
+        if not (s[-1].startswith("[") and s[-1].endswith("]")):
+            problems.append(f"folded: leaf '{s[-1]}' is not a [lock type]")
     for k in cond:
         want = f"{k['function']} (cxx_sites.cpp:{k['line']})"
         if want not in leaves:

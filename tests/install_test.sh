@@ -2,7 +2,17 @@
 # install_test.sh BUILD_DIR SOURCE_DIR - the user's path: install into a
 # prefix, then build programs against it with pkg-config and
 # -include syncprof/instrument.h (dynamic, static, and C++), run them with
-# profiling on, and check the report names the exact call sites.
+# profiling on, and check the report names the exact call sites; then the
+# other ways in:
+#   CMake    a consumer project with find_package(syncprof CONFIG):
+#            syncprof::instrument, syncprof::syncprof_static, and an
+#            unmodified program run with SYNCPROF_PRELOAD_LIBRARY;
+#   man      syncprof.1 and syncprof-CMD.1 for each command, each naming
+#            every option its --help names, rendered by man(1) when present;
+#   bash     the installed completion completes commands, options, values;
+#   .deb     'cpack -G DEB' builds a package whose contents, extracted
+#            (dpkg-deb -x), run: its syncprof profiles a program with its
+#            own preload library.
 set -eu
 build=$1
 src=$2
@@ -80,5 +90,110 @@ CXX
 		fail "static C++ program exited $?"
 	grep -q 'cxx.cc:13' "$tmp/err" || fail "static C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
 	test "$(grep -c '^mutex ' "$tmp/err")" = 2 || fail "static C++ report: $(cat "$tmp/err")"
+fi
+
+# ---- CMake package config -------------------------------------------------
+prefix="$tmp/prefix"
+test -f "$prefix/lib/cmake/syncprof/syncprofConfig.cmake" || fail "no syncprofConfig.cmake"
+mkdir -p "$tmp/consumer"
+cp "$src/examples/bank.c" "$tmp/consumer/"
+cat >"$tmp/consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(syncprof 0.1 CONFIG REQUIRED)
+add_executable(bank_instr bank.c)
+target_link_libraries(bank_instr PRIVATE syncprof::instrument)
+add_executable(bank_static bank.c)
+target_compile_options(bank_static PRIVATE -include syncprof/instrument.h)
+target_link_libraries(bank_static PRIVATE syncprof::syncprof_static)
+add_executable(bank_plain bank.c)
+target_link_libraries(bank_plain PRIVATE Threads::Threads)
+get_target_property(preload_loc syncprof::preload IMPORTED_LOCATION)
+if(NOT preload_loc STREQUAL SYNCPROF_PRELOAD_LIBRARY OR NOT EXISTS "${SYNCPROF_PRELOAD_LIBRARY}")
+  message(FATAL_ERROR "preload: '${preload_loc}' vs '${SYNCPROF_PRELOAD_LIBRARY}'")
+endif()
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt
+  "${SYNCPROF_PRELOAD_LIBRARY}\n${SYNCPROF_EXECUTABLE}\n${syncprof_VERSION}\n")
+CMAKE
+cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+	>"$tmp/cmake.log" 2>&1 || fail "find_package(syncprof CONFIG): $(cat "$tmp/cmake.log")"
+cmake --build "$tmp/consumer/build" >"$tmp/cmake.log" 2>&1 || fail "consumer build: $(cat "$tmp/cmake.log")"
+cb="$tmp/consumer/build"
+test "$(sed -n 1p "$cb/found.txt")" = "$prefix/lib/libsyncprof-preload.so" ||
+	fail "SYNCPROF_PRELOAD_LIBRARY: $(cat "$cb/found.txt")"
+test "$(sed -n 2p "$cb/found.txt")" = "$prefix/bin/syncprof" || fail "SYNCPROF_EXECUTABLE: $(cat "$cb/found.txt")"
+SYNCPROF_OPTIONS=enabled=1 "$cb/bank_instr" 2 20000 >/dev/null 2>"$tmp/err" || fail "cmake bank_instr exited $?"
+grep -q 'bank.c:56' "$tmp/err" || fail "cmake bank_instr report lacks bank.c:56: $(cat "$tmp/err")"
+readelf -d "$cb/bank_static" | grep -q 'NEEDED.*libsyncprof' && fail "bank_static needs libsyncprof.so"
+SYNCPROF_OPTIONS=enabled=1 "$cb/bank_static" 2 20000 >/dev/null 2>"$tmp/err" || fail "cmake bank_static exited $?"
+grep -q 'bank.c:56' "$tmp/err" || fail "cmake bank_static report lacks bank.c:56: $(cat "$tmp/err")"
+LD_PRELOAD="$(sed -n 1p "$cb/found.txt")" "$cb/bank_plain" 2 20000 >/dev/null 2>"$tmp/err" ||
+	fail "bank_plain under SYNCPROF_PRELOAD_LIBRARY exited $?"
+grep -q 'transfer' "$tmp/err" || fail "preloaded report lacks transfer: $(cat "$tmp/err")"
+
+# ---- man pages, from --help ----------------------------------------------
+mandir="$prefix/share/man/man1"
+cmds=$("$prefix/bin/syncprof" --help | sed -n '/^Commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p')
+test -n "$cmds" || fail "no commands in syncprof --help"
+for page in syncprof $(for c in $cmds; do echo "syncprof-$c"; done); do
+	f="$mandir/$page.1"
+	test -f "$f" || fail "no man page $page.1"
+	up=$(echo "$page" | tr a-z A-Z)
+	grep -q "^\.TH \"$up\" \"1\"" "$f" || fail "$page.1 has no .TH $up"
+	grep -q '^\.SH SYNOPSIS' "$f" && grep -q '^\.SH DESCRIPTION' "$f" || fail "$page.1 sections"
+	cmd=${page#syncprof}; cmd=${cmd#-}
+	# Every option the --help names is in the page (roff writes - as \-).
+	for o in $("$prefix/bin/syncprof" $cmd --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$f" || fail "$page.1 lacks $o"
+	done
+	if command -v man >/dev/null 2>&1; then
+		MANWIDTH=80 man -l "$f" >"$tmp/man.txt" 2>/dev/null || fail "man -l $page.1"
+		grep -q "NAME" "$tmp/man.txt" || fail "man -l $page.1: $(head "$tmp/man.txt")"
+	fi
+done
+grep -qF -- '\fB\-\-hold\fR' "$mandir/syncprof-run.1" || fail "syncprof-run.1 lacks --hold"
+
+# ---- bash completion ------------------------------------------------------
+comp="$prefix/share/bash-completion/completions/syncprof"
+test -f "$comp" || fail "no bash completion"
+if command -v bash >/dev/null 2>&1; then
+	# shellcheck disable=SC2016
+	got=$(PATH="$prefix/bin:$PATH" bash -c '
+		. "$1"
+		c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _syncprof; echo "${COMPREPLY[*]}"; }
+		c syncprof r; c syncprof run --ho; c syncprof report -f ""; c syncprof run -s co
+		c syncprof trace ""' _ "$comp")
+	echo "$got" | sed -n 1p | grep -qx 'run report' || fail "completion of 'syncprof r': $got"
+	echo "$got" | sed -n 2p | grep -qx -- '--hold' || fail "completion of 'run --ho': $got"
+	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || fail "completion of '-f': $got"
+	echo "$got" | sed -n 4p | grep -qx 'count contended' || fail "completion of '-s co': $got"
+	echo "$got" | sed -n 5p | grep -q 'dump' || fail "completion of 'trace': $got"
+fi
+
+# ---- cpack -G DEB -----------------------------------------------------------
+if command -v dpkg-deb >/dev/null 2>&1; then
+	(cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) ||
+		fail "cpack -G DEB: $(tail -n 20 "$tmp/cpack.log")"
+	deb=$(ls "$tmp/deb"/*.deb)
+	test -f "$deb" || fail "no .deb: $(ls "$tmp/deb")"
+	dpkg-deb -I "$deb" >"$tmp/deb.info"
+	grep -q '^ Package: syncprof$' "$tmp/deb.info" || fail "deb info: $(cat "$tmp/deb.info")"
+	grep -q '^ Depends:.*libc6' "$tmp/deb.info" || fail "deb has no Depends: $(cat "$tmp/deb.info")"
+	dpkg-deb -c "$deb" >"$tmp/deb.list"
+	for f in ./usr/bin/syncprof ./usr/lib/libsyncprof-preload.so ./usr/include/syncprof.h \
+		./usr/lib/cmake/syncprof/syncprofConfig.cmake ./usr/share/man/man1/syncprof-run.1 \
+		./usr/share/bash-completion/completions/syncprof ./usr/lib/pkgconfig/syncprof.pc; do
+		grep -q " $f\$" "$tmp/deb.list" || grep -q " $f -> " "$tmp/deb.list" ||
+			fail "the .deb lacks $f: $(cat "$tmp/deb.list")"
+	done
+	dpkg-deb -x "$deb" "$tmp/root"
+	# Its syncprof runs a program with its own preload library.
+	env -u SYNCPROF_PRELOAD "$tmp/root/usr/bin/syncprof" run -f json -o "$tmp/deb.json" -- \
+		sh -c 'grep -o "/[^ ]*libsyncprof-preload.so" /proc/$$/maps | sort -u' \
+		>"$tmp/deb.out" 2>"$tmp/err" || fail "the .deb's syncprof run exited $?: $(cat "$tmp/err")"
+	test "$(cat "$tmp/deb.out")" = "$tmp/root/usr/lib/libsyncprof-preload.so" ||
+		fail "the .deb's syncprof loaded '$(cat "$tmp/deb.out")'"
+	python3 "$src/tests/check_profile_json.py" "$tmp/deb.json" >/dev/null ||
+		fail "the .deb's profile: $(python3 "$src/tests/check_profile_json.py" "$tmp/deb.json")"
 fi
 echo "install_test: ok"

@@ -68,7 +68,7 @@ static void test_live(void)
 	struct stat st;
 	int fds[12];
 
-	t_start(&p, "control=1,report_at_exit=0,columns=site:count", argv, line, sizeof(line));
+	t_start(&p, "control=1 report_at_exit=0 columns='site,count'", argv, line, sizeof(line));
 	T_ASSERT_STR(line, "ready\n");
 	snprintf(path, sizeof(path), "%s/%d.sock", ctl_dir, (int)p.pid);
 	T_ASSERT_INT(t_wait_path(path, 5000), ==, 0);
@@ -108,7 +108,7 @@ static void test_live(void)
 	T_ASSERT_UINT(a3, >, a2);
 	T_ASSERT_UINT(a3, >=, 50);
 
-	/* Options not given keep the process's own (columns=site:count). */
+	/* Options not given keep the process's own (columns='site,count'). */
 	T_ASSERT_INT(t_run(&out, &err, "%s ctl %d report", cli, (int)p.pid), ==, 0);
 	T_ASSERT_CONTAINS(out, "Call site");
 	T_ASSERT(!strstr(out, "Wait Time"));

@@ -2,7 +2,8 @@
  * test_formats.c - the csv, folded and pprof outputs and the table's
  * columns, on a profile recorded in this process:
  *   folded: the weights sum to the report's total wait, one line per row
- *           with a wait, the site as the leaf;
+ *           with a wait, the lock type "[mutex]" as the leaf and the site
+ *           right under it;
  *   pprof:  gunzips and decodes with `protoc --decode` against
  *           src/report/render/profile.proto; sample types contentions/count and
  *           delay/nanoseconds; the delays sum to the total wait and the
@@ -70,8 +71,13 @@ static void test_folded(void)
 		T_ASSERT(sp != NULL);
 		sum += strtoull(sp + 1, NULL, 10);
 		lines++;
-		if (strstr(line, "w_waiter"))
+		*sp = '\0';
+		T_ASSERT(strrchr(line, ';') != NULL);
+		T_ASSERT(strrchr(line, ';')[1] == '[' && sp[-1] == ']');
+		if (strstr(line, "w_waiter")) {
 			T_ASSERT_CONTAINS(line, "w_waiter (workload.h:");
+			T_ASSERT_CONTAINS(line, ";[");
+		}
 	}
 	T_ASSERT_UINT(sum, ==, total_wait);
 	T_ASSERT_INT(lines, ==, (long long)rows_with_wait);
@@ -103,6 +109,11 @@ static void test_pprof(void)
 	T_ASSERT_CONTAINS(out, "string_table: \"w_waiter\"");
 	T_ASSERT_CONTAINS(out, "location {");
 	T_ASSERT_CONTAINS(out, "function {");
+	/* The lock type as a leaf frame; "delay" the default sample type,
+	 * string 1 (speedscope reads it as an index: sample type 1). */
+	T_ASSERT_CONTAINS(out, "string_table: \"[mutex]\"");
+	T_ASSERT_CONTAINS(out, "default_sample_type: 1\n");
+	T_ASSERT_CONTAINS(out, "string_table: \"\"\nstring_table: \"delay\"\n");
 	/* In each sample, values are contentions then delay. */
 	for (const char *s = strstr(out, "sample {"); s; s = strstr(s + 1, "sample {")) {
 		const char *v1 = strstr(s, "value: "), *v2 = v1 ? strstr(v1 + 1, "value: ") : NULL;
@@ -178,8 +189,12 @@ static void test_columns(void)
 	free(text);
 
 	sp_options_defaults(&opts);
-	T_ASSERT_INT(sp_options_parse(&opts, "columns=site:p99,format=folded", devnull), ==, 0);
+	T_ASSERT_INT(sp_options_parse(&opts, "columns='site:p99',format=folded", devnull), ==, 0);
 	T_ASSERT_STR(opts.report.columns, "site,p99");
+	T_ASSERT_INT(sp_options_parse(&opts, "columns=wait\\,site", devnull), ==, 0);
+	T_ASSERT_STR(opts.report.columns, "wait,site");
+	/* Unquoted, ':' separates options: "p99" alone is no option. */
+	T_ASSERT_INT(sp_options_parse(&opts, "columns=site:p99", devnull), ==, 1);
 	T_ASSERT_INT(opts.report.format, ==, SYNCPROF_FORMAT_FOLDED);
 	T_ASSERT_INT(sp_options_parse(&opts, "columns=nope", devnull), ==, 1);
 	sp_options_free(&opts);

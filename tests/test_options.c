@@ -120,6 +120,62 @@ int main(void)
 	T_ASSERT_CONTAINS(w, "bad value '99999999999' for option 'top'");
 	free(w);
 
+	/* The sanitizers' separators: ',', ':', spaces, tabs, newlines. */
+	w = parse(&o, "top=3:sort=avg format=json\tcoalesce=0\n,: hold=1", &problems);
+	T_ASSERT_INT(problems, ==, 0);
+	T_ASSERT_STR(w, "");
+	T_ASSERT_INT(o.report.top, ==, 3);
+	T_ASSERT_INT(o.report.sort, ==, SYNCPROF_SORT_AVG);
+	T_ASSERT_INT(o.report.format, ==, SYNCPROF_FORMAT_JSON);
+	T_ASSERT_INT(o.report.coalesce, ==, 0);
+	T_ASSERT_INT(o.hold, ==, 1);
+	sp_options_free(&o);
+	free(w);
+
+	/* Separators in a value: quoted '...' (literal), "..." (\ escapes),
+	 * or each escaped with \. */
+	w = parse(&o, "output='/tmp/a,b:c d\\',src_root=\"/s r\\\"c\",top=1", &problems);
+	T_ASSERT_INT(problems, ==, 0);
+	T_ASSERT_STR(o.output, "/tmp/a,b:c d\\");
+	T_ASSERT_STR(o.report.src_root, "/s r\"c");
+	T_ASSERT_INT(o.report.top, ==, 1);
+	sp_options_free(&o);
+	free(w);
+	w = parse(&o, "output=/tmp/x\\,y\\:z\\ w\\\\,top=2", &problems);
+	T_ASSERT_INT(problems, ==, 0);
+	T_ASSERT_STR(o.output, "/tmp/x,y:z w\\");
+	T_ASSERT_INT(o.report.top, ==, 2);
+	sp_options_free(&o);
+	free(w);
+	w = parse(&o, "skip='^std::mutex::lock$',frames=2", &problems);
+	T_ASSERT_INT(problems, ==, 0);
+	T_ASSERT_UINT(o.n_skip, ==, 1);
+	T_ASSERT_STR(o.skip[0], "^std::mutex::lock$");
+	sp_options_free(&o);
+	free(w);
+
+	/* An unterminated quote or a trailing backslash: one warning, the
+	 * items before it applied. */
+	w = parse(&o, "top=4,output='/tmp/x,sort=avg", &problems);
+	T_ASSERT_INT(problems, ==, 1);
+	T_ASSERT_CONTAINS(w, "unterminated quote");
+	T_ASSERT_INT(o.report.top, ==, 4);
+	T_ASSERT(o.output == NULL);
+	sp_options_free(&o);
+	free(w);
+	w = parse(&o, "top=5,output=x\\", &problems);
+	T_ASSERT_INT(problems, ==, 1);
+	T_ASSERT_CONTAINS(w, "trailing");
+	T_ASSERT_INT(o.report.top, ==, 5);
+	sp_options_free(&o);
+	free(w);
+
+	/* NULL warn: silent, problems still counted. */
+	sp_options_defaults(&o);
+	T_ASSERT_INT(sp_options_parse(&o, "bogus=1,top=6", NULL), ==, 1);
+	T_ASSERT_INT(o.report.top, ==, 6);
+	sp_options_free(&o);
+
 	/* A prefix of a key is not the key. */
 	w = parse(&o, "enable=1,enabledx=1", &problems);
 	T_ASSERT_INT(problems, ==, 2);

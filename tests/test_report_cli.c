@@ -135,6 +135,29 @@ static void test_diff(void)
 	free(out), free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s report --diff -f pprof %s %s", cli, base, cur), ==, 2);
 	free(out), free(err);
+
+	/* -f (and the others) in any order: before --diff, after the files,
+	 * between them, as --format=csv; each gives the csv header. */
+	{
+		static const char *const forms[] = {
+			"%s report -f csv --diff %s %s",   "%s report --diff %s %s -f csv",
+			"%s report --diff %s -f csv %s",   "%s report %s --diff %s --format=csv",
+			"%s report --format csv %s %s --diff",
+		};
+
+		for (size_t k = 0; k < sizeof(forms) / sizeof(*forms); k++) {
+			T_ASSERT_INT(t_run(&out, &err, forms[k], cli, base, cur), ==, 0);
+			T_ASSERT(!strncmp(out, "type,", 5));
+			free(out), free(err);
+		}
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f pprof --diff %s %s", cli, base, cur),
+			     ==, 2);
+		T_ASSERT_CONTAINS(err, "table or csv");
+		free(out), free(err);
+		T_ASSERT_INT(t_run(&out, &err, "%s report --diff %s %s -n", cli, base, cur), ==, 2);
+		T_ASSERT_CONTAINS(err, "needs a value");
+		free(out), free(err);
+	}
 }
 
 /* Write @text to the file @name in the test's directory; its path. */
@@ -206,6 +229,34 @@ static void test_hist(void)
 	free(out), free(err);
 }
 
+/* "mappings" read back and written again as they were; a bad one refused
+ * with one message. */
+static void test_mappings(void)
+{
+	char *out, *err;
+	const char *path;
+	static const char maps[] =
+		"\"mappings\":[{\"start\":\"0x1000\",\"limit\":\"0x2000\",\"offset\":\"0x0\","
+		"\"file\":\"/bin/x\",\"build_id\":\"0a1b\"},{\"start\":\"0x5000\","
+		"\"limit\":\"0x9000\",\"offset\":\"0x3000\",\"file\":null,\"build_id\":null}],";
+	char text[2048];
+
+	snprintf(text, sizeof(text), "%s%s\"rows\":[%s\"wait_hist\":[1]}]}", PROFILE_HEAD, maps,
+		 ROW_HEAD);
+	path = write_tmp("maps.json", text);
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, path), ==, 0);
+	T_ASSERT_CONTAINS(out, maps);
+	free(out), free(err);
+	snprintf(text, sizeof(text), "%s%s\"rows\":[%s\"wait_hist\":[1]}]}", PROFILE_HEAD,
+		 "\"mappings\":[{\"start\":\"0x2000\",\"limit\":\"0x1000\",\"offset\":\"0x0\","
+		 "\"file\":null,\"build_id\":null}],", ROW_HEAD);
+	path = write_tmp("badmaps.json", text);
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
+	T_ASSERT_CONTAINS(err, "mapping 0: needs \"start\" < \"limit\"");
+	T_ASSERT_INT(t_count_lines(err, "syncprof"), ==, 1);
+	free(out), free(err);
+}
+
 static void test_errors(void)
 {
 	char *out, *err, path[160];
@@ -272,6 +323,7 @@ int main(int argc, char **argv)
 	test_rerender();
 	test_diff();
 	test_hist();
+	test_mappings();
 	test_errors();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_report_cli: ok\n");

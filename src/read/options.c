@@ -1,13 +1,33 @@
 /*
  * options.c - SYNCPROF_OPTIONS, read once at start-up.
  *
- * Design: the sanitizers' convention, "key=value,key=value".  Each key has
- * one row in the options table below: its name, a parser and the help text
- * naming the valid values, so that a warning can list the choices and
- * later features add a key by adding a row.  A problem (unknown key, bad
- * value) prints one warning naming the key and what would have been valid;
- * the rest of the string is still applied and the program runs on: the
- * profiler never stops a program because of its own configuration.
+ * Design: the sanitizers' convention, "key=value" items separated by ',',
+ * ':', spaces, tabs or newlines ("hold=1:top=5", "hold=1 top=5" and
+ * "hold=1,top=5" are one thing).  A value that holds a separator is
+ * quoted, 'like this' (literal up to the next ') or "like this" (where \
+ * still escapes), or has each such character escaped with \ outside
+ * quotes: output='/tmp/a,b:c', output=/tmp/a\,b, columns='site,wait'.
+ * Each key has one row in the options table below: its name, a parser and
+ * the help text naming the valid values, so that a warning can list the
+ * choices and later features add a key by adding a row.  A problem
+ * (unknown key, bad value, an unterminated quote) prints one warning
+ * naming the key and what would have been valid; the rest of the string
+ * is still applied and the program runs on: the profiler never stops a
+ * program because of its own configuration.
+ *
+ * Warned once.  Every process of a tree inherits SYNCPROF_OPTIONS (a
+ * shell script, make, a server that forks and execs its workers), and a
+ * program can hold the library twice (built instrumented and run under
+ * the preload): each would say the same warning again.  sp_options_env()
+ * marks a string it warned about in SYNCPROF_OPTIONS_WARNED (a hash of it)
+ * and stays silent on a string so marked; a different string warns again.
+ *
+ * Costs: read once at start-up; a warning's setenv() is the only write to
+ * the environment, made only when there is something to warn about.
+ *
+ * Alternatives considered: the old "values cannot contain commas" (paths
+ * and regular expressions can); ':' as the separator of a columns list
+ * (the sanitizers use it between options: quote the list instead).
  */
 #include <errno.h>
 #include <limits.h>
@@ -212,7 +232,8 @@ static int opt_columns(struct sp_options *o, const char *v)
 	int ids[SP_MAX_COLUMNS];
 	int rc;
 
-	/* Columns are separated by ':' here, as ',' separates options. */
+	/* Columns are separated by ',' or ':' (quoted or escaped, as both
+	 * separate options too). */
 	char buf[256];
 
 	if (strlen(v) >= sizeof(buf))
@@ -282,7 +303,8 @@ static const struct option_row option_table[] = {
 	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
 	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
-	  "table columns separated by ':' among type, object, site, wait, count, avg, "
+	  "table columns separated by ',' or ':', quoted ('site,wait'), among type, object, "
+	  "site, wait, count, avg, "
 	  "contended, max, p50, p90, p99, hold, max_hold, owner_chg" },
 	{ "control", opt_control, "1 or 0 (listen on the control socket, see syncprof ctl)" },
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
@@ -295,6 +317,8 @@ static const struct option_row option_table[] = {
 static void warn_unknown(FILE *warn, const char *key, size_t klen)
 {
 	/* A key is a short word: echo at most 64 bytes of whatever came. */
+	if (!warn)
+		return;
 	fprintf(warn, "syncprof: warning: unknown option '%.*s%s' in SYNCPROF_OPTIONS (known:",
 		klen > 64 ? 64 : (int)klen, key, klen > 64 ? "..." : "");
 	for (size_t i = 0; i < N_OPTIONS; i++)
@@ -302,7 +326,7 @@ static void warn_unknown(FILE *warn, const char *key, size_t klen)
 	fputs("); ignored\n", warn);
 }
 
-/* Apply one "key=value" of length @len. */
+/* Apply one "key=value" of length @len; warnings to @warn unless NULL. */
 static int parse_one(struct sp_options *o, const char *item, size_t len, FILE *warn)
 {
 	const char *eq = memchr(item, '=', len);
@@ -315,22 +339,27 @@ static int parse_one(struct sp_options *o, const char *item, size_t len, FILE *w
 		if (strlen(row->name) != klen || strncmp(row->name, item, klen))
 			continue;
 		if (!eq) {
-			fprintf(warn, "syncprof: warning: option '%s' needs a value (%s); ignored\n",
-				row->name, row->valid);
+			if (warn)
+				fprintf(warn,
+					"syncprof: warning: option '%s' needs a value (%s); ignored\n",
+					row->name, row->valid);
 			return 1;
 		}
 		if (len - klen - 1 >= sizeof(value)) {
-			fprintf(warn, "syncprof: warning: value of option '%s' is too long; ignored\n",
-				row->name);
+			if (warn)
+				fprintf(warn,
+					"syncprof: warning: value of option '%s' is too long; ignored\n",
+					row->name);
 			return 1;
 		}
 		memcpy(value, eq + 1, len - klen - 1);
 		value[len - klen - 1] = '\0';
 		if (row->set(o, value)) {
-			fprintf(warn,
-				"syncprof: warning: bad value '%s' for option '%s' (valid: %s); "
-				"ignored\n",
-				value, row->name, row->valid);
+			if (warn)
+				fprintf(warn,
+					"syncprof: warning: bad value '%s' for option '%s' (valid: %s); "
+					"ignored\n",
+					value, row->name, row->valid);
 			return 1;
 		}
 		return 0;
@@ -339,19 +368,127 @@ static int parse_one(struct sp_options *o, const char *item, size_t len, FILE *w
 	return 1;
 }
 
+/* An item longer than the buffer (cut to @item): a known key's value is
+ * too long, anything else is an unknown key, shown cut. */
+static int too_long(const char *item, FILE *warn)
+{
+	const char *eq = strchr(item, '=');
+	size_t klen = eq ? (size_t)(eq - item) : strlen(item);
+
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (strlen(option_table[i].name) == klen &&
+		    !strncmp(option_table[i].name, item, klen)) {
+			if (warn)
+				fprintf(warn,
+					"syncprof: warning: value of option '%s' is too long; ignored\n",
+					option_table[i].name);
+			return 1;
+		}
+	warn_unknown(warn, item, klen);
+	return 1;
+}
+
+static int is_separator(char c)
+{
+	return c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * Copy the item that starts at @s into @item (of @size bytes), without its
+ * quotes and escapes; return the number of bytes of @s it took, and in
+ * *@err: 0, -E2BIG (longer than @size: the rest is skipped) or -EINVAL
+ * (an unterminated quote or a trailing \: the rest of the string).
+ */
+static size_t item_next(const char *s, char *item, size_t size, int *err)
+{
+	size_t i = 0, n = 0;
+	char quote = 0;
+
+	*err = 0;
+	for (; s[i] && (quote || !is_separator(s[i])); i++) {
+		char c = s[i];
+
+		if (quote && c == quote) {
+			quote = 0;
+			continue;
+		}
+		if (!quote && (c == '\'' || c == '"')) {
+			quote = c;
+			continue;
+		}
+		if (c == '\\' && quote != '\'') {
+			if (!s[i + 1]) {
+				*err = -EINVAL;
+				i++; /* consumed: the string ends here */
+				break;
+			}
+			c = s[++i];
+		}
+		if (n + 1 < size)
+			item[n++] = c;
+		else
+			*err = -E2BIG;
+	}
+	if (quote)
+		*err = -EINVAL;
+	item[n] = '\0';
+	return i;
+}
+
 int sp_options_parse(struct sp_options *o, const char *s, FILE *warn)
 {
 	int problems = 0;
+	char item[4096 + 64];
 
 	while (s && *s) {
-		size_t len = strcspn(s, ",");
+		int err;
+		size_t len;
 
-		if (len)
-			problems += parse_one(o, s, len, warn);
-		s += len;
-		if (*s == ',')
+		if (is_separator(*s)) {
 			s++;
+			continue;
+		}
+		len = item_next(s, item, sizeof(item), &err);
+		if (err == -EINVAL) {
+			if (warn)
+				fprintf(warn, "syncprof: warning: unterminated quote or trailing '\\' in "
+				      "SYNCPROF_OPTIONS at '%.64s'; ignored\n", s);
+			problems++;
+		} else if (err == -E2BIG) {
+			problems += too_long(item, warn);
+		} else {
+			problems += parse_one(o, item, strlen(item), warn);
+		}
+		s += len;
 	}
+	return problems;
+}
+
+/* FNV-1a of @s, as the mark of a warned-about string. */
+static unsigned long long options_hash(const char *s)
+{
+	unsigned long long h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+int sp_options_env(struct sp_options *o, FILE *warn)
+{
+	const char *s = getenv("SYNCPROF_OPTIONS");
+	const char *mark = getenv("SYNCPROF_OPTIONS_WARNED");
+	char hash[32];
+	int problems;
+
+	if (!s)
+		return 0;
+	snprintf(hash, sizeof(hash), "%016llx", options_hash(s));
+	if (mark && !strcmp(mark, hash))
+		return sp_options_parse(o, s, NULL); /* said already, up the tree */
+	problems = sp_options_parse(o, s, warn);
+	if (problems > 0)
+		setenv("SYNCPROF_OPTIONS_WARNED", hash, 1);
 	return problems;
 }
 

@@ -41,9 +41,15 @@ struct sp_options {
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
 };
 
-/* Parse "key=value,..." into @o (which holds defaults); warnings to @warn.
+/* Parse "key=value,..." into @o (which holds defaults); items separated by
+ * ',', ':' or white space, values quoted '...' or "..." or escaped with \
+ * (options.c); warnings to @warn, none when it is NULL.
  * Returns the number of problems found (0: all understood). */
 int sp_options_parse(struct sp_options *o, const char *s, FILE *warn);
+/* Parse $SYNCPROF_OPTIONS into @o, warning to @warn only when no process
+ * up the tree (or other copy of the library) warned about the same string:
+ * marks it in $SYNCPROF_OPTIONS_WARNED.  Start-up only (setenv). */
+int sp_options_env(struct sp_options *o, FILE *warn);
 void sp_options_defaults(struct sp_options *o);
 void sp_options_free(struct sp_options *o);
 /*

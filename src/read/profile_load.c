@@ -539,6 +539,46 @@ int sp_profile_load(const char *path, struct sp_profile *p, char *err, size_t er
 	return rc;
 }
 
+/* "mappings": [{"start", "limit", "offset", "file", "build_id"}], as
+ * render/json.c writes them (optional). */
+static int read_mappings(struct loader *l, json_object *root)
+{
+	struct sp_profile *p = l->p;
+	json_object *arr;
+	size_t n;
+
+	if (!json_object_object_get_ex(root, "mappings", &arr) || !arr)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return fail(l, "%s: \"mappings\" is not an array", l->name);
+	n = json_object_array_length(arr);
+	if (!n)
+		return 0;
+	p->mappings = sp_profile_alloc(p, n * sizeof(*p->mappings));
+	if (!p->mappings)
+		return fail(l, "%s: out of memory", l->name);
+	for (size_t i = 0; i < n; i++) {
+		json_object *m = json_object_array_get_idx(arr, i), *v;
+		struct sp_mapping *d = &p->mappings[i];
+
+		if (!m || !json_object_is_type(m, json_type_object) ||
+		    parse_hex(get_str(m, "start"), &d->start) ||
+		    parse_hex(get_str(m, "limit"), &d->limit) ||
+		    parse_hex(get_str(m, "offset"), &d->offset) || d->limit <= d->start ||
+		    (json_object_object_get_ex(m, "file", &v) && v &&
+		     !json_object_is_type(v, json_type_string)) ||
+		    (json_object_object_get_ex(m, "build_id", &v) && v &&
+		     !json_object_is_type(v, json_type_string)))
+			return fail(l, "%s: mapping %zu: needs \"start\" < \"limit\" and "
+				       "\"offset\" (\"0x...\"), \"file\" and \"build_id\" "
+				       "(strings or null)", l->name, i);
+		d->file = sp_profile_intern(p, get_str(m, "file"));
+		d->build_id = sp_profile_intern(p, get_str(m, "build_id"));
+	}
+	p->n_mappings = n;
+	return 0;
+}
+
 static int read_meta(struct loader *l, json_object *root)
 {
 	struct sp_profile *p = l->p;
@@ -578,6 +618,8 @@ static int read_meta(struct loader *l, json_object *root)
 				    l->name, SP_HIST_SUB, SP_HIST_BUCKETS);
 		l->buckets = 1;
 	}
+	if (read_mappings(l, root))
+		return -EINVAL; /* said by fail() */
 	return sp_profile_error(p);
 }
 

@@ -159,7 +159,7 @@ int sp_profile_resolve(struct sp_profile *p)
 				return rc;
 		}
 	}
-	return 0;
+	return sp_profile_mappings(p); /* of the addresses just named */
 }
 
 static const char *base_name(const char *path)

@@ -192,6 +192,17 @@ struct sp_lock_order {
 	size_t n_cycles, cap_cycles;
 };
 
+/* ---- mappings -------------------------------------------------------------- */
+
+/* An executable mapping of the profiled process that code addresses of
+ * the profile fall in (mappings.c): page-aligned [start, limit), the file
+ * offset of start, the file and its GNU build ID (hex; NULL: none). */
+struct sp_mapping {
+	uintptr_t start, limit, offset;
+	const char *file;
+	const char *build_id;
+};
+
 /* ---- the profile ----------------------------------------------------------- */
 
 struct sp_arena;
@@ -212,6 +223,10 @@ struct sp_profile {
 	enum syncprof_sort sort;
 	struct sp_rows rows;
 	struct sp_lock_order order; /* with lock-order checking (order.on) */
+	/* executable mappings holding the rows' code addresses, main program
+	 * first; in the arena; set by sp_profile_resolve() or the loader */
+	struct sp_mapping *mappings;
+	size_t n_mappings;
 	struct sp_arena *arena; /* names and strings */
 };
 
@@ -304,6 +319,14 @@ const char *sp_frame_format(const struct sp_frame *f, const char *src_root, size
 const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size);
 /* A site of this process, symbolized and formatted (watchdog). */
 const char *sp_site_name(const struct sp_site *s, const char *src_root, char *buf, size_t size);
+
+/* "mappings.c" */
+/* Find the executable mappings of this process that hold the code
+ * addresses of @p's resolved rows and cycles (none when @p has its
+ * mappings already); report path only. */
+int sp_profile_mappings(struct sp_profile *p);
+/* The mapping of @p that holds @addr, or NULL. */
+const struct sp_mapping *sp_mapping_find(const struct sp_profile *p, uintptr_t addr);
 
 /* "symbolize.c" */
 #define SP_MAX_INLINE 8

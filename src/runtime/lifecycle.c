@@ -688,7 +688,7 @@ void sp_runtime_init(void)
 		return;
 	}
 	sp_options_defaults(&sp_opts);
-	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
+	sp_options_env(&sp_opts, stderr); /* warns once per process tree */
 	read_command();
 	stderr_keep();
 	run_role_init();

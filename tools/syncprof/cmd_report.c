@@ -42,7 +42,8 @@ static const char help[] =
 	"are merged) and prints, for each site, wait time, acquisitions (count)\n"
 	"and contended attempts in BASE and NEW and the change, largest absolute\n"
 	"change of the -s key (default wait) first; sites found in one profile\n"
-	"only are marked new or gone.\n"
+	"only are marked new or gone.  Its options and the two profiles may come in\n"
+	"any order, before or after --diff.\n"
 	"\n"
 	"Exit status: 0 done, 1 a file could not be read or is not a profile,\n"
 	"2 bad usage.\n"
@@ -240,40 +241,64 @@ static int do_diff(int argc, char **argv, int i)
 	FILE *out = stdout;
 
 	sort_by = DIFF_WAIT;
+	/* Options and profiles in any order, before or after --diff itself,
+	 * each option as "-x V", "--xx V" or "--xx=V". */
 	for (; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *val = NULL;
+		char opt = 0;
 
-		if ((!strcmp(a, "-n") || !strcmp(a, "--top")) && i + 1 < argc) {
-			char *end;
-
-			top = (unsigned)strtoul(argv[++i], &end, 10);
-			if (!*argv[i] || *end || *argv[i] == '-') {
-				cli_error("report", "bad --top '%s' (a number of rows)", argv[i]);
+		if (!strcmp(a, "--diff"))
+			continue;
+		if (!strcmp(a, "-n") || !strcmp(a, "--top") || !strncmp(a, "--top=", 6))
+			opt = 'n';
+		else if (!strcmp(a, "-s") || !strcmp(a, "--sort") || !strncmp(a, "--sort=", 7))
+			opt = 's';
+		else if (!strcmp(a, "-f") || !strcmp(a, "--format") || !strncmp(a, "--format=", 9))
+			opt = 'f';
+		else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9))
+			opt = 'o';
+		if (opt) {
+			val = strchr(a, '=');
+			if (val && a[1] == '-') {
+				val++;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				cli_error("report", "option %s needs a value", a);
 				return 2;
 			}
-		} else if ((!strcmp(a, "-s") || !strcmp(a, "--sort")) && i + 1 < argc) {
-			a = argv[++i];
-			if (!strcmp(a, "wait") || !strcmp(a, "total"))
+		}
+		if (opt == 'n') {
+			char *end;
+
+			top = (unsigned)strtoul(val, &end, 10);
+			if (!*val || *end || *val == '-') {
+				cli_error("report", "bad --top '%s' (a number of rows)", val);
+				return 2;
+			}
+		} else if (opt == 's') {
+			if (!strcmp(val, "wait") || !strcmp(val, "total"))
 				sort_by = DIFF_WAIT;
-			else if (!strcmp(a, "count"))
+			else if (!strcmp(val, "count"))
 				sort_by = DIFF_COUNT;
-			else if (!strcmp(a, "contended"))
+			else if (!strcmp(val, "contended"))
 				sort_by = DIFF_CONTENDED;
 			else {
 				cli_error("report", "bad --diff sort key '%s' (valid: wait, count, "
-						    "contended)", a);
+						    "contended)", val);
 				return 2;
 			}
-		} else if ((!strcmp(a, "-f") || !strcmp(a, "--format")) && i + 1 < argc) {
-			a = argv[++i];
-			if (!strcmp(a, "csv"))
+		} else if (opt == 'f') {
+			if (!strcmp(val, "csv"))
 				csv = 1;
-			else if (strcmp(a, "table")) {
-				cli_error("report", "--diff prints a table or csv, not '%s'", a);
+			else if (!strcmp(val, "table"))
+				csv = 0;
+			else {
+				cli_error("report", "--diff prints a table or csv, not '%s'", val);
 				return 2;
 			}
-		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-			output = argv[++i];
+		} else if (opt == 'o') {
+			output = val;
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("report", "unknown or incomplete --diff option '%s' (valid: -n, -s, "
 					    "-f, -o)", a);
@@ -336,15 +361,19 @@ int cmd_report(int argc, char **argv)
 	const char *path = NULL;
 
 	cli_render_opts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		int r;
-
+	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf(help, cli_render_help);
 			return 0;
 		}
+	/* --diff anywhere: every other argument is the diff's, in any order
+	 * ("-f csv --diff A B" as "--diff A B -f csv"). */
+	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--diff"))
-			return do_diff(argc, argv, i + 1);
+			return do_diff(argc, argv, 1);
+	for (int i = 1; i < argc; i++) {
+		int r;
+
 		r = cli_render_option("report", argc, argv, &i, &o);
 		if (r < 0)
 			return 2;

@@ -48,10 +48,13 @@
  * the SYNCPROF_OPTIONS key, a value check and the help line.  Later
  * features (--trace FILE, control options) add a row.
  *
- * The preload library is found, in order: $SYNCPROF_PRELOAD; next to the
- * installed library (SYNCPROF_INSTALL_LIBDIR, fixed at build time, or
- * ../lib relative to this executable); the build tree (this executable's
- * directory, or SYNCPROF_BUILD_DIR).
+ * The preload library is found, in order: $SYNCPROF_PRELOAD; relative to
+ * this executable (its own directory: the build tree; ../lib, ../lib64,
+ * ../lib/x86_64-linux-gnu: an install under any prefix, a .deb under /usr);
+ * the libdir fixed at build time (SYNCPROF_INSTALL_LIBDIR); the build tree
+ * (SYNCPROF_BUILD_DIR).  The executable's own tree comes first, so that a
+ * packaged /usr/bin/syncprof loads /usr/lib's library, never another
+ * version left in /usr/local/lib.
  *
  * Alternatives considered: ptrace or a launcher that injects the library
  * (needless for dynamically linked programs and slower); passing options
@@ -111,10 +114,12 @@ static const struct run_option run_options[] = {
 	  "or not at all: when writing fails, it goes to stderr" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
-	  "csv, folded (flame graphs) or pprof (binary: use with -o)" },
+	  "csv, folded (flame graphs; the lock type is the leaf) or pprof\n"
+	  "(binary: use with -o; with --hold it also has the holder side,\n"
+	  "pprof -sample_index=holder_delay)" },
 	{ "columns", 0, ARG_VALUE, "columns", NULL, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
-	  "e.g. site,wait,count,p99 (the twin takes site:wait:count:p99)" },
+	  "e.g. site,wait,count,p99 (the twin quoted: columns='site,wait')" },
 	{ "top", 'n', ARG_VALUE, "top", NULL, "N", "print the top N rows only (0: all)" },
 	{ "sort", 's', ARG_VALUE, "sort", NULL, "KEY",
 	  "sort by total (default), avg, max, count, contended or hold" },
@@ -166,23 +171,12 @@ static const struct run_option run_options[] = {
  * The value of @o is checked by the parser of its SYNCPROF_OPTIONS twin
  * (src/read/options.c), the one that the program will run it through:
  * what run accepts, the program accepts, and the other way round.  The
- * option takes "a,b,c" where the twin takes "a:b:c" (columns).
+ * value reaches the twin escaped (add_key()), so it may hold any
+ * character, separators included.
  */
 static int option_check(const struct run_option *o, const char *v)
 {
-	char buf[512];
-
-	if (strcmp(o->key, "columns"))
-		return sp_options_check(o->key, v);
-	if (strlen(v) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, v);
-	for (char *p = buf; *p; p++)
-		if (*p == ',')
-			*p = ':';
-		else if (*p == ':')
-			return -EINVAL;
-	return sp_options_check(o->key, buf);
+	return sp_options_check(o->key, v);
 }
 
 static void usage(FILE *f)
@@ -206,7 +200,7 @@ static void usage(FILE *f)
 		else
 			snprintf(head, sizeof(head), "    --%s%s%s", o->long_name,
 				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		fprintf(f, "  %-22s ", head);
+		fprintf(f, "  %-25s ", head);
 		while (*h) {
 			size_t n = strcspn(h, "\n");
 
@@ -214,12 +208,12 @@ static void usage(FILE *f)
 			h += n;
 			if (*h == '\n') {
 				h++;
-				fprintf(f, "  %-22s ", "");
+				fprintf(f, "  %-25s ", "");
 			}
 		}
-		fprintf(f, "  %-22s [%s=%s]\n", "", o->key, o->fixed ? o->fixed : o->metavar);
+		fprintf(f, "  %-25s [%s=%s]\n", "", o->key, o->fixed ? o->fixed : o->metavar);
 	}
-	fputs("  -h, --help             this help\n"
+	fputs("  -h, --help                this help\n"
 	      "\n"
 	      "Example:\n"
 	      "  syncprof run --hold -n 10 -- pigz -p 4 -k big.tar\n"
@@ -268,12 +262,21 @@ static int sb_add(struct strbuf *b, const char *s)
 	return 0;
 }
 
+/* Append ",key=value" with every separator, quote and backslash of
+ * @value escaped by a backslash (SYNCPROF_OPTIONS' escaping, options.c). */
 static int add_key(struct strbuf *b, const char *key, const char *value)
 {
+	char c[3] = { '\\', 0, 0 };
+
 	if (b->n && sb_add(b, ","))
 		return -ENOMEM;
-	if (sb_add(b, key) || sb_add(b, "=") || sb_add(b, value))
+	if (sb_add(b, key) || sb_add(b, "="))
 		return -ENOMEM;
+	for (; *value; value++) {
+		c[1] = *value;
+		if (sb_add(b, strchr(",: \t\n\r'\"\\", *value) ? c : c + 1))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -290,31 +293,6 @@ static int apply_option(const struct run_option *o, const char *value, struct st
 	if (option_check(o, v)) {
 		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
 			  o->long_name);
-		return 2;
-	}
-	if (!strcmp(o->key, "columns")) {
-		/* The option takes "a,b,c", SYNCPROF_OPTIONS "a:b:c". */
-		char *c = strdup(v);
-		int rc;
-
-		if (!c) {
-			cli_error("run", "out of memory");
-			return 1;
-		}
-		for (char *p = c; *p; p++)
-			if (*p == ',')
-				*p = ':';
-		rc = add_key(env, o->key, c);
-		free(c);
-		if (rc) {
-			cli_error("run", "out of memory");
-			return 1;
-		}
-		return 0;
-	}
-	if (strchr(v, ',')) {
-		cli_error("run", "the value of --%s cannot contain ',' (SYNCPROF_OPTIONS "
-				 "separates keys with it): '%s'", o->long_name, v);
 		return 2;
 	}
 	if (add_key(env, o->key, v)) {
@@ -421,11 +399,6 @@ static char *find_preload(void)
 
 	if (env && *env)
 		return is_file(env) ? strcpy(path, env) : NULL;
-	if (*SYNCPROF_INSTALL_LIBDIR) {
-		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_INSTALL_LIBDIR, PRELOAD_NAME);
-		if (is_file(path))
-			return path;
-	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
@@ -441,6 +414,13 @@ static char *find_preload(void)
 					return path;
 			}
 		}
+	}
+	/* The prefix fixed at build time: a copy of this executable moved
+	 * away from its libraries. */
+	if (*SYNCPROF_INSTALL_LIBDIR) {
+		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_INSTALL_LIBDIR, PRELOAD_NAME);
+		if (is_file(path))
+			return path;
 	}
 	if (*SYNCPROF_BUILD_DIR) {
 		snprintf(path, sizeof(path), "%s/%s", SYNCPROF_BUILD_DIR, PRELOAD_NAME);

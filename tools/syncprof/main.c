@@ -35,7 +35,7 @@ static const char usage[] =
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
 	"report_at_exit, src_root, frames, skip, hold, hold_sample, columns,\n"
-	"control, warn_wait, deadlock, report_signal, trace, trace_buffer\n"
+	"lock_order, control, warn_wait, deadlock, report_signal, trace, trace_buffer\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

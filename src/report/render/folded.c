@@ -4,14 +4,22 @@
  *
  * Design: one line per row with a non-zero wait: the frames from outermost
  * to innermost separated by ';', then a space and the row's wait in
- * nanoseconds.  The innermost frame is the call site; the recorded stack
- * (row->frames, innermost first) precedes it outermost first; a row with
- * no stack is its site alone.  A frame is named by its function, else
- * "file:line", else "dso+0xoffset", else its address; a site whose function
- * and file are both known (instrumented, or an address with debug info) is
- * "function (file:line)", so that two sites in one function stay apart.
+ * nanoseconds.  The leaf is the lock type in brackets ("[mutex]", and the
+ * lock's name after it once locks have names), so a flame graph's top
+ * shows what kind of lock each tower waited for, as pprof's leaf does;
+ * below it the call site; the recorded stack (row->frames, innermost
+ * first) precedes the site outermost first.  A frame is named by its
+ * function, else "file:line", else "dso+0xoffset", else its address; a
+ * site whose function and file are both known (instrumented, or an
+ * interposed address with debug info) is "function (file:line)", so that
+ * two sites in one function (transfer:78 and transfer:79) stay two frames.
  * ';' cannot appear in a name (replaced by ':'), nor a newline (by ' ').
  * So the weights of all lines sum to the report's total wait exactly.
+ * Weights carry no unit in this format: speedscope shows them as plain
+ * numbers; the pprof output (delay/nanoseconds) is the one to open there
+ * for times (docs/formats.md).
+ *
+ * Costs: one pass over the rows, no allocation.
  *
  * Alternatives considered: weighting by contended count (the pprof output
  * carries both); one line per object (flame graphs then split one site's
@@ -56,7 +64,7 @@ int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncpro
 		} else {
 			folded_name(out, sp_frame_label(f, buf, sizeof(buf)));
 		}
-		fprintf(out, " %llu\n", (unsigned long long)r->wait_ns);
+		fprintf(out, ";[%s] %llu\n", sp_type_name(r->type), (unsigned long long)r->wait_ns);
 	}
 	return 0;
 }

@@ -195,6 +195,28 @@ static void json_order(FILE *out, const struct sp_lock_order *o)
 	fputs("]}", out);
 }
 
+/* "mappings": the executable mappings that the rows' addresses fall in
+ * (mappings.c), when there are any. */
+static void json_mappings(FILE *out, const struct sp_profile *p)
+{
+	if (!p->n_mappings)
+		return;
+	fputs("\"mappings\":[", out);
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct sp_mapping *m = &p->mappings[i];
+
+		fprintf(out, "%s{\"start\":\"0x%lx\",\"limit\":\"0x%lx\",\"offset\":\"0x%lx\","
+			"\"file\":",
+			i ? "," : "", (unsigned long)m->start, (unsigned long)m->limit,
+			(unsigned long)m->offset);
+		sp_json_string(out, m->file);
+		fputs(",\"build_id\":", out);
+		sp_json_string(out, m->build_id);
+		fputc('}', out);
+	}
+	fputs("],", out);
+}
+
 int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	const struct sp_rows *rows = &p->rows;
@@ -216,6 +238,7 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 			(unsigned long long)p->blame_lost);
 	fprintf(out, "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":%u,\"buckets\":%u},",
 		SP_HIST_SUB, SP_HIST_BUCKETS);
+	json_mappings(out, p);
 	fprintf(out, "\"rows_total\":%zu,\"rows\":[", rows->n_total > rows->n ? rows->n_total
 									   : rows->n);
 	for (size_t i = 0; i < rows->n; i++) {

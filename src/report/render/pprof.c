@@ -4,21 +4,49 @@
  * Design: what Go's runtime writes for its mutex/block profiles, so that
  * `go tool pprof`, pprof's web UI, Pyroscope and speedscope read it:
  *   sample types  contentions/count (contended attempts of the row) and
- *                 delay/nanoseconds (its total wait); period contentions/1;
- *   one sample per report row with a contended attempt or a wait, its
- *   locations leaf first: the call site, then the recorded stack
- *   (innermost first), one Location per distinct frame with one Line
- *   pointing to a Function (name, file); labels "lock type", "object"
- *   (when the row is one object) and "acquisitions" (a number).
+ *                 delay/nanoseconds (its total wait); with hold tracking
+ *                 also holder_contentions/count and holder_delay/nanoseconds
+ *                 (the holder side, below); period contentions/1;
+ *                 default_sample_type "delay";
+ *   waiter side   one sample per report row with a contended attempt or a
+ *                 wait, its locations leaf first: the lock type as a frame
+ *                 of its own ("[mutex]"), the call site, then the recorded
+ *                 stack (innermost first); values (contentions, delay, 0, 0);
+ *   holder side   with hold tracking, one sample per (row, blamed holder
+ *                 site): the lock type, then the site where the holder
+ *                 had taken the lock; values (0, 0, count, wait it caused).
+ *                 Like Go's mutex profile, which charges a delay to the
+ *                 unlocker's stack: `pprof -sample_index=holder_delay`
+ *                 shows who made the others wait;
+ *   locations     one per distinct frame, with its address; a frame that
+ *                 libdw found inlined has one Line per function, innermost
+ *                 first, the function it was inlined into last (pprof's
+ *                 rule); each Line points to a Function (name, file);
+ *   mappings      the profile's (mappings.c): file, address range, file
+ *                 offset and GNU build ID, so that pprof -symbolize,
+ *                 Pyroscope and Parca can find the binaries; a location
+ *                 with an address points to its mapping, whose has_*
+ *                 flags say whether every frame in it was named;
+ *   labels        "lock type" (and "lock name" once locks have names),
+ *                 "object" (when the row is one object), "acquisitions"
+ *                 (a number); holder samples have "waiter site".
+ * speedscope reads default_sample_type as an index into the sample types
+ * (pprof reads it as a string): "delay" is string 1 and sample type 1, so
+ * both open the delay in nanoseconds.
  * The message is encoded by protobuf-c from src/profile.proto (pprof's
  * published field numbers) and gzipped with zlib, in memory, then written.
  * Both libraries are weak references (pprof_proto.c says why): without
  * them this returns -ENOTSUP.
  *
+ * Costs: memory for the interned strings, functions and locations of the
+ * printed rows, and the encoded message, all freed before returning.
+ *
  * Alternatives considered: a hand-written varint encoder (the issue asks
  * for Debian's protobuf-c and zlib, and a generated encoder cannot get a
  * field number wrong); one Location per row without functions (pprof then
- * shows bare addresses for instrumented sites, which have none).
+ * shows bare addresses for instrumented sites, which have none); the
+ * holder side as a second file (--pprof-blame): one more option and file
+ * for what pprof already selects with -sample_index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,6 +71,7 @@ typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
 
 /* Interning: open addressing over a key array; index + 1 in slots. */
 struct intern {
@@ -63,10 +92,17 @@ struct builder {
 	size_t n_functions, cap_functions;
 	struct intern function_map;
 	Location *locations;
-	Line *lines;
+	Line **line_ptrs;        /* per location: n_line pointers into its lines */
+	Line *line_store;        /* per location: its lines, SP_MAX_INLINE + 1 */
 	struct loc_key *loc_keys;
 	size_t n_locations, cap_locations;
 	struct intern location_map;
+	const struct sp_profile *prof;
+	/* per mapping of prof: every frame in it had a function, a file, a
+	 * line (then pprof need not symbolize it again) */
+	struct map_flags {
+		uint8_t used, functions, files, lines;
+	} *map_flags;
 	int err;
 };
 
@@ -221,12 +257,40 @@ static size_t location_hash(struct builder *b, size_t i)
 	return hash_bytes(&b->loc_keys[i], sizeof(struct loc_key));
 }
 
+#define LINES_PER_LOC (SP_MAX_INLINE + 1)
+
+static int locations_grow(struct builder *b)
+{
+	size_t cap = b->cap_locations ? b->cap_locations * 2 : 64;
+	Location *l = realloc(b->locations, cap * sizeof(*l));
+	Line **lp = l ? realloc(b->line_ptrs, cap * LINES_PER_LOC * sizeof(*lp)) : NULL;
+	Line *ls = lp ? realloc(b->line_store, cap * LINES_PER_LOC * sizeof(*ls)) : NULL;
+	struct loc_key *lk = ls ? realloc(b->loc_keys, cap * sizeof(*lk)) : NULL;
+
+	if (l)
+		b->locations = l;
+	if (lp)
+		b->line_ptrs = lp;
+	if (ls)
+		b->line_store = ls;
+	if (!lk)
+		return -ENOMEM;
+	b->loc_keys = lk;
+	b->cap_locations = cap;
+	return 0;
+}
+
+/* The Location of frame @f named @name: its address (a frame of an
+ * instrumented site has none), one Line for @name at f->file:f->line and,
+ * when @f was inlined, one more per function it was inlined into. */
 static uint64_t location_id(struct builder *b, const struct sp_frame *f, const char *name)
 {
 	struct loc_key k;
 	size_t *slot, n = b->n_locations;
 	Location init = PERFTOOLS__PROFILES__LOCATION__INIT;
 	Line line = PERFTOOLS__PROFILES__LINE__INIT;
+	Line *lines;
+	unsigned n_lines = 0;
 
 	memset(&k, 0, sizeof(k));
 	k.function_id = function_id(b, name, f->file);
@@ -235,29 +299,44 @@ static uint64_t location_id(struct builder *b, const struct sp_frame *f, const c
 	slot = intern_slot(&b->location_map, hash_bytes(&k, sizeof(k)), location_eq, b, &k);
 	if (*slot)
 		return *slot;
-	if (n >= b->cap_locations) {
-		size_t cap = b->cap_locations ? b->cap_locations * 2 : 64;
-		Location *l = realloc(b->locations, cap * sizeof(*l));
-		Line *li = l ? realloc(b->lines, cap * sizeof(*li)) : NULL;
-		struct loc_key *lk = li ? realloc(b->loc_keys, cap * sizeof(*lk)) : NULL;
+	if (n >= b->cap_locations && locations_grow(b)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	lines = &b->line_store[n * LINES_PER_LOC];
+	lines[n_lines] = line;
+	lines[n_lines].function_id = k.function_id;
+	lines[n_lines++].line = f->line;
+	for (unsigned i = 0; i < f->n_inline && n_lines < LINES_PER_LOC; i++) {
+		char buf[64];
+		const char *fn = f->inlined[i].function;
 
-		if (l)
-			b->locations = l;
-		if (li)
-			b->lines = li;
-		if (!lk) {
-			b->err = -ENOMEM;
-			return 0;
+		if (!fn) { /* unnamed: its file:line, as sp_frame_label() would */
+			snprintf(buf, sizeof(buf), "%s:%u",
+				 f->inlined[i].file ? f->inlined[i].file : "??", f->inlined[i].line);
+			fn = buf;
 		}
-		b->loc_keys = lk;
-		b->cap_locations = cap;
+		lines[n_lines] = line;
+		lines[n_lines].function_id = function_id(b, fn, f->inlined[i].file);
+		lines[n_lines++].line = f->inlined[i].line;
 	}
 	init.id = n + 1;
 	init.address = f->address;
-	line.function_id = k.function_id;
-	line.line = f->line;
+	init.n_line = n_lines;
+	if (f->address) {
+		const struct sp_mapping *m = sp_mapping_find(b->prof, f->address);
+
+		if (m) {
+			struct map_flags *mf = &b->map_flags[m - b->prof->mappings];
+
+			init.mapping_id = (uint64_t)(m - b->prof->mappings) + 1;
+			mf->functions &= f->function != NULL;
+			mf->files &= f->file != NULL;
+			mf->lines &= f->line != 0;
+			mf->used = 1;
+		}
+	}
 	b->locations[n] = init;
-	b->lines[n] = line;
 	b->loc_keys[n] = k;
 	b->n_locations++;
 	*slot = b->n_locations;
@@ -276,6 +355,17 @@ static uint64_t frame_location(struct builder *b, const struct sp_frame *f)
 	return location_id(b, f, sp_frame_label(f, buf, sizeof(buf)));
 }
 
+/* The lock type as a leaf frame: "[mutex]", no file, no address. */
+static uint64_t type_location(struct builder *b, int type)
+{
+	struct sp_frame f;
+	char name[64];
+
+	memset(&f, 0, sizeof(f));
+	snprintf(name, sizeof(name), "[%s]", sp_type_name(type));
+	return location_id(b, &f, name);
+}
+
 static void builder_free(struct builder *b)
 {
 	for (size_t i = 0; i < b->n_strings; i++)
@@ -285,9 +375,11 @@ static void builder_free(struct builder *b)
 	free(b->functions);
 	free(b->function_map.slot);
 	free(b->locations);
-	free(b->lines);
+	free(b->line_ptrs);
+	free(b->line_store);
 	free(b->loc_keys);
 	free(b->location_map.slot);
+	free(b->map_flags);
 }
 
 /* gzip @len bytes of @data to @out. */
@@ -318,6 +410,15 @@ static int write_gzip(FILE *out, const uint8_t *data, size_t len)
 	return zr == Z_STREAM_END ? 0 : -EIO;
 }
 
+/* Values per sample: contentions, delay, then with hold tracking
+ * holder_contentions, holder_delay. */
+#define MAX_VALUES 4
+/* Locations per sample: the type, the site, the stack. */
+#define MAX_LOCS (SP_MAX_FRAMES + 2)
+/* Labels per sample: lock type, object, acquisitions (waiter side); lock
+ * type, waiter site (holder side). */
+#define N_LABELS 3
+
 struct samples {
 	Sample *v;
 	Sample **ptr;
@@ -325,10 +426,9 @@ struct samples {
 	int64_t *values;
 	Label *labels;
 	Label **label_ptrs;
+	size_t n;
+	unsigned n_values; /* 2, or 4 with the holder side */
 };
-
-/* Labels per sample: lock type, object, acquisitions. */
-#define N_LABELS 3
 
 static int samples_alloc(struct samples *s, size_t n)
 {
@@ -336,8 +436,8 @@ static int samples_alloc(struct samples *s, size_t n)
 
 	s->v = calloc(m, sizeof(*s->v));
 	s->ptr = calloc(m, sizeof(*s->ptr));
-	s->loc_ids = calloc(m * (SP_MAX_FRAMES + 1), sizeof(*s->loc_ids));
-	s->values = calloc(m * 2, sizeof(*s->values));
+	s->loc_ids = calloc(m * MAX_LOCS, sizeof(*s->loc_ids));
+	s->values = calloc(m * MAX_VALUES, sizeof(*s->values));
 	s->labels = calloc(m * N_LABELS, sizeof(*s->labels));
 	s->label_ptrs = calloc(m * N_LABELS, sizeof(*s->label_ptrs));
 	return s->v && s->ptr && s->loc_ids && s->values && s->labels && s->label_ptrs ? 0
@@ -354,80 +454,165 @@ static void samples_free(struct samples *s)
 	free(s->label_ptrs);
 }
 
-static void add_sample(struct builder *b, struct samples *s, size_t k, const struct sp_row *r)
+/* The next sample, its location, value and label arrays ready to fill. */
+static Sample *sample_next(struct samples *s)
 {
+	size_t k = s->n++;
 	Sample init = PERFTOOLS__PROFILES__SAMPLE__INIT;
-	Label label = PERFTOOLS__PROFILES__LABEL__INIT;
-	uint64_t *ids = &s->loc_ids[k * (SP_MAX_FRAMES + 1)];
-	unsigned n = r->names->n_frames;
-	Label *lab = &s->labels[k * N_LABELS];
-	char obj[32];
-	size_t nl = 0, ni = 0;
 
-	ids[ni++] = frame_location(b, &r->names->site);
-	for (unsigned i = 0; i < n && i < SP_MAX_FRAMES; i++)
-		ids[ni++] = frame_location(b, &r->names->frames[i]);
-	init.n_location_id = ni;
-	init.location_id = ids;
-	s->values[2 * k] = (int64_t)r->contended;
-	s->values[2 * k + 1] = (int64_t)r->wait_ns;
-	init.n_value = 2;
-	init.value = &s->values[2 * k];
-	lab[nl] = label;
-	lab[nl].key = string_id(b, "lock type");
-	lab[nl++].str = string_id(b, sp_type_name(r->type));
-	if (r->n_objects == 1) {
-		snprintf(obj, sizeof(obj), "%#lx", (unsigned long)r->obj);
-		lab[nl] = label;
-		lab[nl].key = string_id(b, "object");
-		lab[nl++].str = string_id(b, obj);
-	}
-	lab[nl] = label;
-	lab[nl].key = string_id(b, "acquisitions");
-	lab[nl++].num = (int64_t)r->acquisitions;
-	for (size_t i = 0; i < nl; i++)
-		s->label_ptrs[k * N_LABELS + i] = &lab[i];
-	init.n_label = nl;
+	init.location_id = &s->loc_ids[k * MAX_LOCS];
+	init.value = &s->values[k * MAX_VALUES];
+	init.n_value = s->n_values;
 	init.label = &s->label_ptrs[k * N_LABELS];
 	s->v[k] = init;
 	s->ptr[k] = &s->v[k];
+	return &s->v[k];
 }
 
-static int encode(FILE *out, struct builder *b, struct samples *s, size_t n_samples,
-		  const struct sp_profile *prof)
+static void label_str(struct builder *b, struct samples *s, Sample *smp, const char *key,
+		      const char *value)
+{
+	Label init = PERFTOOLS__PROFILES__LABEL__INIT;
+	Label *l = &s->labels[(size_t)(smp - s->v) * N_LABELS + smp->n_label];
+
+	*l = init;
+	l->key = string_id(b, key);
+	l->str = string_id(b, value);
+	smp->label[smp->n_label++] = l;
+}
+
+static void label_num(struct builder *b, struct samples *s, Sample *smp, const char *key,
+		      int64_t value)
+{
+	Label init = PERFTOOLS__PROFILES__LABEL__INIT;
+	Label *l = &s->labels[(size_t)(smp - s->v) * N_LABELS + smp->n_label];
+
+	*l = init;
+	l->key = string_id(b, key);
+	l->num = value;
+	smp->label[smp->n_label++] = l;
+}
+
+/* The waiter side of row @r: [type] <- site <- stack. */
+static void add_waiter_sample(struct builder *b, struct samples *s, const struct sp_row *r)
+{
+	Sample *smp = sample_next(s);
+	unsigned n = r->names->n_frames;
+	char obj[32];
+
+	smp->location_id[smp->n_location_id++] = type_location(b, r->type);
+	smp->location_id[smp->n_location_id++] = frame_location(b, &r->names->site);
+	for (unsigned i = 0; i < n && i < SP_MAX_FRAMES; i++)
+		smp->location_id[smp->n_location_id++] = frame_location(b, &r->names->frames[i]);
+	smp->value[0] = (int64_t)r->contended;
+	smp->value[1] = (int64_t)r->wait_ns;
+	label_str(b, s, smp, "lock type", sp_type_name(r->type));
+	if (r->n_objects == 1) {
+		snprintf(obj, sizeof(obj), "%#lx", (unsigned long)r->obj);
+		label_str(b, s, smp, "object", obj);
+	}
+	label_num(b, s, smp, "acquisitions", (int64_t)r->acquisitions);
+}
+
+/* The holder side of row @r: one sample per blamed holder site,
+ * [type] <- holder site, valued with the waits it caused. */
+static void add_holder_samples(struct builder *b, struct samples *s, const struct sp_row *r)
+{
+	const struct sp_row_detail *d = sp_row_d(r);
+	char waiter[1024];
+
+	sp_frame_format(&r->names->site, NULL, 0, waiter, sizeof(waiter));
+	for (uint32_t i = 0; i < d->n_blame && !b->err; i++) {
+		const struct sp_blame *bl = &d->blame[i];
+		struct sp_frame unknown;
+		Sample *smp;
+
+		if (!bl->wait_ns && !bl->count)
+			continue;
+		memset(&unknown, 0, sizeof(unknown));
+		unknown.function = "[unknown holder]";
+		smp = sample_next(s);
+		smp->location_id[smp->n_location_id++] = type_location(b, r->type);
+		smp->location_id[smp->n_location_id++] =
+			frame_location(b, bl->names ? bl->names : &unknown);
+		smp->value[2] = (int64_t)bl->count;
+		smp->value[3] = (int64_t)bl->wait_ns;
+		label_str(b, s, smp, "lock type", sp_type_name(r->type));
+		label_str(b, s, smp, "waiter site", waiter);
+	}
+}
+
+static int encode(FILE *out, struct builder *b, struct samples *s, const struct sp_profile *prof)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
-	ValueType vt[3] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-			    PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-			    PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
-	ValueType *vtp[2] = { &vt[0], &vt[1] };
+	ValueType vt[MAX_VALUES + 1];
+	ValueType *vtp[MAX_VALUES];
+	static const char *const names[MAX_VALUES][2] = {
+		{ "contentions", "count" },
+		{ "delay", "nanoseconds" },
+		{ "holder_contentions", "count" },
+		{ "holder_delay", "nanoseconds" },
+	};
 	Function **fp = calloc(b->n_functions + 1, sizeof(*fp));
 	Location **lp = calloc(b->n_locations + 1, sizeof(*lp));
-	Line **linep = calloc(b->n_locations + 1, sizeof(*linep));
+	size_t n_maps = prof->n_mappings;
+	Mapping *maps = calloc(n_maps + 1, sizeof(*maps));
+	Mapping **mp = calloc(n_maps + 1, sizeof(*mp));
 	uint8_t *buf = NULL;
 	size_t len;
 	int rc = -ENOMEM;
 
-	vt[0].type = string_id(b, "contentions");
-	vt[0].unit = string_id(b, "count");
-	vt[1].type = string_id(b, "delay");
-	vt[1].unit = string_id(b, "nanoseconds");
-	vt[2].type = vt[0].type;
-	vt[2].unit = vt[0].unit;
-	if (!fp || !lp || !linep || b->err)
+	for (unsigned i = 0; i <= MAX_VALUES; i++) {
+		ValueType init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+		vt[i] = init;
+		if (i < MAX_VALUES) {
+			vt[i].type = string_id(b, names[i][0]);
+			vt[i].unit = string_id(b, names[i][1]);
+			vtp[i] = &vt[i];
+		}
+	}
+	vt[MAX_VALUES].type = vt[0].type; /* period type: contentions/count */
+	vt[MAX_VALUES].unit = vt[0].unit;
+	if (!fp || !lp || !maps || !mp || b->err)
+		goto out;
+	/* Every mapping is written, so that mapping ids are indexes + 1. */
+	for (size_t i = 0; i < n_maps; i++) {
+		const struct sp_mapping *m = &prof->mappings[i];
+		const struct map_flags *mf = &b->map_flags[i];
+		Mapping init = PERFTOOLS__PROFILES__MAPPING__INIT;
+
+		init.id = i + 1;
+		init.memory_start = m->start;
+		init.memory_limit = m->limit;
+		init.file_offset = m->offset;
+		init.filename = string_id(b, m->file);
+		init.build_id = string_id(b, m->build_id);
+		init.has_functions = mf->used && mf->functions;
+		init.has_filenames = mf->used && mf->files;
+		init.has_line_numbers = mf->used && mf->lines;
+		init.has_inline_frames = mf->used && mf->lines; /* libdw's, with the lines */
+		maps[i] = init;
+		mp[i] = &maps[i];
+	}
+	if (b->err)
 		goto out;
 	for (size_t i = 0; i < b->n_functions; i++)
 		fp[i] = &b->functions[i];
 	for (size_t i = 0; i < b->n_locations; i++) {
-		linep[i] = &b->lines[i];
-		b->locations[i].n_line = 1;
-		b->locations[i].line = &linep[i];
+		Line **linep = &b->line_ptrs[i * LINES_PER_LOC];
+
+		for (size_t k = 0; k < b->locations[i].n_line; k++)
+			linep[k] = &b->line_store[i * LINES_PER_LOC + k];
+		b->locations[i].line = linep;
 		lp[i] = &b->locations[i];
 	}
-	p.n_sample_type = 2;
+	p.n_sample_type = s->n_values;
 	p.sample_type = vtp;
-	p.n_sample = n_samples;
+	p.n_sample = s->n;
 	p.sample = s->ptr;
+	p.n_mapping = n_maps;
+	p.mapping = mp;
 	p.n_location = b->n_locations;
 	p.location = lp;
 	p.n_function = b->n_functions;
@@ -435,8 +620,9 @@ static int encode(FILE *out, struct builder *b, struct samples *s, size_t n_samp
 	p.n_string_table = b->n_strings;
 	p.string_table = b->strings;
 	p.duration_nanos = (int64_t)prof->elapsed_ns;
-	p.period_type = &vt[2];
+	p.period_type = &vt[MAX_VALUES];
 	p.period = 1;
+	p.default_sample_type = vt[1].type; /* "delay", string 1 (see the top) */
 	len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
 	if (!buf)
@@ -447,7 +633,8 @@ out:
 	free(buf);
 	free(fp);
 	free(lp);
-	free(linep);
+	free(maps);
+	free(mp);
 	return rc;
 }
 
@@ -463,19 +650,29 @@ int sp_render_pprof(FILE *out, const struct sp_profile *prof, const struct syncp
 		return -ENOTSUP; /* a static binary without -lprotobuf-c -lz */
 	memset(&b, 0, sizeof(b));
 	memset(&s, 0, sizeof(s));
-	rc = intern_init(&b.string_map);
+	s.n_values = prof->hold ? 4 : 2;
+	b.prof = prof;
+	b.map_flags = calloc(prof->n_mappings + 1, sizeof(*b.map_flags));
+	for (size_t i = 0; b.map_flags && i < prof->n_mappings; i++)
+		b.map_flags[i].functions = b.map_flags[i].files = b.map_flags[i].lines = 1;
+	for (size_t i = 0; i < rows->n; i++)
+		n += 1 + (prof->hold ? sp_row_d(&rows->v[i])->n_blame : 0);
+	rc = b.map_flags ? intern_init(&b.string_map) : -ENOMEM;
 	if (!rc)
 		rc = intern_init(&b.function_map);
 	if (!rc)
 		rc = intern_init(&b.location_map);
 	if (!rc)
-		rc = samples_alloc(&s, rows->n);
+		rc = samples_alloc(&s, n);
 	if (!rc) {
-		string_id(&b, ""); /* string_table[0] must be "" */
+		string_id(&b, "");      /* string_table[0] must be "" */
+		string_id(&b, "delay"); /* string 1: default_sample_type (see the top) */
 		for (size_t i = 0; i < rows->n && !b.err; i++)
 			if (rows->v[i].contended || rows->v[i].wait_ns)
-				add_sample(&b, &s, n++, &rows->v[i]);
-		rc = b.err ? b.err : encode(out, &b, &s, n, prof);
+				add_waiter_sample(&b, &s, &rows->v[i]);
+		for (size_t i = 0; i < rows->n && !b.err && prof->hold; i++)
+			add_holder_samples(&b, &s, &rows->v[i]);
+		rc = b.err ? b.err : encode(out, &b, &s, prof);
 	}
 	samples_free(&s);
 	builder_free(&b);

@@ -1,0 +1,109 @@
+# syncprof.bash - bash completion for syncprof (installed as
+# share/bash-completion/completions/syncprof).
+#
+# Design: no list of commands, options or values is written here; each is
+# read, when completing, from the syncprof being completed, so the
+# completion cannot fall out of step with the tool:
+#   commands     the "Commands:" list of 'syncprof --help';
+#   subcommands  the "Usage:" lines of 'syncprof CMD --help'
+#                ('syncprof trace dump FILE ...', 'syncprof ctl PID status|on');
+#   options      every -x / --xxx that 'syncprof CMD [SUB] --help' names;
+#   values       of -f/--format and -s/--sort: the "(valid: ...)" list of the
+#                error that 'syncprof report' gives for a bad one;
+#   PIDs         of 'syncprof ctl': 'syncprof ctl --list';
+#   after 'run ... --': commands, then files.
+# Costs: one or two runs of syncprof (a few ms) per Tab.  Needs nothing
+# but bash (bash-completion's helpers are not used).
+
+_syncprof_help_options() {
+	"$@" --help 2>/dev/null | grep -oE -- '(^|[ ,[])--?[a-zA-Z][a-zA-Z-]*' |
+		sed 's/^[ ,[]//' | sort -u
+}
+
+_syncprof_valid() {
+	# $1: the syncprof binary, $2: the option (-f or -s)
+	"$1" report "$2" '?' /dev/null 2>&1 | sed -n 's/.*(valid: \([^)]*\)).*/\1/p' | tr -d ','
+}
+
+_syncprof() {
+	local cur prev exe cmd sub i j words
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	exe=${COMP_WORDS[0]}
+	cmd= sub=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+	if [[ -z $cmd ]]; then
+		words=$("$exe" --help 2>/dev/null |
+			sed -n '/^Commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p')
+		COMPREPLY=($(compgen -W "$words --help --version" -- "$cur"))
+		return
+	fi
+	# 'syncprof run [OPTIONS] -- PROGRAM ...': after --, the program's words.
+	if [[ $cmd == run ]]; then
+		for ((j = i + 1; j < COMP_CWORD; j++)); do
+			if [[ ${COMP_WORDS[j]} == -- ]]; then
+				if ((j + 1 == COMP_CWORD)); then
+					COMPREPLY=($(compgen -c -- "$cur"))
+				else
+					COMPREPLY=($(compgen -f -- "$cur"))
+				fi
+				return
+			fi
+		done
+	fi
+	case $prev in
+	-f | --format)
+		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -f)" -- "$cur"))
+		return
+		;;
+	-s | --sort)
+		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -s)" -- "$cur"))
+		return
+		;;
+	-o | --output | --trace | --src-root)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	esac
+	case $cmd in
+	ctl)
+		if ((COMP_CWORD == i + 1)); then
+			words=$("$exe" ctl --list 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { print $1 }')
+			COMPREPLY=($(compgen -W "$words --list --help" -- "$cur"))
+			return
+		fi
+		if ((COMP_CWORD == i + 2)); then
+			words=$("$exe" ctl --help 2>/dev/null |
+				sed -n 's/^Usage: syncprof ctl PID \([a-z|]*\).*/\1/p' | tr '|' ' ')
+			COMPREPLY=($(compgen -W "$words" -- "$cur"))
+			return
+		fi
+		;;
+	*)
+		# A command with subcommands: the words after "syncprof CMD" in its
+		# usage lines.
+		words=$("$exe" "$cmd" --help 2>/dev/null |
+			sed -n "s/^\(Usage:\)\{0,1\} *syncprof $cmd \([a-z][a-z-]*\)\b.*/\2/p" | sort -u)
+		if [[ -n $words ]]; then
+			if ((COMP_CWORD == i + 1)); then
+				COMPREPLY=($(compgen -W "$words --help" -- "$cur"))
+				return
+			fi
+			sub=${COMP_WORDS[i + 1]}
+		fi
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_syncprof_help_options "$exe" "$cmd" $sub)" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+
+complete -F _syncprof syncprof

@@ -51,6 +51,7 @@
 #pragma weak dwfl_module_getsym_info
 #pragma weak dwfl_module_getsymtab
 #pragma weak dwfl_module_info
+#pragma weak dwfl_report_elf
 #pragma weak dwfl_report_end
 #pragma weak dwfl_standard_find_debuginfo
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# run-trace-fuzz.sh SECONDS - build the trace reader's libFuzzer target with
-# clang and run it for SECONDS (default 60) from a corpus of real traces.
+# run-trace-fuzz.sh SECONDS - build the libFuzzer targets of the trace reader
+# and of the exporters (trace export --format perfetto|chrome) with clang and
+# run each for SECONDS (default 60) from a corpus of real traces.
 # Exit status: 0 no finding; non-zero when libFuzzer found a crash, leak or
 # timeout (the reproducer is left in $BUILD_DIR, named crash-*/leak-*/timeout-*).
 # Environment: BUILD_DIR (default <repo>/build-fuzz), JOBS (default 2).
@@ -13,10 +14,16 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DSYNCPROF_FUZZ=ON \
 	-DSYNCPROF_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"${JOBS:-2}" --target fuzz_trace_reader trace_fuzz_seed
+cmake --build "$build" -j"${JOBS:-2}" --target fuzz_trace_reader fuzz_trace_export \
+	trace_fuzz_seed
 corpus=$build/trace-corpus
 mkdir -p "$corpus"
 SYNCPROF_OPTIONS=report_at_exit=0 "$build/tests/fuzz/trace_fuzz_seed" "$corpus"
-exec "$build/tests/fuzz/fuzz_trace_reader" -max_total_time="$secs" -timeout=10 \
+# The reader, then the exporters (timeline, Perfetto, Chrome JSON) on the
+# same corpus, SECONDS each.
+"$build/tests/fuzz/fuzz_trace_reader" -max_total_time="$secs" -timeout=10 \
 	-max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$build/" "$corpus"
+exec "$build/tests/fuzz/fuzz_trace_export" -max_total_time="$secs" -timeout=10 \
+	-max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+	-artifact_prefix="$build/export-" "$corpus"

@@ -630,7 +630,8 @@ static int build_items(const struct sp_timeline *tl, struct item **out, size_t *
 	}
 	for (size_t i = 0; i < tl->n_counts; i++)
 		v[n++] = (struct item){ tl->counts[i].ts, 0, (uint32_t)i, IT_COUNTER, 0 };
-	qsort(v, n, sizeof(*v), item_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), item_cmp);
 	*out = v;
 	*n_out = n;
 	return 0;

@@ -143,6 +143,13 @@ static int grow(void *v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* qsort() and bsearch() want a non-NULL array even when it is empty. */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 /* ---- first pass: compact events --------------------------------------- */
 
 enum { EV_LOCK, EV_USER, EV_DROPPED, EV_WRITE_LOSS };
@@ -707,7 +714,7 @@ static int second_pass(struct sp_timeline *tl)
 {
 	struct sp_tl_private *p = tl->priv;
 
-	qsort(p->evs, p->n_evs, sizeof(*p->evs), ev_cmp);
+	sort(p->evs, p->n_evs, sizeof(*p->evs), ev_cmp);
 	for (size_t i = 0; i < p->n_evs; i++) {
 		const struct ev *e = &p->evs[i];
 		uint32_t ti = SP_TL_NONE;
@@ -770,7 +777,7 @@ static int build_counts(struct sp_timeline *tl)
 	struct sp_tl_private *p = tl->priv;
 	int32_t v = 0;
 
-	qsort(p->deltas, p->n_deltas, sizeof(*p->deltas), delta_cmp);
+	sort(p->deltas, p->n_deltas, sizeof(*p->deltas), delta_cmp);
 	for (size_t i = 0; i < p->n_deltas; i++) {
 		const struct delta *d = &p->deltas[i];
 
@@ -830,6 +837,8 @@ static struct sp_tl_thread *thread_of(struct sp_timeline *tl, uint32_t tid)
 {
 	struct sp_tl_thread key = { .tid = tid };
 
+	if (!tl->n_threads)
+		return NULL;
 	return bsearch(&key, tl->threads, tl->n_threads, sizeof(*tl->threads), thread_cmp);
 }
 
@@ -923,7 +932,7 @@ static int build_lanes(struct sp_timeline *tl)
 		keys[n++] = (struct lane_key){ (uint64_t)s->tid << 1 | (uint64_t)is_drop(s), s->start,
 					       s->end, (uint32_t)i };
 	}
-	qsort(keys, n, sizeof(*keys), lane_cmp);
+	sort(keys, n, sizeof(*keys), lane_cmp);
 	rc = assign_lanes(tl, keys, n, 0);
 	n = 0;
 	for (size_t i = 0; !rc && i < tl->n_slices; i++) {
@@ -933,7 +942,7 @@ static int build_lanes(struct sp_timeline *tl)
 			keys[n++] = (struct lane_key){ s->lock, s->start, s->end, (uint32_t)i };
 	}
 	if (!rc) {
-		qsort(keys, n, sizeof(*keys), lane_cmp);
+		sort(keys, n, sizeof(*keys), lane_cmp);
 		rc = assign_lanes(tl, keys, n, 1);
 	}
 	free(keys);
@@ -1004,7 +1013,7 @@ int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 		rc = name_sites(tl);
 	if (!rc) {
 		/* threads by tid from here on: the map is not needed any more */
-		qsort(tl->threads, tl->n_threads, sizeof(*tl->threads), thread_cmp);
+		sort(tl->threads, tl->n_threads, sizeof(*tl->threads), thread_cmp);
 		for (size_t i = 0; i < tl->n_threads; i++) {
 			const char *n = sp_trace_reader_thread(r, tl->threads[i].tid);
 

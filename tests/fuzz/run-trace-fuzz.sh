@@ -20,7 +20,8 @@ corpus=$build/trace-corpus
 mkdir -p "$corpus"
 SYNCPROF_OPTIONS=report_at_exit=0 "$build/tests/fuzz/trace_fuzz_seed" "$corpus"
 # The reader, then the exporters (timeline, Perfetto, Chrome JSON) on the
-# same corpus, SECONDS each.
+# same corpus, SECONDS each.  Undefined behaviour is a finding too.
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 "$build/tests/fuzz/fuzz_trace_reader" -max_total_time="$secs" -timeout=10 \
 	-max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$build/" "$corpus"

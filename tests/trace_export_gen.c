@@ -13,6 +13,8 @@
  *                        lock_acquired; the holder's site is a code address
  *                        (as the preload library records), whose name
  *                        "function file:line" is written to DIR/pc_site.txt;
+ *                        a second lock is taken after a wait and its
+ *                        release is not in the trace (nobody waited);
  *   DIR/drops.trace      a 256-byte buffer flooded: DROPPED records.
  *
  * Usage: trace_export_gen DIR
@@ -95,7 +97,7 @@ static void full(const char *dir)
 
 /* ---- the contended-only shape, emitted as the probe would ------------- */
 
-static uint64_t obj_x = 0x5eed0000;
+static uint64_t obj_x = 0x5eed0000, obj_y = 0x5eed0040;
 static int step;
 
 static void wait_step(int s)
@@ -132,6 +134,12 @@ static void *contended_holder(void *arg)
 	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)obj_x, SP_TYPE_MUTEX, &s,
 			    now_ns() - t0, 1);
 	set_step(2);
+	wait_step(3); /* the waiter waits for y */
+	t0 = now_ns();
+	sleep_ms(2);
+	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)obj_y, SP_TYPE_MUTEX, &s,
+			    now_ns() - t0, 1);
+	set_step(4);
 	return arg;
 }
 
@@ -158,6 +166,16 @@ static void contended(const char *dir)
 	w.line = __LINE__;
 	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)obj_x, SP_TYPE_MUTEX, &w,
 			    now_ns() - t1, 1);
+	/* y: taken after a wait and never released (as far as the trace
+	 * knows: contended-only tracing leaves out releases nobody waited
+	 * for), so its hold has no end */
+	w.line = __LINE__;
+	t0 = now_ns();
+	sp_trace_lock_event(SP_EV_LOCK_WAIT, (void *)(uintptr_t)obj_y, SP_TYPE_MUTEX, &w, 0, 0);
+	set_step(3);
+	wait_step(4);
+	sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, (void *)(uintptr_t)obj_y, SP_TYPE_MUTEX, &w,
+			    now_ns() - t0, 1);
 	T_ASSERT_INT(pthread_join(th, NULL), ==, 0);
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
 	snprintf(path, sizeof(path), "%s/pc_site.txt", dir);

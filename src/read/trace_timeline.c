@@ -327,6 +327,9 @@ static int first_pass(struct sp_timeline *tl, struct sp_trace_reader *r)
 				e.site = site_of(tl, &rec);
 				if (e.site == SP_TL_NONE)
 					return -ENOMEM;
+				if ((rec.id == SP_EV_LOCK_ACQUIRED && e.has_ns && !e.ns) ||
+				    (rec.id == SP_EV_LOCK_RELEASED && !e.has_ns))
+					tl->full_stream = 1;
 			} else {
 				e.rec = EV_USER;
 				e.off = rec.off;
@@ -480,6 +483,44 @@ static uint32_t hold_slice(struct sp_timeline *tl, uint32_t ti, const struct hel
 	return s;
 }
 
+/* A hold whose end is not in the trace (contended-only tracing): no
+ * slice; the flows that ended at its acquisition end at an instant. */
+static int hold_unknown_end(struct sp_timeline *tl, uint32_t ti, const struct held *h)
+{
+	struct tstate *t = &tl->priv->ts[ti];
+	uint32_t s = SP_TL_NONE;
+
+	for (size_t k = 0; k < t->n_in;) {
+		if (t->in[k].obj != h->obj) {
+			k++;
+			continue;
+		}
+		if (s == SP_TL_NONE) {
+			s = add_slice(tl, SP_TL_ACQUIRE, tl->threads[ti].tid, h->start, h->start,
+				      h->lock, h->site, 0, 0);
+			if (s == SP_TL_NONE)
+				return -ENOMEM;
+		}
+		link_in(tl, t->in[k].flow, s);
+		t->in[k] = t->in[--t->n_in];
+	}
+	return 0;
+}
+
+/* A thread in a wait emits nothing else: an event of @ti that does not end
+ * its wait means the wait's end is not in the trace.  No slice for it, and
+ * the waiter it counted is taken back at its start. */
+static int abandon_wait(struct sp_timeline *tl, uint32_t ti)
+{
+	struct tstate *t = &tl->priv->ts[ti];
+	uint32_t lk = map_get(&tl->priv->locks, t->wait_obj, 0, 0);
+
+	t->waiting = 0;
+	if (lk == SP_TL_NONE || tl->locks[lk].type == SP_TYPE_CONDVAR)
+		return 0;
+	return add_delta(tl, lk, t->wait_start, -1);
+}
+
 /* The open hold of @obj by thread @ti (the latest), or -1. */
 static long find_hold(const struct tstate *t, uint64_t obj)
 {
@@ -601,6 +642,23 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 	lk = lock_index(tl, e->obj, type, e->site, tid);
 	if (lk == SP_TL_NONE)
 		return -ENOMEM;
+	if (t->waiting && !(t->wait_obj == e->obj && (e->id == SP_EV_LOCK_ACQUIRED ||
+						       e->id == SP_EV_COND_WOKEN)) &&
+	    abandon_wait(tl, ti))
+		return -ENOMEM;
+	if (!tl->full_stream && (e->id == SP_EV_LOCK_WAIT || e->id == SP_EV_LOCK_ACQUIRED) &&
+	    type != SP_TYPE_REC_MUTEX) {
+		/* taken again: its last hold ended before, when is not traced */
+		long h = find_hold(t, e->obj);
+
+		if (h >= 0) {
+			struct held old = t->holds[h];
+
+			drop_hold(t, h);
+			if (hold_unknown_end(tl, ti, &old))
+				return -ENOMEM;
+		}
+	}
 	switch (e->id) {
 	case SP_EV_LOCK_WAIT:
 		t->waiting = 1;
@@ -667,6 +725,11 @@ static int cut_thread(struct sp_timeline *tl, uint32_t ti, int64_t ts, unsigned 
 		struct held h = t->holds[t->n_holds - 1];
 
 		t->n_holds--;
+		if (!tl->full_stream) {
+			if (hold_unknown_end(tl, ti, &h))
+				return -ENOMEM;
+			continue;
+		}
 		if (hold_slice(tl, ti, &h, h.start, ts > h.start ? ts : h.start,
 			       (uint64_t)(ts > h.start ? ts - h.start : 0), flag) == SP_TL_NONE)
 			return -ENOMEM;

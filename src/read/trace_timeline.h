@@ -110,6 +110,12 @@ struct sp_timeline {
 	struct sp_tl_count *counts;   /* by lock, then time */
 	size_t n_counts, cap_counts;
 	uint32_t process_lanes;       /* lanes of the process's track (tid 0) */
+	/* The trace has every acquisition (an uncontended lock_acquired, or a
+	 * lock_released without hold_ns was seen): a hold still open at a
+	 * drop or at the end was really open.  Otherwise (contended-only
+	 * tracing, where only releases that found waiters are traced) a hold
+	 * seen only by its acquisition has no known end, and gets no slice. */
+	int full_stream;
 	struct sp_tl_private *priv;
 };
 

@@ -51,6 +51,10 @@ static void *holder(void *arg)
 	prctl(PR_SET_NAME, "holder", 0, 0, 0);
 	pthread_mutex_lock(&m);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	/* until main blocks on m: glibc marks the lock word 2 (contended)
+	 * before it sleeps; no sleep is long enough on a loaded machine */
+	while (__atomic_load_n(&m.__data.__lock, __ATOMIC_ACQUIRE) != 2)
+		sleep_ms(1);
 	sleep_ms(30); /* main waits for m meanwhile */
 	pthread_mutex_unlock(&m);
 	sleep_ms(20);

@@ -151,6 +151,9 @@ static void slice(struct cw *w, size_t i)
 		ev_begin(w, "i", name, s->start, s->tid);
 		fprintf(w->out, ",\"cat\":\"%s\",\"s\":\"%s\"", cat, s->tid ? "t" : "g");
 		args(w, s);
+		/* one name for all of them: one async track, not one per drop */
+		snprintf(name, sizeof(name), "%s",
+			 s->kind == SP_TL_DROPPED ? "dropped events" : "lost events");
 		ev_begin(w, "b", name, s->start, s->tid);
 		fprintf(w->out, ",\"cat\":\"%s\",\"id\":\"drop%zu\"", cat, i);
 		args(w, s);
@@ -218,12 +221,12 @@ static void counters(struct cw *w)
 int sp_export_chrome(FILE *out, const struct sp_timeline *tl)
 {
 	struct cw w = { out, tl, 1 };
-	char name[64];
+	char name[128];
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"syncprof\"},"
 	      "\"traceEvents\":[",
 	      out);
-	snprintf(name, sizeof(name), "syncprof trace of pid %u", tl->pid);
+	sp_timeline_process_name(tl, name, sizeof(name));
 	ev_begin(&w, "M", "process_name", 0, 0);
 	fputs(",\"args\":{\"name\":", out);
 	sp_json_string(out, name);

@@ -358,7 +358,7 @@ static void put_tracks(struct pw *w)
 	char name[600], lname[512];
 
 	/* The first packet of the sequence: its incremental state starts here. */
-	snprintf(name, sizeof(name), "syncprof trace of pid %u", tl->pid);
+	sp_timeline_process_name(tl, name, sizeof(name));
 	pd.has_pid = 1;
 	pd.pid = (int32_t)tl->pid;
 	pd.process_name = name;

@@ -1190,3 +1190,14 @@ const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_
 		snprintf(buf, size, "%s 0x%" PRIx64 " %s", type, l->obj, site);
 	return buf;
 }
+
+const char *sp_timeline_process_name(const struct sp_timeline *tl, char *buf, size_t size)
+{
+	const char *main_name = sp_trace_reader_thread(tl->r, tl->pid);
+
+	if (main_name && *main_name)
+		snprintf(buf, size, "%s (syncprof trace of pid %u)", main_name, tl->pid);
+	else
+		snprintf(buf, size, "syncprof trace of pid %u", tl->pid);
+	return buf;
+}

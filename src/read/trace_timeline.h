@@ -137,6 +137,9 @@ const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp
 const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_tl_lock *l,
 				  char *buf, size_t size);
 const struct sp_tl_thread *sp_timeline_thread(const struct sp_timeline *tl, uint32_t tid);
+/* "NAME (syncprof trace of pid N)", NAME the main thread's (tid == pid),
+ * or "syncprof trace of pid N" when the trace has no name for it. */
+const char *sp_timeline_process_name(const struct sp_timeline *tl, char *buf, size_t size);
 
 /* "export_chrome.c", "export_perfetto.c": write @tl to @out; 0 or -errno. */
 int sp_export_chrome(FILE *out, const struct sp_timeline *tl);

@@ -24,13 +24,9 @@
  *     its thread, and cuts the thread's open holds and wait there (their
  *     ends were lost); a WRITE_LOSS record a slice of the process.
  *
- * Slices of one track must nest to draw as a stack; holds of hand-over-hand
- * locking, or rwlock read holds on a lock's track, do not.  Each track's
- * slices are therefore dealt into lanes (sub-tracks): a slice goes to the
- * first lane where it nests.  Overlaps of at most 1 us come from the wait
- * and hold times being measured on CLOCK_MONOTONIC next to trace
- * timestamps on the TSC: such a slice is trimmed to start where its
- * neighbour ends instead of opening a lane.
+ * Slices of one track must nest to draw as a stack; those that do not are
+ * dealt into lanes (trace_timeline_draw.c), which also names sites,
+ * slices and locks.
  *
  * Sites are named as the profile names them (report/names.c's
  * sp_frame_format): instrumented sites "file:line", code addresses
@@ -38,9 +34,11 @@
  * (symbolize.c's sp_symbolize_file), else "dso+0xoffset"; paths lose the
  * directory prefix all sites share, as in the profile table.
  *
- * Costs: the first pass keeps 56 bytes per event, the slices 64 bytes
- * each; both are sorted once (n log n).  Memory is O(events): the issue's
- * 146 MB trace of 3 million events needs about 400 MB.  Alternatives
+ * Costs: the first pass keeps 72 bytes per event, a slice takes 56; both
+ * are sorted once (n log n).  Memory is O(events), with the file itself
+ * (the CLI reads it whole): the bank demo's 244 MB trace of 3.6 million
+ * events exports to Perfetto in 22 s with 845 MB resident at the peak
+ * (docs/trace-format.md has the command).  Alternatives
  * considered: a streaming k-way merge of the per-thread chunks would keep
  * memory small, but a hold slice is complete only at its release and
  * flows need the other threads' releases, so slices would still be
@@ -55,7 +53,6 @@
 #include "read/trace_timeline.h"
 #include "report/profile.h"
 
-#define TRIM_NS 1000 /* overlaps this small are clock skew: trim, no lane */
 
 /* ---- a u64 triple -> u32 map (open addressing) ------------------------ */
 
@@ -822,7 +819,14 @@ static int second_pass(struct sp_timeline *tl)
 	return 0;
 }
 
-/* ---- counters, lanes, names ------------------------------------------- */
+/* ---- counters ---------------------------------------------------------- */
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct sp_tl_thread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
 
 static int delta_cmp(const void *a, const void *b)
 {
@@ -863,198 +867,6 @@ static int build_counts(struct sp_timeline *tl)
 	return 0;
 }
 
-/* Sort key of a slice for lanes: its track, then start, longest first. */
-struct lane_key {
-	uint64_t track;
-	int64_t start, end;
-	uint32_t idx;
-};
-
-static int lane_cmp(const void *a, const void *b)
-{
-	const struct lane_key *x = a, *y = b;
-
-	if (x->track != y->track)
-		return x->track < y->track ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Drops have a track of their own per thread (they span what they cut). */
-static int is_drop(const struct sp_tl_slice *s)
-{
-	return s->kind == SP_TL_DROPPED || s->kind == SP_TL_WRITE_LOSS;
-}
-
-static int thread_cmp(const void *a, const void *b)
-{
-	const struct sp_tl_thread *x = a, *y = b;
-
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static struct sp_tl_thread *thread_of(struct sp_timeline *tl, uint32_t tid)
-{
-	struct sp_tl_thread key = { .tid = tid };
-
-	if (!tl->n_threads)
-		return NULL;
-	return bsearch(&key, tl->threads, tl->n_threads, sizeof(*tl->threads), thread_cmp);
-}
-
-struct lane {
-	int64_t *ends;
-	size_t n, cap;
-};
-
-/*
- * Deal the slices of @keys (sorted) into lanes per track; write each
- * slice's lane with @set.  Returns the most lanes of a track in *@max
- * through @track_lanes, called once per track.
- */
-static int assign_lanes(struct sp_timeline *tl, struct lane_key *keys, size_t n, int lock_track)
-{
-	struct lane *lanes = NULL;
-	size_t n_lanes = 0, cap_lanes = 0, used = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct sp_tl_slice *s = &tl->slices[keys[i].idx];
-		int64_t start = s->start, end = s->end;
-		size_t l;
-
-		if (!i || keys[i].track != keys[i - 1].track) {
-			for (size_t k = 0; k < n_lanes; k++)
-				lanes[k].n = 0;
-			used = 0;
-		}
-		for (l = 0;; l++) {
-			struct lane *ln;
-
-			if (l == n_lanes) {
-				if (grow(&lanes, &cap_lanes, n_lanes, sizeof(*lanes))) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				memset(&lanes[n_lanes++], 0, sizeof(*lanes));
-			}
-			ln = &lanes[l];
-			while (ln->n && ln->ends[ln->n - 1] <= start)
-				ln->n--;
-			if (ln->n && ln->ends[ln->n - 1] < end && !lock_track &&
-			    (s->flags & SP_TL_FROM_NS) && ln->ends[ln->n - 1] - start <= TRIM_NS) {
-				/* clock skew: start where the neighbour ends */
-				start = s->start = ln->ends[ln->n - 1];
-				while (ln->n && ln->ends[ln->n - 1] <= start)
-					ln->n--;
-			}
-			if (!ln->n || ln->ends[ln->n - 1] >= end) {
-				if (grow(&ln->ends, &ln->cap, ln->n, sizeof(*ln->ends))) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				ln->ends[ln->n++] = end;
-				break;
-			}
-		}
-		if (lock_track)
-			s->lock_lane = (uint32_t)l;
-		else
-			s->lane = (uint32_t)l;
-		if (l + 1 > used) {
-			used = l + 1;
-			if (lock_track)
-				tl->locks[s->lock].lanes = (uint32_t)used;
-			else if (s->tid && !is_drop(s))
-				thread_of(tl, s->tid)->lanes = (uint32_t)used;
-			else if (!s->tid && !is_drop(s))
-				tl->process_lanes = (uint32_t)used;
-		}
-	}
-out:
-	for (size_t k = 0; k < n_lanes; k++)
-		free(lanes[k].ends);
-	free(lanes);
-	return rc;
-}
-
-static int build_lanes(struct sp_timeline *tl)
-{
-	struct lane_key *keys = malloc((tl->n_slices ? tl->n_slices : 1) * sizeof(*keys));
-	size_t n = 0;
-	int rc;
-
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < tl->n_slices; i++) {
-		const struct sp_tl_slice *s = &tl->slices[i];
-
-		keys[n++] = (struct lane_key){ (uint64_t)s->tid << 1 | (uint64_t)is_drop(s), s->start,
-					       s->end, (uint32_t)i };
-	}
-	sort(keys, n, sizeof(*keys), lane_cmp);
-	rc = assign_lanes(tl, keys, n, 0);
-	n = 0;
-	for (size_t i = 0; !rc && i < tl->n_slices; i++) {
-		const struct sp_tl_slice *s = &tl->slices[i];
-
-		if (s->kind == SP_TL_HOLD && s->lock != SP_TL_NONE)
-			keys[n++] = (struct lane_key){ s->lock, s->start, s->end, (uint32_t)i };
-	}
-	if (!rc) {
-		sort(keys, n, sizeof(*keys), lane_cmp);
-		rc = assign_lanes(tl, keys, n, 1);
-	}
-	free(keys);
-	return rc;
-}
-
-/* Names of the sites, paths without the directory prefix they share. */
-static int name_sites(struct sp_timeline *tl)
-{
-	size_t auto_len = 0;
-	const char *first = NULL;
-
-	for (size_t i = 0; i < tl->n_sites; i++) {
-		const char *f = tl->sites[i].file;
-		size_t k = 0;
-
-		if (!f || f[0] != '/')
-			continue;
-		if (!first) {
-			first = f;
-			auto_len = strrchr(f, '/') - f + 1;
-			continue;
-		}
-		while (k < auto_len && f[k] == first[k])
-			k++;
-		while (k && first[k - 1] != '/')
-			k--;
-		auto_len = k;
-	}
-	for (size_t i = 0; i < tl->n_sites; i++) {
-		struct sp_tl_site *s = &tl->sites[i];
-		struct sp_frame f;
-		char buf[1024];
-
-		memset(&f, 0, sizeof(f));
-		f.function = s->function;
-		f.file = s->file;
-		f.dso = s->dso;
-		f.line = s->line;
-		f.offset = s->offset;
-		f.address = s->address;
-		sp_frame_format(&f, NULL, auto_len, buf, sizeof(buf));
-		s->name = strdup(buf);
-		if (!s->name)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 {
 	struct sp_tl_private *p;
@@ -1073,7 +885,7 @@ int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 	if (!rc)
 		rc = build_counts(tl);
 	if (!rc)
-		rc = name_sites(tl);
+		rc = sp_timeline_name_sites(tl);
 	if (!rc) {
 		/* threads by tid from here on: the map is not needed any more */
 		sort(tl->threads, tl->n_threads, sizeof(*tl->threads), thread_cmp);
@@ -1082,7 +894,7 @@ int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 
 			tl->threads[i].name = n ? n : "";
 		}
-		rc = build_lanes(tl);
+		rc = sp_timeline_lanes(tl);
 	}
 	return rc;
 }
@@ -1118,86 +930,4 @@ void sp_timeline_free(struct sp_timeline *tl)
 	free(tl->counts);
 	sp_symbolize_files_end();
 	memset(tl, 0, sizeof(*tl));
-}
-
-const struct sp_tl_thread *sp_timeline_thread(const struct sp_timeline *tl, uint32_t tid)
-{
-	return thread_of((struct sp_timeline *)tl, tid);
-}
-
-const char *sp_timeline_kind_name(unsigned kind)
-{
-	static const char *const names[SP_TL_KINDS] = {
-		[SP_TL_WAIT] = "wait",		   [SP_TL_COND_WAIT] = "cond wait",
-		[SP_TL_HOLD] = "hold",		   [SP_TL_RELEASE] = "release",
-		[SP_TL_ACQUIRE] = "acquired",	   [SP_TL_TRY_FAILED] = "trylock failed",
-		[SP_TL_EVENT] = "event",	   [SP_TL_DROPPED] = "dropped",
-		[SP_TL_WRITE_LOSS] = "write loss",
-	};
-
-	return kind < SP_TL_KINDS ? names[kind] : "?";
-}
-
-const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp_tl_slice *s,
-				   char *buf, size_t size)
-{
-	const char *site = s->site != SP_TL_NONE ? tl->sites[s->site].name : NULL;
-
-	switch (s->kind) {
-	case SP_TL_DROPPED:
-		snprintf(buf, size, "dropped %" PRIu64 " events", s->value);
-		return buf;
-	case SP_TL_WRITE_LOSS:
-		snprintf(buf, size, "lost %" PRIu64 " events to a write error", s->value);
-		return buf;
-	case SP_TL_EVENT: {
-		struct sp_trace_rec rec;
-
-		if (!sp_trace_reader_read_at(tl->r, s->value, &rec) && rec.def)
-			snprintf(buf, size, "%s", rec.def->name);
-		else
-			snprintf(buf, size, "event_%u",
-				 sp_trace_reader_read_at(tl->r, s->value, &rec) ? 0 : rec.id);
-		return buf;
-	}
-	case SP_TL_HOLD:
-		if (s->flags & SP_TL_FROM_NS) {
-			snprintf(buf, size, "hold released at %s", site ? site : "?");
-			return buf;
-		}
-		break;
-	default:
-		break;
-	}
-	if (site)
-		snprintf(buf, size, "%s %s", sp_timeline_kind_name(s->kind), site);
-	else
-		snprintf(buf, size, "%s", sp_timeline_kind_name(s->kind));
-	return buf;
-}
-
-const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_tl_lock *l,
-				  char *buf, size_t size)
-{
-	const char *site = l->first_site != SP_TL_NONE ? tl->sites[l->first_site].name : "?";
-	const char *type = l->type == SP_TYPE_CONDVAR ? "condvar" : sp_type_name(l->type);
-
-	if (l->type == SP_TYPE_RWLOCK_READ || l->type == SP_TYPE_RWLOCK_WRITE)
-		type = "rwlock";
-	if (l->name)
-		snprintf(buf, size, "%s %s %s", type, l->name, site);
-	else
-		snprintf(buf, size, "%s 0x%" PRIx64 " %s", type, l->obj, site);
-	return buf;
-}
-
-const char *sp_timeline_process_name(const struct sp_timeline *tl, char *buf, size_t size)
-{
-	const char *main_name = sp_trace_reader_thread(tl->r, tl->pid);
-
-	if (main_name && *main_name)
-		snprintf(buf, size, "%s (syncprof trace of pid %u)", main_name, tl->pid);
-	else
-		snprintf(buf, size, "syncprof trace of pid %u", tl->pid);
-	return buf;
 }

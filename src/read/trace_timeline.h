@@ -141,6 +141,11 @@ const struct sp_tl_thread *sp_timeline_thread(const struct sp_timeline *tl, uint
  * or "syncprof trace of pid N" when the trace has no name for it. */
 const char *sp_timeline_process_name(const struct sp_timeline *tl, char *buf, size_t size);
 
+/* "trace_timeline_draw.c", for sp_timeline_build(): lanes of every track,
+ * and the sites' names.  0 or -ENOMEM. */
+int sp_timeline_lanes(struct sp_timeline *tl);
+int sp_timeline_name_sites(struct sp_timeline *tl);
+
 /* "export_chrome.c", "export_perfetto.c": write @tl to @out; 0 or -errno. */
 int sp_export_chrome(FILE *out, const struct sp_timeline *tl);
 int sp_export_perfetto(FILE *out, const struct sp_timeline *tl);

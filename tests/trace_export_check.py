@@ -306,13 +306,17 @@ def check_contended(pb, proto, cli, d):
     with open(d + "/pc_site.txt") as f:
         pc_site = f.read().strip()
     holds = names_with(pm, "hold released at ")
+    check(any(h["dur"] == 0 and h["args"].get("lock") == 0x5eed0080 for h in holds),
+          "contended: no zero-length hold")
+    holds = [h for h in holds if h["args"].get("lock") != 0x5eed0080]
     check(holds, "contended: no hold from a release with hold_ns")
     check(any(h["name"] == "hold released at " + pc_site for h in holds),
           "contended: the code-address site is not named '%s' as the profile names it: %s" %
           (pc_site, [h["name"] for h in holds]))
-    check(sorted(h["args"].get("hold_ns", 0) >= 4_000_000 for h in holds
-                 if h["name"].endswith(pc_site)) == [False, True] and
-          all(h["args"].get("hold_ns", 0) >= 1_000_000 for h in holds),
+    # lower bounds only: the holder slept 5 ms holding x, 2 ms holding y
+    least = {0x5eed0000: 5_000_000, 0x5eed0040: 2_000_000}
+    check(sorted(h["args"].get("lock") for h in holds) == sorted(least) and
+          all(h["args"].get("hold_ns", 0) >= least[h["args"]["lock"]] for h in holds),
           "contended: hold_ns lost: %s" % [h["args"] for h in holds])
     check(all(h["dur"] == h["args"]["hold_ns"] for h in holds),
           "contended: hold slices are not [release - hold_ns, release]")

@@ -181,6 +181,9 @@ static void contended(const char *dir)
 	sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, (void *)(uintptr_t)obj_y, SP_TYPE_MUTEX, &w,
 			    now_ns() - t0, 1);
 	T_ASSERT_INT(pthread_join(th, NULL), ==, 0);
+	/* a hold of 0 ns: a slice that begins and ends at one instant */
+	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)0x5eed0080, SP_TYPE_MUTEX, &w,
+			    0, 1);
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
 	snprintf(path, sizeof(path), "%s/pc_site.txt", dir);
 	f = fopen(path, "w");

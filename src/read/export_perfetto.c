@@ -423,7 +423,9 @@ static void put_tracks(struct pw *w)
 
 /* ---- events ------------------------------------------------------------ */
 
-enum { IT_END, IT_COUNTER, IT_BEGIN, IT_INSTANT };
+/* At one instant: ends, counters, begins (outer first), instants, and last
+ * the ends of slices that begin there (zero length, innermost first). */
+enum { IT_END, IT_COUNTER, IT_BEGIN, IT_INSTANT, IT_END_ZERO };
 
 struct item {
 	int64_t ts, other; /* other: BEGIN: end; END: start */
@@ -441,8 +443,8 @@ static int item_cmp(const void *a, const void *b)
 		return x->type < y->type ? -1 : 1;
 	if (x->other != y->other) /* outer begins first, inner ends first */
 		return x->other > y->other ? -1 : 1;
-	if (x->idx != y->idx)
-		return x->idx < y->idx ? -1 : 1;
+	if (x->idx != y->idx) /* zero-length ones: the last begun ends first */
+		return (x->idx < y->idx) == (x->type != IT_END_ZERO) ? -1 : 1;
 	return x->lock_track - y->lock_track;
 }
 
@@ -561,7 +563,7 @@ static void put_event(struct pw *w, const struct item *it, uint64_t *flows, uint
 		const struct sp_tl_slice *s = &tl->slices[it->idx];
 
 		te.track_uuid = slice_track(tl, s, it->lock_track);
-		if (it->type == IT_END) {
+		if (it->type == IT_END || it->type == IT_END_ZERO) {
 			te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
 			put_packet(w, &pk);
 			return;
@@ -625,7 +627,8 @@ static int build_items(const struct sp_timeline *tl, struct item **out, size_t *
 				continue;
 			}
 			v[n++] = (struct item){ s->start, s->end, (uint32_t)i, IT_BEGIN, (uint8_t)on };
-			v[n++] = (struct item){ s->end, s->start, (uint32_t)i, IT_END, (uint8_t)on };
+			v[n++] = (struct item){ s->end, s->start, (uint32_t)i,
+						s->end == s->start ? IT_END_ZERO : IT_END, (uint8_t)on };
 		}
 	}
 	for (size_t i = 0; i < tl->n_counts; i++)

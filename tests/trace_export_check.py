@@ -3,8 +3,8 @@
 
 Usage: trace_export_check.py SYNCPROF TRACE_EXPORT_GEN PERFETTO_PROTO BANK
 
-trace_export_gen writes traces of three shapes (full, contended-only,
-with drops); BANK (examples/bank.c, preloaded) gives a real program's.
+trace_export_gen writes traces of four shapes (full, contended-only,
+cut short by a full disk, with drops); BANK (examples/bank.c, preloaded) gives a real program's.
 Each is exported to Perfetto protobuf and Chrome JSON, then:
 
   * protoc --decode=perfetto.protos.Trace reads the .pftrace with the
@@ -372,6 +372,29 @@ def check_drops(pb, proto, cli, d):
     same_names(pm, cm, "drops")
 
 
+def check_loss(pb, proto, cli, d):
+    """A file cut short by a write error: exit 3, the loss a process slice."""
+    for fmt, out in (("perfetto", "/loss.pftrace"), ("chrome", "/loss.json")):
+        r = export(cli, d + "/loss.trace", fmt, d + out, expect_rc=3)
+        lines = r.stderr.strip().splitlines()
+        check(len(lines) == 1 and "incomplete" in lines[0], "loss: stderr %r" % r.stderr)
+    st = run([cli, "trace", "stats", d + "/loss.trace"])
+    lost = int(re.search(r"lost: +(\d+) events", st.stdout).group(1))
+    pm = perfetto_model(pb, proto, d + "/loss.pftrace")
+    loss = [s for s in pm["slices"] if s["name"].startswith("lost ")]
+    check(len(loss) == 1 and loss[0]["name"] == "lost %d events to a write error" % lost and
+          pm["tracks"][loss[0]["track"]]["name"] == "lost events (process)" and
+          thread_of(pm, loss[0]["track"]) is None,
+          "loss: %s, stats say %d lost" % ([(s_["name"], pm["tracks"][s_["track"]]["name"])
+                                            for s_ in loss], lost))
+    check(not [s_ for s_ in pm["slices"] if "still open" in s_["args"].get("note", "")],
+          "loss: a hold whose release was lost is drawn to the end, not cut at the loss")
+    check(all(s_["ts"] + s_["dur"] <= loss[0]["ts"] for s_ in pm["slices"] if s_ is not loss[0]),
+          "loss: a slice runs past the start of the loss")
+    cm = chrome_model(d + "/loss.json")
+    check("lost %d events to a write error" % lost in cm["names"], "loss: not in chrome")
+
+
 def check_bank(pb, proto, cli, bank, d):
     """A real program, preloaded: names as its profile prints them."""
     env = dict(os.environ)
@@ -454,6 +477,7 @@ def main():
         check_full(pb, proto, cli, d)
         check_contended(pb, proto, cli, d)
         check_drops(pb, proto, cli, d)
+        check_loss(pb, proto, cli, d)
         check_bank(pb, proto, cli, bank, d)
         check_bad_input(cli, d)
     print("ok: perfetto and chrome exports of full, contended-only, dropping and bank traces%s" %

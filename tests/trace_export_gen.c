@@ -15,6 +15,8 @@
  *                        "function file:line" is written to DIR/pc_site.txt;
  *                        a second lock is taken after a wait and its
  *                        release is not in the trace (nobody waited);
+ *   DIR/loss.trace       written into a full disk (RLIMIT_FSIZE): a
+ *                        WRITE_LOSS record;
  *   DIR/drops.trace      a 256-byte buffer flooded: DROPPED records.
  *
  * Usage: trace_export_gen DIR
@@ -22,6 +24,8 @@
 #include <syncprof/instrument.h>
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "trace_util.h"
 
@@ -218,6 +222,36 @@ static void drops(const char *dir)
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
 }
 
+/* In a child whose files cannot grow past 16 KiB (a full disk): a
+ * WRITE_LOSS record counts what the file could not take. */
+static void loss(const char *dir)
+{
+	static pthread_mutex_t l = PTHREAD_MUTEX_INITIALIZER;
+	char path[600];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/loss.trace", dir);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (!pid) {
+		struct rlimit rl = { 16 << 10, 16 << 10 };
+
+		T_ASSERT_INT(setrlimit(RLIMIT_FSIZE, &rl), ==, 0);
+		T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
+		for (int i = 0; i < 20000; i++) {
+			pthread_mutex_lock(&l);
+			pthread_mutex_unlock(&l);
+			if (i % 500 == 499)
+				syncprof_trace_flush();
+		}
+		T_ASSERT_INT(syncprof_trace_close(), ==, -EFBIG);
+		_exit(0);
+	}
+	T_ASSERT_INT(waitpid(pid, &status, 0), ==, pid);
+	T_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -227,6 +261,7 @@ int main(int argc, char **argv)
 	syncprof_enable();
 	full(argv[1]);
 	contended(argv[1]);
+	loss(argv[1]);
 	drops(argv[1]);
 	return 0;
 }

@@ -119,8 +119,7 @@ static void args(struct cw *w, const struct sp_tl_slice *s)
 		break;
 	}
 	if (s->flags & SP_TL_CUT_DROP)
-		fprintf(w->out, "%s\"note\":\"cut short: the thread dropped the events after this "
-				"point\"",
+		fprintf(w->out, "%s\"note\":\"cut short: the events after this point were lost\"",
 			sep);
 	else if (s->flags & SP_TL_OPEN_END)
 		fprintf(w->out, "%s\"note\":\"still open when the trace ended\"", sep);

@@ -522,7 +522,7 @@ static void slice_args(struct pw *w, const struct sp_tl_slice *s, int on_lock)
 		break;
 	}
 	if (s->flags & SP_TL_CUT_DROP)
-		ann_str(w, "note", "cut short: the thread dropped the events after this point");
+		ann_str(w, "note", "cut short: the events after this point were lost");
 	else if (s->flags & SP_TL_OPEN_END)
 		ann_str(w, "note", "still open when the trace ended");
 	else if (s->flags & SP_TL_FROM_NS)

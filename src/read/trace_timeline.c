@@ -807,6 +807,10 @@ static int second_pass(struct sp_timeline *tl)
 				return -ENOMEM;
 			break;
 		case EV_WRITE_LOSS:
+			/* every thread's events from here on are lost */
+			for (size_t k = 0; k < tl->n_threads; k++)
+				if (cut_thread(tl, (uint32_t)k, e->ts, SP_TL_CUT_DROP))
+					return -ENOMEM;
 			if (add_slice(tl, SP_TL_WRITE_LOSS, 0, e->ts, e->ts2, SP_TL_NONE, SP_TL_NONE,
 				      e->ns, 0) == SP_TL_NONE)
 				return -ENOMEM;

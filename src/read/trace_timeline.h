@@ -31,7 +31,7 @@ enum sp_tl_kind {
 
 /* Slice flags. */
 #define SP_TL_FROM_NS 1u   /* start computed from wait_ns/hold_ns (no begin event) */
-#define SP_TL_CUT_DROP 2u  /* ended early: the thread dropped the events after it */
+#define SP_TL_CUT_DROP 2u  /* ended early: the events after it were dropped or lost */
 #define SP_TL_OPEN_END 4u  /* still open when the trace ended */
 
 struct sp_tl_slice {

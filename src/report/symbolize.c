@@ -52,6 +52,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/libdw.h"
@@ -343,12 +344,15 @@ static const Dwfl_Callbacks file_callbacks = {
 
 static void read_loads(struct sym_file *f)
 {
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path in a corrupt trace may name a FIFO */
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	Elf64_Ehdr eh;
 
 	if (fd < 0)
 		return;
-	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
 	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
 		for (unsigned i = 0; i < eh.e_phnum && f->n_loads < SP_SYM_LOADS; i++) {

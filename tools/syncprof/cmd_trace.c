@@ -94,6 +94,8 @@ struct trace_file {
 	struct sp_trace_reader *r;
 };
 
+static void unload(struct trace_file *tf);
+
 static int load(const char *cmd, const char *path, struct trace_file *tf)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -139,6 +141,7 @@ static int load(const char *cmd, const char *path, struct trace_file *tf)
 	}
 	if (sp_trace_reader_init(tf->r, tf->data, tf->size)) {
 		cli_error(cmd, "'%s': %s", path, tf->r->error);
+		unload(tf);
 		return -1;
 	}
 	return 0;

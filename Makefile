@@ -1,7 +1,7 @@
 # The two commands the README promises, and a few more.
 #   make demo    build, then profile the bundled bank example and print the report
 #   make check   build and run the whole test suite: plain, ASan+UBSan, TSan,
-#                then fuzz the trace reader and the control parser (bounded)
+#                then fuzz the trace reader, the exporters and the control parser (bounded)
 # Build trees: build/ (release with debug info), build-asan/, build-tsan/.
 
 JOBS ?= 2
@@ -49,7 +49,7 @@ check-tsan: deps
 # for a bounded time.
 FUZZ_SECONDS ?= 30
 fuzz: deps
-	@echo "== fuzzing the trace reader for $(FUZZ_SECONDS) s =="
+	@echo "== fuzzing the trace reader, then the trace exporters, for $(FUZZ_SECONDS) s each =="
 	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) > fuzz-trace.log 2>&1 || \
 		{ tail -n 40 fuzz-trace.log; exit 1; }
 	@tail -n 3 fuzz-trace.log

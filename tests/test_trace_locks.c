@@ -10,7 +10,8 @@
  * the line of the call, and the thread by id and name; a code-address site
  * (as the preload interposer records) resolves to the executable + offset
  * through the MAPS records.  The Chrome export
- * of the file has the wait slices, holds and thread names.
+ * of the file has the wait slices, holds on the holder's thread, the
+ * hand-off flow, waiter counts and thread names.
  *
  * Usage: test_trace_locks [SYNCPROF_CLI]
  */
@@ -198,9 +199,12 @@ int main(int argc, char **argv)
 		T_ASSERT_CONTAINS(json, "\"ph\":\"X\"");
 		T_ASSERT_CONTAINS(json, "\"name\":\"wait ");
 		T_ASSERT_CONTAINS(json, "\"name\":\"cond wait ");
-		T_ASSERT_CONTAINS(json, "\"ph\":\"b\"");
-		T_ASSERT_CONTAINS(json, "\"ph\":\"e\"");
-		T_ASSERT_CONTAINS(json, "\"name\":\"hold ");
+		/* holds are slices on the holder's thread; the hand-off a flow */
+		T_ASSERT_CONTAINS(json, "\"name\":\"hold test_trace_locks.c:");
+		T_ASSERT_CONTAINS(json, "\"cat\":\"hold\",\"dur\":");
+		T_ASSERT_CONTAINS(json, "\"ph\":\"s\"");
+		T_ASSERT_CONTAINS(json, "\"ph\":\"f\"");
+		T_ASSERT_CONTAINS(json, "\"ph\":\"C\"");
 		T_ASSERT_CONTAINS(json, "\"name\":\"trylock failed ");
 		T_ASSERT_CONTAINS(json, "test_trace_locks.c:");
 		T_ASSERT_CONTAINS(json, "\"args\":{\"name\":\"holder\"}");

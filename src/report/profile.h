@@ -352,6 +352,13 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
  * Pointers valid until sp_symbolize_offline_end().  Not thread-safe. */
 void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct sp_symbol *out);
 void sp_symbolize_offline_end(void);
+/* Offline (syncprof trace): the code address at file @offset of the DSO at
+ * @path, named from that file with libdw as sp_symbolize() names one of
+ * this process (function, file:line, inline chain, system-header wrappers
+ * skipped).  0, or -ENOENT (unknown: no such file, no symbol) or -ENOTSUP
+ * (no libdw); @out's strings live until sp_symbolize_files_end(). */
+int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out);
+void sp_symbolize_files_end(void);
 
 /* "render/render.c", "render/table.c", "render/json.c", ... */
 /* Render @p in o->format to @out.  Pure: reads only @p and @o. */

@@ -30,6 +30,13 @@
  * A return address points after the call; file:line and the inline chain
  * are looked up at pc - 1 so that they name the call itself.
  *
+ * Offline, 'syncprof trace export' names the code addresses of a traced
+ * process the same way (sp_symbolize_file): the trace's MAPS records give
+ * the DSO path and file offset, and the same lookup runs on a Dwfl of that
+ * one file, reported at its link-time addresses; so a slice of the trace
+ * and a row of the profile name a site alike.  One Dwfl per file (at most
+ * 64), kept until sp_symbolize_files_end().
+ *
  * The Dwfl session is built at the first lookup and rebuilt after fork()
  * or when an address falls outside every module it knows (a dlopen()
  * since).  Callers hold report_lock, so one session is enough.
@@ -39,8 +46,13 @@
  * not packaged for Debian as a library).
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/libdw.h"
@@ -270,17 +282,11 @@ static void skip_inlined_wrappers(struct sp_symbol *out)
 	name_caller(out, k);
 }
 
-static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
+/* Name @addr (already pc - 1) inside @mod: function, file:line, inlines. */
+static void module_symbolize(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *out)
 {
-	Dwarf_Addr addr = pc - 1;
-	Dwfl *d = sp_libdw_present() ? session(0) : NULL;
-	Dwfl_Module *mod = d ? dwfl_addrmodule(d, addr) : NULL;
 	const char *name;
 
-	if (d && !mod && (d = session(1)))
-		mod = dwfl_addrmodule(d, addr);
-	if (!mod)
-		return;
 	/* The module's path as mapped (dladdr gives argv[0] for the program). */
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (name && name[0] == '/')
@@ -296,6 +302,144 @@ static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
 	}
 	dwarf_lookup(mod, addr, out);
 	skip_inlined_wrappers(out);
+}
+
+static void dw_symbolize(uintptr_t pc, struct sp_symbol *out)
+{
+	Dwarf_Addr addr = pc - 1;
+	Dwfl *d = sp_libdw_present() ? session(0) : NULL;
+	Dwfl_Module *mod = d ? dwfl_addrmodule(d, addr) : NULL;
+
+	if (d && !mod && (d = session(1)))
+		mod = dwfl_addrmodule(d, addr);
+	if (mod)
+		module_symbolize(mod, addr, out);
+}
+
+/*
+ * Offline: a code address of another process, given as a DSO path and a
+ * file offset (a trace's MAPS records), named from the file now at that
+ * path.  One Dwfl per file, each module reported at its link-time
+ * addresses (base 0); the file offset becomes a link-time address
+ * through the file's PT_LOAD program headers, read here with bounds
+ * checks (the file may be anything: a library rebuilt since the trace).
+ */
+#define SP_SYM_FILES 64
+#define SP_SYM_LOADS 16
+
+struct sym_file {
+	char *path;
+	Dwfl *dwfl; /* NULL: no libdw session for the file */
+	Elf64_Phdr loads[SP_SYM_LOADS];
+	unsigned n_loads;
+};
+
+static struct sym_file sym_files[SP_SYM_FILES];
+static unsigned n_sym_files;
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = NULL,
+	.find_debuginfo = find_debuginfo,
+};
+
+static void read_loads(struct sym_file *f)
+{
+	/* O_NONBLOCK: a path in a corrupt trace may name a FIFO */
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	Elf64_Ehdr eh;
+
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+		for (unsigned i = 0; i < eh.e_phnum && f->n_loads < SP_SYM_LOADS; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type == PT_LOAD)
+				f->loads[f->n_loads++] = ph;
+		}
+	}
+	close(fd);
+}
+
+static struct sym_file *sym_file_get(const char *path)
+{
+	struct sym_file *f;
+
+	for (unsigned i = 0; i < n_sym_files; i++)
+		if (!strcmp(sym_files[i].path, path))
+			return &sym_files[i];
+	if (n_sym_files == SP_SYM_FILES)
+		return NULL;
+	f = &sym_files[n_sym_files];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	n_sym_files++;
+	read_loads(f);
+	if (!f->n_loads)
+		return f;
+	f->dwfl = dwfl_begin(&file_callbacks);
+	if (f->dwfl && (!dwfl_report_elf(f->dwfl, path, path, -1, 0, false) ||
+			dwfl_report_end(f->dwfl, NULL, NULL))) {
+		dwfl_end(f->dwfl);
+		f->dwfl = NULL;
+	}
+	return f;
+}
+
+int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
+{
+	struct sym_file *f;
+	Dwfl_Module *mod;
+	uint64_t vaddr = 0;
+	unsigned i;
+
+	memset(out, 0, sizeof(*out));
+	if (!sp_libdw_present() || !path || path[0] != '/' || !(f = sym_file_get(path)) ||
+	    !f->dwfl)
+		return -ENOENT;
+	for (i = 0; i < f->n_loads; i++)
+		if (offset >= f->loads[i].p_offset &&
+		    offset - f->loads[i].p_offset < f->loads[i].p_filesz) {
+			vaddr = offset - f->loads[i].p_offset + f->loads[i].p_vaddr;
+			break;
+		}
+	if (i == f->n_loads || !vaddr)
+		return -ENOENT;
+	mod = dwfl_addrmodule(f->dwfl, vaddr - 1);
+	if (!mod)
+		return -ENOENT;
+	module_symbolize(mod, vaddr - 1, out);
+	out->dso = f->path;
+	return out->function || out->file ? 0 : -ENOENT;
+}
+
+void sp_symbolize_files_end(void)
+{
+	for (unsigned i = 0; i < n_sym_files; i++) {
+		if (sym_files[i].dwfl)
+			dwfl_end(sym_files[i].dwfl);
+		free(sym_files[i].path);
+	}
+	n_sym_files = 0;
+}
+#else
+int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
+	return -ENOTSUP;
+}
+
+void sp_symbolize_files_end(void)
+{
 }
 #endif
 

@@ -13,14 +13,10 @@
  * WRITE_LOSS record, when it had room for one, says how many events from
  * when to when are missing: every subcommand shows that.
  *
- * Chrome export (Trace Event Format, loaded by ui.perfetto.dev and
- * chrome://tracing): waits become complete ("X") slices named "wait
- * <site>" on the waiting thread, holds become async ("b"/"e") events from
- * acquisition to release (the hold from the released event when hold
- * tracking supplied it, else from the matching acquired event), a
- * condition wait is a slice and releases/retakes its mutex, drops are
- * instant events, other events are instants with their named arguments,
- * thread names are metadata.
+ * Export: the trace becomes a timeline of slices, flows and counters
+ * (src/read/trace_timeline.c), written as Chrome Trace Event JSON
+ * (export_chrome.c) or as Perfetto's native protobuf (export_perfetto.c);
+ * this file only parses the options and maps errors to exit statuses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +32,14 @@
 #include "report/render/text.h"
 #include "base/types.h"
 #include "read/trace_reader.h"
+#include "read/trace_timeline.h"
 
 #define EXIT_TRUNCATED 3
 
 static const char trace_usage[] =
 	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
 	"       syncprof trace stats FILE\n"
-	"       syncprof trace export --format chrome FILE -o OUT.json\n"
+	"       syncprof trace export --format perfetto|chrome FILE -o OUT\n"
 	"       syncprof trace what-if FILE --site SITE --factor F [--json]\n"
 	"       syncprof trace chains FILE [--json]\n"
 	"\n"
@@ -74,13 +71,23 @@ static const char stats_usage[] =
 	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
 
 static const char export_usage[] =
-	"Usage: syncprof trace export --format chrome FILE -o OUT.json\n"
+	"Usage: syncprof trace export --format perfetto|chrome FILE -o OUT\n"
 	"\n"
-	"Write FILE as Chrome Trace Event JSON, which ui.perfetto.dev and\n"
-	"chrome://tracing open: per thread, slices \"wait <site>\" for lock and\n"
-	"condition waits, holds as async events, drops as instant events, other\n"
-	"events as instants, thread names as metadata.  -o - writes to stdout.\n"
-	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
+	"Write FILE as a timeline that ui.perfetto.dev opens:\n"
+	"  perfetto  Perfetto's native protobuf (perfetto.protos.Trace; OUT.pftrace):\n"
+	"            a track per thread with its name; a track per lock named by type,\n"
+	"            address and the site that first took it, with its holders and a\n"
+	"            'waiters' counter; interned names\n"
+	"  chrome    Chrome Trace Event JSON (OUT.json; also chrome://tracing)\n"
+	"Both show, per thread, \"wait SITE\", \"cond wait SITE\" and \"hold SITE\" slices\n"
+	"(SITE named as profiles name it: function file:line, or file:line), a flow\n"
+	"from each release that let a waiter through to that waiter's hold, the\n"
+	"number of waiters per lock, failed trylocks and registered events as\n"
+	"instants, and the events a full buffer dropped as slices over their span.\n"
+	"A trace with only releases (contended-only tracing) gets its holds from the\n"
+	"releases' hold_ns.  -o - writes to stdout.\n"
+	"Exit status: 0 complete, 1 error or corrupt file (what came before the damage\n"
+	"is exported), 2 usage, 3 incomplete file.\n";
 
 struct trace_file {
 	const char *path;
@@ -88,6 +95,8 @@ struct trace_file {
 	size_t size;
 	struct sp_trace_reader *r;
 };
+
+static void unload(struct trace_file *tf);
 
 static int load(const char *cmd, const char *path, struct trace_file *tf)
 {
@@ -134,6 +143,7 @@ static int load(const char *cmd, const char *path, struct trace_file *tf)
 	}
 	if (sp_trace_reader_init(tf->r, tf->data, tf->size)) {
 		cli_error(cmd, "'%s': %s", path, tf->r->error);
+		unload(tf);
 		return -1;
 	}
 	return 0;
@@ -581,283 +591,15 @@ static int cmd_stats(int argc, char **argv)
 	return rc;
 }
 
-/* ---- export --format chrome ------------------------------------------- */
-
-struct hold {
-	uint32_t tid;
-	uint64_t obj;
-	int64_t start_ns;
-	char site[256];
-};
-
-/* A wait in progress: lock_wait or cond_wait seen, not yet over. */
-struct pending {
-	uint32_t tid;
-	uint64_t obj;
-	int64_t start_ns;
-};
-
-struct export_state {
-	FILE *out;
-	const struct sp_trace_reader *r;
-	int first;
-	uint32_t pid;
-	struct hold *holds; /* open holds, searched from the end (few) */
-	size_t n_holds, cap_holds;
-	struct pending *waits;
-	size_t n_waits, cap_waits;
-	uint64_t next_id;
-	int64_t last_ns;
-};
-
-static void wait_begin(struct export_state *s, uint32_t tid, uint64_t obj, int64_t ts)
-{
-	for (size_t i = 0; i < s->n_waits; i++) {
-		if (s->waits[i].tid == tid) { /* one wait per thread at a time */
-			s->waits[i].obj = obj;
-			s->waits[i].start_ns = ts;
-			return;
-		}
-	}
-	if (s->n_waits == s->cap_waits) {
-		size_t cap = s->cap_waits ? s->cap_waits * 2 : 64;
-		struct pending *v = realloc(s->waits, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		s->waits = v;
-		s->cap_waits = cap;
-	}
-	s->waits[s->n_waits++] = (struct pending){ tid, obj, ts };
-}
-
-/* Start of the wait of @tid on @obj ending at @end after @wait_ns: the
- * begin event's timestamp when there was one (same clock as @end), else
- * @end - @wait_ns (the wait is measured with CLOCK_MONOTONIC). */
-static int64_t wait_start(struct export_state *s, uint32_t tid, uint64_t obj, int64_t end,
-			  uint64_t wait_ns)
-{
-	for (size_t i = 0; i < s->n_waits; i++) {
-		struct pending *p = &s->waits[i];
-
-		if (p->tid != tid)
-			continue;
-		if (p->obj == obj && p->start_ns <= end) {
-			int64_t start = p->start_ns;
-
-			s->waits[i] = s->waits[--s->n_waits];
-			return start;
-		}
-		break;
-	}
-	return end - (int64_t)wait_ns;
-}
-
-static void ev_begin(struct export_state *s, const char *ph, const char *name, int64_t ts_ns,
-		    uint32_t tid)
-{
-	fputs(s->first ? "\n" : ",\n", s->out);
-	s->first = 0;
-	fprintf(s->out, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"name\":", ph, s->pid,
-		tid, (double)ts_ns / 1e3);
-	sp_json_string(s->out, name);
-}
-
-static void hold_open(struct export_state *s, uint32_t tid, uint64_t obj, int64_t ts,
-		      const char *site)
-{
-	struct hold *h;
-
-	if (s->n_holds == s->cap_holds) {
-		size_t cap = s->cap_holds ? s->cap_holds * 2 : 64;
-		struct hold *v = realloc(s->holds, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		s->holds = v;
-		s->cap_holds = cap;
-	}
-	h = &s->holds[s->n_holds++];
-	h->tid = tid;
-	h->obj = obj;
-	h->start_ns = ts;
-	snprintf(h->site, sizeof(h->site), "%s", site);
-}
-
-static void hold_emit(struct export_state *s, uint32_t tid, uint64_t obj, int64_t start,
-		      int64_t end, const char *site)
-{
-	char name[300], objs[32];
-	uint64_t id = ++s->next_id;
-
-	snprintf(name, sizeof(name), "hold %s", site);
-	snprintf(objs, sizeof(objs), "0x%" PRIx64, obj);
-	ev_begin(s, "b", name, start, tid);
-	fprintf(s->out, ",\"cat\":\"hold\",\"id\":\"0x%" PRIx64 "\",\"args\":{\"obj\":", id);
-	sp_json_string(s->out, objs);
-	fputs("}}", s->out);
-	ev_begin(s, "e", name, end, tid);
-	fprintf(s->out, ",\"cat\":\"hold\",\"id\":\"0x%" PRIx64 "\"}", id);
-}
-
-/* Close the hold of @obj by @tid at @end; @hold_ns >= 0 overrides. */
-static void hold_close(struct export_state *s, uint32_t tid, uint64_t obj, int64_t end,
-		       int64_t hold_ns, const char *site)
-{
-	for (size_t i = s->n_holds; i-- > 0;) {
-		struct hold *h = &s->holds[i];
-
-		if (h->tid != tid || h->obj != obj)
-			continue;
-		hold_emit(s, tid, obj, hold_ns >= 0 ? end - hold_ns : h->start_ns, end, h->site);
-		s->holds[i] = s->holds[--s->n_holds];
-		return;
-	}
-	if (hold_ns >= 0)
-		hold_emit(s, tid, obj, end - hold_ns, end, site);
-}
-
-static void export_wait(struct export_state *s, const struct sp_trace_rec *rec, int64_t ts,
-			const char *what, const char *site)
-{
-	char name[300], objs[32];
-	uint64_t wait = rec->args[SP_LA_NS];
-
-	int64_t start;
-
-	if (!wait)
-		return;
-	start = wait_start(s, rec->tid, rec->args[SP_LA_OBJ], ts, wait);
-	snprintf(name, sizeof(name), "%s %s", what, site);
-	snprintf(objs, sizeof(objs), "0x%" PRIx64, rec->args[SP_LA_OBJ]);
-	ev_begin(s, "X", name, start, rec->tid);
-	fprintf(s->out, ",\"cat\":\"lock\",\"dur\":%.3f,\"args\":{\"obj\":",
-		(double)(ts - start) / 1e3);
-	sp_json_string(s->out, objs);
-	fputs(",\"type\":", s->out);
-	sp_json_string(s->out, is_cond_event(rec) ? "condvar"
-					    : sp_type_name((int)(rec->args[SP_LA_TYPE] & 0xff)));
-	fprintf(s->out, ",\"wait_ns\":%" PRIu64 "}}", wait);
-}
-
-static void export_lock(struct export_state *s, const struct sp_trace_rec *rec, int64_t ts)
-{
-	char site[256];
-	uint64_t obj = rec->args[SP_LA_OBJ];
-
-	site_name(s->r, rec, site, sizeof(site));
-	switch (rec->id) {
-	case SP_EV_LOCK_ACQUIRED:
-		export_wait(s, rec, ts, "wait", site);
-		/* semaphores, barriers and joins are waited for, never held */
-		if ((rec->args[SP_LA_TYPE] & 0xff) < SP_TYPE_SEMAPHORE)
-			hold_open(s, rec->tid, obj, ts, site);
-		break;
-	case SP_EV_LOCK_RELEASED:
-		hold_close(s, rec->tid, obj, ts,
-			   rec->nargs > SP_LA_NS ? (int64_t)rec->args[SP_LA_NS] : -1, site);
-		break;
-	case SP_EV_COND_WAIT:
-		/* The wait releases its mutex (in the type argument). */
-		hold_close(s, rec->tid, rec->args[SP_LA_TYPE], ts, -1, site);
-		wait_begin(s, rec->tid, obj, ts);
-		break;
-	case SP_EV_LOCK_WAIT:
-		wait_begin(s, rec->tid, obj, ts);
-		break;
-	case SP_EV_COND_WOKEN:
-		export_wait(s, rec, ts, "cond wait", site);
-		if (rec->args[SP_LA_TYPE])
-			hold_open(s, rec->tid, rec->args[SP_LA_TYPE], ts, site);
-		break;
-	case SP_EV_LOCK_TRY_FAILED: {
-		char name[300];
-
-		snprintf(name, sizeof(name), "trylock failed %s", site);
-		ev_begin(s, "i", name, ts, rec->tid);
-		fprintf(s->out, ",\"cat\":\"lock\",\"s\":\"t\",\"args\":{\"obj\":\"0x%" PRIx64 "\"}}",
-			obj);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-static void export_record(struct export_state *s, const struct sp_trace_rec *rec)
-{
-	char nb[64], ab[32];
-	int64_t ts;
-
-	switch (rec->type) {
-	case SP_REC_THREAD:
-		ev_begin(s, "M", "thread_name", 0, rec->tid);
-		fputs(",\"args\":{\"name\":", s->out);
-		sp_json_string(s->out, rec->str);
-		fputs("}}", s->out);
-		return;
-	case SP_REC_DROPPED: {
-		char name[64];
-		int64_t t2 = sp_trace_reader_rel_ns(s->r, rec->ts2);
-
-		ts = sp_trace_reader_rel_ns(s->r, rec->ts);
-		snprintf(name, sizeof(name), "dropped %" PRIu64 " events", rec->count);
-		ev_begin(s, "i", name, ts, rec->tid);
-		fprintf(s->out,
-			",\"cat\":\"syncprof\",\"s\":\"%s\",\"args\":{\"count\":%" PRIu64
-			",\"first_us\":%.3f,\"last_us\":%.3f}}",
-			rec->tid ? "t" : "p", rec->count, (double)ts / 1e3, (double)t2 / 1e3);
-		if (t2 > s->last_ns)
-			s->last_ns = t2;
-		return;
-	}
-	case SP_REC_WRITE_LOSS: {
-		char name[96];
-		int64_t t2 = sp_trace_reader_rel_ns(s->r, rec->ts2);
-
-		ts = sp_trace_reader_rel_ns(s->r, rec->ts);
-		snprintf(name, sizeof(name), "lost %" PRIu64 " events to a write error", rec->count);
-		ev_begin(s, "i", name, ts, 0);
-		fprintf(s->out,
-			",\"cat\":\"syncprof\",\"s\":\"g\",\"args\":{\"count\":%" PRIu64
-			",\"first_us\":%.3f,\"last_us\":%.3f,\"error\":",
-			rec->count, (double)ts / 1e3, (double)t2 / 1e3);
-		sp_json_string(s->out, strerror((int)rec->error));
-		fputs("}}", s->out);
-		if (t2 > s->last_ns)
-			s->last_ns = t2;
-		return;
-	}
-	case SP_REC_EVENT:
-		break;
-	default:
-		return;
-	}
-	ts = sp_trace_reader_rel_ns(s->r, rec->ts);
-	if (ts > s->last_ns)
-		s->last_ns = ts;
-	if (is_lock_event(rec)) {
-		export_lock(s, rec, ts);
-		return;
-	}
-	ev_begin(s, "i", event_name(rec, nb, sizeof(nb)), ts, rec->tid);
-	fputs(",\"cat\":\"event\",\"s\":\"t\",\"args\":{", s->out);
-	for (unsigned i = 0; i < rec->nargs; i++) {
-		if (i)
-			fputc(',', s->out);
-		sp_json_string(s->out, arg_name(rec, i, ab, sizeof(ab)));
-		fprintf(s->out, ":%" PRIu64, rec->args[i]);
-	}
-	fputs("}}", s->out);
-}
+/* ---- export --format chrome|perfetto ------------------------------------ */
 
 static int cmd_export(int argc, char **argv)
 {
 	const char *path = NULL, *out_path = NULL, *format = NULL;
-	struct export_state s = { 0 };
+	struct sp_timeline tl;
 	struct trace_file tf;
-	struct sp_trace_rec rec;
-	int rc;
+	FILE *out;
+	int rc, erc, perfetto;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -883,43 +625,34 @@ static int cmd_export(int argc, char **argv)
 		fputs(export_usage, stderr);
 		return 2;
 	}
-	if (strcmp(format, "chrome")) {
-		cli_error("trace export", "unknown format '%s' (known: chrome)", format);
+	if (strcmp(format, "chrome") && strcmp(format, "perfetto")) {
+		cli_error("trace export", "unknown format '%s' (known: chrome, perfetto)", format);
 		return 2;
 	}
+	perfetto = !strcmp(format, "perfetto");
 	if (load("trace export", path, &tf))
 		return 1;
-	s.out = strcmp(out_path, "-") ? fopen(out_path, "we") : stdout;
-	if (!s.out) {
-		cli_error("trace export", "cannot create '%s': %s", out_path, strerror(errno));
+	if (sp_timeline_build(&tl, tf.r)) {
+		cli_error("trace export", "'%s': out of memory", path);
+		sp_timeline_free(&tl);
 		unload(&tf);
 		return 1;
 	}
-	s.r = tf.r;
-	s.first = 1;
-	s.pid = tf.r->hdr.pid;
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"syncprof\"},"
-	      "\"traceEvents\":[",
-	      s.out);
-	ev_begin(&s, "M", "process_name", 0, 0);
-	fprintf(s.out, ",\"args\":{\"name\":\"syncprof trace of pid %u\"}}", s.pid);
-	while (sp_trace_reader_next(tf.r, &rec) > 0)
-		export_record(&s, &rec);
-	/* Holds still open when the trace ends end there. */
-	while (s.n_holds) {
-		struct hold *h = &s.holds[--s.n_holds];
-
-		hold_emit(&s, h->tid, h->obj, h->start_ns,
-			  s.last_ns > h->start_ns ? s.last_ns : h->start_ns, h->site);
+	out = strcmp(out_path, "-") ? fopen(out_path, "we") : stdout;
+	if (!out) {
+		cli_error("trace export", "cannot create '%s': %s", out_path, strerror(errno));
+		sp_timeline_free(&tl);
+		unload(&tf);
+		return 1;
 	}
-	fputs("\n]}\n", s.out);
+	erc = perfetto ? sp_export_perfetto(out, &tl) : sp_export_chrome(out, &tl);
 	rc = finish("trace export", &tf);
-	if ((s.out != stdout && fclose(s.out)) || (s.out == stdout && fflush(stdout))) {
-		cli_error("trace export", "writing '%s' failed: %s", out_path, strerror(errno));
+	if (erc || (out != stdout && fclose(out)) || (out == stdout && fflush(stdout))) {
+		cli_error("trace export", "writing '%s' failed: %s", out_path,
+			  strerror(erc ? -erc : errno));
 		rc = 1;
 	}
-	free(s.holds);
-	free(s.waits);
+	sp_timeline_free(&tl);
 	unload(&tf);
 	return rc;
 }

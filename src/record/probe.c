@@ -124,6 +124,10 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	if (watched)
 		sp_watch_end(watched, wait);
 	acquired = rc == ops->ok || rc == EOWNERDEAD;
+	/* The hold that follows a wait is timed (hold.c): the clock is read
+	 * here anyway. */
+	if (acquired && SP_UNLIKELY(sp_hold_is_on()) && op != SP_TYPE_SEMAPHORE)
+		sp_hold_waited((uintptr_t)obj);
 	if (e) {
 		sp_entry_record_wait(e, wait, acquired);
 		sp_wait_end(e, wait, &w); /* frames (stack.c), blame */

@@ -90,7 +90,5 @@ if command -v pigz >/dev/null && [ -x /usr/bin/time ]; then
 		rss LD_PRELOAD="$pre" SYNCPROF_OPTIONS=report_at_exit=0,hold=1 >>"$tmp/rss-hold"
 	done
 	bare=$(median <"$tmp/rss-bare") on=$(median <"$tmp/rss-on") hold=$(median <"$tmp/rss-hold")
-	printf "pigz -p 4 peak RSS: bare %.1f MB, preloaded %.1f MB (+%.1f), hold=1 %.1f MB (+%.1f); goal: +4 MB at most\n" \
-		"$(echo "$bare / 1024" | bc -l)" "$(echo "$on / 1024" | bc -l)" "$(echo "($on - $bare) / 1024" | bc -l)" \
-		"$(echo "$hold / 1024" | bc -l)" "$(echo "($hold - $bare) / 1024" | bc -l)"
+	awk -v b="$bare" -v o="$on" -v h="$hold" 'BEGIN { printf "pigz -p 4 peak RSS: bare %.1f MB, preloaded %.1f MB (+%.1f), hold=1 %.1f MB (+%.1f); goal: +4 MB at most\n", b / 1024, o / 1024, (o - b) / 1024, h / 1024, (h - b) / 1024 }'
 fi

@@ -18,8 +18,10 @@
  * With -o, every operation takes one more mutex, the same for all, around
  * the counter's: each lock is then taken inside another (what lock-order
  * checking looks at: one edge per counter, known after its first use).
+ * With -T, the counter's mutex is taken by spinning on trylock (the
+ * failed-trylock case: with 2 threads on 1 lock most tries fail).
  *
- * Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-d MS] [-r ROUNDS] [-M MODES]
+ * Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-T] [-d MS] [-r ROUNDS] [-M MODES]
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -45,6 +47,7 @@ struct worker {
 static struct counter *counters;
 static unsigned n_locks = 1;
 static int nested;                 /* -o: take outer around each counter's lock */
+static int spin_try;               /* -T: take the counter's lock by spinning on trylock */
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 static int stop;
 static int go;
@@ -78,7 +81,11 @@ static void *loop_plain(void *arg)
 
 		if (nested)
 			pthread_mutex_lock(&outer);
-		pthread_mutex_lock(&c->lock);
+		if (spin_try)
+			while (pthread_mutex_trylock(&c->lock))
+				;
+		else
+			pthread_mutex_lock(&c->lock);
 		c->value++;
 		pthread_mutex_unlock(&c->lock);
 		if (nested)
@@ -91,6 +98,7 @@ static void *loop_plain(void *arg)
 
 /* glibc's own lock and unlock, bypassing any interposer. */
 static int (*libc_lock)(pthread_mutex_t *);
+static int (*libc_trylock)(pthread_mutex_t *);
 static int (*libc_unlock)(pthread_mutex_t *);
 
 static int libc_resolve(void)
@@ -100,8 +108,9 @@ static int libc_resolve(void)
 	if (!libc)
 		return -1;
 	libc_lock = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_lock");
+	libc_trylock = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_trylock");
 	libc_unlock = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_unlock");
-	return libc_lock && libc_unlock ? 0 : -1;
+	return libc_lock && libc_trylock && libc_unlock ? 0 : -1;
 }
 
 static void *loop_libc(void *arg)
@@ -115,7 +124,11 @@ static void *loop_libc(void *arg)
 
 		if (nested)
 			libc_lock(&outer);
-		libc_lock(&c->lock);
+		if (spin_try)
+			while (libc_trylock(&c->lock))
+				;
+		else
+			libc_lock(&c->lock);
 		c->value++;
 		libc_unlock(&c->lock);
 		if (nested)
@@ -140,7 +153,11 @@ static void *loop_instrumented(void *arg)
 
 		if (nested)
 			pthread_mutex_lock(&outer);
-		pthread_mutex_lock(&c->lock);
+		if (spin_try)
+			while (pthread_mutex_trylock(&c->lock))
+				;
+		else
+			pthread_mutex_lock(&c->lock);
 		c->value++;
 		pthread_mutex_unlock(&c->lock);
 		if (nested)
@@ -230,9 +247,10 @@ static double median(double *v, unsigned n)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-d MS] [-r ROUNDS] [-M MODES]\n"
+	fputs("Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-T] [-d MS] [-r ROUNDS] [-M MODES]\n"
 	      "  -t  threads (default 1)        -m  mutex-protected counters (default 1)\n"
 	      "  -o  take one more mutex, the same for all, around each counter's\n"
+	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
 	      "  -M  comma-separated modes among plain,off,on,libc (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
@@ -246,9 +264,10 @@ int main(int argc, char **argv)
 	double ns[N_MODES][64], mops[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
 	int c, base;
 
-	while ((c = getopt(argc, argv, "t:m:od:r:M:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:m:oTd:r:M:h")) != -1) {
 		switch (c) {
 		case 'o': nested = 1; break;
+		case 'T': spin_try = 1; break;
 		case 't': n_threads = (unsigned)atoi(optarg); break;
 		case 'm': n_locks = (unsigned)atoi(optarg); break;
 		case 'd': ms = (unsigned)atoi(optarg); break;

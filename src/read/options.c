@@ -300,7 +300,9 @@ static const struct option_row option_table[] = {
 	  "a function-name regex or DSO+0xSTART-0xEND (repeatable, at most 16)" },
 	{ "skip_frames", opt_skip_frames, "callers skipped above each lock call, 0 to 8" },
 	{ "hold", opt_hold, "1 or 0" },
-	{ "hold_sample", opt_hold_sample, "time 1 hold in N per thread, 1 (all) to 1000000" },
+	{ "hold_sample", opt_hold_sample,
+	  "time 1 short uncontended hold in N per thread (long and contended holds are "
+	  "always measured), 1 (all) to 1000000" },
 	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
 	  "table columns separated by ',' or ':', quoted ('site,wait'), among type, object, "

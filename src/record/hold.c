@@ -24,15 +24,56 @@
  * (the hold lasts from the outermost acquisition to the last release); a
  * condition wait pauses the hold of its mutex.
  *
- * Hold times are sampled: one acquisition in sp_opts.hold_sample (16 by
- * default, a random gap averaging that so a periodic program does not
- * alias with it) reads the TSC at acquisition and release and adds the
- * hold to its entry with weight hold_sample (single writer, relaxed
- * stores, as probe.c).  holds, hold_ns and hold_hist are thus unbiased
- * estimates, hold_max_ns the maximum of the sampled holds; hold_sample=1
- * times every hold.  Owner changes compare the acquiring thread with the
- * last owner of the lock in a direct-mapped array indexed by address,
- * written only when the owner changes.
+ * Hold times: measured where they matter, sampled where they do not
+ * (issue 14; until then one hold in 16 was timed and weighted by 16, and a
+ * lock held once for 800 ms could be reported with 12.8 s).  Reading the
+ * clock (rdtsc, ~13 ns here; the lock+unlock itself ~8 ns) at every
+ * acquisition and release would triple the cost of an uncontended lock, so
+ * every hold is stamped with a coarse clock instead, and the clock is read
+ * only for the holds that need it:
+ *   - the hold tick (hold.h): a ticker thread advances sp_hold_tick every
+ *     SP_HOLD_TICK_NS (500 us) and notes the clock of each tick in a ring.
+ *     A push stores the tick (one load, one store), a pop compares it (one
+ *     load): a hold released at the tick it began at is short (< one tick
+ *     period) and pops on the fast path; one that saw the tick move goes
+ *     to sp_hold_released(), which reads the clock and bounds the hold
+ *     between "since the next tick" (lo) and "since its own tick" (hi);
+ *   - long holds: lo >= SP_HOLD_LONG_LO_NS (250 us) makes a hold long
+ *     (every hold of 1 ms or more is, while the ticker keeps time).  An
+ *     untimed long hold counts with the middle of [lo, hi] (error at most
+ *     half a tick: 250 us); a hold of 1 ms or more also arms a countdown
+ *     on its lock (the last-owner slot, hold.h) so that the lock's next
+ *     SP_HOLD_LONG_COUNTDOWN acquisitions are timed exactly: of a lock held
+ *     long repeatedly, only the first hold is bounded, the rest are exact.
+ *     That countdown costs at most 2 x 13 ns x 511 per hold of >= 1 ms,
+ *     1.3% of it;
+ *   - forced holds are timed exactly from acquisition: those acquired
+ *     after a contended wait (the probe's slow path already reads the
+ *     clock), those of a lock whose countdown runs, and any hold that spans
+ *     a condition wait (paused meanwhile; the part before the wait counts
+ *     as bounded by the tick as above, or 0 when the tick did not move:
+ *     less than a tick);
+ *   - the rest - short, uncontended holds - are sampled: one in
+ *     sp_opts.hold_sample (16 by default, a random gap averaging that so a
+ *     periodic program does not alias with it) is timed.
+ * Per entry, the owner keeps (relaxed stores, single writer, as probe.c):
+ * the exact holds (long, forced, timed or bounded), their count and sum;
+ * the sampled short holds, their count and sum; and the acquisitions that
+ * were no hold of their own (taken again by their holder, untracked).
+ * Reports (sp_entry_hold_totals(), record.h) estimate the short holds as
+ * their number - the entry's acquisitions less the exact and non-holds -
+ * times the mean of the sample: a ratio estimator, so a row's total never
+ * exceeds holds x max and is never below its max.  Error bound of what is
+ * still sampled: only holds that ended within one tick of their start
+ * (< 500 us plus the ticker's lateness), at most (holds - exact) x that;
+ * statistically, the sample's standard error of the mean (about the
+ * spread of the short holds / sqrt(samples)) times their number.  An entry
+ * whose short holds had no sample yet counts them as 0.  hold_max_ns is
+ * the largest hold timed or bounded.  hold_sample=1 times every hold.
+ *
+ * Owner changes compare the acquiring thread with the last owner of the
+ * lock in a direct-mapped array indexed by address, written only when the
+ * owner changes (or a countdown runs).
  *
  * Lists only.  Lock-order checking (lockorder.c) needs the published
  * lists and nothing else: with lock_order=1 and not hold=1, no hold is
@@ -52,11 +93,22 @@
  * lock+unlock cost ~4x plain (rdtsc is ~19 ns on this VM); the published
  * per-thread lists with every hold timed, ~3x; sampled, ~1.45-1.8x; with
  * the fast paths of hold.h inlined into the probes and one store per push
- * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).
+ * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).  The
+ * tick's load and store, and the ticker's CPU time: bench/README.md.  The
+ * ticker wakes 2000 times a second while any thread holds a lock or the
+ * held lists changed lately (~28 us a wake on this VM: ~5% of a core),
+ * every 20 ms after 100 ms of no lock activity; it asks for SCHED_FIFO
+ * (a starved ticker bounds holds loosely: under a load of 12 on 2 cores,
+ * 1 of 20 runs of the known-holds test missed a 2 ms hold before) and
+ * runs at normal priority when that is not allowed.
  *
- * Limits: a lock released by another thread than its owner loses that
- * hold (the owner's record is dropped at its next acquisition of the
- * lock); more than SP_HELD_MAX locks held at once by one thread are not
+ * Limits: the first hold after an idle spell of the ticker is bounded by
+ * its 20 ms tick only (a hold shorter than that can count as short); in
+ * a fork child, holds are all short (sampled) until its ticker starts at
+ * its first timed hold; the lock countdown lives in last-owner slots,
+ * shared by locks 512 KiB apart.  A lock released by another thread than
+ * its owner loses that hold (the owner's record is dropped at its next
+ * acquisition of the lock); more than SP_HELD_MAX locks held at once by one thread are not
  * tracked (counted in untracked); owner changes are approximate when two
  * locks share a last-owner slot; a waiter's lookup costs a walk over the
  * threads' blocks (contended path only).
@@ -65,12 +117,22 @@
  * another thread cannot find it without searching every table); timing
  * every hold (see above); a clock read only at release with the
  * acquisition time taken from the probe (the probe reads no clock when
- * uncontended, by design).
+ * uncontended, by design); CLOCK_MONOTONIC_COARSE as the coarse clock
+ * (7.5 ns a read through the vDSO here, and 4 ms steps: a 30 ms hold
+ * bounded to 13%); the ticker stamping the held lists it finds instead of
+ * a tick in each push (free for the owner, but a stamp can land on the
+ * next hold of a reused slot); weighting each sample by hold_sample (the
+ * old estimator: a long hold that happened to be sampled counted 16 times,
+ * and a row's total could exceed holds x max).
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include "hold.h"
 #include "probe.h"
@@ -90,6 +152,142 @@ static uint64_t ticks_to_ns(uint64_t t)
 	return sp_clock_ticks_to_ns(t);
 }
 
+/* ---- the hold tick ---------------------------------------------------------- */
+
+#define SP_HOLD_TICK_NS 500000ull     /* the ticker's period */
+#define SP_HOLD_LONG_LO_NS 250000ull  /* a hold at least this long after a tick is long */
+#define SP_HOLD_LONG_NS 1000000ull    /* ... and one of 1 ms arms its lock's countdown */
+#define SP_HOLD_LONG_COUNTDOWN 511    /* acquisitions timed after it (9 bits, hold.h) */
+#define TICK_RING 4096                /* clocks of the last ticks: 2 s */
+#define TICK_IDLE_AFTER 200           /* quiet ticks (100 ms) before the ticker idles */
+#define TICK_IDLE_NS 20000000         /* its period meanwhile */
+
+uint64_t sp_hold_tick __attribute__((aligned(64)));
+static uint64_t tick_clock[TICK_RING]; /* clock (ticks()) of tick k at [k % TICK_RING] */
+static uint64_t long_lo_ticks;         /* SP_HOLD_LONG_LO_NS in clock ticks */
+static int ticker_running;             /* in this process */
+static int ticker_wanted;              /* a fork child starts its own at its next timed hold */
+
+/*
+ * Activity of the held lists: a sum of their states (which change at every
+ * push and pop) and whether anything is held.  The ticker walks the list
+ * once a tick; there are as many blocks as threads ever held a lock at
+ * once.
+ */
+static uint64_t pubs_activity(int *holding);
+
+static void *ticker_main(void *arg)
+{
+	struct timespec next;
+	struct sched_param sp = { .sched_priority = 1 };
+	uint64_t last_activity = 0;
+	unsigned quiet = 0;
+
+	(void)arg;
+	/* Punctual ticks make tight bounds: real-time priority when allowed
+	 * (it runs a few microseconds a tick), no timer slack. */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	prctl(PR_SET_NAME, (unsigned long)"syncprof-tick", 0, 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		uint64_t k = sp_load_relaxed(&sp_hold_tick) + 1, activity;
+		int holding = 0;
+
+		/* The clock of tick k before k itself: a reader that sees k
+		 * (acquire) sees its clock. */
+		sp_store_relaxed(&tick_clock[k % TICK_RING], ticks());
+		sp_store_release(&sp_hold_tick, k);
+		/* Idle: nothing held and no push or pop for TICK_IDLE_AFTER
+		 * ticks; then tick every TICK_IDLE_NS until there is. */
+		activity = pubs_activity(&holding);
+		quiet = holding || activity != last_activity ? 0 : quiet + 1;
+		last_activity = activity;
+		next.tv_nsec += quiet >= TICK_IDLE_AFTER ? TICK_IDLE_NS : SP_HOLD_TICK_NS;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		/* Absolute deadlines: lateness does not accumulate. */
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+	}
+	return NULL;
+}
+
+/* Start the ticker; 0 or a negative errno.  Signals blocked, so that it
+ * never runs a handler of the program; detached: it runs until exit. */
+static int ticker_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t th;
+	int rc;
+
+	if (__atomic_exchange_n(&ticker_running, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	rc = pthread_create(&th, &a, ticker_main, NULL);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		sp_store_release(&ticker_running, 0);
+	return -rc;
+}
+
+/* A fork child's ticker, started by its first timed hold (a child that
+ * only execs never starts a thread).  Its own lock calls pass unrecorded. */
+static SP_NOINLINE void ticker_start_lazy__slowpath(void)
+{
+	struct sp_thread *saved;
+
+	if (!__atomic_exchange_n(&ticker_wanted, 0, __ATOMIC_ACQ_REL))
+		return;
+	saved = sp_thread_enter();
+	ticker_start();
+	sp_thread_leave(saved);
+}
+
+/*
+ * A hold stamped with tick @a, ended at clock @now: 1 when it is long
+ * (since the tick after @a, at least SP_HOLD_LONG_LO_NS went by), with
+ * *start the middle of when it can have begun (between the clocks of tick
+ * @a and of the next one); 0 when it can be short.  Ticks older than the
+ * ring: the hold is long (> 2 s), its start extrapolated from the ring's
+ * oldest tick at the ring's mean period.
+ */
+static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
+{
+	uint64_t r = sp_load_acquire(&sp_hold_tick), t_a, t_a1;
+
+	if (r == a || !a)
+		return 0; /* no tick since (or no ticker when it began) */
+	if (r - a < TICK_RING - 2) {
+		t_a = sp_load_relaxed(&tick_clock[a % TICK_RING]);
+		t_a1 = sp_load_relaxed(&tick_clock[(a + 1) % TICK_RING]);
+		/* Still the ticks a and a + 1 (not overwritten meanwhile)? */
+		if (sp_load_acquire(&sp_hold_tick) - a < TICK_RING - 2) {
+			*start = t_a + (t_a1 - t_a) / 2;
+			return now > t_a1 && now - t_a1 >= long_lo_ticks;
+		}
+		r = sp_load_acquire(&sp_hold_tick);
+	}
+	{
+		uint64_t oldest = r - (TICK_RING - 3);
+		uint64_t t_old = sp_load_relaxed(&tick_clock[oldest % TICK_RING]);
+		uint64_t t_r = sp_load_relaxed(&tick_clock[r % TICK_RING]);
+		uint64_t period = t_r > t_old ? (t_r - t_old) / (TICK_RING - 3) : 0;
+		uint64_t back = (oldest - a) * period + period / 2;
+
+		*start = t_old > back ? t_old - back : 0;
+	}
+	return 1;
+}
+
 /* ---- per-thread published held locks -------------------------------------- */
 
 static struct sp_hold_pub *pubs; /* list head; blocks are never unmapped */
@@ -105,6 +303,20 @@ int sp_hold_ready;
 
 /* Last owner of each lock (hold.h); written only when it changes. */
 pid_t *sp_hold_last_owner;
+
+static uint64_t pubs_activity(int *holding)
+{
+	uint64_t sum = 0;
+
+	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
+		uint64_t state = sp_load_relaxed(&p->state);
+
+		sum += state;
+		if (SP_PUB_N(state) && sp_load_relaxed(&p->tid) > 0)
+			*holding = 1;
+	}
+	return sum;
+}
 
 static void pub_exit(void *arg)
 {
@@ -182,39 +394,111 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 		d->e = from->e;
 		d->t0 = from->t0;
 		d->paused = from->paused;
+		d->tick = from->tick;
 	}
 	sp_pub_end(p, state, n - 1);
 }
 
-static void entry_add_hold(struct sp_entry *e, uint64_t ns, unsigned weight)
+/* A hold of @ns timed exactly, or bounded by the tick (long). */
+static void entry_add_exact(struct sp_entry *e, uint64_t ns)
 {
 	struct sp_entry_cold *c = e->cold;
 
 	sp_entry_refresh_epoch(c);
-	sp_store_relaxed(&c->holds, c->holds + weight);
-	sp_store_relaxed(&c->hold_ns, c->hold_ns + ns * weight);
+	sp_store_relaxed(&c->hold_exact_n, c->hold_exact_n + 1);
+	sp_store_relaxed(&c->hold_exact_ns, c->hold_exact_ns + ns);
 	if (ns > c->hold_max_ns)
 		sp_store_relaxed(&c->hold_max_ns, ns);
-	sp_entry_hist_add(e, SP_HIST_HOLD, ns, weight);
+	sp_entry_hist_add(e, SP_HIST_HOLD, ns, 1);
 }
 
-/* Count an owner change on the entry of this acquisition; the entry is
- * looked up only when the owner did change. */
-static void owner_change(struct sp_thread *t, const struct sp_site *site, uintptr_t obj, int op)
+/* A short hold of @ns, timed as the random sample: it stands for about
+ * sample_period holds in the histogram. */
+static void entry_add_sample(struct sp_entry *e, uint64_t ns)
+{
+	struct sp_entry_cold *c = e->cold;
+
+	sp_entry_refresh_epoch(c);
+	sp_store_relaxed(&c->hold_sample_n, c->hold_sample_n + 1);
+	sp_store_relaxed(&c->hold_sample_ns, c->hold_sample_ns + ns);
+	if (ns > c->hold_max_ns)
+		sp_store_relaxed(&c->hold_max_ns, ns);
+	sp_entry_hist_add(e, SP_HIST_HOLD, ns, sample_period);
+}
+
+/* An acquisition that is no hold of its own (taken again by its holder,
+ * untracked): the reports' count of holds leaves it out. */
+static void entry_add_nonhold(struct sp_thread *t, const struct sp_site *site, uintptr_t obj,
+			      int op)
+{
+	struct sp_entry *e = sp_entry_get(t, site, obj, op);
+
+	if (e)
+		sp_store_relaxed(&e->cold->hold_nonholds, e->cold->hold_nonholds + 1);
+}
+
+/* The entry of the acquisition of @h, from its published site. */
+static struct sp_entry *held_entry(const struct sp_held *h)
+{
+	struct sp_thread *t = sp_tls_self;
+	struct sp_site site = { 0 };
+
+	if (h->e)
+		return h->e;
+	if (!t)
+		return NULL;
+	if (h->info & SP_HELD_INSTRUMENTED) {
+		site.file = (const char *)h->where;
+		site.func = h->func;
+		site.line = (uint32_t)h->info;
+	} else {
+		site.pc = h->where;
+	}
+	return sp_entry_get(t, &site, h->obj, (int)(uint8_t)(h->info >> SP_HELD_OP_SHIFT));
+}
+
+/* The lock @obj was held @ns: at 1 ms or more, time its next acquisitions. */
+static void long_hold_seen(uintptr_t obj, uint64_t ns)
 {
 	pid_t *o = &sp_hold_last_owner[sp_owner_slot(obj)];
-	pid_t prev = sp_load_relaxed(o);
 
-	if (SP_LIKELY(prev == t->tid))
-		return;
-	sp_store_relaxed(o, t->tid);
-	if (prev) {
-		struct sp_entry *e = sp_entry_get(t, site, obj, op);
-
-		if (e)
-			sp_store_relaxed(&e->cold->owner_changes, e->cold->owner_changes + 1);
-	}
+	if (ns >= SP_HOLD_LONG_NS)
+		sp_store_relaxed(o, (sp_load_relaxed(o) & SP_OWNER_TID_MASK) |
+				    SP_HOLD_LONG_COUNTDOWN << SP_OWNER_LONG_SHIFT);
 }
+
+/*
+ * Count an owner change on the entry of this acquisition (the entry is
+ * looked up only when the owner did change), and run the lock's countdown:
+ * 1 when this acquisition is to be timed because the lock was held long
+ * lately.  Races between threads on one slot (read locks, aliases) lose a
+ * count or a tick of the countdown, nothing else.
+ */
+static int owner_change(struct sp_thread *t, const struct sp_site *site, uintptr_t obj, int op)
+{
+	pid_t *o = &sp_hold_last_owner[sp_owner_slot(obj)];
+	pid_t cur = sp_load_relaxed(o), prev = cur & SP_OWNER_TID_MASK, next = cur;
+	unsigned left = (unsigned)cur >> SP_OWNER_LONG_SHIFT;
+
+	if (left)
+		next = (pid_t)((cur & SP_OWNER_TID_MASK) | (left - 1) << SP_OWNER_LONG_SHIFT);
+	if (op != SP_TYPE_RWLOCK_READ && prev != t->tid) {
+		next = (next & ~SP_OWNER_TID_MASK) | t->tid;
+		if (prev) {
+			struct sp_entry *e = sp_entry_get(t, site, obj, op);
+
+			if (e)
+				sp_store_relaxed(&e->cold->owner_changes,
+						 e->cold->owner_changes + 1);
+		}
+	}
+	if (next != cur)
+		sp_store_relaxed(o, next);
+	return left != 0;
+}
+
+static SP_TLS uintptr_t waited_obj;   /* sp_hold_waited(): the hold to time */
+static SP_TLS unsigned waited_left;   /* ... and the sample countdown it hid */
 
 SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 				  const struct sp_site *site)
@@ -223,8 +507,13 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	struct sp_held *h;
 	uint64_t state;
 	uint32_t n;
-	int timed;
+	int timed = SP_HOLD_UNTIMED, waited = 0;
 
+	if (SP_UNLIKELY(waited_obj)) {
+		waited = waited_obj == obj;
+		sp_hold_sample_left = waited_left;
+		waited_obj = 0;
+	}
 	if (SP_UNLIKELY(!p))
 		return;
 	h = SP_PUB_N(p->state) ? held_find(p, obj) : NULL;
@@ -232,6 +521,8 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		/* Taken again by its holder: recursive mutex or read lock. */
 		if (op == SP_TYPE_RWLOCK_READ || sp_mutex_type((void *)obj) == SP_TYPE_REC_MUTEX) {
 			h->depth++;
+			if (times)
+				entry_add_nonhold(t, site, obj, op);
 			return;
 		}
 		/* Otherwise a stale record (unlocked by another thread). */
@@ -241,29 +532,30 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	n = SP_PUB_N(state);
 	if (SP_UNLIKELY(n == SP_HELD_MAX)) {
 		sp_add_relaxed(&untracked, 1);
+		if (times)
+			entry_add_nonhold(t, site, obj, op);
 		return;
 	}
-	if (op != SP_TYPE_RWLOCK_READ)
-		owner_change(t, site, obj, op);
-	timed = SP_UNLIKELY(sp_hold_sample_left <= 1);
+	if (owner_change(t, site, obj, op) || waited)
+		timed = SP_HOLD_FORCED;
+	else if (SP_UNLIKELY(sp_hold_sample_left <= 1))
+		timed = SP_HOLD_SAMPLED;
 	if (SP_UNLIKELY(timed && !times)) {
-		/* Lists only: no sample is ever taken. */
-		timed = 0;
+		/* Lists only: no hold is ever timed. */
+		timed = SP_HOLD_UNTIMED;
 		sp_hold_sample_left = UINT_MAX;
 	}
 	/* Slot n is not visible until n is published (hold.h). */
 	h = &p->e[n];
-	sp_held_fill(h, obj, site->file, site->func, site->pc, site->line,
-		     op != SP_TYPE_RWLOCK_READ);
+	sp_held_fill(h, obj, site->file, site->func, site->pc, site->line, op);
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = (uint32_t)timed;
-	if (timed) {
-		/* This one is timed.  The gap to the next timed one is random,
-		 * 1 to 2 * period - 1 (mean: period), so that sampling does
-		 * not alias with a periodic program (A, B, A, B...).  Only a
-		 * timed hold needs its entry (found through the probe's
-		 * one-entry cache). */
+	h->tick = sp_load_relaxed(&sp_hold_tick);
+	if (timed == SP_HOLD_SAMPLED) {
+		/* The gap to the next sample is random, 1 to 2 * period - 1
+		 * (mean: period), so that sampling does not alias with a
+		 * periodic program (A, B, A, B...). */
 		uint32_t x = sample_rng ? sample_rng : (uint32_t)t->tid * 2654435761u + 1;
 
 		x ^= x << 13;
@@ -271,15 +563,59 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		x ^= x << 5;
 		sample_rng = x;
 		sp_hold_sample_left = 1 + x % (2 * sample_period - 1);
+	} else if (timed == SP_HOLD_UNTIMED) {
+		sp_hold_sample_left--;
+	}
+	if (timed) {
+		/* Only a timed hold needs its entry now (found through the
+		 * probe's one-entry cache). */
 		h->e = sp_entry_get(t, site, obj, op);
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	} else {
-		sp_hold_sample_left--;
 		h->e = NULL;
 		sp_store_release(&h->since_ns, 0);
 	}
 	sp_pub_set_n(p, state, n + 1);
+	if (SP_UNLIKELY(sp_load_relaxed(&ticker_wanted)))
+		ticker_start_lazy__slowpath();
+}
+
+void sp_hold_waited(uintptr_t obj)
+{
+	if (!times || waited_obj)
+		return;
+	waited_left = sp_hold_sample_left;
+	waited_obj = obj;
+	sp_hold_sample_left = 0; /* not the fast path: sp_hold_acquired() */
+}
+
+/*
+ * The end of hold @h at clock @now: timed holds count exactly, except that
+ * a sampled one that turns out short is the sample of the short ones; an
+ * untimed one that saw the tick move counts when it is long, bounded by
+ * the ticks, and is one of the short ones (no sample) otherwise.
+ */
+static void held_end(const struct sp_held *h, uint64_t now)
+{
+	uint64_t start = 0, ns;
+	int is_long = hold_is_long(h->tick, now, &start);
+	struct sp_entry *e;
+
+	if (h->timed == SP_HOLD_UNTIMED && !is_long)
+		return;
+	if (!(e = held_entry(h)))
+		return;
+	if (h->timed == SP_HOLD_UNTIMED)
+		ns = ticks_to_ns(now > start ? now - start : 0);
+	else
+		ns = ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0));
+	if (h->timed == SP_HOLD_SAMPLED && !is_long) {
+		entry_add_sample(e, ns);
+		return;
+	}
+	entry_add_exact(e, ns);
+	long_hold_seen(h->obj, ns);
 }
 
 SP_NOINLINE void sp_hold_released(uintptr_t obj)
@@ -291,8 +627,8 @@ SP_NOINLINE void sp_hold_released(uintptr_t obj)
 		return; /* not ours: another thread's lock, or taken before */
 	if (--h->depth)
 		return;
-	if (h->timed && h->e)
-		entry_add_hold(h->e, ticks_to_ns(h->paused + ticks() - h->t0), sample_period);
+	if (times && (h->timed || h->tick != sp_load_relaxed(&sp_hold_tick)))
+		held_end(h, ticks());
 	held_remove(p, h);
 }
 
@@ -306,6 +642,9 @@ static void held_set_exclusive(struct sp_hold_pub *p, struct sp_held *h, int on)
 	sp_pub_end(p, state, SP_PUB_N(state));
 }
 
+/* A hold that spans a condition wait is timed from then on (forced), the
+ * wait left out; the part before the wait of an untimed one is bounded by
+ * the tick (0 when the tick did not move: less than a tick). */
 SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
@@ -313,8 +652,17 @@ SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 
 	if (!h)
 		return;
-	if (h->timed)
-		h->paused += ticks() - h->t0;
+	if (times) {
+		uint64_t now = ticks(), start = 0;
+
+		if (h->timed)
+			h->paused += now > h->t0 ? now - h->t0 : 0;
+		else if ((hold_is_long(h->tick, now, &start), start) && now > start)
+			h->paused = now - start;
+		if (!h->e)
+			h->e = held_entry(h);
+		h->timed = SP_HOLD_FORCED;
+	}
 	held_set_exclusive(p, h, 0);
 }
 
@@ -603,6 +951,12 @@ void sp_hold_fork_child(void)
 		else if (tid > 0)
 			sp_store_release(&p->tid, SP_PUB_N(p->state) ? -tid : 0);
 	}
+	/* The ticker is the parent's: the child's own starts with its first
+	 * timed hold (sp_hold_acquired()). */
+	if (sp_load_relaxed(&ticker_running)) {
+		sp_store_relaxed(&ticker_running, 0);
+		sp_store_release(&ticker_wanted, 1);
+	}
 }
 
 int sp_hold_times_are_on(void)
@@ -610,18 +964,28 @@ int sp_hold_times_are_on(void)
 	return sp_hold_is_on() && times;
 }
 
+int sp_hold_all_timed(void)
+{
+	return sample_period == 1;
+}
+
 int sp_hold_init(unsigned sample, int with_times)
 {
 	if (sp_hold_is_on())
 		return 0;
 	times = with_times;
-	if (times)
+	if (times) {
 		sp_clock_calibrate_now();
+		long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
+	}
 	sample_period = sample ? sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
 	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
+	/* Without a ticker, every hold counts as short: sampled, as before. */
+	if (times)
+		ticker_start();
 	sp_store_release(&sp_hold_ready, 1);
 	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks reach us */
 	return 0;

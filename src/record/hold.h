@@ -5,15 +5,18 @@
  * and preload/.
  *
  * The common case is a lock that the thread does not hold yet, whose last
- * owner was the same thread, acquired by an untimed sample, and released
- * in reverse order of acquisition.  The fast paths handle exactly that
- * (a push or a pop inside the block's sequence section) and return 0 for
- * anything else, which then goes to sp_hold_acquired() / sp_hold_released()
- * (recursion, read locks taken again, stale records, owner changes, timed
- * samples, a full block).  Inlined, they spare the probe two calls and the
- * generic code's site copies: lockbench under the preload with --hold went
- * from ~1.7x (1 lock) and ~2.2x (1024 locks) plain to the figures in
- * bench/README.md.
+ * owner was the same thread and which has not been held long lately,
+ * acquired by an untimed acquisition, and released in reverse order of
+ * acquisition before the hold tick moved on.  The fast paths handle
+ * exactly that (a push, stamped with the hold tick, or a pop inside the
+ * block's sequence section) and return 0 for anything else, which then
+ * goes to sp_hold_acquired() / sp_hold_released() (recursion, read locks
+ * taken again, stale records, owner changes, timed holds, a hold that saw
+ * the tick move, a full block).  Inlined, they spare the probe two calls
+ * and the generic code's site copies: lockbench under the preload with
+ * --hold went from ~1.7x (1 lock) and ~2.2x (1024 locks) plain to the
+ * figures in bench/README.md.  The tick costs the push one load and one
+ * store, the pop one load and compare.
  */
 #ifndef SP_HOLD_H
 #define SP_HOLD_H
@@ -32,21 +35,28 @@
  */
 #define SP_HELD_EXCLUSIVE (1ull << 32)
 #define SP_HELD_INSTRUMENTED (1ull << 33)
+#define SP_HELD_OP_SHIFT 40 /* the op of the call (enum sp_type), for its entry */
+
+/* sp_held.timed: how the hold is timed (hold.c). */
+#define SP_HOLD_UNTIMED 0 /* bounded by the tick only */
+#define SP_HOLD_SAMPLED 1 /* a random sample of the untimed kind */
+#define SP_HOLD_FORCED 2  /* timed because of what it is: contended, a cond wait, long lately */
 
 struct sp_held {
 	/* published */
 	uintptr_t obj;
 	uintptr_t where;
 	const char *func;    /* written only for instrumented sites */
-	uint64_t info;       /* line | SP_HELD_EXCLUSIVE | SP_HELD_INSTRUMENTED */
+	uint64_t info;       /* line | SP_HELD_EXCLUSIVE | SP_HELD_INSTRUMENTED | op << 40 */
 	uint64_t since_ns;   /* timed: exact; untimed: 0 until the first observer's
 			      * clock (CAS), a lower bound of the hold's age */
 	/* owner only */
 	uint32_t depth;
-	uint32_t timed;      /* sampled: t0 valid, hold is timed */
-	struct sp_entry *e;
+	uint32_t timed;      /* SP_HOLD_*: t0 valid unless UNTIMED */
+	struct sp_entry *e;  /* timed: the entry of the acquisition */
 	uint64_t t0;         /* ticks at acquisition, or at the end of a cond wait */
 	uint64_t paused;     /* ticks held before a cond wait */
+	uint64_t tick;       /* sp_hold_tick at acquisition */
 };
 
 /*
@@ -75,14 +85,28 @@ extern SP_TLS struct sp_hold_pub *sp_hold_my_pub;
 extern SP_TLS unsigned sp_hold_sample_left; /* acquisitions until the next timed one */
 
 /*
+ * The hold tick: a number that hold.c's ticker thread advances every
+ * SP_HOLD_TICK_NS, noting the clock of each tick.  A hold that ends at the
+ * tick it began at is short; one that saw the tick move is bounded by the
+ * ticks' clocks (hold.c).  0 while no ticker runs.  Its own cache line:
+ * written once a tick, read by every push and pop.
+ */
+extern uint64_t sp_hold_tick;
+
+/*
  * Last owner of each lock, for owner changes; written only when it
- * changes.  Indexed by the address in 32-byte granules, not hashed: no two
+ * changes.  Above the tid (22 bits: PID_MAX_LIMIT), a countdown of
+ * acquisitions still to be timed because the lock was held long lately
+ * (hold.c): a slot with a countdown never matches a tid, so the fast path
+ * leaves those acquisitions to sp_hold_acquired().  Indexed by the address in 32-byte granules, not hashed: no two
  * mutexes (40 bytes) or rwlocks (56) share a granule, and locks that lie
  * together in memory share cache lines here too (1024 locks in an array:
  * 128 lines of this table instead of 1024 with a hash).  Locks 512 KiB
  * apart share a slot; owner changes are then approximate.
  */
 #define SP_OWNER_BITS 14
+#define SP_OWNER_TID_MASK ((1 << 22) - 1)
+#define SP_OWNER_LONG_SHIFT 22
 extern pid_t *sp_hold_last_owner;
 
 static inline size_t sp_owner_slot(uintptr_t obj)
@@ -113,10 +137,10 @@ static SP_ALWAYS_INLINE void sp_pub_end(struct sp_hold_pub *p, uint64_t odd_stat
 /* Write slot @h of a push (not yet visible: index n).  The site's fields
  * come apart so that an interposer's constants (file NULL) fold. */
 static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, const char *file,
-					  const char *func, uintptr_t pc, uint32_t line,
-					  int exclusive)
+					  const char *func, uintptr_t pc, uint32_t line, int op)
 {
-	uint64_t x = exclusive ? SP_HELD_EXCLUSIVE : 0;
+	uint64_t x = (op != SP_TYPE_RWLOCK_READ ? SP_HELD_EXCLUSIVE : 0) |
+		     (uint64_t)op << SP_HELD_OP_SHIFT;
 
 	sp_store_release(&h->obj, obj);
 	if (file) {
@@ -143,6 +167,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	uint64_t state;
 	uint32_t n;
 	struct sp_held *h;
+	pid_t owner;
 
 	if (SP_UNLIKELY(!p || left <= 1))
 		return 0;
@@ -155,15 +180,18 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 			if (p->e[i].obj == obj)
 				return 0;
 	}
-	if (op != SP_TYPE_RWLOCK_READ &&
-	    SP_UNLIKELY(sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]) != t->tid))
+	/* A read lock has no owner; its slot can still say "held long". */
+	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
+	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != t->tid
+						  : owner >> SP_OWNER_LONG_SHIFT != 0))
 		return 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];
-	sp_held_fill(h, obj, file, func, pc, line, op != SP_TYPE_RWLOCK_READ);
+	sp_held_fill(h, obj, file, func, pc, line, op);
 	sp_store_release(&h->since_ns, 0);
 	h->depth = 1;
-	h->timed = 0;
+	h->timed = SP_HOLD_UNTIMED;
+	h->tick = sp_load_relaxed(&sp_hold_tick);
 	sp_pub_set_n(p, state, n + 1);
 	return 1;
 }
@@ -183,7 +211,8 @@ static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 	if (!(n = SP_PUB_N(state)))
 		return 1; /* holds nothing: not ours, or taken before */
 	h = &p->e[n - 1];
-	if (SP_UNLIKELY(h->obj != obj || h->depth != 1 || h->timed))
+	if (SP_UNLIKELY(h->obj != obj || h->depth != 1 || h->timed ||
+			h->tick != sp_load_relaxed(&sp_hold_tick)))
 		return 0;
 	sp_pub_set_n(p, state, n - 1);
 	return 1;

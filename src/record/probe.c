@@ -124,6 +124,10 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	if (watched)
 		w.root = sp_watch_end(watched, wait); /* a chain's root, for blame */
 	acquired = rc == ops->ok || rc == EOWNERDEAD;
+	/* The hold that follows a wait is timed (hold.c): the clock is read
+	 * here anyway. */
+	if (acquired && SP_UNLIKELY(sp_hold_is_on()) && op != SP_TYPE_SEMAPHORE)
+		sp_hold_waited((uintptr_t)obj);
 	if (e) {
 		sp_entry_record_wait(e, wait, acquired);
 		sp_wait_end(e, wait, &w); /* frames (stack.c), blame */
@@ -209,22 +213,134 @@ SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd
 
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
+/*
+ * The compiled-in fast path, as the preload's (preload.c): with profiling
+ * on and nothing else (one load of the flag word equal to SP_FLAGS_ON: no
+ * hold tracking, lock-event trace or lock order, so there is nothing to
+ * do after the acquisition but count it) and the thread's last entry being
+ * this call's, the real try and one counter.  Anything else - another
+ * entry, other flags, a try that did not succeed - goes to the general
+ * probe (probe.h) or to tried__slowpath().  Before it, the compiled-in
+ * path tested three flags and spilled its site to the stack on every call
+ * (callgrind: 57 instructions of its own per lock, against the figures in
+ * bench/README.md after).
+ */
+static SP_NOINLINE int tried__slowpath(int rc, struct sp_entry *e, void *obj, int op,
+				       const struct sp_lock_ops *ops,
+				       const struct timespec *abstime, int blocking,
+				       const char *file, int line, const char *func)
+{
+	const struct sp_site site = { file, func, 0, (uint32_t)line };
+
+	if (rc == ops->busy) {
+		if (!blocking) {
+			sp_probe_try_failed(e, obj, op, &site);
+			return rc;
+		}
+		return sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
+	}
+	if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE)
+		return sp_probe_lock_not_recoverable(obj, ops, abstime);
+	if (rc == EOWNERDEAD) /* acquired; the previous owner died */
+		sp_entry_acquired(e);
+	return rc;
+}
+
+/* 1 and *rcp when the call was made on the fast path; 0 when it was not
+ * tried yet.  @f: the flag word, loaded once by the caller. */
+static SP_ALWAYS_INLINE int fast_try(int f, void *obj, int op, const struct sp_lock_ops *ops,
+				     const struct timespec *abstime, int blocking,
+				     const struct sp_site *site, int *rcp)
+{
+	struct sp_thread *t;
+	struct sp_entry *e;
+	int rc;
+
+	if (SP_UNLIKELY(f != SP_FLAGS_ON) || SP_UNLIKELY(!(t = sp_tls_self)) || !(e = t->last) ||
+	    !sp_entry_matches(e, site, (uintptr_t)obj, op))
+		return 0;
+	rc = ops->try_lock(obj);
+	if (SP_LIKELY(rc == ops->ok))
+		sp_entry_acquired(e);
+	else
+		rc = tried__slowpath(rc, e, obj, op, ops, abstime, blocking, site->file,
+				     (int)site->line, site->func);
+	*rcp = rc;
+	return 1;
+}
+
+#define FLAGS_NOW() sp_load_relaxed(&syncprof__enabled)
+#define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
+
+/*
+ * The general path of a call that the fast path did not take, out of
+ * line and given its site's fields apart: a site whose address is taken in
+ * the entry point itself is spilled to the stack on every call, fast path
+ * included.
+ */
+#define SP_GENERAL(name, type, var, expr)                                                    \
+	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
+					      uintptr_t pc, uint32_t line)                   \
+	{                                                                                    \
+		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
+		return expr;                                                                 \
+	}
+#define GENERAL(name, obj) name##_general(obj, site->file, site->func, site->pc, site->line)
+
+SP_GENERAL(mutex_lock, pthread_mutex_t *, m,
+	   sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site), 0, m,
+			 SP_TYPE_MUTEX, site, 1))
+SP_GENERAL(mutex_trylock, pthread_mutex_t *, m,
+	   sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site), 0, m,
+			 SP_TYPE_MUTEX, site, 0))
+SP_GENERAL(rwlock_rdlock, pthread_rwlock_t *, l,
+	   sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site), 0, l,
+			 SP_TYPE_RWLOCK_READ, site, 1))
+SP_GENERAL(rwlock_wrlock, pthread_rwlock_t *, l,
+	   sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site), 0, l,
+			 SP_TYPE_RWLOCK_WRITE, site, 1))
+SP_GENERAL(rwlock_tryrdlock, pthread_rwlock_t *, l,
+	   sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site), 0, l,
+			 SP_TYPE_RWLOCK_READ, site, 0))
+SP_GENERAL(rwlock_trywrlock, pthread_rwlock_t *, l,
+	   sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site), 0, l,
+			 SP_TYPE_RWLOCK_WRITE, site, 0))
+SP_GENERAL(spin_lock, pthread_spinlock_t *, s,
+	   sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site), 0,
+			 (void *)s, SP_TYPE_SPINLOCK, site, 1))
+SP_GENERAL(spin_trylock, pthread_spinlock_t *, s,
+	   sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site), 0,
+			 (void *)s, SP_TYPE_SPINLOCK, site, 0))
+SP_GENERAL(mtx_lock, void *, m,
+	   sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site), thrd_success, m,
+			 SP_TYPE_MUTEX, site, 1))
+SP_GENERAL(mtx_trylock, void *, m,
+	   sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site), thrd_success, m,
+			 SP_TYPE_MUTEX, site, 0))
+#undef SP_GENERAL
+
 /* ---- the profiled calls, each given its site -------------------------- */
 
 static SP_ALWAYS_INLINE int do_mutex_lock(pthread_mutex_t *m, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return pthread_mutex_lock(m);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site), 0, m,
-			     SP_TYPE_MUTEX, site, 1);
+	if (fast_try(f, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 1, site, &rc))
+		return rc;
+	return GENERAL(mutex_lock, m);
 }
 
 static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return pthread_mutex_trylock(m);
-	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site), 0, m,
-			     SP_TYPE_MUTEX, site, 0);
+	if (fast_try(f, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 0, site, &rc))
+		return rc;
+	return GENERAL(mutex_trylock, m);
 }
 
 static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
@@ -261,27 +377,22 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 				  pthread_cond_timedwait(c, m, abstime))), site);
 }
 
-#define SP_DO_RW(name, call, probe_call)                                                     \
+#define SP_DO_RW(name, call, fast)                                                           \
 	static SP_ALWAYS_INLINE int do_rwlock_##name(pthread_rwlock_t *l,                    \
 						     const struct sp_site *site)             \
 	{                                                                                    \
-		if (OFF)                                                                     \
+		int f = FLAGS_NOW(), rc;                                                     \
+		if (IS_OFF(f))                                                               \
 			return call;                                                         \
-		return probe_call;                                                           \
+		if (fast_try(f, l, SP_UNPAREN fast, site, &rc))                              \
+			return rc;                                                           \
+		return GENERAL(rwlock_##name, l);                                            \
 	}
 
-SP_DO_RW(rdlock, pthread_rwlock_rdlock(l),
-	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site), 0, l,
-		       SP_TYPE_RWLOCK_READ, site, 1))
-SP_DO_RW(wrlock, pthread_rwlock_wrlock(l),
-	 sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site), 0, l,
-		       SP_TYPE_RWLOCK_WRITE, site, 1))
-SP_DO_RW(tryrdlock, pthread_rwlock_tryrdlock(l),
-	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site), 0, l,
-		       SP_TYPE_RWLOCK_READ, site, 0))
-SP_DO_RW(trywrlock, pthread_rwlock_trywrlock(l),
-	 sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site), 0, l,
-		       SP_TYPE_RWLOCK_WRITE, site, 0))
+SP_DO_RW(rdlock, pthread_rwlock_rdlock(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 1))
+SP_DO_RW(wrlock, pthread_rwlock_wrlock(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 1))
+SP_DO_RW(tryrdlock, pthread_rwlock_tryrdlock(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 0))
+SP_DO_RW(trywrlock, pthread_rwlock_trywrlock(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 0))
 #undef SP_DO_RW
 
 static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
@@ -312,18 +423,24 @@ static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct s
 
 static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return pthread_spin_lock(s);
-	return sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, site, 1);
+	if (fast_try(f, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 1, site, &rc))
+		return rc;
+	return GENERAL(spin_lock, s);
 }
 
 static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return pthread_spin_trylock(s);
-	return sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site), 0,
-			     (void *)s, SP_TYPE_SPINLOCK, site, 0);
+	if (fast_try(f, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 0, site, &rc))
+		return rc;
+	return GENERAL(spin_trylock, s);
 }
 
 static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
@@ -334,18 +451,24 @@ static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct s
 
 static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return mtx_lock(m);
-	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site), thrd_success,
-			     m, SP_TYPE_MUTEX, site, 1);
+	if (fast_try(f, m, SP_TYPE_MUTEX, &c11_ops, NULL, 1, site, &rc))
+		return rc;
+	return GENERAL(mtx_lock, m);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
 {
-	if (OFF)
+	int f = FLAGS_NOW(), rc;
+
+	if (IS_OFF(f))
 		return mtx_trylock(m);
-	return sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site), thrd_success, m,
-			     SP_TYPE_MUTEX, site, 0);
+	if (fast_try(f, m, SP_TYPE_MUTEX, &c11_ops, NULL, 0, site, &rc))
+		return rc;
+	return GENERAL(mtx_trylock, m);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abstime,

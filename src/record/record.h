@@ -32,9 +32,17 @@ enum sp_hist_which { SP_HIST_WAIT, SP_HIST_HOLD };
 struct sp_entry_cold {
 	const char *func;
 	uint64_t wait_max_ns;
-	uint64_t hold_ns;
+	/* hold tracking (hold.c), written by the owner only: the holds timed
+	 * exactly or bounded by the tick (long, contended, after a long one),
+	 * the timed sample of the rest, and the acquisitions that were no
+	 * hold of their own (taken again by their holder, untracked); reports
+	 * combine them with sp_entry_hold_totals() */
+	uint64_t hold_exact_ns;
 	uint64_t hold_max_ns;
-	uint64_t holds;
+	uint64_t hold_exact_n;
+	uint64_t hold_sample_ns;
+	uint64_t hold_sample_n;
+	uint64_t hold_nonholds;
 	uint32_t epoch; /* sp_reset_epoch when the maxima were last reset */
 	uint8_t n_frames;
 	/* histograms of contended waits (probe.c) and timed holds (hold.c): 0 until the
@@ -47,8 +55,8 @@ struct sp_entry_cold {
 	/* hold tracking (hold.c), written by the owner only */
 	uint64_t owner_changes;
 };
-_Static_assert(sizeof(struct sp_entry_cold) <= 80,
-	       "the cold part of an entry: 80 bytes at most (docs/layout.md)");
+_Static_assert(sizeof(struct sp_entry_cold) <= 104,
+	       "the cold part of an entry: 104 bytes at most (docs/layout.md)");
 
 /*
  * One (site, object, op) of one thread: exactly one cache line, holding
@@ -429,10 +437,51 @@ int sp_hold_init(unsigned sample, int times);
 /* Hold times, owner changes and blame are recorded (hold=1), not only the
  * held lists. */
 int sp_hold_times_are_on(void);
+/* hold_sample=1: every hold is timed. */
+int sp_hold_all_timed(void);
 /* fork(): in the child (lifecycle's atfork handler). */
 void sp_hold_fork_child(void);
 void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op, const struct sp_site *site);
 void sp_hold_released(uintptr_t obj);
+/* A contended wait acquired @obj (probe.c): its hold is timed, from now. */
+void sp_hold_waited(uintptr_t obj);
+/*
+ * sp_entry_hold_totals() - an entry's holds and total hold time, from what
+ * hold.c keeps (see the design block there): the holds timed or bounded
+ * exactly, plus the rest - the entry's acquisitions that were holds, less
+ * those - times the mean of the timed sample of the rest.  So *ns <=
+ * *holds x hold_max_ns and hold_max_ns <= *ns, whatever the sample.  Holds
+ * in progress (or whose holder died) count as short ones.  @all_timed
+ * (hold_sample=1): every hold is timed, and only the ended ones count.
+ * Any thread; relaxed reads of the owner's counters.  0 and 0 for calls
+ * that hold nothing (condition waits, semaphores, barriers, joins).
+ */
+static inline void sp_entry_hold_totals(const struct sp_entry *e, uint64_t acquisitions,
+					int all_timed, uint64_t *holds, uint64_t *ns)
+{
+	const struct sp_entry_cold *c = e->cold;
+	uint64_t exact_n, sample_n, nonholds, n, rest, total;
+
+	*holds = *ns = 0;
+	if (e->op != SP_TYPE_MUTEX && e->op != SP_TYPE_RWLOCK_READ &&
+	    e->op != SP_TYPE_RWLOCK_WRITE && e->op != SP_TYPE_SPINLOCK)
+		return;
+	exact_n = sp_load_relaxed(&c->hold_exact_n);
+	sample_n = sp_load_relaxed(&c->hold_sample_n);
+	nonholds = sp_load_relaxed(&c->hold_nonholds);
+	total = sp_load_relaxed(&c->hold_exact_ns);
+	n = acquisitions > nonholds ? acquisitions - nonholds : 0;
+	if (all_timed)
+		n = exact_n + sample_n;
+	rest = n > exact_n ? n - exact_n : 0;
+	if (rest < sample_n) /* read while a hold was being added */
+		rest = sample_n;
+	if (sample_n)
+		total += (uint64_t)((unsigned __int128)sp_load_relaxed(&c->hold_sample_ns) * rest /
+				    sample_n);
+	*holds = exact_n + rest;
+	*ns = total;
+}
 /* A condition wait releases and retakes @obj: pause the hold around it. */
 void sp_hold_cond_begin(uintptr_t obj);
 void sp_hold_cond_end(uintptr_t obj);

@@ -192,8 +192,11 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 		d->acquisitions += sp_load_relaxed(&s->acquisitions);
 		d->contended += sp_load_relaxed(&s->contended);
 		d->wait_ns += sp_load_relaxed(&s->wait_ns);
-		dc->hold_ns += sp_load_relaxed(&sc->hold_ns);
-		dc->holds += sp_load_relaxed(&sc->holds);
+		dc->hold_exact_ns += sp_load_relaxed(&sc->hold_exact_ns);
+		dc->hold_exact_n += sp_load_relaxed(&sc->hold_exact_n);
+		dc->hold_sample_ns += sp_load_relaxed(&sc->hold_sample_ns);
+		dc->hold_sample_n += sp_load_relaxed(&sc->hold_sample_n);
+		dc->hold_nonholds += sp_load_relaxed(&sc->hold_nonholds);
 		if (sp_load_relaxed(&sc->epoch) == epoch) {
 			uint64_t wm = sp_load_relaxed(&sc->wait_max_ns);
 			uint64_t hm = sp_load_relaxed(&sc->hold_max_ns);

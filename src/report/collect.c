@@ -47,8 +47,9 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
 	r->wait_ns = sp_load_relaxed(&e->wait_ns);
-	r->hold_ns = sp_load_relaxed(&c->hold_ns);
-	r->holds = sp_load_relaxed(&c->holds);
+	if (sp_hold_times_are_on())
+		sp_entry_hold_totals(e, r->acquisitions, sp_hold_all_timed(), &r->holds,
+				     &r->hold_ns);
 	if (sp_load_acquire(&c->epoch) == epoch) {
 		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
 		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);

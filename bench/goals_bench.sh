@@ -1,0 +1,94 @@
+#!/bin/bash
+# goals_bench.sh - the raised cost goals of issue 14 (part 5), in one
+# interleaved run: every configuration's invocation alternates with the
+# others', REPEATS times, and each invocation measures the profiled loop
+# against glibc's own calls in the same process (lockbench -M libc,...),
+# so that machine noise falls on every mode alike.  Prints the median of
+# each ratio next to its goal.
+#
+#   compiled in, on       lockbench -M libc,on (instrumented loop)        <= 1.05x
+#   preloaded, on         LD_PRELOAD=... lockbench -M libc,plain            <= 1.10x
+#   hold=1                both ways, SYNCPROF_OPTIONS=hold=1                <= 1.30x
+#   failed trylock        -T -t 2 -m 1 (2 threads spinning on trylock)      <= 1.30x
+#   (each 1 thread with 1 and with 1024 locks but the trylock case; time
+#    per operation)
+#   trace event           tracebench -t 1, ns per event                     <= 15 ns
+#   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
+#                         with hold=1 against without                       <= 4 MB
+#
+# Usage: bench/goals_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
+set -eu
+b=${1:-build} repeats=${2:-7} ms=${3:-30} rounds=${4:-21}
+lb=$b/bench/lockbench tb=$b/bench/tracebench
+pre=$(cd "$b" && pwd)/libsyncprof-preload.so
+for f in "$lb" "$tb" "$pre"; do
+	[ -e "$f" ] || { echo "goals_bench: build $f first (make build)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# ratio WAY(compiled|preload) OPTIONS LOCKBENCH-ARGS... -> time ratio to libc
+ratio() {
+	local way=$1 opts=$2 mode=on
+	shift 2
+	[ "$way" = preload ] && mode=plain
+	if [ "$way" = preload ]; then
+		env LD_PRELOAD="$pre" SYNCPROF_OPTIONS="report_at_exit=0$opts" \
+			"$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
+	else
+		env SYNCPROF_OPTIONS="report_at_exit=0$opts" "$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
+	fi | awk -v m=$mode '$1 == m { gsub("x", "", $4); print $4 }'
+}
+
+cases=(
+	"compiled-on-1|compiled||-t 1 -m 1"
+	"compiled-on-1024|compiled||-t 1 -m 1024"
+	"preload-on-1|preload||-t 1 -m 1"
+	"preload-on-1024|preload||-t 1 -m 1024"
+	"compiled-hold-1|compiled|,hold=1|-t 1 -m 1"
+	"compiled-hold-1024|compiled|,hold=1|-t 1 -m 1024"
+	"preload-hold-1|preload|,hold=1|-t 1 -m 1"
+	"preload-hold-1024|preload|,hold=1|-t 1 -m 1024"
+	"compiled-trylock|compiled||-T -t 2 -m 1"
+	"preload-trylock|preload||-T -t 2 -m 1"
+)
+for ((i = 0; i < repeats; i++)); do
+	for c in "${cases[@]}"; do
+		IFS='|' read -r name way opts args <<<"$c"
+		# shellcheck disable=SC2086
+		ratio "$way" "$opts" $args >>"$tmp/$name"
+	done
+	"$tb" -t 1 -r 5 2>/dev/null | awk '$1 == "percpu" || /percpu/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { print $i; exit } }' >>"$tmp/trace" || true
+done
+
+goal() { # NAME LABEL GOAL
+	printf "%-44s %8.3fx   goal <= %s\n" "$2" "$(median <"$tmp/$1")" "$3"
+}
+echo "goals_bench: $repeats repeats of $rounds rounds of $ms ms, medians; time ratios to glibc in the same process"
+goal compiled-on-1 "compiled in, on, 1 thread, 1 lock" 1.05x
+goal compiled-on-1024 "compiled in, on, 1 thread, 1024 locks" 1.05x
+goal preload-on-1 "preloaded, on, 1 thread, 1 lock" 1.10x
+goal preload-on-1024 "preloaded, on, 1 thread, 1024 locks" 1.10x
+goal compiled-hold-1 "compiled in, hold=1, 1 thread, 1 lock" 1.30x
+goal compiled-hold-1024 "compiled in, hold=1, 1 thread, 1024 locks" 1.30x
+goal preload-hold-1 "preloaded, hold=1, 1 thread, 1 lock" 1.30x
+goal preload-hold-1024 "preloaded, hold=1, 1 thread, 1024 locks" 1.30x
+goal compiled-trylock "compiled in, trylock spin, 2 threads, 1 lock" 1.30x
+goal preload-trylock "preloaded, trylock spin, 2 threads, 1 lock" 1.30x
+if [ -s "$tmp/trace" ]; then
+	printf "%-44s %8.1f ns  goal <= 15 ns\n" "trace event, 1 thread (tracebench)" "$(median <"$tmp/trace")"
+fi
+
+# RSS: pigz (Debian) compressing 64 MiB with 4 threads, peak RSS.
+if command -v pigz >/dev/null && [ -x /usr/bin/time ]; then
+	head -c 67108864 /dev/urandom >"$tmp/data"
+	rss() { /usr/bin/time -f %M env "$@" pigz -p 4 -c "$tmp/data" 2>&1 >/dev/null | tail -1; }
+	for ((i = 0; i < 3; i++)); do
+		rss LD_PRELOAD= >>"$tmp/rss-bare"
+		rss LD_PRELOAD="$pre" SYNCPROF_OPTIONS=report_at_exit=0 >>"$tmp/rss-on"
+		rss LD_PRELOAD="$pre" SYNCPROF_OPTIONS=report_at_exit=0,hold=1 >>"$tmp/rss-hold"
+	done
+	bare=$(median <"$tmp/rss-bare") on=$(median <"$tmp/rss-on") hold=$(median <"$tmp/rss-hold")
+	awk -v b="$bare" -v o="$on" -v h="$hold" 'BEGIN { printf "pigz -p 4 peak RSS: bare %.1f MB, preloaded %.1f MB (+%.1f), hold=1 %.1f MB (+%.1f); goal: +4 MB at most\n", b / 1024, o / 1024, (o - b) / 1024, h / 1024, (h - b) / 1024 }'
+fi

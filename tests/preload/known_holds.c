@@ -1,0 +1,239 @@
+/*
+ * known_holds.c - hold times against the program's own measurement
+ * (issue 14 part 1): with hold tracking on, preloaded or compiled in
+ * (-DKNOWN_HOLDS_INSTRUMENTED, -include syncprof/instrument.h), the report
+ * must give every long hold its length, not an extrapolation.
+ *
+ * The workload, one lock per pattern, each taken at its own call site:
+ *   A: ten holds of 30 ms;
+ *   B: one hold of 800 ms;
+ *   C: 1000 short holds (a few hundred ns of work);
+ *   D: five holds of 2 ms among 500 short ones of the same lock and site.
+ * Each hold is measured by the program itself twice: from the return of
+ * the lock call to the unlock call (inner: a lower bound of what syncprof
+ * can see) and from before the lock call to the return of the unlock
+ * (outer: an upper bound).  The truth of a lock is bracketed by the sums.
+ *
+ * Checks, on the per-object JSON report: on every row with hold times,
+ * hold_ns <= holds x hold_max_ns, hold_ns <= acquisitions x hold_max_ns
+ * and hold_max_ns <= hold_ns; for A, B and D (the locks with long holds),
+ * 0.9 x inner <= hold_ns <= 1.1 x outer.  These are no timing assertions
+ * of the machine's speed: a sleep only bounds the hold from below, and
+ * both sides of the comparison measure the same holds.  One line per lock
+ * on stdout ("known_holds: A truth_ns=... syncprof_ns=... error=...%"),
+ * for bench/holds_bench.sh; exit 1 when a check fails.
+ */
+#ifndef KNOWN_HOLDS_INSTRUMENTED
+#include <dlfcn.h>
+#endif
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "syncprof.h"
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_d = PTHREAD_MUTEX_INITIALIZER;
+
+struct truth {
+	const char *name;
+	pthread_mutex_t *m;
+	uint64_t inner, outer;
+	int checked; /* has long holds: the total is checked */
+};
+
+static struct truth truths[] = {
+	{ "A", &lock_a, 0, 0, 1 },
+	{ "B", &lock_b, 0, 0, 1 },
+	{ "C", &lock_c, 0, 0, 0 },
+	{ "D", &lock_d, 0, 0, 1 },
+};
+
+static volatile unsigned sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	while (nanosleep(&t, &t))
+		;
+}
+
+static void work(void)
+{
+	for (unsigned i = 0; i < 100; i++)
+		sink += i;
+}
+
+/* Each pattern is its own function: its own call sites. */
+static void hold_a(struct truth *tr)
+{
+	for (int i = 0; i < 10; i++) {
+		uint64_t t0 = now_ns(), t1, t2;
+
+		pthread_mutex_lock(&lock_a);
+		t1 = now_ns();
+		sleep_ns(30000000);
+		t2 = now_ns();
+		pthread_mutex_unlock(&lock_a);
+		tr->inner += t2 - t1;
+		tr->outer += now_ns() - t0;
+	}
+}
+
+static void hold_b(struct truth *tr)
+{
+	uint64_t t0 = now_ns(), t1, t2;
+
+	pthread_mutex_lock(&lock_b);
+	t1 = now_ns();
+	sleep_ns(800000000);
+	t2 = now_ns();
+	pthread_mutex_unlock(&lock_b);
+	tr->inner += t2 - t1;
+	tr->outer += now_ns() - t0;
+}
+
+static void hold_c(struct truth *tr)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t t0 = now_ns(), t1, t2;
+
+		pthread_mutex_lock(&lock_c);
+		t1 = now_ns();
+		work();
+		t2 = now_ns();
+		pthread_mutex_unlock(&lock_c);
+		tr->inner += t2 - t1;
+		tr->outer += now_ns() - t0;
+	}
+}
+
+static void hold_d(struct truth *tr)
+{
+	for (int i = 0; i < 505; i++) {
+		uint64_t t0 = now_ns(), t1, t2;
+
+		pthread_mutex_lock(&lock_d);
+		t1 = now_ns();
+		if (i % 101 == 50)
+			sleep_ns(2000000);
+		else
+			work();
+		t2 = now_ns();
+		pthread_mutex_unlock(&lock_d);
+		tr->inner += t2 - t1;
+		tr->outer += now_ns() - t0;
+	}
+}
+
+typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
+
+static __attribute__((noinline)) char *report_json(void)
+{
+#ifdef KNOWN_HOLDS_INSTRUMENTED
+	report_fn report = syncprof_report;
+#else
+	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
+#endif
+	struct syncprof_report_options o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!report) {
+		fprintf(stderr, "known_holds: no syncprof_report (run with LD_PRELOAD=libsyncprof-preload.so)\n");
+		exit(1);
+	}
+	f = open_memstream(&buf, &len);
+	memset(&o, 0, sizeof(o));
+	o.coalesce = 0;
+	o.format = SYNCPROF_FORMAT_JSON;
+	if (!f || report(f, &o)) {
+		fprintf(stderr, "known_holds: syncprof_report failed\n");
+		exit(1);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The numeric value of "@key": in the row [row, end); -1 when absent or null. */
+static long long row_value(const char *row, const char *end, const char *key)
+{
+	char pat[64];
+	const char *k;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	k = strstr(row, pat);
+	if (!k || (end && k >= end) || !strchr("0123456789", k[strlen(pat)]))
+		return -1;
+	return atoll(k + strlen(pat));
+}
+
+int main(void)
+{
+	char *json, obj[64];
+	int failed = 0, rows = 0;
+	long long sum[4] = { 0 };
+
+	hold_a(&truths[0]);
+	hold_c(&truths[2]);
+	hold_b(&truths[1]);
+	hold_d(&truths[3]);
+	json = report_json();
+	for (const char *row = strstr(json, "{\"type\""); row; row = strstr(row + 1, "{\"type\"")) {
+		const char *end = strstr(row + 1, "{\"type\"");
+		long long ns = row_value(row, end, "hold_ns"), max = row_value(row, end, "hold_max_ns");
+		long long holds = row_value(row, end, "holds");
+		long long acq = row_value(row, end, "acquisitions");
+
+		if (ns < 0 || holds <= 0)
+			continue;
+		rows++;
+		if ((unsigned long long)ns > (unsigned long long)holds * (unsigned long long)max ||
+		    (unsigned long long)ns > (unsigned long long)acq * (unsigned long long)max ||
+		    max > ns) {
+			fprintf(stderr,
+				"known_holds: FAIL: row %.60s...: hold_ns %lld, holds %lld, "
+				"acquisitions %lld, hold_max_ns %lld\n",
+				row, ns, holds, acq, max);
+			failed = 1;
+		}
+		for (int i = 0; i < 4; i++) {
+			snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)truths[i].m);
+			if (strstr(row, obj) && (!end || strstr(row, obj) < end))
+				sum[i] += ns;
+		}
+	}
+	if (!rows) {
+		fprintf(stderr, "known_holds: FAIL: no row with hold times (hold=1?)\n");
+		failed = 1;
+	}
+	for (int i = 0; i < 4; i++) {
+		const struct truth *tr = &truths[i];
+		double mid = (double)(tr->inner + tr->outer) / 2;
+		int bad = tr->checked && ((double)sum[i] < 0.9 * (double)tr->inner ||
+					  (double)sum[i] > 1.1 * (double)tr->outer);
+
+		printf("known_holds: %s truth_ns=%" PRIu64 "..%" PRIu64 " syncprof_ns=%lld "
+		       "error=%+.3f%%%s\n",
+		       tr->name, tr->inner, tr->outer, sum[i], 100.0 * ((double)sum[i] - mid) / mid,
+		       !tr->checked ? " (short holds: not checked)" : bad ? " FAIL" : "");
+		failed |= bad;
+	}
+	free(json);
+	return failed;
+}

@@ -289,7 +289,8 @@ SYNCPROF_API extern int syncprof__enabled;
  * Lock events are emitted by the profiled lock calls while profiling is on
  * (syncprof_enable()) and a trace file is open.  SYNCPROF_OPTIONS keys
  * trace=FILE and trace_buffer=BYTES open a trace at start-up (trace=FILE
- * also switches profiling on).
+ * also switches profiling on); trace_events= and trace_min_wait= choose
+ * which lock events are written (syncprof_trace_set_lock_events()).
  *
  * Unless a function says otherwise it is thread-safe; none is
  * async-signal-safe.
@@ -387,6 +388,27 @@ SYNCPROF_API int syncprof_trace_set_event(int id, int on);
  * two, 256 bytes to 1 GiB; default 1 MiB).  Return 0 or -EINVAL.
  */
 SYNCPROF_API int syncprof_trace_set_buffer_size(size_t bytes);
+
+#define SYNCPROF_TRACE_CONTENDED 0 /* lock events that explain waiting (default) */
+#define SYNCPROF_TRACE_ALL 1       /* every acquisition, release and failed try */
+
+/**
+ * syncprof_trace_set_lock_events() - which lock events are traced.
+ * @which: SYNCPROF_TRACE_CONTENDED (the default): waits, and the releases
+ *         that let a waiter through, with their hold time; an acquisition
+ *         that did not wait writes nothing.  SYNCPROF_TRACE_ALL: every
+ *         acquisition, release and failed trylock.
+ * @min_wait_ns: with SYNCPROF_TRACE_CONTENDED, waits (and holds released
+ *         to a waiter) shorter than this are not traced; 0 traces all.
+ *         Until called: SYNCPROF_TRACE_CONTENDED, 1000 ns (waits in which
+ *         the thread never slept are left out).  With a threshold above
+ *         0 a wait's start is not written (its end carries its length).
+ *
+ * SYNCPROF_OPTIONS: trace_events=contended|all, trace_min_wait=DURATION.
+ * Takes effect for acquisitions from now on; the trace file records the
+ * change (docs/trace-format.md, LOCK_MODE).  Return 0 or -EINVAL.
+ */
+SYNCPROF_API int syncprof_trace_set_lock_events(int which, uint64_t min_wait_ns);
 
 /**
  * syncprof_trace_emit() - record event @id with @nargs (at most 6) values.

@@ -501,9 +501,15 @@ static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uint
 	if ((FLAGS() | SYNCPROF__PROFILING) == SP_FLAGS_ORDER && sp_hold_released_fast((uintptr_t)obj))
 		return;
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
-		const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
+		uint64_t hold_ns;
+		int has_hold, emit = sp_trace_release_begin(obj, &hold_ns, &has_hold);
 
-		sp_probe_released(obj, type, &site);
+		sp_probe_hold_released(obj);
+		if (emit) { /* the site only for an event */
+			const struct sp_site site = SITE_AT(sp_site_pc(ra, cfa, fp));
+
+			sp_probe_trace_released(obj, type, &site, hold_ns, has_hold);
+		}
 		return;
 	}
 	/* No trace event: no site to compute. */

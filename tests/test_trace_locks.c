@@ -4,7 +4,8 @@
  * Instrumented code (syncprof/instrument.h) with profiling and tracing on:
  * a contended mutex yields lock_wait then lock_acquired with the wait, an
  * uncontended one lock_acquired with wait 0, unlocks lock_released, a
- * failed trylock lock_try_failed, a condition wait cond_wait (naming its
+ * failed trylock lock_try_failed (trace_events=all; each release with its
+ * hold time), a condition wait cond_wait (naming its
  * mutex) then cond_woken with the wait, a rwlock's release its mode (read
  * or write); every event names this file and
  * the line of the call, and the thread by id and name; a code-address site
@@ -108,6 +109,8 @@ static void check(const struct sp_trace_reader *r, const struct sp_trace_rec *re
 		}
 		break;
 	case SP_EV_LOCK_RELEASED:
+		/* every release of m here follows an acquisition seen: its hold */
+		T_ASSERT_UINT(rec->nargs, ==, 6);
 		s->released++;
 		break;
 	case SP_EV_LOCK_TRY_FAILED:
@@ -136,6 +139,8 @@ int main(int argc, char **argv)
 	t_tmpdir(dir, sizeof(dir), "locks");
 	snprintf(path, sizeof(path), "%s/locks.trace", dir);
 	syncprof_enable();
+	/* The full stream (the default is contended-only: test_trace_contended) */
+	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
 	T_ASSERT_INT(pthread_create(&th, NULL, holder, NULL), ==, 0);
 	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))

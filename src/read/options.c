@@ -39,6 +39,7 @@
 
 #include "read/options.h"
 #include "report/profile.h"
+#include "trace/format.h"
 
 /* Defined (as 1) by the preload library only: preloaded, profiling and
  * the control socket are on unless SYNCPROF_OPTIONS says enabled=0 or
@@ -52,6 +53,7 @@ void sp_options_defaults(struct sp_options *o)
 	o->control = o->enabled;
 	o->frames = SP_DEFAULT_FRAMES;
 	o->hold_sample = SP_DEFAULT_HOLD_SAMPLE;
+	o->trace_min_wait_ns = SP_TRACE_MIN_WAIT_DEFAULT;
 	o->report_at_exit = -1;
 	syncprof_report_options_init(&o->report);
 }
@@ -168,6 +170,43 @@ static int opt_trace_buffer(struct sp_options *o, const char *v)
 	if (!rc)
 		o->trace_buffer = n;
 	return rc;
+}
+
+static int opt_trace_events(struct sp_options *o, const char *v)
+{
+	if (!strcmp(v, "contended"))
+		o->trace_events = SYNCPROF_TRACE_CONTENDED;
+	else if (!strcmp(v, "all"))
+		o->trace_events = SYNCPROF_TRACE_ALL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* "N" nanoseconds, or N with a unit: ns, us, ms, s (at most an hour). */
+static int opt_trace_min_wait(struct sp_options *o, const char *v)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	char *end;
+	unsigned long long n;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (n > UINT64_C(3600000000000) / units[i].ns)
+			return -EINVAL;
+		o->trace_min_wait_ns = n * units[i].ns;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 static int opt_frames(struct sp_options *o, const char *v)
@@ -295,6 +334,10 @@ static const struct option_row option_table[] = {
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
 	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
 	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },
+	{ "trace_events", opt_trace_events,
+	  "contended (waits and the releases that let a waiter through; the default) or all" },
+	{ "trace_min_wait", opt_trace_min_wait,
+	  "trace only waits at least this long (default 1us): N ns, or N with ns, us, ms or s" },
 	{ "frames", opt_frames, "callers kept per contended site, 0 to 16" },
 	{ "skip", opt_skip,
 	  "a function-name regex or DSO+0xSTART-0xEND (repeatable, at most 16)" },

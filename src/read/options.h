@@ -26,6 +26,8 @@ struct sp_options {
 	char *src_root;
 	char *trace;         /* trace=FILE: trace into FILE from start-up */
 	size_t trace_buffer; /* trace_buffer=BYTES: per-thread ring size */
+	int trace_events;    /* trace_events=: SYNCPROF_TRACE_CONTENDED or _ALL */
+	uint64_t trace_min_wait_ns; /* trace_min_wait=DURATION */
 	/* interposed call sites (stack.c) and hold tracking (hold.c) */
 	unsigned frames;            /* callers kept per contended site */
 	int hold;                   /* 1: hold times, owner changes, blame */

@@ -418,6 +418,16 @@ static int decode(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uin
 		rec->error = get32(p + 16);
 		rec->count = get64(p + 24);
 		return 1;
+	case SP_REC_LOCK_MODE:
+		if (len != 24 || get32(p + 8) > SP_TRACE_LOCKS_ALL)
+			break;
+		rec->ts = get64(p);
+		rec->id = get32(p + 8);      /* the mode */
+		rec->count = get64(p + 16);  /* min_wait_ns */
+		r->lock_mode_seen = 1;
+		r->lock_mode = rec->id;
+		r->min_wait_ns = rec->count;
+		return 1;
 	default:
 		if (rec->type >= SP_REC_OPTIONAL_MIN)
 			return 1; /* a later version's optional record: skipped */

@@ -27,13 +27,13 @@ struct sp_trace_rec {
 	uint32_t size;
 	uint16_t type;
 	uint16_t aux;
-	uint64_t ts;   /* EVENT; DROPPED, WRITE_LOSS: first_ts */
+	uint64_t ts;   /* EVENT, LOCK_MODE; DROPPED, WRITE_LOSS: first_ts */
 	uint64_t ts2;  /* DROPPED, WRITE_LOSS: last_ts */
 	uint32_t tid;  /* EVENT, DROPPED, THREAD */
-	uint32_t id;   /* EVENT, EVENT_DEF */
+	uint32_t id;   /* EVENT, EVENT_DEF; LOCK_MODE: the mode */
 	unsigned nargs;
 	uint64_t args[SP_TRACE_MAX_ARGS];
-	uint64_t count; /* DROPPED, WRITE_LOSS */
+	uint64_t count; /* DROPPED, WRITE_LOSS; LOCK_MODE: min_wait_ns */
 	uint32_t error; /* WRITE_LOSS: the errno */
 	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
 	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
@@ -62,6 +62,11 @@ struct sp_trace_reader {
 	/* The WRITE_LOSS record, once read (write_loss_seen). */
 	int write_loss_seen;
 	uint64_t write_loss, write_loss_first, write_loss_last;
+	/* The latest LOCK_MODE record (lock_mode_seen): which lock events the
+	 * file holds from there on.  A file without one holds them all. */
+	int lock_mode_seen;
+	uint32_t lock_mode;  /* enum sp_trace_lock_mode */
+	uint64_t min_wait_ns;
 	int status;        /* enum sp_trace_read_status */
 	char error[256];   /* why reading stopped, when status != OK */
 };

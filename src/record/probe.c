@@ -114,7 +114,9 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	struct sp_thread *watched =
 		SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e ? sp_tls_self : NULL;
 
-	SP_TRACE_LOCK(SP_EV_LOCK_WAIT, obj, op, site, 0, 0);
+	int tslot = SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))
+			    ? sp_trace_wait_begin(obj, op, site) : SP_TRACE_NO_SLOT;
+
 	sp_wait_begin((uintptr_t)obj, &w); /* blame: who holds it now (hold.c) */
 	t0 = sp_wait_start(&mode);
 	if (watched)
@@ -132,8 +134,8 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 		sp_entry_record_wait(e, wait, acquired);
 		sp_wait_end(e, wait, &w); /* frames (stack.c), blame */
 	}
-	if (acquired)
-		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait, 1);
+	if (tslot != SP_TRACE_NO_SLOT)
+		sp_trace_wait_end(tslot, obj, op, site, wait, acquired);
 	return rc;
 }
 
@@ -183,7 +185,16 @@ SP_NOINLINE void sp_probe_try_failed(struct sp_entry *e, void *obj, int op,
 {
 	if (e)
 		sp_store_relaxed(&e->contended, e->contended + 1);
-	SP_TRACE_LOCK(SP_EV_LOCK_TRY_FAILED, obj, op, site, 0, 0);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_try_failed(obj, op, site);
+}
+
+void sp_probe_trace_released(void *obj, int type, const struct sp_site *site, uint64_t hold_ns,
+			     int has_hold)
+{
+	if (type == SP_TYPE_RWLOCK_UNLOCK)
+		type = sp_rwlock_held_type(obj);
+	sp_trace_lock_event(SP_EV_LOCK_RELEASED, obj, (uint64_t)type, site, hold_ns, has_hold);
 }
 
 /* A condition wait always waits: it counts as contended, all of it timed. */

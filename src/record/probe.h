@@ -111,7 +111,7 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	if (SP_LIKELY(rc == ops->ok)) {
 		if (SP_LIKELY(e))
 			sp_entry_acquired(e);
-		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
+		sp_trace_acquired(obj, op, site);
 		return rc;
 	}
 	if (rc == ops->busy)
@@ -121,7 +121,7 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 	if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		if (e)
 			sp_entry_acquired(e);
-		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
+		sp_trace_acquired(obj, op, site);
 	}
 	return rc;
 }
@@ -152,7 +152,7 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 	if (SP_LIKELY(rc == ops->ok) || rc == EOWNERDEAD) {
 		if (SP_LIKELY(e))
 			sp_entry_acquired(e);
-		SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, 0, 1);
+		sp_trace_acquired(obj, op, site);
 	} else if (rc == ops->busy) {
 		sp_probe_try_failed(e, obj, op, site);
 	}
@@ -183,15 +183,28 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 
 /* Before an unlock: hold tracking, and the trace's "released" event
  * (@type SP_TYPE_RWLOCK_UNLOCK: the mode the rwlock is held in). */
-static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
+static SP_ALWAYS_INLINE void sp_probe_hold_released(void *obj)
 {
 	if (SP_UNLIKELY(sp_hold_is_on()) && sp_tls_self &&
 	    !sp_hold_released_fast((uintptr_t)obj))
 		sp_hold_released((uintptr_t)obj);
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
-		sp_trace_lock_released(obj,
-				       type == SP_TYPE_RWLOCK_UNLOCK ? sp_rwlock_held_type(obj) : type,
-				       site, 0, 0);
+}
+
+/* The trace's part of a release, when sp_trace_release_begin() said the
+ * event is wanted: the rwlock's mode is found only then (probe.c). */
+void sp_probe_trace_released(void *obj, int type, const struct sp_site *site, uint64_t hold_ns,
+			     int has_hold);
+
+static SP_ALWAYS_INLINE void sp_probe_released(void *obj, int type, const struct sp_site *site)
+{
+	sp_probe_hold_released(obj);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
+		uint64_t hold_ns;
+		int has_hold;
+
+		if (sp_trace_release_begin(obj, &hold_ns, &has_hold))
+			sp_probe_trace_released(obj, type, site, hold_ns, has_hold);
+	}
 }
 
 /* A condition wait releases and retakes its mutex: pause its hold. */
@@ -312,7 +325,8 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 		if (SP_UNLIKELY(!t_))                                                 \
 			return call;                                                  \
 		e_ = sp_entry_get(t_, (site), (uintptr_t)(obj), (op));                \
-		SP_TRACE_LOCK(SP_EV_LOCK_WAIT, (void *)(obj), (op), (site), 0, 0);    \
+		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                 \
+			(void)sp_trace_wait_begin((void *)(obj), (op), (site));       \
 		t0_ = sp_wait_start(&mode_);                                          \
 		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
 		if (w_)                                                               \

@@ -51,7 +51,8 @@ SP_NOINLINE void sp_probe_waited(struct sp_entry *e, void *obj, int op, const st
 		sp_entry_record_wait(e, wait_ns, 1);
 		sp_wait_end(e, wait_ns, NULL); /* frames */
 	}
-	SP_TRACE_LOCK(SP_EV_LOCK_ACQUIRED, obj, op, site, wait_ns, 1);
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
+		sp_trace_wait_end(-1, obj, op, site, wait_ns, 1);
 }
 
 /* ---- adapters from the real calls to the probe's signatures ------------ */

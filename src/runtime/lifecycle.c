@@ -656,7 +656,9 @@ static void at_exit(void)
 	report_at_exit();
 }
 
-/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES.  trace=FILE also
+/* SYNCPROF_OPTIONS trace=FILE, trace_buffer=BYTES, trace_events=,
+ * trace_min_wait= (the mode, set before the file opens so that its
+ * first LOCK_MODE record is the one the options asked for).  trace=FILE also
  * switches profiling on: lock events are emitted by the profiled calls. */
 static void trace_start(void)
 {
@@ -666,6 +668,7 @@ static void trace_start(void)
 		fprintf(stderr, "syncprof: warning: trace_buffer=%zu is out of range (256 to %u "
 				"bytes); using %zu\n",
 			sp_opts.trace_buffer, SP_TRACE_BUF_MAX, sp_trace_buf_size);
+	syncprof_trace_set_lock_events(sp_opts.trace_events, sp_opts.trace_min_wait_ns);
 	if (!sp_opts.trace)
 		return;
 	rc = syncprof_trace_open(sp_opts.trace);

@@ -198,6 +198,16 @@ static void out_clock_locked(void)
 	out_bytes_locked(&c, sizeof(c));
 }
 
+static void out_lock_mode_locked(void)
+{
+	struct sp_trace_rec_lock_mode m = { { SP_REC_LOCK_MODE, 0, sizeof(m) }, 0, 0, 0, 0 };
+
+	m.tick = sp_trace_now();
+	m.mode = (uint32_t)sp_load_relaxed(&sp_trace_lock_mode);
+	m.min_wait_ns = sp_load_relaxed(&sp_trace_min_wait_ns);
+	out_bytes_locked(&m, sizeof(m));
+}
+
 static void out_thread_locked(struct sp_trace_buf *b)
 {
 	uint32_t fixed[2] = { b->tid, 0 };
@@ -878,6 +888,7 @@ static void file_start_locked(int newfd, const struct sp_trace_file_header *h, i
 		return;
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
 		out_def_locked(id); /* the defined ones */
+	out_lock_mode_locked();
 	out_clock_locked();
 	out_maps_locked();
 	sp_sink_flush_locked(&sink);
@@ -902,6 +913,19 @@ void sp_trace_file_def_added_locked(unsigned id)
 	}
 	io_leave(&g); /* told by the next thread leaving io_lock: ours holds
 		       * sp_trace_ctl_lock */
+}
+
+void sp_trace_file_mode_changed_locked(void)
+{
+	struct sp_sigguard g;
+
+	init_locked();
+	io_enter(&g);
+	if (sink.fd >= 0 && !sink.error) {
+		out_lock_mode_locked();
+		sp_sink_flush_locked(&sink);
+	}
+	io_leave(&g);
 }
 
 /* ---- public API ------------------------------------------------------- */

@@ -80,6 +80,7 @@ enum sp_trace_rec_type {
 	/* types >= 64 are optional: readers that do not know them skip them */
 	SP_REC_OPTIONAL_MIN = 64,
 	SP_REC_WRITE_LOSS = 64, /* the last record of a file with SP_TRACE_FLAG_WRITE_ERROR */
+	SP_REC_LOCK_MODE = 65,  /* which lock events follow (struct sp_trace_rec_lock_mode) */
 };
 
 struct sp_trace_rec_header {
@@ -122,6 +123,40 @@ struct sp_trace_rec_write_loss {
 	uint64_t count;
 };
 
+/*
+ * SP_REC_LOCK_MODE: from @tick on, the lock events are @mode's.  Written
+ * after the definitions of every file and again whenever the mode changes
+ * (syncprof_trace_set_lock_events()).  A file without one (written before
+ * the record existed) holds every lock event (SP_TRACE_LOCKS_ALL).
+ *
+ * SP_TRACE_LOCKS_CONTENDED (the default): what explains waiting, only.
+ *   - lock_wait at the start of a blocking acquisition whose try failed,
+ *     and cond_wait at the start of a condition wait: only when
+ *     @min_wait_ns is 0 (with a threshold, whether a wait is traced is
+ *     known at its end, so its start is ts - wait_ns of the end event);
+ *   - lock_acquired after such a wait, and cond_woken, when the wait lasted
+ *     at least @min_wait_ns; never for an acquisition that did not wait;
+ *   - lock_released when the release found a thread waiting for the lock
+ *     (a registered waiter, see lock_events.c) and the hold lasted at least
+ *     @min_wait_ns; it carries hold_ns, so the hold's slice is
+ *     [ts - hold_ns, ts] although its acquisition is not in the file;
+ *   - no lock_try_failed.
+ * SP_TRACE_LOCKS_ALL: every acquisition, release and failed try, as
+ *   before; lock_released carries hold_ns when the acquisition was seen.
+ */
+#define SP_TRACE_MIN_WAIT_DEFAULT 1000 /* ns: trace_min_wait's default */
+enum sp_trace_lock_mode {
+	SP_TRACE_LOCKS_CONTENDED = 0,
+	SP_TRACE_LOCKS_ALL = 1,
+};
+struct sp_trace_rec_lock_mode {
+	struct sp_trace_rec_header h;
+	uint64_t tick;
+	uint32_t mode; /* enum sp_trace_lock_mode */
+	uint32_t pad;
+	uint64_t min_wait_ns;
+};
+_Static_assert(sizeof(struct sp_trace_rec_lock_mode) == 32, "LOCK_MODE records are 32 bytes");
 _Static_assert(sizeof(struct sp_trace_rec_dropped) == 40, "DROPPED records are 40 bytes");
 _Static_assert(sizeof(struct sp_trace_rec_write_loss) == 40, "WRITE_LOSS records are 40 bytes");
 
@@ -145,7 +180,7 @@ struct sp_trace_rec_clock {
 enum sp_trace_lock_event {
 	SP_EV_LOCK_WAIT = 1,       /* obj site func line type */
 	SP_EV_LOCK_ACQUIRED = 2,   /* obj site func line type wait_ns */
-	SP_EV_LOCK_RELEASED = 3,   /* obj site func line type [hold_ns] */
+	SP_EV_LOCK_RELEASED = 3,   /* obj site func line type [hold_ns]: absent when unknown */
 	SP_EV_LOCK_TRY_FAILED = 4, /* obj site func line type */
 	SP_EV_COND_WAIT = 5,       /* obj site func line type */
 	SP_EV_COND_WOKEN = 6,      /* obj site func line type wait_ns */

@@ -176,6 +176,8 @@ extern unsigned sp_trace_test_writer_delay_us;
  * write the definition of a new event into it. */
 int sp_trace_file_open_locked(void);
 void sp_trace_file_def_added_locked(unsigned id);
+/* ... and the lock-event mode changed (LOCK_MODE record). */
+void sp_trace_file_mode_changed_locked(void);
 
 /* ---- "events.c" ------------------------------------------------------- */
 
@@ -194,24 +196,39 @@ int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out);
 
 /* Nonzero when some lock event is on: the one flag the probe tests. */
 extern int sp_trace_locks_on;
+/* The lock-event mode (enum sp_trace_lock_mode), its threshold, and the
+ * waiters that found no slot (lock_events.c). */
+extern int sp_trace_lock_mode;
+extern uint64_t sp_trace_min_wait_ns;
+extern uint64_t sp_trace_waiters_full;
 /* @type: enum sp_type; for the cond events the mutex's address. */
 void sp_trace_lock_event(int ev, const void *obj, uint64_t type, const struct sp_site *site,
 			 uint64_t ns, int has_ns);
 void sp_trace_cond_wait(const void *cond, const void *mutex, const struct sp_site *site);
 void sp_trace_cond_woken(const void *cond, const struct sp_site *site, uint64_t wait_ns);
 
-/* What the probe writes: one unlikely branch when tracing is off. */
-#define SP_TRACE_LOCK(ev, obj, type, site, ns, has_ns)                                   \
-	do {                                                                             \
-		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                    \
-			sp_trace_lock_event((ev), (obj), (uint64_t)(type), (site), (ns), (has_ns)); \
-	} while (0)
-/* Released: @hold_ns is written when @has_hold (hold tracking on). */
-static inline void sp_trace_lock_released(const void *obj, int type, const struct sp_site *site,
-					  uint64_t hold_ns, int has_hold)
+/*
+ * What the probe calls, each only while sp_trace_locks_on: the mode
+ * decides what is written (lock_events.c).
+ * - an acquisition that did not wait: sp_trace_acquired();
+ * - a failed trylock: sp_trace_try_failed();
+ * - a blocking wait: sp_trace_wait_begin() before it, returning a waiter
+ *   slot that sp_trace_wait_end() takes after it, whatever the result;
+ * - before an unlock: sp_trace_release_begin() says whether to emit the
+ *   released event, and with which hold.
+ */
+#define SP_TRACE_NO_SLOT (-2) /* sp_trace_wait_begin() was not called */
+void sp_trace_acquired_slow(const void *obj, int type, const struct sp_site *site);
+void sp_trace_try_failed(const void *obj, int type, const struct sp_site *site);
+int sp_trace_wait_begin(const void *obj, int type, const struct sp_site *site);
+void sp_trace_wait_end(int slot, const void *obj, int type, const struct sp_site *site,
+		       uint64_t wait_ns, int acquired);
+int sp_trace_release_begin(const void *obj, uint64_t *hold_ns, int *has_hold);
+
+static inline void sp_trace_acquired(const void *obj, int type, const struct sp_site *site)
 {
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
-		sp_trace_lock_event(SP_EV_LOCK_RELEASED, obj, type, site, hold_ns, has_hold);
+		sp_trace_acquired_slow(obj, type, site);
 }
 
 #endif /* SP_TRACE_H */

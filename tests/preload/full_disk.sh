@@ -48,7 +48,7 @@ fi
 trace=$mnt/t.bin report=$mnt/r.json
 
 # The trace fills the disk (or the limit); the report then has no room.
-limit "$cli" run --trace "$trace" -o "$report" -f json -- "$bank" 4 50000 > out.txt 2> err.txt
+limit "$cli" run --trace "$trace" --trace-events all -o "$report" -f json -- "$bank" 4 50000 > out.txt 2> err.txt
 rc=$?
 [ $rc -eq 0 ] || fail "exit status $rc, expected the program's 0: $(head -c 300 err.txt)"
 grep -q "books balance" out.txt || fail "the program's own output is missing"

@@ -159,9 +159,18 @@ static const struct run_option run_options[] = {
 	  "print a report each time the program gets SIG (USR1 or USR2);\n"
 	  "by default syncprof installs no signal handler" },
 	{ "trace", 0, ARG_VALUE, "trace", NULL, "FILE",
-	  "also record every lock event into the binary trace FILE\n"
-	  "(%p: the pid); read it with 'syncprof trace dump|stats|export';\n"
-	  "a write error (full disk) is warned about, its losses counted" },
+	  "also record lock events into the binary trace FILE (%p: the\n"
+	  "pid): by default the waits, and the releases that let a waiter\n"
+	  "through with their hold time; read it with 'syncprof trace\n"
+	  "dump|stats|export'; a write error (full disk) is warned about,\n"
+	  "its losses counted" },
+	{ "trace-events", 0, ARG_VALUE, "trace_events", NULL, "WHICH",
+	  "contended (the default: what explains waiting) or all (every\n"
+	  "acquisition, release and failed trylock)" },
+	{ "trace-min-wait", 0, ARG_VALUE, "trace_min_wait", NULL, "DUR",
+	  "with contended events, leave out waits (and holds released to\n"
+	  "a waiter) shorter than DUR (default 1us: the thread never slept;\n"
+	  "0 keeps them): N ns, or N with ns, us, ms or s" },
 	{ "trace-buffer", 0, ARG_VALUE, "trace_buffer", NULL, "BYTES",
 	  "per-thread trace buffer, 256 to 1073741824 (default 1048576);\n"
 	  "when it is full, events are dropped and counted exactly" },

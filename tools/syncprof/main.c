@@ -34,8 +34,9 @@ static const char usage[] =
 	"  syncprof run --hold -n 10 -- ./a.out      # report on stderr at exit\n"
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
-	"report_at_exit, src_root, frames, skip, hold, hold_sample, columns,\n"
-	"lock_order, control, warn_wait, deadlock, report_signal, trace, trace_buffer\n"
+	"report_at_exit, src_root, frames, skip, skip_frames, hold, hold_sample,\n"
+	"lock_order, columns, control, warn_wait, deadlock, report_signal, trace,\n"
+	"trace_buffer, trace_events, trace_min_wait\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

@@ -77,6 +77,7 @@ static void full(const char *dir)
 	int id;
 
 	snprintf(path, sizeof(path), "%s/full.trace", dir);
+	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
 	id = syncprof_trace_register("checkpoint", args, 1);
 	T_ASSERT_INT(id, >, 0);
@@ -160,6 +161,7 @@ static void contended(const char *dir)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/contended.trace", dir);
+	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_CONTENDED, 0), ==, 0);
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
 	T_ASSERT_INT(pthread_create(&th, NULL, contended_holder, NULL), ==, 0);
 	w.line = __LINE__;
@@ -215,6 +217,7 @@ static void drops(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/drops.trace", dir);
 	T_ASSERT_INT(syncprof_trace_set_buffer_size(256), ==, 0);
+	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
 	/* a new thread gets the small buffer */
 	T_ASSERT_INT(pthread_create(&th, NULL, flooder, NULL), ==, 0);
@@ -238,6 +241,7 @@ static void loss(const char *dir)
 		struct rlimit rl = { 16 << 10, 16 << 10 };
 
 		T_ASSERT_INT(setrlimit(RLIMIT_FSIZE, &rl), ==, 0);
+		T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
 		T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
 		for (int i = 0; i < 20000; i++) {
 			pthread_mutex_lock(&l);

@@ -15,7 +15,8 @@
  *  3. trace_min_wait=1 hour: the same forced contention writes nothing;
  *  4. trace_events=all: an uncontended pair writes lock_acquired and
  *     lock_released with its hold, a failed trylock lock_try_failed.
- * Each change of mode is in the file as a LOCK_MODE record, in order.
+ * Each change of mode is in the file as a LOCK_MODE record, in order, and
+ * 'syncprof trace stats' names the last one.
  *
  * No timing is asserted beyond "the hold syncprof measured covers the
  * interval the holder measured inside it" (the two clocks agree to well
@@ -24,6 +25,7 @@
 #include <syncprof/instrument.h>
 
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "trace_util.h"
@@ -185,7 +187,7 @@ static void *try_free(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char dir[256], path[512];
 	struct seen s;
@@ -260,6 +262,18 @@ int main(void)
 	T_ASSERT_INT(s.all_acquired, >=, 2); /* main's pair, the holder's */
 	T_ASSERT_INT(s.all_released, >=, 2);
 	T_ASSERT_INT(s.all_try_failed, ==, 1);
+	if (argc > 1) { /* syncprof trace stats names the mode in force at the end */
+		char cmd[2048], out[600], *text;
+		int rc;
+
+		snprintf(out, sizeof(out), "%s/stats.txt", dir);
+		snprintf(cmd, sizeof(cmd), "%s trace stats %s > %s", argv[1], path, out);
+		rc = system(cmd);
+		T_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+		text = t_slurp_file(out);
+		T_ASSERT_CONTAINS(text, "locks:    every acquisition and release (trace_events=all)");
+		free(text);
+	}
 	printf("test_trace_contended: ok (hold %llu ns >= measured %llu ns, wait %llu ns)\n",
 	       (unsigned long long)s.busy_hold_ns, (unsigned long long)busy_measured_ns,
 	       (unsigned long long)s.busy_wait_ns);

@@ -566,6 +566,13 @@ static int cmd_stats(int argc, char **argv)
 	printf("events:   %" PRIu64 " recorded, %" PRIu64 " dropped (in %" PRIu64
 	       " dropped records)\n",
 	       events, dropped, drop_records);
+	/* The lock-event mode in force at the end (LOCK_MODE records). */
+	if (!tf.r->lock_mode_seen || tf.r->lock_mode == SP_TRACE_LOCKS_ALL)
+		printf("locks:    every acquisition and release (trace_events=all)\n");
+	else
+		printf("locks:    contended only (waits of at least %" PRIu64
+		       " ns and the releases that let a waiter through)\n",
+		       tf.r->min_wait_ns);
 	stats_write_loss(tf.r);
 	printf("\n%-32s %12s\n", "event", "count");
 	for (size_t i = 0; i < per_event.n; i++) {

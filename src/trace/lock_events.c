@@ -39,7 +39,9 @@
  *   the low 48 bits, the number of registered waiters above), and leaves
  *   it when its call returns.  The lock's slot is one of the 8 words of
  *   one cache line chosen by a hash of the address, so a release reads one
- *   line, which only contended acquisitions write.  A waiter that finds
+ *   line, which only contended acquisitions write (and first a count of
+ *   all registered waiters: 0 in a program that is not contended right
+ *   now, and a release then reads nothing else).  A waiter that finds
  *   its line full is counted (sp_trace_waiters_full) and its holder's
  *   release may then not be traced: its own wait still is.  A release that
  *   races with a waiter's registration (the waiter's try failed, the
@@ -102,15 +104,16 @@ static void held_push(uintptr_t obj)
 	n_held = n + 1;
 }
 
-/* Pop @obj's most recent entry: 1 and its hold in *@hold_ns, or 0. */
-static int held_pop(uintptr_t obj, uint64_t *hold_ns)
+/* Pop @obj's most recent entry: 1 and, when @hold_ns, its hold, or 0. */
+static inline int held_pop(uintptr_t obj, uint64_t *hold_ns)
 {
 	unsigned n = n_held;
 
 	for (unsigned i = n; i-- > 0;) {
 		if (held[i].obj != obj)
 			continue;
-		*hold_ns = sp_clock_ticks_to_ns(sp_clock_ticks() - held[i].t0);
+		if (hold_ns)
+			*hold_ns = sp_clock_ticks_to_ns(sp_clock_ticks() - held[i].t0);
 		for (unsigned j = i + 1; j < n; j++)
 			held[j - 1] = held[j];
 		n_held = n - 1;
@@ -138,6 +141,11 @@ static void held_restart(uintptr_t obj)
 #define ONE_WAITER (UINT64_C(1) << KEY_BITS)
 
 static uint64_t waiters[WAITERS_SLOTS] __attribute__((aligned(64)));
+/* Waiters registered anywhere, on a line of its own: while it is 0 (no
+ * thread is blocked on a lock), a release reads it alone. */
+static struct {
+	int n;
+} waiting __attribute__((aligned(64)));
 
 static inline uint64_t *waiters_line(uintptr_t obj)
 {
@@ -160,8 +168,10 @@ static int waiter_add(uintptr_t obj)
 
 			if ((v & KEY_MASK) == key && v >> KEY_BITS) {
 				if (__atomic_compare_exchange_n(&line[i], &v, v + ONE_WAITER, 0,
-								__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+								__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+					__atomic_fetch_add(&waiting.n, 1, __ATOMIC_ACQ_REL);
 					return (int)(line - waiters + i);
+				}
 				goto again;
 			}
 			if (!(v >> KEY_BITS) && free_slot < 0)
@@ -172,8 +182,10 @@ static int waiter_add(uintptr_t obj)
 
 			if (!(v >> KEY_BITS) &&
 			    __atomic_compare_exchange_n(&line[free_slot], &v, ONE_WAITER | key, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				__atomic_fetch_add(&waiting.n, 1, __ATOMIC_ACQ_REL);
 				return (int)(line - waiters + free_slot);
+			}
 		}
 	again:;
 	}
@@ -184,20 +196,26 @@ static int waiter_add(uintptr_t obj)
 static void waiter_remove(int slot)
 {
 	__atomic_fetch_sub(&waiters[slot], ONE_WAITER, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&waiting.n, 1, __ATOMIC_RELEASE);
 }
 
-static int has_waiters(uintptr_t obj)
+/* The count of all waiters, then the lock's cache line, read without a
+ * branch per slot. */
+static inline int has_waiters(uintptr_t obj)
 {
 	uint64_t key = (uint64_t)obj & KEY_MASK;
-	const uint64_t *line = waiters_line(obj);
+	const uint64_t *line;
+	int found = 0;
 
+	if (SP_LIKELY(!sp_load_relaxed(&waiting.n)))
+		return 0;
+	line = waiters_line(obj);
 	for (unsigned i = 0; i < WAITERS_LINE; i++) {
 		uint64_t v = sp_load_relaxed(&line[i]);
 
-		if ((v & KEY_MASK) == key && v >> KEY_BITS)
-			return 1;
+		found |= ((v & KEY_MASK) == key) & (v >= ONE_WAITER);
 	}
-	return 0;
+	return found;
 }
 
 /* ---- the events -------------------------------------------------------- */
@@ -279,11 +297,17 @@ void sp_trace_wait_end(int slot, const void *obj, int type, const struct sp_site
 
 int sp_trace_release_begin(const void *obj, uint64_t *hold_ns, int *has_hold)
 {
-	*has_hold = held_pop((uintptr_t)obj, hold_ns);
-	if (mode_all())
+	if (mode_all()) {
+		*has_hold = held_pop((uintptr_t)obj, hold_ns);
 		return 1;
-	if (!has_waiters((uintptr_t)obj))
+	}
+	/* Contended only: the clock is read for a release that is written. */
+	if (SP_LIKELY(!has_waiters((uintptr_t)obj))) {
+		*has_hold = 0;
+		held_pop((uintptr_t)obj, NULL);
 		return 0;
+	}
+	*has_hold = held_pop((uintptr_t)obj, hold_ns);
 	return !*has_hold || long_enough(*hold_ns);
 }
 

@@ -677,7 +677,15 @@ static void trace_start(void)
 		syncprof_enable();
 }
 
-void sp_runtime_init(void)
+/*
+ * Start-up.  @attach_options is NULL at a normal start-up (options from
+ * SYNCPROF_OPTIONS); under 'syncprof attach' it is the attach's options,
+ * and the process's environment is not read: the program was not started
+ * for syncprof, so no report at exit, no SYNCPROF_RUN role, no copy of its
+ * stderr, profiling off until the attach has redirected the lock calls,
+ * and the control socket on (the CLI asks for the report there).
+ */
+static void runtime_start(const char *attach_options)
 {
 	int s = 0;
 
@@ -688,10 +696,19 @@ void sp_runtime_init(void)
 		return;
 	}
 	sp_options_defaults(&sp_opts);
-	sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
+	if (attach_options) {
+		sp_options_parse(&sp_opts, attach_options, stderr);
+		sp_opts.enabled = 0;
+		sp_opts.report_at_exit = 0;
+		sp_opts.control = 1;
+	} else {
+		sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
+	}
 	read_command();
-	stderr_keep();
-	run_role_init();
+	if (!attach_options) {
+		stderr_keep();
+		run_role_init();
+	}
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
@@ -710,6 +727,26 @@ void sp_runtime_init(void)
 	trace_start();
 	if (sp_opts.control || sp_opts.warn_wait_ms || sp_opts.report_signal)
 		sp_control_start();
+}
+
+int sp_runtime_deferred;
+
+void sp_runtime_init(void)
+{
+	if (!sp_load_relaxed(&sp_runtime_deferred))
+		runtime_start(NULL);
+}
+
+int sp_runtime_attach(const char *options)
+{
+	if (sp_load_acquire(&init_state) == 2) {
+		/* Attached before: this session's report starts now. */
+		int rc = syncprof_reset();
+
+		return rc ? rc : sp_control_start();
+	}
+	runtime_start(options ? options : "");
+	return sp_control_start();
 }
 
 __attribute__((constructor)) static void syncprof_constructor(void)

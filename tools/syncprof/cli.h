@@ -19,9 +19,14 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 /* Print "syncprof CMD: " + printf-style message + newline to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "cmd_run.c": the path of libsyncprof-preload.so ($SYNCPROF_PRELOAD, the
+ * install's libdir, next to the tool, the build tree), or NULL. */
+char *cli_find_preload(void);
 
 /* ---- "render_opts.c": report options of report and ctl --------------- */
 

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  run      profile a program:   syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
 	"  report   re-render a saved JSON profile\n"
 	"  ctl      control a running profiled process\n"
+	"  attach   profile a running process for a while: syncprof attach PID [-d S]\n"
 	"  trace    read a lock-event trace file\n"
 	"'syncprof COMMAND --help' describes each.\n"
 	"\n"
@@ -46,6 +47,7 @@ static const struct {
 	{ "report", cmd_report },
 	{ "ctl", cmd_ctl },
 	{ "trace", cmd_trace },
+	{ "attach", cmd_attach },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...)

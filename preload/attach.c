@@ -6,7 +6,8 @@
  * How it gets here.  The CLI (tools/syncprof/inject.c) stops one thread of
  * the target with ptrace at a system-call boundary, makes it call libc's
  * dlopen() on libsyncprof-preload.so, then syncprof__attach_start(); at
- * the end syncprof__attach_stop() and syncprof__attach_release().  Loaded
+ * the end syncprof__attach_stop(REQUEST) and, once the CLI has read the
+ * report out of syncprof__attach_box, syncprof__attach_release().  Loaded
  * by dlopen(), the library does not interpose (libc's definitions come
  * first in the global scope), so preload.c's constructor only notes that
  * start-up must wait (sp_attach_loaded(), sp_runtime_deferred).
@@ -34,10 +35,10 @@
  * unrecorded.
  *
  * Detach.  Profiling off first would leave calls in flight either way; so
- * the order is: stop the rescans, put back every slot that still holds
- * our shim (inside dl_iterate_phdr(), which holds the loader's lock, and
- * only for objects still loaded: an unloaded object's slots are gone),
- * then profiling off.  A call already inside a shim finishes there (the
+ * the order is: put back every slot that still holds our shim (inside
+ * dl_iterate_phdr(), which holds the loader's lock, and only for objects
+ * still loaded: an unloaded object's slots are gone; a rescan after this
+ * sees attached == 0 and patches nothing), then profiling off.  A call already inside a shim finishes there (the
  * library is never unloaded: -z nodelete, and dlclose() is not called);
  * an unlock whose lock was taken before attach, or a lock taken through
  * a shim and released after detach, is harmless: unlock hooks are only on
@@ -46,11 +47,19 @@
  * report taken at detach covers the whole session, and a later attach
  * resets them (sp_runtime_attach()).
  *
+ * The report.  Rendering and naming the sites (libdw reads debug
+ * information: up to 1.5 s the first time) would keep the CLI's stopped
+ * thread stopped; so syncprof__attach_stop() hands the request to the
+ * rescan thread and returns.  That thread renders into memory, stores the
+ * result in syncprof__attach_box (control_wire.h; DONE stored last, with
+ * release order), closes libdw's session (no file of ours stays open) and
+ * ends; syncprof__attach_release() frees the bytes and joins it.
+ *
  * Costs.  The slots are found by walking every relocation of every object
- * once per attach (libc has ~1,500): a few hundred microseconds; see
- * docs/attach.md for the stop times measured.  After detach: this
- * library and its dependencies stay mapped, one thread-record per thread
- * that was profiled, no thread and no socket of ours.
+ * once per attach (and per rescan that finds a new object); see
+ * docs/attach.md for the stop times measured.  After detach: this library
+ * and its dependencies stay mapped, one thread record per thread that was
+ * profiled, no thread, no socket and no open file of ours.
  *
  * Alternatives considered: the control socket of 'syncprof ctl' for the
  * report (a helper thread and a socket file left in the target after
@@ -74,6 +83,7 @@
 
 #include "attach.h"
 #include "record/record.h"
+#include "report/profile.h"
 #include "runtime/runtime.h"
 
 #define MAX_SLOTS 32768
@@ -96,9 +106,12 @@ static unsigned long long seen_adds;
 /* The rescan thread. */
 static pthread_t rescan_thread;
 static int rescan_running;
-static uint32_t rescan_futex; /* 1: stop */
+static uint32_t rescan_futex; /* RESCAN_RUN, RESCAN_STOP, RESCAN_REPORT */
 
 static uintptr_t page_size;
+
+/* The detach's report (control_wire.h), read by the CLI from outside. */
+__attribute__((visibility("default"))) struct sp_attach_box syncprof__attach_box;
 
 /* One loaded object, as dl_iterate_phdr() shows it. */
 struct object {
@@ -347,17 +360,61 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The detach's report, into the box (any thread; marked busy by the caller). */
+static void report_render(struct sp_attach_box *box)
+{
+	struct sp_ctl_request req;
+	char err[256], *data = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	rc = sp_ctl_parse(box->request, strlen(box->request), &sp_opts.report, &req, err,
+			  sizeof(err));
+	if (!rc) {
+		m = open_memstream(&data, &len);
+		if (!m) {
+			rc = -errno;
+		} else {
+			rc = sp_ctl_execute(&req, m);
+			if (fclose(m) && !rc)
+				rc = -ENOMEM;
+		}
+	}
+	/* The names are in the report now: close libdw's files. */
+	sp_report_lock();
+	sp_symbolize_end();
+	sp_report_unlock();
+	if (rc) {
+		free(data);
+		data = NULL;
+		len = 0;
+	}
+	box->data = (uintptr_t)data;
+	box->len = len;
+	box->rc = rc;
+	__atomic_store_n(&box->state, SP_ATTACH_DONE, __ATOMIC_RELEASE);
+}
+
+enum { RESCAN_RUN, RESCAN_STOP, RESCAN_REPORT };
+
 static void *rescan_main(void *arg)
 {
 	(void)arg;
 	sp_thread_enter(); /* for its whole life: nothing of ours is recorded */
-	while (!__atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE)) {
+	for (;;) {
 		struct timespec t = { 0, RESCAN_MS * 1000000L };
 		unsigned long long adds = 0;
+		uint32_t cmd;
 
-		syscall(SYS_futex, &rescan_futex, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
-		if (__atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &rescan_futex, FUTEX_WAIT_PRIVATE, RESCAN_RUN, &t, NULL, 0);
+		cmd = __atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE);
+		if (cmd == RESCAN_STOP)
 			break;
+		if (cmd == RESCAN_REPORT) {
+			report_render(&syncprof__attach_box);
+			break;
+		}
 		dl_iterate_phdr(adds_cb, &adds);
 		sp_lock(&patch_lock);
 		if (attached && adds != seen_adds)
@@ -371,7 +428,7 @@ static void rescan_start(void)
 {
 	sigset_t all, old;
 
-	__atomic_store_n(&rescan_futex, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&rescan_futex, RESCAN_RUN, __ATOMIC_RELEASE);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rescan_running = !pthread_create(&rescan_thread, NULL, rescan_main, NULL);
@@ -380,12 +437,20 @@ static void rescan_start(void)
 		pthread_setname_np(rescan_thread, "syncprof-attach");
 }
 
-static void rescan_stop(void)
+/* Tell the thread @cmd (it stops, or renders the report and stops). */
+static void rescan_tell(uint32_t cmd)
+{
+	__atomic_store_n(&rescan_futex, cmd, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rescan_futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Stop the thread (done with its report, if it was rendering one). */
+static void rescan_join(void)
 {
 	if (!rescan_running)
 		return;
-	__atomic_store_n(&rescan_futex, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &rescan_futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (__atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE) == RESCAN_RUN)
+		rescan_tell(RESCAN_STOP);
 	pthread_join(rescan_thread, NULL);
 	rescan_running = 0;
 }
@@ -419,7 +484,10 @@ long syncprof__attach_start(const char *options)
 	}
 	/* Still attached (a CLI that died before its detach): the slots
 	 * recorded then stay recorded, and are put back by the next detach. */
-	rescan_stop();
+	rescan_join();
+	if (__atomic_load_n(&syncprof__attach_box.state, __ATOMIC_ACQUIRE) == SP_ATTACH_DONE)
+		free((void *)(uintptr_t)syncprof__attach_box.data); /* a CLI died before reading it */
+	memset(&syncprof__attach_box, 0, sizeof(syncprof__attach_box));
 	sp_lock(&patch_lock);
 	rc = patch_all_locked();
 	sp_store_relaxed(&attached, 1);
@@ -431,15 +499,19 @@ out:
 	return rc;
 }
 
-long syncprof__attach_stop(void)
+long syncprof__attach_stop(const char *request)
 {
+	struct sp_attach_box *box = &syncprof__attach_box;
 	struct sp_thread *saved;
 	long n = 0;
 
 	if (!sp_load_relaxed(&sp_runtime_deferred))
 		return -EALREADY;
+	if (request && strlen(request) >= sizeof(box->request))
+		return -E2BIG;
 	saved = sp_thread_enter();
-	rescan_stop();
+	/* A rescan after this finds attached == 0 and patches nothing; the
+	 * thread is then told to render the report (or to end). */
 	sp_lock(&patch_lock);
 	if (attached)
 		dl_iterate_phdr(restore_cb, &n);
@@ -447,50 +519,32 @@ long syncprof__attach_stop(void)
 	sp_store_relaxed(&attached, 0);
 	sp_unlock(&patch_lock);
 	syncprof_disable();
+	if (request) {
+		strcpy(box->request, request);
+		box->data = box->len = 0;
+		box->rc = 0;
+		__atomic_store_n(&box->state, SP_ATTACH_ASKED, __ATOMIC_RELEASE);
+		if (rescan_running)
+			rescan_tell(RESCAN_REPORT);
+		else
+			report_render(box);
+	} else {
+		rescan_join();
+	}
 	sp_thread_leave(saved);
 	return n;
 }
 
-/* The report as 'syncprof ctl PID @request' would answer it, in memory:
- * *@out and *@out_len (free it with syncprof__attach_release()). */
-int syncprof__attach_report(const char *request, char **out, size_t *out_len)
-{
-	struct sp_thread *saved;
-	struct sp_ctl_request req;
-	char err[256];
-	FILE *m;
-	int rc;
-
-	*out = NULL;
-	*out_len = 0;
-	if (!sp_load_relaxed(&sp_runtime_deferred))
-		return -EALREADY;
-	saved = sp_thread_enter();
-	rc = sp_ctl_parse(request, strlen(request), &sp_opts.report, &req, err, sizeof(err));
-	if (!rc) {
-		m = open_memstream(out, out_len);
-		if (!m) {
-			rc = -errno;
-		} else {
-			rc = sp_ctl_execute(&req, m);
-			if (fclose(m) && !rc)
-				rc = -ENOMEM;
-		}
-	}
-	if (rc) {
-		free(*out);
-		*out = NULL;
-		*out_len = 0;
-	}
-	sp_thread_leave(saved);
-	return rc;
-}
-
-void syncprof__attach_release(char *report)
+void syncprof__attach_release(void)
 {
 	struct sp_thread *saved = sp_thread_enter();
+	struct sp_attach_box *box = &syncprof__attach_box;
 
-	free(report);
+	rescan_join();
+	if (__atomic_load_n(&box->state, __ATOMIC_ACQUIRE) == SP_ATTACH_DONE)
+		free((void *)(uintptr_t)box->data);
+	box->data = box->len = 0;
+	__atomic_store_n(&box->state, SP_ATTACH_IDLE, __ATOMIC_RELEASE);
 	sp_thread_leave(saved);
 }
 

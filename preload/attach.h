@@ -34,17 +34,15 @@ int sp_attach_loaded(void);
 long syncprof__attach_start(const char *options);
 /*
  * syncprof__attach_stop() - put back every redirected slot, switch
- * profiling off, stop the rescans.  The statistics stay for the report.
- * Return: the number of slots put back.
+ * profiling off, end the rescans.  With a @request (a control request
+ * line, "report format=json top=5"), the library's thread then renders the
+ * answer 'syncprof ctl PID @request' would give into syncprof__attach_box
+ * (control_wire.h), where the CLI reads it without stopping anyone; the
+ * caller returns at once.  Return: the number of slots put back, or a
+ * negative errno.
  */
-long syncprof__attach_stop(void);
-/*
- * syncprof__attach_report() - the answer 'syncprof ctl PID @request' would
- * give (@request: a control request line, "report format=json top=0"),
- * rendered into memory: *@out, *@out_len bytes, to be freed with
- * syncprof__attach_release().  Return: 0 or a negative errno.
- */
-int syncprof__attach_report(const char *request, char **out, size_t *out_len);
-void syncprof__attach_release(char *report);
+long syncprof__attach_stop(const char *request);
+/* Free the box's report and join the library's thread. */
+void syncprof__attach_release(void);
 
 #endif /* SP_PRELOAD_ATTACH_H */

@@ -306,6 +306,9 @@ struct sp_symbol {
 };
 /* Report path only; not thread-safe (callers serialise reports). */
 void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
+/* Drop libdw's session (open files, mappings, caches) until the next
+ * sp_symbolize(); 'syncprof attach' leaves nothing open behind it. */
+void sp_symbolize_end(void);
 
 /* "render/render.c", "render/table.c", "render/json.c", ... */
 /* Render @p in o->format to @out.  Pure: reads only @p and @o. */

@@ -683,7 +683,8 @@ static void trace_start(void)
  * and the process's environment is not read: the program was not started
  * for syncprof, so no report at exit, no SYNCPROF_RUN role, no copy of its
  * stderr, profiling off until the attach has redirected the lock calls,
- * and the control socket on (the CLI asks for the report there).
+ * no control socket (the CLI reads the report through ptrace and leaves
+ * no thread or socket of ours behind).
  */
 static void runtime_start(const char *attach_options)
 {
@@ -700,7 +701,7 @@ static void runtime_start(const char *attach_options)
 		sp_options_parse(&sp_opts, attach_options, stderr);
 		sp_opts.enabled = 0;
 		sp_opts.report_at_exit = 0;
-		sp_opts.control = 1;
+		sp_opts.control = 0;
 	} else {
 		sp_options_parse(&sp_opts, getenv("SYNCPROF_OPTIONS"), stderr);
 	}
@@ -741,12 +742,10 @@ int sp_runtime_attach(const char *options)
 {
 	if (sp_load_acquire(&init_state) == 2) {
 		/* Attached before: this session's report starts now. */
-		int rc = syncprof_reset();
-
-		return rc ? rc : sp_control_start();
+		return syncprof_reset();
 	}
 	runtime_start(options ? options : "");
-	return sp_control_start();
+	return 0;
 }
 
 __attribute__((constructor)) static void syncprof_constructor(void)

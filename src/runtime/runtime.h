@@ -22,8 +22,8 @@ void sp_runtime_init(void);
  * sp_runtime_init() does nothing and start-up waits for
  * sp_runtime_attach(), which starts the runtime with @options
  * (SYNCPROF_OPTIONS syntax; the environment is not read), profiling off,
- * no report at exit, the control socket on; called again (a later
- * attach), it resets the statistics instead.  Return 0 or a negative errno.
+ * no report at exit, no control socket; called again (a later attach), it
+ * resets the statistics instead.  Return 0 or a negative errno.
  */
 extern int sp_runtime_deferred;
 int sp_runtime_attach(const char *options);

@@ -36,6 +36,16 @@ ask_status() {
 }
 
 [ "$(ask_status)" = got=libc ] || fail "before attach: $(ask_status)"
+threads=$(ls /proc/$pid/task | wc -l)
+fds=$(ls /proc/$pid/fd | wc -l)
+
+# left_as_before: no thread, no descriptor of ours left in the target.
+left_as_before() {
+	[ "$(ls /proc/$pid/task | wc -l)" = "$threads" ] ||
+		fail "$1: $(ls /proc/$pid/task | wc -l) threads, $threads before attach"
+	[ "$(ls /proc/$pid/fd | wc -l)" = "$fds" ] ||
+		fail "$1: open files $(ls -l /proc/$pid/fd), $fds before attach"
+}
 
 # 1: JSON into a file; the slot is looked at while attached.
 "$SYNCPROF" attach $pid -d 2 -f json -o "$dir/one.json" 2> "$dir/one.err" &
@@ -49,6 +59,7 @@ cat "$dir/one.err"
 [ $rc = 0 ] || fail "first attach exited with $rc"
 [ "$during" = got=other ] || fail "while attached the GOT slot was not redirected ($during)"
 not_stopped $pid
+left_as_before "after the first detach"
 [ "$(ask_status)" = got=libc ] || fail "after the first detach the slot is not libc's"
 grep -q "slots put back" "$dir/one.err" || fail "no detach line"
 
@@ -75,6 +86,7 @@ cat "$dir/two.err" "$dir/two.txt"
 grep -q "attach_target.c:" "$dir/two.txt" || fail "second report has no row of the target"
 [ "$(grep -c 'attach_target.c:' "$dir/two.txt")" -le 3 ] || fail "-n 3 not applied"
 not_stopped $pid
+left_as_before "after the second detach"
 [ "$(ask_status)" = got=libc ] || fail "after the second detach the slot is not libc's"
 
 echo quit >&3

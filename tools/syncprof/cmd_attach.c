@@ -15,10 +15,12 @@
  *      (preload/attach.c);
  *   2. wait S seconds, or for Ctrl-C (SIGINT, SIGTERM, SIGHUP), watching
  *      that the target lives;
- *   3. detach: syncprof__attach_stop() puts every slot back and switches
- *      profiling off; syncprof__attach_report() renders the report in the
- *      target as 'syncprof ctl PID report' would (same request line, same
- *      bytes); we read it from the target's memory and free it there.
+ *   3. detach: syncprof__attach_stop(REQUEST) puts every slot back,
+ *      switches profiling off and lets the library's own thread render
+ *      the report as 'syncprof ctl PID report' would (same request line,
+ *      same bytes) while the program runs; we poll syncprof__attach_box
+ *      through /proc/PID/mem, read the report, and a last short stop
+ *      frees it (syncprof__attach_release()).
  * The library stays loaded, inert (no thread, no socket, no redirected
  * slot); a later attach finds it and starts a fresh session.
  *
@@ -43,6 +45,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +73,8 @@ static const char help[] =
 	"How: ptrace stops one thread of PID at a system call for a few\n"
 	"milliseconds, makes it dlopen() libsyncprof-preload.so and redirect the\n"
 	"lock calls of every loaded object (their GOT slots) to the profiler; at\n"
-	"the end the slots are put back and the report is read from the process.\n"
+	"the end two more short stops put the slots back and free the report,\n"
+	"which the library renders meanwhile and syncprof reads from the process.\n"
 	"The library stays loaded but inert.  docs/attach.md has the costs and\n"
 	"the limits (calls made inside libc, statically linked programs).\n"
 	"\n"
@@ -92,7 +96,7 @@ struct target {
 	pid_t pid;
 	char comm[64];
 	char libc[PATH_MAX];      /* as /proc/PID/maps names it */
-	char libc_file[PATH_MAX]; /* the same, readable from here */
+	char libc_file[PATH_MAX + 32]; /* the same, readable from here */
 	char lib[PATH_MAX];       /* libsyncprof-preload.so, resolved */
 };
 
@@ -424,63 +428,121 @@ static long do_attach(const struct target *t, uint64_t *stopped_ns)
 	return (long)ret;
 }
 
-/* Step 3.  The report's bytes into *@out (malloc'd); the slots put back
- * into *@restored.  0, or 1 (said why). */
-static int do_detach(const struct target *t, const char *request, char **out, size_t *out_len,
-		     long *restored, uint64_t *stopped_ns)
+/* One stop of a thread of @t, for one call of @fn(@str or @a0); its return
+ * value to *@ret, the stop's length added to *@stopped_ns.  0, or 1 (said
+ * why). */
+static int call_once(const struct target *t, uint64_t fn, const char *str, uint64_t a0,
+		     uint64_t *ret, uint64_t *stopped_ns)
 {
 	struct inject in;
-	uint64_t stop_fn, report_fn, release_fn, req, res, ret = 0, got[2] = { 0, 0 };
-	char *buf = NULL;
-	int rc, report_rc = 0;
+	int rc = inject_begin(&in, t->pid);
 
-	if (target_fn(t, t->lib, t->lib, "syncprof__attach_stop", &stop_fn) ||
-	    target_fn(t, t->lib, t->lib, "syncprof__attach_report", &report_fn) ||
-	    target_fn(t, t->lib, t->lib, "syncprof__attach_release", &release_fn))
-		return 1;
-	rc = inject_begin(&in, t->pid);
 	if (rc)
 		return inject_fail(t, &in, rc);
-	rc = inject_call(&in, stop_fn, 0, 0, 0, &ret, CALL_TIMEOUT_MS);
-	*restored = (long)ret;
+	if (str)
+		rc = inject_put(&in, str, strlen(str) + 1, &a0);
 	if (!rc)
-		rc = inject_put(&in, request, strlen(request) + 1, &req);
-	if (!rc)
-		rc = inject_put(&in, got, sizeof(got), &res);
-	if (!rc)
-		rc = inject_call(&in, report_fn, req, res, res + 8, &ret, CALL_TIMEOUT_MS);
-	if (!rc) {
-		report_rc = (int)(int64_t)ret;
-		rc = inject_read(&in, res, got, sizeof(got));
-	}
-	if (!rc && !report_rc && got[0]) {
-		buf = malloc(got[1] + 1);
-		if (!buf)
-			rc = -ENOMEM, snprintf(in.err, sizeof(in.err), "out of memory");
-		else
-			rc = inject_read(&in, got[0], buf, got[1]);
-	}
-	if (got[0]) {
-		uint64_t dummy;
-		int r2 = inject_call(&in, release_fn, got[0], 0, 0, &dummy, CALL_TIMEOUT_MS);
-
-		if (!rc)
-			rc = r2;
-	}
+		rc = inject_call(&in, fn, a0, 0, 0, ret, CALL_TIMEOUT_MS);
 	if (inject_end(&in) && !rc)
 		rc = -EIO;
-	*stopped_ns = in.stopped_ns;
+	*stopped_ns += in.stopped_ns;
+	return rc ? inject_fail(t, &in, rc) : 0;
+}
+
+static int read_mem(int fd, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(addr + done));
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int target_alive(pid_t pid);
+
+/*
+ * Step 3.  Stop: slots back, profiling off, the report asked for; the
+ * library's own thread renders it while the program runs, and we read it
+ * from /proc/PID/mem; a second short stop frees it.  The report's bytes go
+ * to *@out (malloc'd), the slots put back to *@restored.  0, or 1 (said
+ * why).
+ */
+static int do_detach(const struct target *t, const char *request, char **out, size_t *out_len,
+		     long *restored, uint64_t stopped_ns[2])
+{
+	uint64_t stop_fn, release_fn, box_addr, ret = 0;
+	struct sp_attach_box box;
+	char path[64], *buf = NULL;
+	int fd, rc = 0;
+
+	if (target_fn(t, t->lib, t->lib, "syncprof__attach_stop", &stop_fn) ||
+	    target_fn(t, t->lib, t->lib, "syncprof__attach_release", &release_fn) ||
+	    target_fn(t, t->lib, t->lib, "syncprof__attach_box", &box_addr))
+		return 1;
+	if (call_once(t, stop_fn, request, 0, &ret, &stopped_ns[0]))
+		return 1;
+	*restored = (long)ret;
+	if ((long)ret < 0) {
+		cli_error("attach", "process %d (%s): the detach failed: %s", (int)t->pid, t->comm,
+			  strerror((int)-(long)ret));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("attach", "cannot open %s: %s", path, strerror(errno));
+		return 1;
+	}
+	for (int i = 0;; i++) {
+		struct timespec step = { 0, 10000000 };
+
+		if (read_mem(fd, box_addr, &box, offsetof(struct sp_attach_box, request)) ||
+		    !target_alive(t->pid)) {
+			close(fd);
+			cli_error("attach", "process %d (%s) exited before its report was read",
+				  (int)t->pid, t->comm);
+			return 1;
+		}
+		/* DONE is stored after the rest: read the rest again after it. */
+		if (box.state == SP_ATTACH_DONE &&
+		    !read_mem(fd, box_addr, &box, offsetof(struct sp_attach_box, request)))
+			break;
+		if (i == 12000) { /* 120 s */
+			close(fd);
+			cli_error("attach", "process %d (%s): its report did not come within 120 s "
+					    "(the slots are put back; profiling is off)",
+				  (int)t->pid, t->comm);
+			return 1;
+		}
+		nanosleep(&step, NULL);
+	}
+	if (!box.rc && box.data) {
+		buf = malloc(box.len + 1);
+		if (!buf || read_mem(fd, box.data, buf, box.len)) {
+			cli_error("attach", "process %d (%s): reading its report failed", (int)t->pid,
+				  t->comm);
+			rc = 1;
+		}
+	}
+	close(fd);
+	if (call_once(t, release_fn, NULL, 0, &ret, &stopped_ns[1]))
+		rc = 1;
+	if (!rc && box.rc) {
+		cli_error("attach", "process %d (%s): the report failed: %s", (int)t->pid, t->comm,
+			  strerror(-box.rc));
+		rc = 1;
+	}
 	if (rc) {
 		free(buf);
-		return inject_fail(t, &in, rc);
-	}
-	if (report_rc) {
-		cli_error("attach", "process %d (%s): the report failed: %s", (int)t->pid, t->comm,
-			  strerror(-report_rc));
 		return 1;
 	}
 	*out = buf;
-	*out_len = buf ? got[1] : 0;
+	*out_len = buf ? box.len : 0;
 	return 0;
 }
 
@@ -608,7 +670,7 @@ int cmd_attach(int argc, char **argv)
 	sigset_t block, stop, old;
 	double seconds = 0;
 	long pid = 0, slots, restored = 0;
-	uint64_t stop_attach = 0, stop_detach = 0;
+	uint64_t stop_attach = 0, stop_detach[2] = { 0, 0 };
 	size_t report_len = 0;
 	int quiet = 0, rc;
 
@@ -701,15 +763,16 @@ int cmd_attach(int argc, char **argv)
 			  t.comm);
 		return 1;
 	}
-	rc = do_detach(&t, request, &report, &report_len, &restored, &stop_detach);
+	rc = do_detach(&t, request, &report, &report_len, &restored, stop_detach);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return 1;
 	if (!quiet)
 		fprintf(stderr,
 			"syncprof attach: detached from process %d: %ld slots put back, one thread "
-			"stopped %.2f ms\n",
-			(int)t.pid, restored, (double)stop_detach / 1e6);
+			"stopped %.2f ms, then %.2f ms to free the report\n",
+			(int)t.pid, restored, (double)stop_detach[0] / 1e6,
+			(double)stop_detach[1] / 1e6);
 	rc = write_report(&t, &o, report, report_len);
 	free(report);
 	return rc;

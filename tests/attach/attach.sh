@@ -1,6 +1,7 @@
 #!/bin/sh
 # attach.sh SYNCPROF TARGET - 'syncprof attach' on a running lock-heavy
-# program (attach_target.c), twice in a row: the reports have rows for the
+# program (attach_target.c), three times in a row (the last one ended by
+# SIGTERM instead of --duration): the reports have rows for the
 # program's sites, the program's GOT slot is redirected while attached and
 # put back after, and its output and exit status are those of a run
 # without attach.
@@ -89,6 +90,22 @@ not_stopped $pid
 left_as_before "after the second detach"
 [ "$(ask_status)" = got=libc ] || fail "after the second detach the slot is not libc's"
 
+# 3: no --duration: until SIGTERM (Ctrl-C's SIGINT is ignored by a
+# background job of a script); the report still comes, folded.
+"$SYNCPROF" attach $pid -f folded > "$dir/three.folded" 2> "$dir/three.err" &
+cli=$!
+for i in $(seq 200); do grep -q "attached to" "$dir/three.err" && break; sleep 0.05; done
+sleep 0.5
+kill -TERM $cli
+wait $cli
+rc=$?
+cat "$dir/three.err"
+[ $rc = 0 ] || fail "third attach (ended by SIGTERM) exited with $rc"
+grep -q "worker_mutex" "$dir/three.folded" || fail "third report: $(head -3 "$dir/three.folded")"
+not_stopped $pid
+left_as_before "after the third detach"
+[ "$(ask_status)" = got=libc ] || fail "after the third detach the slot is not libc's"
+
 echo quit >&3
 exec 3>&-
 wait $pid
@@ -98,4 +115,4 @@ grep -v -e '^got=' -e '^ready' "$dir/attached.out" > "$dir/attached.filtered"
 grep -v -e '^ready' "$dir/plain.out" > "$dir/plain.filtered"
 cmp "$dir/plain.filtered" "$dir/attached.filtered" ||
 	fail "output differs: $(cat "$dir/attached.filtered")"
-echo "PASS: two attaches, same output and exit status ($rc)"
+echo "PASS: three attaches, same output and exit status ($rc)"

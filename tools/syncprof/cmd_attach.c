@@ -32,9 +32,10 @@
  * a process profiled already (libsyncprof linked in or compiled in:
  * 'syncprof ctl'; preloaded: the library says so at start, -EALREADY).
  *
- * Signals: SIGINT, SIGTERM and SIGHUP are blocked for the whole command
- * and taken with sigtimedwait(), so that Ctrl-C during a stop never
- * leaves the target stopped or with redirected slots; it ends the wait.
+ * Signals: SIGINT, SIGTERM and SIGHUP are blocked from the attach to the
+ * exit and taken with sigtimedwait(), so that Ctrl-C during a stop never
+ * leaves the target stopped or with redirected slots; it ends the wait
+ * (one that is ignored, as in a shell's background job, stays ignored).
  * SIGCHLD is blocked so that inject.c can wait for it.
  *
  * The CLI links no runtime (docs/layout.md): it only reads ELF files,
@@ -667,7 +668,7 @@ int cmd_attach(int argc, char **argv)
 	struct cli_render_opts o;
 	struct target t;
 	char request[SP_CTL_LINE_MAX], *end, *report = NULL;
-	sigset_t block, stop, old;
+	sigset_t block, stop;
 	double seconds = 0;
 	long pid = 0, slots, restored = 0;
 	uint64_t stop_attach = 0, stop_detach[2] = { 0, 0 };
@@ -744,13 +745,13 @@ int cmd_attach(int argc, char **argv)
 	sigaddset(&stop, SIGHUP);
 	block = stop;
 	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	/* Blocked until the command exits: a second Ctrl-C during the detach
+	 * or while the report is written must not kill us half-way. */
+	sigprocmask(SIG_BLOCK, &block, NULL);
 
 	slots = do_attach(&t, &stop_attach);
-	if (slots < 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
+	if (slots < 0)
 		return 1;
-	}
 	if (!quiet)
 		fprintf(stderr,
 			"syncprof attach: attached to process %d (%s): %ld lock-call slots "
@@ -758,13 +759,11 @@ int cmd_attach(int argc, char **argv)
 			(int)t.pid, t.comm, slots, (double)stop_attach / 1e6,
 			seconds > 0 ? "profiling" : "profiling until Ctrl-C");
 	if (wait_session(t.pid, seconds, &stop)) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
 		cli_error("attach", "process %d (%s) exited while attached; no report", (int)t.pid,
 			  t.comm);
 		return 1;
 	}
 	rc = do_detach(&t, request, &report, &report_len, &restored, stop_detach);
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return 1;
 	if (!quiet)

@@ -43,6 +43,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
 #include <threads.h>
 
 #include "attach.h"
@@ -919,9 +921,15 @@ const struct sp_attach_shim sp_attach_shims[] = {
 
 /* Interposing (preloaded, or linked ahead of libc): the global lookup of a
  * shim's name finds this library's definition.  Not interposing: loaded by
- * dlopen(), that is by 'syncprof attach'. */
+ * dlopen(), that is by 'syncprof attach' - unless LD_PRELOAD names us (then
+ * another interposer came first, and the library still starts as it always
+ * did, reached through that one's RTLD_NEXT). */
 int sp_attach_loaded(void)
 {
+	const char *pre = getenv("LD_PRELOAD");
+
+	if (pre && strstr(pre, "libsyncprof-preload"))
+		return 0;
 	return dlsym(RTLD_DEFAULT, "pthread_mutex_lock") != (void *)sp_shim_pthread_mutex_lock;
 }
 

@@ -485,8 +485,14 @@ static int do_detach(const struct target *t, const char *request, char **out, si
 	    target_fn(t, t->lib, t->lib, "syncprof__attach_release", &release_fn) ||
 	    target_fn(t, t->lib, t->lib, "syncprof__attach_box", &box_addr))
 		return 1;
-	if (call_once(t, stop_fn, request, 0, &ret, &stopped_ns[0]))
+	if (call_once(t, stop_fn, request, 0, &ret, &stopped_ns[0])) {
+		if (target_alive(t->pid))
+			cli_error("attach",
+				  "process %d (%s) is still profiled, its lock calls redirected: run "
+				  "'syncprof attach %d' again to take the session over and detach",
+				  (int)t->pid, t->comm, (int)t->pid);
 		return 1;
+	}
 	*restored = (long)ret;
 	if ((long)ret < 0) {
 		cli_error("attach", "process %d (%s): the detach failed: %s", (int)t->pid, t->comm,

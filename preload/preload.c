@@ -43,8 +43,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
 #include <threads.h>
 
+#include "attach.h"
 #include "record/hold.h"
 #include "record/probe.h"
 #include "runtime/runtime.h"
@@ -923,6 +926,57 @@ int thrd_join(thrd_t th, int *res)
 
 #pragma GCC visibility pop
 
+/* ---- the shims by name, for attach.c ------------------------------------------ */
+
+/*
+ * Hidden aliases: attach.c writes these addresses into other objects' GOT
+ * slots.  A reference to the exported name itself would be bound by the
+ * dynamic linker, which under dlopen() finds libc's definition first.
+ */
+#define ATTACH_SHIMS(X)                                                                \
+	X(pthread_mutex_lock) X(pthread_mutex_trylock) X(pthread_mutex_timedlock)      \
+	X(pthread_mutex_unlock) X(pthread_mutex_clocklock)                             \
+	X(pthread_cond_wait) X(pthread_cond_timedwait) X(pthread_cond_clockwait)        \
+	X(pthread_rwlock_rdlock) X(pthread_rwlock_wrlock) X(pthread_rwlock_tryrdlock)  \
+	X(pthread_rwlock_trywrlock) X(pthread_rwlock_timedrdlock)                      \
+	X(pthread_rwlock_timedwrlock) X(pthread_rwlock_clockrdlock)                    \
+	X(pthread_rwlock_clockwrlock) X(pthread_rwlock_unlock)                         \
+	X(pthread_spin_lock) X(pthread_spin_trylock) X(pthread_spin_unlock)            \
+	X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) X(cnd_wait)          \
+	X(cnd_timedwait) X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)  \
+	X(pthread_barrier_wait) X(pthread_join) X(thrd_join)                           \
+	X(pthread_mutex_init) X(pthread_mutex_destroy) X(pthread_rwlock_init)          \
+	X(pthread_rwlock_destroy) X(pthread_spin_init) X(pthread_spin_destroy)         \
+	X(mtx_init) X(mtx_destroy)
+
+#define X_ALIAS(name)                                                                  \
+	extern __typeof__(name) sp_shim_##name                                         \
+		__attribute__((alias(#name), visibility("hidden"), copy(name)));
+ATTACH_SHIMS(X_ALIAS)
+#undef X_ALIAS
+
+const struct sp_attach_shim sp_attach_shims[] = {
+#define X_ENTRY(name) { #name, (void *)sp_shim_##name },
+	ATTACH_SHIMS(X_ENTRY)
+#undef X_ENTRY
+	{ NULL, NULL }
+};
+#undef ATTACH_SHIMS
+
+/* Interposing (preloaded, or linked ahead of libc): the global lookup of a
+ * shim's name finds this library's definition.  Not interposing: loaded by
+ * dlopen(), that is by 'syncprof attach' - unless LD_PRELOAD names us (then
+ * another interposer came first, and the library still starts as it always
+ * did, reached through that one's RTLD_NEXT). */
+int sp_attach_loaded(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	if (pre && strstr(pre, "libsyncprof-preload"))
+		return 0;
+	return dlsym(RTLD_DEFAULT, "pthread_mutex_lock") != (void *)sp_shim_pthread_mutex_lock;
+}
+
 /* ---- start-up --------------------------------------------------------------- */
 
 /*
@@ -935,6 +989,11 @@ __attribute__((constructor(101))) static void preload_init(void)
 	struct sp_thread *saved;
 
 	resolve_all();
+	if (sp_attach_loaded()) {
+		/* Loaded by 'syncprof attach': start-up waits for it (attach.c). */
+		sp_store_relaxed(&sp_runtime_deferred, 1);
+		return;
+	}
 	saved = sp_thread_enter();
 	sp_runtime_init();
 	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,

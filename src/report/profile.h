@@ -359,6 +359,9 @@ void sp_symbolize_offline_end(void);
  * (no libdw); @out's strings live until sp_symbolize_files_end(). */
 int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out);
 void sp_symbolize_files_end(void);
+/* Drop libdw's session (open files, mappings, caches) until the next
+ * sp_symbolize(); 'syncprof attach' leaves nothing open behind it. */
+void sp_symbolize_end(void);
 
 /* "render/render.c", "render/table.c", "render/json.c", ... */
 /* Render @p in o->format to @out.  Pure: reads only @p and @o. */

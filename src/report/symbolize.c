@@ -443,6 +443,15 @@ void sp_symbolize_files_end(void)
 }
 #endif
 
+void sp_symbolize_end(void)
+{
+#ifdef SYNCPROF_HAVE_LIBDW
+	if (dwfl)
+		dwfl_end(dwfl); /* its files' descriptors, maps and caches */
+	dwfl = NULL;
+#endif
+}
+
 void sp_symbolize(uintptr_t pc, struct sp_symbol *out)
 {
 	Dl_info info;

@@ -680,7 +680,16 @@ static void trace_start(void)
 		syncprof_enable();
 }
 
-void sp_runtime_init(void)
+/*
+ * Start-up.  @attach_options is NULL at a normal start-up (options from
+ * SYNCPROF_OPTIONS); under 'syncprof attach' it is the attach's options,
+ * and the process's environment is not read: the program was not started
+ * for syncprof, so no report at exit, no SYNCPROF_RUN role, no copy of its
+ * stderr, profiling off until the attach has redirected the lock calls,
+ * no control socket (the CLI reads the report through ptrace and leaves
+ * no thread or socket of ours behind).
+ */
+static void runtime_start(const char *attach_options)
 {
 	int s = 0;
 
@@ -691,10 +700,19 @@ void sp_runtime_init(void)
 		return;
 	}
 	sp_options_defaults(&sp_opts);
-	sp_options_env(&sp_opts, stderr); /* warns once per process tree */
+	if (attach_options) {
+		sp_options_parse(&sp_opts, attach_options, stderr);
+		sp_opts.enabled = 0;
+		sp_opts.report_at_exit = 0;
+		sp_opts.control = 0;
+	} else {
+		sp_options_env(&sp_opts, stderr); /* warns once per process tree */
+	}
 	read_command();
-	stderr_keep();
-	run_role_init();
+	if (!attach_options) {
+		stderr_keep();
+		run_role_init();
+	}
 	sp_store_relaxed(&state_since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
@@ -715,6 +733,24 @@ void sp_runtime_init(void)
 	trace_start();
 	if (sp_opts.control || sp_watchdog_wanted() || sp_opts.report_signal)
 		sp_control_start();
+}
+
+int sp_runtime_deferred;
+
+void sp_runtime_init(void)
+{
+	if (!sp_load_relaxed(&sp_runtime_deferred))
+		runtime_start(NULL);
+}
+
+int sp_runtime_attach(const char *options)
+{
+	if (sp_load_acquire(&init_state) == 2) {
+		/* Attached before: this session's report starts now. */
+		return syncprof_reset();
+	}
+	runtime_start(options ? options : "");
+	return 0;
 }
 
 __attribute__((constructor)) static void syncprof_constructor(void)

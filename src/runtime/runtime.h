@@ -16,6 +16,17 @@ extern struct sp_options sp_opts; /* lifecycle.c: read once at start-up */
 /* ---- "runtime.c" ------------------------------------------------------ */
 
 void sp_runtime_init(void);
+/*
+ * Attach mode (preload/attach.c).  Set before the constructors run when
+ * the preload library was loaded by dlopen() without interposing: then
+ * sp_runtime_init() does nothing and start-up waits for
+ * sp_runtime_attach(), which starts the runtime with @options
+ * (SYNCPROF_OPTIONS syntax; the environment is not read), profiling off,
+ * no report at exit, no control socket; called again (a later attach), it
+ * resets the statistics instead.  Return 0 or a negative errno.
+ */
+extern int sp_runtime_deferred;
+int sp_runtime_attach(const char *options);
 /* How long profiling was on since start-up or the last reset. */
 uint64_t sp_profiled_ns(void);
 const char *sp_command(void);

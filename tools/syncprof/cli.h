@@ -22,9 +22,14 @@ int cmd_trace(int argc, char **argv);
 /* "cmd_trace_analyse.c": 'syncprof trace what-if' and 'trace chains' */
 int cmd_trace_whatif(int argc, char **argv);
 int cmd_trace_chains(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 /* Print "syncprof CMD: " + printf-style message + newline to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "cmd_run.c": the path of libsyncprof-preload.so ($SYNCPROF_PRELOAD, the
+ * install's libdir, next to the tool, the build tree), or NULL. */
+char *cli_find_preload(void);
 
 /* ---- "render_opts.c": report options of report and ctl --------------- */
 

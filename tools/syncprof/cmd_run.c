@@ -400,7 +400,7 @@ static int is_file(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-static char *find_preload(void)
+char *cli_find_preload(void)
 {
 	static char path[PATH_MAX];
 	char exe[PATH_MAX - 64];
@@ -757,7 +757,7 @@ int cmd_run(int argc, char **argv)
 		free(opts.s);
 		return rc;
 	}
-	preload = find_preload();
+	preload = cli_find_preload();
 	if (!preload) {
 		cli_error("run", "cannot find %s (looked in $SYNCPROF_PRELOAD, %s, next to this "
 				 "program and in the build tree); set SYNCPROF_PRELOAD=/path/to/%s",

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  run      profile a program:   syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
 	"  report   re-render a saved JSON profile\n"
 	"  ctl      control a running profiled process\n"
+	"  attach   profile a running process for a while: syncprof attach PID [-d S]\n"
 	"  trace    read a lock-event trace: dump, stats, export, what-if, chains\n"
 	"'syncprof COMMAND --help' describes each.\n"
 	"\n"
@@ -32,6 +33,9 @@ static const char usage[] =
 	"\n"
 	"Profiling an unmodified program (interposed calls; docs/preload.md):\n"
 	"  syncprof run --hold -n 10 -- ./a.out      # report on stderr at exit\n"
+	"\n"
+	"Profiling a process that is already running (ptrace; docs/attach.md):\n"
+	"  syncprof attach PID -d 10 -n 10            # report after 10 s, then detach\n"
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
 	"report_at_exit, src_root, frames, skip, skip_frames, hold, hold_sample,\n"
@@ -47,6 +51,7 @@ static const struct {
 	{ "report", cmd_report },
 	{ "ctl", cmd_ctl },
 	{ "trace", cmd_trace },
+	{ "attach", cmd_attach },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -264,6 +264,26 @@ static void test_errors(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
 	T_ASSERT_CONTAINS(err, "(in row 1)");
 	free(out), free(err);
+	/* Found by tests/fuzz/fuzz_profile_load: what a re-render writes, it
+	 * reads back to the same bytes - a byte that is not UTF-8 (written as
+	 * \ufffd, read back as U+FFFD's bytes) and a row without "object". */
+	{
+		char *again;
+
+		p2 = write_tmp("fffd.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\","
+			       "\"n_objects\":1,\"site\":{\"function\":\"f\\ufffd\xff\","
+			       "\"file\":\"a.c\",\"line\":3},\"acquisitions\":1,\"contended\":0,"
+			       "\"wait_ns\":0,\"wait_max_ns\":0}]}");
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f json -o %s.1 %s", cli, p2, p2), ==, 0);
+		free(out), free(err);
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s.1", cli, p2), ==, 0);
+		T_ASSERT_CONTAINS(out, "\"object\":\"0x0\"");
+		T_ASSERT_CONTAINS(out, "\"function\":\"f\\ufffd\\ufffd\"");
+		free(err);
+		T_ASSERT_INT(t_run(&again, &err, "cat %s.1", p2), ==, 0);
+		T_ASSERT_STR(again, out);
+		free(again), free(out), free(err);
+	}
 	T_ASSERT_INT(t_run(&out, &err, "%s report -s sideways %s", cli, base), ==, 2);
 	T_ASSERT_CONTAINS(err, "bad sort key 'sideways'");
 	free(out), free(err);

@@ -69,9 +69,15 @@ void sp_json_string(FILE *out, const char *s)
 			continue;
 		}
 		n = utf8_len(p);
-		if (!n) {
+		/*
+		 * A byte that is not UTF-8 becomes U+FFFD; U+FFFD itself is
+		 * written escaped the same way, so that a name read back from a
+		 * saved profile (where the reader decoded "\ufffd" into its
+		 * bytes) renders to the same bytes again.
+		 */
+		if (!n || (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] == 0xbd)) {
 			fputs("\\ufffd", out);
-			p++;
+			p += n ? 3 : 1;
 			continue;
 		}
 		fwrite(p, 1, (size_t)n, out);

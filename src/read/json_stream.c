@@ -31,6 +31,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "read/json_stream.h"
+#include "report/render/text.h"
 
 #define JS_MAX_DEPTH 64
 #define CHUNK (256 * 1024)
@@ -274,19 +275,60 @@ static int on_number(void *ctx, const char *t, size_t n)
 	return add(ctx, v);
 }
 
+/*
+ * A copy of @t with every byte that is not UTF-8 replaced by U+FFFD, as
+ * the renderer writes it (sp_json_string()): a name read from a file
+ * holding such bytes is then the name a re-read of its re-render gives,
+ * and sorts the same (found by tests/fuzz/fuzz_profile_load).
+ */
+static char *utf8_copy(struct arena *a, const unsigned char *t, size_t n)
+{
+	size_t bad = 0, k = 0;
+	char *c;
+
+	for (size_t i = 0; i < n; i++)
+		bad += t[i] >= 0x80;
+	c = arena_alloc(a, n + 1 + 2 * bad); /* U+FFFD: 3 bytes for 1 */
+	if (!c)
+		return NULL;
+	if (!bad) {
+		memcpy(c, t, n);
+		c[n] = '\0';
+		return c;
+	}
+	for (size_t i = 0; i < n;) {
+		unsigned char seq[5] = { 0 };
+		size_t left = n - i < 4 ? n - i : 4;
+		int len;
+
+		memcpy(seq, t + i, left); /* NUL-terminated for sp_utf8_len() */
+		len = t[i] ? sp_utf8_len(seq) : 1;
+		if (len) {
+			memcpy(c + k, t + i, (size_t)len);
+			k += (size_t)len;
+			i += (size_t)len;
+		} else {
+			memcpy(c + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	c[k] = '\0';
+	return c;
+}
+
 static int on_string(void *ctx, const unsigned char *t, size_t n)
 {
 	struct js *s = ctx;
-	struct jv v = { .type = JV_STRING, .n = (uint32_t)n };
+	struct jv v = { .type = JV_STRING };
 	char *c;
 
-	if (n > UINT32_MAX - 1)
+	if (n > UINT32_MAX / 4)
 		return stop(s, -ENOMEM);
-	c = arena_alloc(cur(s), n + 1);
+	c = utf8_copy(cur(s), t, n);
 	if (!c)
 		return stop(s, -ENOMEM);
-	memcpy(c, t, n);
-	c[n] = '\0';
+	v.n = (uint32_t)strlen(c);
 	v.s = c;
 	return add(s, v);
 }

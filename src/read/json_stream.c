@@ -373,7 +373,7 @@ static int open_container(struct js *s, int is_object)
 	if (!is_object && s->depth == 1 && s->fr[0].is_object && !s->in_rows &&
 	    s->key_len == 4 && !memcmp(s->key, "rows", 4)) {
 		struct jv so_far = { .type = JV_OBJECT, .n = (uint32_t)(s->top - s->fr[0].start),
-				     .kids = s->st + s->fr[0].start };
+				     .kids = s->st ? s->st + s->fr[0].start : NULL };
 		int rc = s->h.rows_begin(s->h.ctx, &so_far);
 
 		if (rc < 0)

@@ -256,6 +256,10 @@ static void test_errors(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
 	T_ASSERT_CONTAINS(err, "row 0: missing or bad \"acquisitions\"");
 	free(out), free(err);
+	p2 = write_tmp("zero.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\",\"n_objects\":0}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: bad \"n_objects\"");
+	free(out), free(err);
 	p2 = write_tmp("garbage.json", PROFILE_HEAD "\"rows\":[]} x");
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
 	T_ASSERT_CONTAINS(err, "is not valid JSON: trailing garbage at byte");

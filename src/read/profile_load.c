@@ -361,10 +361,12 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 	obj = get_str(o, "object");
 	if (obj && parse_hex(obj, &r.obj))
 		return fail(l, "%s: row %zu: bad \"object\" '%s'", l->name, i, obj);
-	if (get_u64(o, "n_objects", 1, &r.n_objects, &null))
+	if (get_u64(o, "n_objects", 1, &r.n_objects, &null) || (!null && !r.n_objects))
 		return fail(l, "%s: row %zu: bad \"n_objects\"", l->name, i);
 	if (null)
 		r.n_objects = 1;
+	if (r.n_objects != 1)
+		r.obj = 0; /* a row of several objects has none (written as null) */
 	for (size_t k = 0; k < sizeof(counters) / sizeof(*counters); k++)
 		if (get_u64(o, counters[k], 0, dst[k], NULL))
 			return fail(l, "%s: row %zu: missing or bad \"%s\"", l->name, i, counters[k]);

@@ -1,7 +1,8 @@
 # The two commands the README promises, and a few more.
 #   make demo    build, then profile the bundled bank example and print the report
 #   make check   build and run the whole test suite: plain, ASan+UBSan, TSan,
-#                then fuzz the trace reader, the exporters and the control parser (bounded)
+#                then fuzz the trace reader, the exporters, the control parser
+#                and the saved-profile reader (bounded)
 # Build trees: build/ (release with debug info), build-asan/, build-tsan/.
 
 JOBS ?= 2
@@ -61,6 +62,10 @@ fuzz: deps
 	@./tests/fuzz/run-ctl-fuzz.sh $(FUZZ_SECONDS) > fuzz-ctl.log 2>&1 || \
 		{ tail -n 40 fuzz-ctl.log; exit 1; }
 	@tail -n 3 fuzz-ctl.log
+	@echo "== fuzzing the saved-profile reader for $(FUZZ_SECONDS) s =="
+	@./tests/fuzz/run-profile-fuzz.sh $(FUZZ_SECONDS) > fuzz-profile.log 2>&1 || \
+		{ tail -n 40 fuzz-profile.log; exit 1; }
+	@tail -n 3 fuzz-profile.log
 
 check: check-fast check-asan check-tsan fuzz
 	@echo "syncprof: all test suites passed (plain, ASan+UBSan, TSan) and fuzzing found nothing"
@@ -74,4 +79,4 @@ install: build
 	@cmake --install $(BUILD)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz fuzz-trace.log fuzz-ctl.log
+	rm -rf build build-asan build-tsan build-fuzz fuzz-trace.log fuzz-ctl.log fuzz-profile.log

@@ -12,7 +12,7 @@ SYNCPROF_OPTIONS=enabled=1,format=json,coalesce=0,output=$tmp/p.json \
 echo "loadbench: $(stat -c %s "$tmp/p.json") bytes of profile JSON, $n rows"
 for args in "-n 10" "--no-coalesce -n 10 -s count"; do
 	# shellcheck disable=SC2086
-	/usr/bin/time -f "%e s, %M KiB peak" "$build/syncprof" report $args "$tmp/p.json" \
+	/usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KiB peak" "$build/syncprof" report $args "$tmp/p.json" \
 		> /dev/null 2> "$tmp/time"
 	echo "loadbench: syncprof report $args: $(tail -n 1 "$tmp/time")"
 done

@@ -3,8 +3,9 @@
  *
  * Fills the tables with ENTRIES distinct (call site, object) entries spread
  * over THREADS threads (1000 sites x ENTRIES/1000 objects), then times
- * syncprof_report() to /dev/null, coalesced and not, table and JSON, and
- * a reset.  The goal: a report over 1M entries in <= 1 s.
+ * syncprof_report() to /dev/null, coalesced and not, all rows and the top
+ * 20, table and JSON, and a reset.  The goal: a report over 1M entries in
+ * <= 1 s, coalesced and top N (issue 14 part 4).
  *
  * Usage: reportbench [ENTRIES [THREADS]]   (default 1000000 and 4)
  */
@@ -41,7 +42,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void timed_report(FILE *devnull, int coalesce, enum syncprof_format f)
+static void timed_report(FILE *devnull, int coalesce, enum syncprof_format f, unsigned top)
 {
 	struct syncprof_report_options o;
 	double t0;
@@ -50,10 +51,12 @@ static void timed_report(FILE *devnull, int coalesce, enum syncprof_format f)
 	syncprof_report_options_init(&o);
 	o.coalesce = coalesce;
 	o.format = f;
+	o.top = top;
 	t0 = now_s();
 	rc = syncprof_report(devnull, &o);
-	printf("report %-5s %-12s %8.3f s%s\n", f == SYNCPROF_FORMAT_JSON ? "json" : "table",
-	       coalesce ? "coalesced" : "per object", now_s() - t0, rc ? "  (FAILED)" : "");
+	printf("report %-5s %-12s %-7s %8.3f s%s\n", f == SYNCPROF_FORMAT_JSON ? "json" : "table",
+	       coalesce ? "coalesced" : "per object", top ? "top 20" : "all", now_s() - t0,
+	       rc ? "  (FAILED)" : "");
 }
 
 int main(int argc, char **argv)
@@ -83,12 +86,14 @@ int main(int argc, char **argv)
 	syncprof_disable();
 	printf("reportbench: %u entries (%u sites x %u objects) over %u threads, filled in %.3f s\n",
 	       N_SITES * n_objs, N_SITES, n_objs, n_threads, now_s() - t0);
-	timed_report(devnull, 1, SYNCPROF_FORMAT_TABLE);
-	timed_report(devnull, 0, SYNCPROF_FORMAT_TABLE);
-	timed_report(devnull, 0, SYNCPROF_FORMAT_JSON);
+	timed_report(devnull, 1, SYNCPROF_FORMAT_TABLE, 0);
+	timed_report(devnull, 1, SYNCPROF_FORMAT_TABLE, 20);
+	timed_report(devnull, 0, SYNCPROF_FORMAT_TABLE, 20);
+	timed_report(devnull, 0, SYNCPROF_FORMAT_TABLE, 0);
+	timed_report(devnull, 0, SYNCPROF_FORMAT_JSON, 0);
 	t0 = now_s();
 	syncprof_reset();
-	printf("reset                     %8.3f s\n", now_s() - t0);
-	timed_report(devnull, 0, SYNCPROF_FORMAT_TABLE);
+	printf("reset                             %8.3f s\n", now_s() - t0);
+	timed_report(devnull, 0, SYNCPROF_FORMAT_TABLE, 0);
 	return 0;
 }

@@ -168,6 +168,56 @@ static void test_sort_top(void)
 	sp_rows_free(&rows);
 }
 
+/*
+ * Top N by a heap (sp_report_sort_top(), used when N is under a quarter of
+ * the rows) gives the same rows in the same order as a full sort cut to
+ * N, for every key, with many ties (values drawn from a small range) and
+ * n_total set to the rows before the cut.
+ */
+static void test_heap_top(void)
+{
+	static const enum syncprof_sort keys[] = { SYNCPROF_SORT_TOTAL, SYNCPROF_SORT_AVG,
+						   SYNCPROF_SORT_MAX, SYNCPROF_SORT_COUNT,
+						   SYNCPROF_SORT_CONTENDED, SYNCPROF_SORT_HOLD };
+	static const unsigned tops[] = { 1, 7, 100, 249, 250, 999 };
+	unsigned seed = 12345;
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		for (size_t t = 0; t < sizeof(tops) / sizeof(*tops); t++) {
+			struct sp_rows a = { 0 }, b = { 0 };
+
+			for (unsigned i = 0; i < 1000; i++) {
+				struct sp_row r;
+
+				memset(&r, 0, sizeof(r));
+				r.file = (seed = seed * 1103515245 + 12345) >> 30 ? "/s/a.c" : "/s/b.c";
+				r.func = "fn";
+				r.line = (seed = seed * 1103515245 + 12345) >> 28;
+				r.obj = i;
+				r.n_objects = 1;
+				r.acquisitions = 1 + ((seed = seed * 1103515245 + 12345) >> 27);
+				r.contended = (seed = seed * 1103515245 + 12345) >> 29;
+				r.wait_ns = (seed = seed * 1103515245 + 12345) >> 28;
+				r.wait_max_ns = (seed = seed * 1103515245 + 12345) >> 29;
+				r.hold_ns = (seed = seed * 1103515245 + 12345) >> 29;
+				push(&a, r);
+				push(&b, r);
+			}
+			sp_report_sort(&a, keys[k]);
+			sp_report_top(&a, tops[t]);
+			sp_report_sort_top(&b, keys[k], tops[t]);
+			T_ASSERT_UINT(b.n, ==, a.n);
+			T_ASSERT_UINT(b.n_total, ==, 1000);
+			for (size_t i = 0; i < a.n; i++) {
+				T_ASSERT_UINT(b.v[i].obj, ==, a.v[i].obj);
+				T_ASSERT_UINT(b.v[i].line, ==, a.v[i].line);
+			}
+			sp_rows_free(&a);
+			sp_rows_free(&b);
+		}
+	}
+}
+
 /* The bucket layout of base/types.h: exact below 16 ns, then 8 buckets
  * per power of two, each at most 1/8 of its lower bound wide. */
 static void test_layout(void)
@@ -369,6 +419,7 @@ int main(void)
 	test_subtract();
 	test_coalesce();
 	test_sort_top();
+	test_heap_top();
 	test_layout();
 	test_percentiles();
 	test_paths();

@@ -260,6 +260,7 @@ static void test_mappings(void)
 static void test_errors(void)
 {
 	char *out, *err, path[160];
+	const char *p2;
 	FILE *f;
 
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s/missing.json", cli, t_tmp()), ==, 1);
@@ -284,6 +285,60 @@ static void test_errors(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
 	T_ASSERT_CONTAINS(err, "row 0: bad or missing \"type\"");
 	free(out), free(err);
+	/* The streaming reader (src/read/json_stream.c): what json-c refused
+	 * or decided is refused or decided the same way, with a message. */
+	p2 = write_tmp("late_header.json", "{\"rows\":[" ROW_HEAD "\"wait_hist\":[]}],"
+			 "\"format\":\"syncprof-profile\",\"version\":1}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, p2), ==, 0);
+	T_ASSERT_CONTAINS(out, "\"wait_ns\":1510000");
+	free(out), free(err);
+	p2 = write_tmp("two_rows.json", PROFILE_HEAD "\"rows\":[],\"rows\":[]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "a second \"rows\"");
+	free(out), free(err);
+	p2 = write_tmp("deep.json", PROFILE_HEAD "\"rows\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+			 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+			 "]]]]]]]]]]]]]]]]]]]]]]]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "nested deeper than 64");
+	free(out), free(err);
+	p2 = write_tmp("exp.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\",\"site\":{},"
+			 "\"acquisitions\":1e2}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: missing or bad \"acquisitions\"");
+	free(out), free(err);
+	p2 = write_tmp("zero.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\",\"n_objects\":0}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: bad \"n_objects\"");
+	free(out), free(err);
+	p2 = write_tmp("garbage.json", PROFILE_HEAD "\"rows\":[]} x");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "is not valid JSON: trailing garbage at byte");
+	free(out), free(err);
+	p2 = write_tmp("cut.json", PROFILE_HEAD "\"rows\":[" ROW_HEAD "\"wait_hist\":[]},{\"ty");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "(in row 1)");
+	free(out), free(err);
+	/* Found by tests/fuzz/fuzz_profile_load: what a re-render writes, it
+	 * reads back to the same bytes - a byte that is not UTF-8 (written as
+	 * \ufffd, read back as U+FFFD's bytes) and a row without "object". */
+	{
+		char *again;
+
+		p2 = write_tmp("fffd.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\","
+			       "\"n_objects\":1,\"site\":{\"function\":\"f\\ufffd\xff\","
+			       "\"file\":\"a.c\",\"line\":3},\"acquisitions\":1,\"contended\":0,"
+			       "\"wait_ns\":0,\"wait_max_ns\":0}]}");
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f json -o %s.1 %s", cli, p2, p2), ==, 0);
+		free(out), free(err);
+		T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s.1", cli, p2), ==, 0);
+		T_ASSERT_CONTAINS(out, "\"object\":\"0x0\"");
+		T_ASSERT_CONTAINS(out, "\"function\":\"f\\ufffd\\ufffd\"");
+		free(err);
+		T_ASSERT_INT(t_run(&again, &err, "cat %s.1", p2), ==, 0);
+		T_ASSERT_STR(again, out);
+		free(again), free(out), free(err);
+	}
 	T_ASSERT_INT(t_run(&out, &err, "%s report -s sideways %s", cli, base), ==, 2);
 	T_ASSERT_CONTAINS(err, "bad sort key 'sideways'");
 	free(out), free(err);

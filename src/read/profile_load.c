@@ -3,10 +3,11 @@
  * docs/formats.md) back into the profile model, for 'syncprof report' and
  * for the reports that 'syncprof ctl' receives.
  *
- * Design: json-c parses the text into a tree; every fact the JSON renderer
- * wrote is read back into the same structures a live report builds
- * (rows, details, blame, names with offsets and inlined callers, metadata),
- * strings interned into the profile's arena, and the tree is freed.  Row
+ * Design: json_stream.c parses the text with yajl and hands over each row
+ * as a small tree, which is read at once and forgotten; every fact the
+ * JSON renderer wrote is read back into the same structures a live report
+ * builds (rows, details, blame, names with offsets and inlined callers,
+ * metadata), strings interned into the profile's arena.  Row
  * keys (file, function, line, address of the site) and blame holder keys
  * come from the names, so that coalescing and sorting work as on live
  * rows, and the renderers, which read names only, print the same bytes.
@@ -26,17 +27,59 @@
  * (2^(k+1) - 1 ns), so their percentiles come out at most 1/32 below
  * that upper bound, about what the syncprof that wrote them printed.
  *
- * Alternatives considered: a hand-written JSON reader (json-c is in every
- * Debian release); keeping the tree alive for its strings (the first
- * version: a loaded profile then held its text twice).
+ * Costs: one pass over the file, read in 1 MB pieces: memory is the
+ * profile model plus one row's tree (1M rows, 360 MB of JSON: see
+ * bench/loadbench.sh and bench/README.md for the figures).
+ *
+ * Alternatives considered: json-c (the reader until 2026-11-23: a tree
+ * per row, ~20 MB/s, 19-30 s for a million rows); keeping a whole-file
+ * tree alive for its strings (the first version: a loaded profile then
+ * held its text twice).
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/json_stream.h"
 #include "read/profile_load.h"
+
+/* A row's histogram as read: dense, and the range of buckets touched, so
+ * that a row costs what it holds (not 2 x 304 buckets cleared and scanned). */
+struct dense {
+	uint64_t v[SP_HIST_BUCKETS];
+	unsigned lo, hi; /* [lo, hi): the non-zero buckets; lo >= hi: none */
+};
+
+static void dense_add(struct dense *d, unsigned b, uint64_t count)
+{
+	if (!count)
+		return;
+	d->v[b] += count;
+	if (d->lo >= d->hi) {
+		d->lo = b;
+		d->hi = b + 1;
+	} else if (b < d->lo) {
+		d->lo = b;
+	} else if (b >= d->hi) {
+		d->hi = b + 1;
+	}
+}
+
+static void dense_clear(struct dense *d)
+{
+	if (d->lo < d->hi)
+		memset(d->v + d->lo, 0, (d->hi - d->lo) * sizeof(*d->v));
+	d->lo = d->hi = 0;
+}
+
+/* @h views @d's non-zero buckets (as sp_hist_view() would find them). */
+static void dense_view(struct dense *d, struct sp_hist *h)
+{
+	h->v = d->lo < d->hi ? d->v + d->lo : NULL;
+	h->lo = (uint16_t)(d->lo < d->hi ? d->lo : 0);
+	h->n = (uint16_t)(d->lo < d->hi ? d->hi - d->lo : 0);
+}
 
 struct loader {
 	const char *name;
@@ -44,6 +87,7 @@ struct loader {
 	char *err;
 	size_t err_size;
 	int buckets; /* the file describes the log-linear layout: "*_buckets" are read */
+	struct dense *wait, *hold; /* the current row's histograms */
 };
 
 static int fail(struct loader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -57,13 +101,13 @@ static int fail(struct loader *l, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int get_u64(json_object *o, const char *key, int nullable, uint64_t *out, int *is_null)
+static int get_u64(const struct jv *o, const char *key, int nullable, uint64_t *out, int *is_null)
 {
-	json_object *v;
+	const struct jv *v;
 
 	if (is_null)
 		*is_null = 0;
-	if (!json_object_object_get_ex(o, key, &v) || !v) {
+	if (!jv_get_ex(o, key, &v) || !v) {
 		if (nullable) {
 			*out = 0;
 			if (is_null)
@@ -72,19 +116,19 @@ static int get_u64(json_object *o, const char *key, int nullable, uint64_t *out,
 		}
 		return -ENOENT;
 	}
-	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+	if (!jv_is(v, JV_INT) || (v->neg && v->u))
 		return -EINVAL;
-	*out = json_object_get_uint64(v);
+	*out = v->u;
 	return 0;
 }
 
-static const char *get_str(json_object *o, const char *key)
+static const char *get_str(const struct jv *o, const char *key)
 {
-	json_object *v;
+	const struct jv *v;
 
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+	if (!jv_get_ex(o, key, &v) || !jv_is(v, JV_STRING))
 		return NULL;
-	return json_object_get_string(v);
+	return jv_str(v);
 }
 
 static int parse_hex(const char *s, uintptr_t *out)
@@ -98,9 +142,9 @@ static int parse_hex(const char *s, uintptr_t *out)
 	return errno || *end || end == s + 2 ? -EINVAL : 0;
 }
 
-static int read_inlined(struct loader *l, json_object *arr, struct sp_frame *f)
+static int read_inlined(struct loader *l, const struct jv *arr, struct sp_frame *f)
 {
-	size_t n = json_object_array_length(arr);
+	size_t n = jv_len(arr);
 	struct sp_inline *inl;
 
 	if (!n)
@@ -109,10 +153,10 @@ static int read_inlined(struct loader *l, json_object *arr, struct sp_frame *f)
 	if (!inl)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		json_object *o = json_object_array_get_idx(arr, i);
+		const struct jv *o = jv_idx(arr, i);
 		uint64_t line;
 
-		if (!json_object_is_type(o, json_type_object) ||
+		if (!jv_is(o, JV_OBJECT) ||
 		    get_u64(o, "line", 1, &line, NULL) || line > UINT32_MAX)
 			return -EINVAL;
 		inl[i].function = sp_profile_intern(l->p, get_str(o, "function"));
@@ -124,14 +168,14 @@ static int read_inlined(struct loader *l, json_object *arr, struct sp_frame *f)
 	return 0;
 }
 
-static int read_frame(struct loader *l, json_object *o, struct sp_frame *f)
+static int read_frame(struct loader *l, const struct jv *o, struct sp_frame *f)
 {
 	uint64_t line, offset;
 	const char *addr;
-	json_object *inl;
+	const struct jv *inl;
 
 	memset(f, 0, sizeof(*f));
-	if (!json_object_is_type(o, json_type_object))
+	if (!jv_is(o, JV_OBJECT))
 		return -EINVAL;
 	f->function = sp_profile_intern(l->p, get_str(o, "function"));
 	f->file = sp_profile_intern(l->p, get_str(o, "file"));
@@ -145,81 +189,78 @@ static int read_frame(struct loader *l, json_object *o, struct sp_frame *f)
 	addr = get_str(o, "address");
 	if (addr && parse_hex(addr, &f->address))
 		return -EINVAL;
-	if (json_object_object_get_ex(o, "inlined", &inl) && inl) {
-		if (!json_object_is_type(inl, json_type_array) || read_inlined(l, inl, f))
+	if (jv_get_ex(o, "inlined", &inl) && inl) {
+		if (!jv_is(inl, JV_ARRAY) || read_inlined(l, inl, f))
 			return -EINVAL;
 	}
 	return sp_profile_error(l->p);
 }
 
-static int get_count(json_object *v, uint64_t *out)
+static int get_count(const struct jv *v, uint64_t *out)
 {
-	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+	if (!jv_is(v, JV_INT) || (v->neg && v->u))
 		return -EINVAL;
-	*out = json_object_get_uint64(v);
+	*out = v->u;
 	return 0;
 }
 
 /* "<what>_buckets": [[index, count], ...] of the log-linear layout, added
  * into @hist (SP_HIST_BUCKETS counts); 1 when read, 0 when absent. */
-static int read_buckets(json_object *o, const char *key, uint64_t *hist)
+static int read_buckets(const struct jv *o, const char *key, struct dense *hist)
 {
-	json_object *h;
+	const struct jv *h;
 
-	if (!json_object_object_get_ex(o, key, &h) || !h)
+	if (!jv_get_ex(o, key, &h) || !h)
 		return 0;
-	if (!json_object_is_type(h, json_type_array))
+	if (!jv_is(h, JV_ARRAY))
 		return -EINVAL;
-	for (size_t i = 0; i < json_object_array_length(h); i++) {
-		json_object *pair = json_object_array_get_idx(h, i);
+	for (size_t i = 0; i < jv_len(h); i++) {
+		const struct jv *pair = jv_idx(h, i);
 		uint64_t b, count;
 
-		if (!json_object_is_type(pair, json_type_array) ||
-		    json_object_array_length(pair) != 2 ||
-		    get_count(json_object_array_get_idx(pair, 0), &b) || b >= SP_HIST_BUCKETS ||
-		    get_count(json_object_array_get_idx(pair, 1), &count))
+		if (!jv_is(pair, JV_ARRAY) ||
+		    jv_len(pair) != 2 ||
+		    get_count(jv_idx(pair, 0), &b) || b >= SP_HIST_BUCKETS ||
+		    get_count(jv_idx(pair, 1), &count))
 			return -EINVAL;
-		hist[b] += count;
+		dense_add(hist, (unsigned)b, count);
 	}
 	return 1;
 }
 
 /* "<what>_hist": the log2 histogram, each bucket's count put into the
  * log-linear bucket of its largest value (sp_hist_from_log2()). */
-static int read_log2(json_object *o, const char *key, uint64_t *hist)
+static int read_log2(const struct jv *o, const char *key, struct dense *hist)
 {
-	json_object *h;
+	const struct jv *h;
 
-	if (!json_object_object_get_ex(o, key, &h) || !h)
+	if (!jv_get_ex(o, key, &h) || !h)
 		return 0;
-	if (!json_object_is_type(h, json_type_array) ||
-	    json_object_array_length(h) > SP_LOG2_BUCKETS)
+	if (!jv_is(h, JV_ARRAY) ||
+	    jv_len(h) > SP_LOG2_BUCKETS)
 		return -EINVAL;
-	for (size_t k = 0; k < json_object_array_length(h); k++) {
+	for (size_t k = 0; k < jv_len(h); k++) {
 		uint64_t count;
 
-		if (get_count(json_object_array_get_idx(h, k), &count))
+		if (get_count(jv_idx(h, k), &count))
 			return -EINVAL;
-		hist[sp_hist_from_log2((unsigned)k)] += count;
+		dense_add(hist, sp_hist_from_log2((unsigned)k), count);
 	}
 	return 0;
 }
 
 /* A row's histogram @what ("wait", "hold"): its buckets when the file has
  * them, else its log2 histogram. */
-static int read_hist(struct loader *l, json_object *o, const char *what, uint64_t *hist)
+static int read_hist(struct loader *l, const struct jv *o, int hold, struct dense *hist)
 {
-	char key[32];
 	int rc = 0;
 
 	if (l->buckets) {
-		snprintf(key, sizeof(key), "%s_buckets", what);
-		rc = read_buckets(o, key, hist);
+		rc = read_buckets(o, hold ? "hold_buckets" : "wait_buckets", hist);
 		if (rc)
 			return rc < 0 ? rc : 0;
 	}
-	snprintf(key, sizeof(key), "%s_hist", what);
-	return read_log2(o, key, hist);
+	return read_log2(o, hold ? "hold_hist" : "wait_hist", hist);
 }
 
 static void site_key(const struct sp_frame *f, struct sp_site *s)
@@ -230,18 +271,18 @@ static void site_key(const struct sp_frame *f, struct sp_site *s)
 	s->pc = f->address;
 }
 
-static int read_stack(struct loader *l, size_t i, json_object *o, struct sp_row *r,
+static int read_stack(struct loader *l, size_t i, const struct jv *o, struct sp_row *r,
 		      struct sp_names *nm, struct sp_row_detail *det)
 {
-	json_object *stack;
+	const struct jv *stack;
 	struct sp_frame *frames;
 	size_t n;
 
-	if (!json_object_object_get_ex(o, "stack", &stack) || !stack)
+	if (!jv_get_ex(o, "stack", &stack) || !stack)
 		return 0;
-	if (!json_object_is_type(stack, json_type_array))
+	if (!jv_is(stack, JV_ARRAY))
 		return fail(l, "%s: row %zu: \"stack\" is not an array", l->name, i);
-	n = json_object_array_length(stack);
+	n = jv_len(stack);
 	if (n > SP_MAX_FRAMES)
 		n = SP_MAX_FRAMES;
 	if (!n)
@@ -250,7 +291,7 @@ static int read_stack(struct loader *l, size_t i, json_object *o, struct sp_row 
 	if (!frames)
 		return -ENOMEM;
 	for (size_t k = 0; k < n; k++) {
-		if (read_frame(l, json_object_array_get_idx(stack, k), &frames[k]))
+		if (read_frame(l, jv_idx(stack, k), &frames[k]))
 			return fail(l, "%s: row %zu: bad frame %zu in \"stack\"", l->name, i, k);
 		det->frames[k] = frames[k].address;
 	}
@@ -262,30 +303,30 @@ static int read_stack(struct loader *l, size_t i, json_object *o, struct sp_row 
 
 /* "blame": [{"site": frame, ["root": frame,] "wait_ns": N, "count": N}, ...],
  * into @rows. */
-static int read_blame(struct loader *l, size_t i, json_object *o, struct sp_rows *rows,
+static int read_blame(struct loader *l, size_t i, const struct jv *o, struct sp_rows *rows,
 		      struct sp_row *r)
 {
-	json_object *arr;
+	const struct jv *arr;
 
-	if (!json_object_object_get_ex(o, "blame", &arr) || !arr)
+	if (!jv_get_ex(o, "blame", &arr) || !arr)
 		return 0;
-	if (!json_object_is_type(arr, json_type_array))
+	if (!jv_is(arr, JV_ARRAY))
 		return fail(l, "%s: row %zu: \"blame\" is not an array", l->name, i);
-	for (size_t k = 0; k < json_object_array_length(arr); k++) {
-		json_object *b = json_object_array_get_idx(arr, k), *site;
+	for (size_t k = 0; k < jv_len(arr); k++) {
+		const struct jv *b = jv_idx(arr, k), *site;
 		struct sp_frame *f = sp_profile_alloc(l->p, sizeof(*f));
 		struct sp_site holder;
 		uint64_t wait, count;
 
 		if (!f)
 			return -ENOMEM;
-		if (!json_object_is_type(b, json_type_object) ||
-		    !json_object_object_get_ex(b, "site", &site) || read_frame(l, site, f) ||
+		if (!jv_is(b, JV_OBJECT) ||
+		    !jv_get_ex(b, "site", &site) || read_frame(l, site, f) ||
 		    get_u64(b, "wait_ns", 0, &wait, NULL) || get_u64(b, "count", 0, &count, NULL))
 			return fail(l, "%s: row %zu: bad blame %zu", l->name, i, k);
 		site_key(f, &holder);
 		/* "root": where a wait chain's root holder took its lock. */
-		if (json_object_object_get_ex(b, "root", &site) && site) {
+		if (jv_get_ex(b, "root", &site) && site) {
 			struct sp_frame *rf = sp_profile_alloc(l->p, sizeof(*rf));
 			struct sp_site root;
 
@@ -306,23 +347,24 @@ static int read_blame(struct loader *l, size_t i, json_object *o, struct sp_rows
 
 static const char *const counters[] = { "acquisitions", "contended", "wait_ns", "wait_max_ns" };
 
-static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
+static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_seen)
 {
-	uint64_t wait_hist[SP_HIST_BUCKETS] = { 0 }, hold_hist[SP_HIST_BUCKETS] = { 0 };
 	struct sp_row_detail det;
 	struct sp_row r, *d;
 	struct sp_names *nm;
-	json_object *site, *v;
+	const struct jv *site, *v;
 	const char *type, *obj;
 	uint64_t *dst[] = { &r.acquisitions, &r.contended, &r.wait_ns, &r.wait_max_ns };
 	int null, rc;
 
 	memset(&r, 0, sizeof(r));
 	memset(&det, 0, sizeof(det));
+	dense_clear(l->wait);
+	dense_clear(l->hold);
 	nm = sp_profile_alloc(l->p, sizeof(*nm));
 	if (!nm)
 		return -ENOMEM;
-	if (!json_object_is_type(o, json_type_object))
+	if (!jv_is(o, JV_OBJECT))
 		return fail(l, "%s: row %zu is not an object", l->name, i);
 	type = get_str(o, "type");
 	r.type = SP_TYPE_COUNT;
@@ -334,10 +376,12 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	obj = get_str(o, "object");
 	if (obj && parse_hex(obj, &r.obj))
 		return fail(l, "%s: row %zu: bad \"object\" '%s'", l->name, i, obj);
-	if (get_u64(o, "n_objects", 1, &r.n_objects, &null))
+	if (get_u64(o, "n_objects", 1, &r.n_objects, &null) || (!null && !r.n_objects))
 		return fail(l, "%s: row %zu: bad \"n_objects\"", l->name, i);
 	if (null)
 		r.n_objects = 1;
+	if (r.n_objects != 1)
+		r.obj = 0; /* a row of several objects has none (written as null) */
 	for (size_t k = 0; k < sizeof(counters) / sizeof(*counters); k++)
 		if (get_u64(o, counters[k], 0, dst[k], NULL))
 			return fail(l, "%s: row %zu: missing or bad \"%s\"", l->name, i, counters[k]);
@@ -349,17 +393,17 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	if (get_u64(o, "holds", 1, &r.holds, NULL) ||
 	    get_u64(o, "owner_changes", 1, &r.owner_changes, NULL))
 		return fail(l, "%s: row %zu: bad \"holds\" or \"owner_changes\"", l->name, i);
-	if (!json_object_object_get_ex(o, "site", &site) || read_frame(l, site, &nm->site))
+	if (!jv_get_ex(o, "site", &site) || read_frame(l, site, &nm->site))
 		return fail(l, "%s: row %zu: missing or bad \"site\"", l->name, i);
 	rc = read_stack(l, i, o, &r, nm, &det);
 	if (rc)
 		return rc;
-	if (read_hist(l, o, "wait", wait_hist))
+	if (read_hist(l, o, 0, l->wait))
 		return fail(l, "%s: row %zu: bad \"wait_buckets\" or \"wait_hist\"", l->name, i);
-	if (read_hist(l, o, "hold", hold_hist))
+	if (read_hist(l, o, 1, l->hold))
 		return fail(l, "%s: row %zu: bad \"hold_buckets\" or \"hold_hist\"", l->name, i);
-	sp_hist_view(&det.hist, wait_hist);
-	sp_hist_view(&det.hold_hist, hold_hist);
+	dense_view(l->wait, &det.hist);
+	dense_view(l->hold, &det.hold_hist);
 	r.file = nm->site.file;
 	r.func = nm->site.function;
 	r.line = nm->site.line;
@@ -369,39 +413,39 @@ static int read_row(struct loader *l, size_t i, json_object *o, int *hold_seen)
 	if (sp_rows_push(&l->p->rows, &r))
 		return -ENOMEM;
 	d = &l->p->rows.v[l->p->rows.n - 1];
-	if (json_object_object_get_ex(o, "blame", &v))
+	if (jv_get_ex(o, "blame", &v))
 		return read_blame(l, i, o, &l->p->rows, d);
 	return 0;
 }
 
 /* "held" or "acquired": {"object", "type", "site", "stack"}. */
-static int read_order_end(struct loader *l, json_object *o, struct sp_order_end *e)
+static int read_order_end(struct loader *l, const struct jv *o, struct sp_order_end *e)
 {
 	struct sp_names *nm = sp_profile_alloc(l->p, sizeof(*nm));
 	const char *type = get_str(o, "type"), *obj = get_str(o, "object");
-	json_object *site, *stack;
+	const struct jv *site, *stack;
 	struct sp_frame *frames;
 	size_t n;
 
 	if (!nm)
 		return -ENOMEM;
 	memset(e, 0, sizeof(*e));
-	if (!json_object_is_type(o, json_type_object) || !obj || parse_hex(obj, &e->obj))
+	if (!jv_is(o, JV_OBJECT) || !obj || parse_hex(obj, &e->obj))
 		return -EINVAL;
 	e->type = SP_TYPE_COUNT;
 	for (int t = 0; type && t < SP_TYPE_COUNT; t++)
 		if (!strcmp(type, sp_type_name(t)))
 			e->type = (uint8_t)t;
-	if (e->type == SP_TYPE_COUNT || !json_object_object_get_ex(o, "site", &site) ||
+	if (e->type == SP_TYPE_COUNT || !jv_get_ex(o, "site", &site) ||
 	    read_frame(l, site, &nm->site))
 		return -EINVAL;
 	site_key(&nm->site, &e->site);
 	e->names = nm;
-	if (!json_object_object_get_ex(o, "stack", &stack) || !stack)
+	if (!jv_get_ex(o, "stack", &stack) || !stack)
 		return 0;
-	if (!json_object_is_type(stack, json_type_array))
+	if (!jv_is(stack, JV_ARRAY))
 		return -EINVAL;
-	n = json_object_array_length(stack);
+	n = jv_len(stack);
 	if (n > SP_MAX_FRAMES)
 		n = SP_MAX_FRAMES;
 	if (!n)
@@ -410,7 +454,7 @@ static int read_order_end(struct loader *l, json_object *o, struct sp_order_end 
 	if (!frames)
 		return -ENOMEM;
 	for (size_t k = 0; k < n; k++) {
-		if (read_frame(l, json_object_array_get_idx(stack, k), &frames[k]))
+		if (read_frame(l, jv_idx(stack, k), &frames[k]))
 			return -EINVAL;
 		e->frames[k] = frames[k].address;
 	}
@@ -420,30 +464,30 @@ static int read_order_end(struct loader *l, json_object *o, struct sp_order_end 
 	return 0;
 }
 
-static int read_cycle(struct loader *l, size_t i, json_object *c)
+static int read_cycle(struct loader *l, size_t i, const struct jv *c)
 {
 	struct sp_order_edge edges[SP_MAX_CYCLE_EDGES];
-	json_object *arr;
+	const struct jv *arr;
 	uint64_t count;
 	size_t n;
 
-	if (!json_object_is_type(c, json_type_object) || get_u64(c, "count", 0, &count, NULL) ||
-	    !json_object_object_get_ex(c, "edges", &arr) ||
-	    !json_object_is_type(arr, json_type_array))
+	if (!jv_is(c, JV_OBJECT) || get_u64(c, "count", 0, &count, NULL) ||
+	    !jv_get_ex(c, "edges", &arr) ||
+	    !jv_is(arr, JV_ARRAY))
 		return fail(l, "%s: lock_order: cycle %zu: missing or bad \"count\" or \"edges\"",
 			    l->name, i);
-	n = json_object_array_length(arr);
+	n = jv_len(arr);
 	if (n < 2 || n > sizeof(edges) / sizeof(*edges))
 		return fail(l, "%s: lock_order: cycle %zu: %zu edges (2 to %zu)", l->name, i, n,
 			    sizeof(edges) / sizeof(*edges));
 	for (size_t k = 0; k < n; k++) {
-		json_object *e = json_object_array_get_idx(arr, k), *held, *acq;
+		const struct jv *e = jv_idx(arr, k), *held, *acq;
 		uint64_t tid;
 		int rc;
 
-		if (!json_object_is_type(e, json_type_object) ||
-		    !json_object_object_get_ex(e, "held", &held) ||
-		    !json_object_object_get_ex(e, "acquired", &acq) ||
+		if (!jv_is(e, JV_OBJECT) ||
+		    !jv_get_ex(e, "held", &held) ||
+		    !jv_get_ex(e, "acquired", &acq) ||
 		    get_u64(e, "thread", 0, &tid, NULL) || tid > INT32_MAX)
 			return fail(l, "%s: lock_order: cycle %zu: bad edge %zu", l->name, i, k);
 		rc = read_order_end(l, held, &edges[k].held);
@@ -461,114 +505,59 @@ static int read_cycle(struct loader *l, size_t i, json_object *c)
 
 /* "lock_order": {"edges_kept", "edges_dropped", "cycles_dropped",
  * "searches_cut", "cycles": [...]}; absent: lock order was off. */
-static int read_lock_order(struct loader *l, json_object *root)
+static int read_lock_order(struct loader *l, const struct jv *root)
 {
 	struct sp_lock_order *o = &l->p->order;
-	json_object *lo, *cycles;
+	const struct jv *lo, *cycles;
 	int rc = 0;
 
-	if (!json_object_object_get_ex(root, "lock_order", &lo) || !lo)
+	if (!jv_get_ex(root, "lock_order", &lo) || !lo)
 		return 0;
-	if (!json_object_is_type(lo, json_type_object) ||
+	if (!jv_is(lo, JV_OBJECT) ||
 	    get_u64(lo, "edges_kept", 0, &o->edges_kept, NULL) ||
 	    get_u64(lo, "edges_dropped", 0, &o->edges_dropped, NULL) ||
 	    get_u64(lo, "cycles_dropped", 1, &o->cycles_dropped, NULL) ||
 	    get_u64(lo, "searches_cut", 1, &o->searches_cut, NULL) ||
-	    !json_object_object_get_ex(lo, "cycles", &cycles) ||
-	    !json_object_is_type(cycles, json_type_array))
+	    !jv_get_ex(lo, "cycles", &cycles) ||
+	    !jv_is(cycles, JV_ARRAY))
 		return fail(l, "%s: \"lock_order\" is not an object with \"edges_kept\", "
 			       "\"edges_dropped\" and \"cycles\"", l->name);
 	o->on = 1;
-	for (size_t i = 0; !rc && i < json_object_array_length(cycles); i++)
-		rc = read_cycle(l, i, json_object_array_get_idx(cycles, i));
-	return rc;
-}
-
-static char *slurp(struct loader *l, const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	size_t cap = 65536, n = 0;
-	char *buf;
-
-	if (!f) {
-		fail(l, "cannot read '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-
-		n += r;
-		if (r == 0)
-			break;
-		if (n + 1 == cap) {
-			char *b = realloc(buf, cap *= 2);
-
-			if (!b) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = b;
-		}
-	}
-	if (!buf || ferror(f)) {
-		fail(l, "cannot read '%s': %s", path, buf ? strerror(errno) : "out of memory");
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-int sp_profile_load(const char *path, struct sp_profile *p, char *err, size_t err_size)
-{
-	struct loader l = { path, p, err, err_size, 0 };
-	size_t len;
-	char *text = slurp(&l, path, &len);
-	int rc;
-
-	memset(p, 0, sizeof(*p));
-	if (!text)
-		return -EIO;
-	rc = sp_profile_parse(path, text, len, p, err, err_size);
-	free(text);
+	for (size_t i = 0; !rc && i < jv_len(cycles); i++)
+		rc = read_cycle(l, i, jv_idx(cycles, i));
 	return rc;
 }
 
 /* "mappings": [{"start", "limit", "offset", "file", "build_id"}], as
  * render/json.c writes them (optional). */
-static int read_mappings(struct loader *l, json_object *root)
+static int read_mappings(struct loader *l, const struct jv *root)
 {
 	struct sp_profile *p = l->p;
-	json_object *arr;
+	const struct jv *arr;
 	size_t n;
 
-	if (!json_object_object_get_ex(root, "mappings", &arr) || !arr)
+	if (!jv_get_ex(root, "mappings", &arr) || !arr)
 		return 0;
-	if (!json_object_is_type(arr, json_type_array))
+	if (!jv_is(arr, JV_ARRAY))
 		return fail(l, "%s: \"mappings\" is not an array", l->name);
-	n = json_object_array_length(arr);
+	n = jv_len(arr);
 	if (!n)
 		return 0;
 	p->mappings = sp_profile_alloc(p, n * sizeof(*p->mappings));
 	if (!p->mappings)
 		return fail(l, "%s: out of memory", l->name);
 	for (size_t i = 0; i < n; i++) {
-		json_object *m = json_object_array_get_idx(arr, i), *v;
+		const struct jv *m = jv_idx(arr, i), *v;
 		struct sp_mapping *d = &p->mappings[i];
 
-		if (!m || !json_object_is_type(m, json_type_object) ||
+		if (!m || !jv_is(m, JV_OBJECT) ||
 		    parse_hex(get_str(m, "start"), &d->start) ||
 		    parse_hex(get_str(m, "limit"), &d->limit) ||
 		    parse_hex(get_str(m, "offset"), &d->offset) || d->limit <= d->start ||
-		    (json_object_object_get_ex(m, "file", &v) && v &&
-		     !json_object_is_type(v, json_type_string)) ||
-		    (json_object_object_get_ex(m, "build_id", &v) && v &&
-		     !json_object_is_type(v, json_type_string)))
+		    (jv_get_ex(m, "file", &v) && v &&
+		     !jv_is(v, JV_STRING)) ||
+		    (jv_get_ex(m, "build_id", &v) && v &&
+		     !jv_is(v, JV_STRING)))
 			return fail(l, "%s: mapping %zu: needs \"start\" < \"limit\" and "
 				       "\"offset\" (\"0x...\"), \"file\" and \"build_id\" "
 				       "(strings or null)", l->name, i);
@@ -579,10 +568,10 @@ static int read_mappings(struct loader *l, json_object *root)
 	return 0;
 }
 
-static int read_meta(struct loader *l, json_object *root)
+static int read_meta(struct loader *l, const struct jv *root)
 {
 	struct sp_profile *p = l->p;
-	json_object *v;
+	const struct jv *v;
 	uint64_t u;
 	const char *s;
 
@@ -593,24 +582,24 @@ static int read_meta(struct loader *l, json_object *root)
 	p->clock = s && !strcmp(s, "tsc") ? "tsc" : "monotonic";
 	get_u64(root, "elapsed_ns", 1, &p->elapsed_ns, NULL);
 	get_u64(root, "lost_events", 1, &p->lost, NULL);
-	p->coalesced = json_object_object_get_ex(root, "coalesced", &v) &&
-		       json_object_get_boolean(v);
+	p->coalesced = jv_get_ex(root, "coalesced", &v) &&
+		       jv_bool(v);
 	if (syncprof_parse_sort(get_str(root, "sort"), &p->sort))
 		p->sort = SYNCPROF_SORT_TOTAL;
 	p->hold = -1; /* not said: decided from the rows */
-	if (json_object_object_get_ex(root, "hold_tracking", &v) && v)
-		p->hold = json_object_get_boolean(v);
+	if (jv_get_ex(root, "hold_tracking", &v) && v)
+		p->hold = jv_bool(v);
 	if (!get_u64(root, "hold_sample", 0, &u, NULL) && u && u <= UINT32_MAX)
 		p->hold_sample = (unsigned)u;
 	get_u64(root, "hold_untracked", 1, &p->hold_untracked, NULL);
 	get_u64(root, "blame_lost", 1, &p->blame_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))
 		p->rows.n_total = (size_t)u;
-	if (json_object_object_get_ex(root, "hist", &v) && v) {
+	if (jv_get_ex(root, "hist", &v) && v) {
 		uint64_t sub = 0, n = 0;
 
 		s = get_str(v, "layout");
-		if (!json_object_is_type(v, json_type_object) || !s || strcmp(s, "log-linear") ||
+		if (!jv_is(v, JV_OBJECT) || !s || strcmp(s, "log-linear") ||
 		    get_u64(v, "sub_buckets", 0, &sub, NULL) || sub != SP_HIST_SUB ||
 		    get_u64(v, "buckets", 0, &n, NULL) || n != SP_HIST_BUCKETS)
 			return fail(l, "%s: the histogram layout \"hist\" is not the one this "
@@ -623,124 +612,25 @@ static int read_meta(struct loader *l, json_object *root)
 	return sp_profile_error(p);
 }
 
+
 /*
- * Streaming.  A profile of a million rows is hundreds of MB of JSON, and
- * json-c's tree of it took 4.9 GB and 49 s to build (json-c has no
- * streaming interface).  So the rows are parsed one at a time: a scanner
- * that knows only strings, escapes and nesting (it validates nothing:
- * json-c does that on each piece) finds the top-level "rows" array and the
- * extent of each of its elements; the top-level object without its rows
- * is parsed whole (a few hundred bytes, more with "lock_order": at most
- * 256 cycles), then each row by itself into a small tree that is freed
- * once read; "lock_order" is read from that object after the rows.
- * Anything the scanner does not recognise falls back to parsing the whole
- * text, which then gives the usual error messages.
+ * Streaming (json_stream.c): the rows are handed over one at a time as
+ * they are parsed and read at once, each row's tree then forgotten; the
+ * rest of the top-level object is kept (a few hundred bytes, more with
+ * "lock_order": at most 256 cycles).  The header is checked when "rows"
+ * opens, from what came before it (the renderer writes it first); a file
+ * with its rows before its "format" keeps its rows in the tree, read
+ * after the header.  A file is read in pieces, never held whole.
  */
+#define READ_PIECE (1 << 20)
 
-/* The end of the string starting at @i (a '"'): the index after its
- * closing quote, or @len. */
-static size_t skip_string(const char *t, size_t len, size_t i)
-{
-	for (i++; i < len; i++) {
-		if (t[i] == '\\')
-			i++;
-		else if (t[i] == '"')
-			return i + 1;
-	}
-	return len;
-}
+struct stream {
+	struct loader *l;
+	int *hold_seen;
+	int header_done;
+};
 
-static size_t skip_space(const char *t, size_t len, size_t i)
-{
-	while (i < len && (t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'))
-		i++;
-	return i;
-}
-
-/* The end (exclusive) of the value starting at @i, scanning brackets and
- * strings; @len when it does not end. */
-static size_t skip_value(const char *t, size_t len, size_t i)
-{
-	int depth = 0;
-
-	while (i < len) {
-		char c = t[i];
-
-		if (c == '"') {
-			i = skip_string(t, len, i);
-			if (!depth)
-				return i;
-			continue;
-		}
-		if (c == '{' || c == '[') {
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (--depth <= 0)
-				return depth < 0 ? i : i + 1;
-		} else if (!depth && (c == ',' || c == ' ' || c == '\n' || c == '\t' ||
-				      c == '\r')) {
-			return i; /* a number, true, false or null ends */
-		}
-		i++;
-	}
-	return len;
-}
-
-/* [*lo, *hi): the top-level "rows" array, '[' to ']'.  0, or -1. */
-static int find_rows(const char *t, size_t len, size_t *lo, size_t *hi)
-{
-	size_t i = skip_space(t, len, 0);
-
-	if (i >= len || t[i] != '{')
-		return -1;
-	for (i++;;) {
-		size_t k0, k1;
-
-		i = skip_space(t, len, i);
-		if (i >= len || t[i] != '"')
-			return -1;
-		k0 = i + 1;
-		i = skip_string(t, len, i);
-		k1 = i - 1;
-		i = skip_space(t, len, i);
-		if (i >= len || t[i] != ':')
-			return -1;
-		i = skip_space(t, len, i + 1);
-		if (k1 - k0 == 4 && !memcmp(t + k0, "rows", 4)) {
-			if (i >= len || t[i] != '[')
-				return -1;
-			*lo = i;
-			*hi = skip_value(t, len, i);
-			return *hi <= len && *hi > i && t[*hi - 1] == ']' ? 0 : -1;
-		}
-		i = skip_value(t, len, i);
-		i = skip_space(t, len, i);
-		if (i >= len || t[i] != ',')
-			return -1;
-		i++;
-	}
-}
-
-static json_object *parse_piece(json_tokener *tok, const char *t, size_t n, size_t *err_at,
-				enum json_tokener_error *e)
-{
-	json_object *o;
-
-	json_tokener_reset(tok);
-	o = json_tokener_parse_ex(tok, t, (int)n);
-	*e = json_tokener_get_error(tok);
-	if (o && *e == json_tokener_success &&
-	    skip_space(t, n, json_tokener_get_parse_end(tok)) == n)
-		return o;
-	if (o && *e == json_tokener_success)
-		*e = json_tokener_error_parse_unexpected; /* trailing bytes */
-	*err_at = json_tokener_get_parse_end(tok);
-	if (o)
-		json_object_put(o);
-	return NULL;
-}
-
-static int check_header(struct loader *l, json_object *root)
+static int check_header(struct loader *l, const struct jv *root)
 {
 	uint64_t version = 0;
 	const char *fmt = get_str(root, "format");
@@ -754,118 +644,108 @@ static int check_header(struct loader *l, json_object *root)
 	return read_meta(l, root);
 }
 
-/* 1: not for the streaming path (the caller parses the whole text). */
-static int parse_streaming(struct loader *l, const char *t, size_t len, int *hold_seen)
+static int on_rows_begin(void *ctx, const struct jv *so_far)
 {
-	size_t lo, hi, i, err_at = 0, n_rows = 0;
-	enum json_tokener_error e;
-	json_tokener *tok;
-	json_object *root;
-	char *outer;
+	struct stream *st = ctx;
+	const struct jv *v;
+
+	if (!get_str(so_far, "format") || !jv_get_ex(so_far, "version", &v))
+		return 1; /* rows before the header: read after it */
+	st->header_done = 1;
+	return check_header(st->l, so_far);
+}
+
+static int on_row(void *ctx, size_t i, const struct jv *row)
+{
+	struct stream *st = ctx;
+
+	return read_row(st->l, i, row, st->hold_seen);
+}
+
+/* After the whole text: the header if not yet read, rows kept in the
+ * tree, "lock_order". */
+static int parse_end(struct stream *st, struct js *js, const struct jv *root)
+{
+	struct loader *l = st->l;
+	const struct jv *rows;
 	int rc = 0;
 
-	if (find_rows(t, len, &lo, &hi))
-		return 1;
-	/* The object without its rows: "...\"rows\":[]...". */
-	outer = malloc(lo + 2 + (len - hi) + 1);
-	tok = json_tokener_new();
-	if (!outer || !tok) {
-		free(outer);
-		if (tok)
-			json_tokener_free(tok);
-		return -ENOMEM;
+	if (!st->header_done)
+		rc = check_header(l, root);
+	if (!rc && !js_streamed(js)) {
+		if (!jv_get_ex(root, "rows", &rows) || !jv_is(rows, JV_ARRAY))
+			rc = fail(l, "%s: no \"rows\" array", l->name);
+		if (!rc)
+			rc = sp_rows_reserve(&l->p->rows, jv_len(rows));
+		for (size_t i = 0; !rc && i < jv_len(rows); i++)
+			rc = read_row(l, i, jv_idx(rows, i), st->hold_seen);
 	}
-	memcpy(outer, t, lo);
-	memcpy(outer + lo, "[]", 2);
-	memcpy(outer + lo + 2, t + hi, len - hi);
-	root = parse_piece(tok, outer, lo + 2 + (len - hi), &err_at, &e);
-	free(outer);
-	if (!root) {
-		json_tokener_free(tok);
-		return 1; /* the whole-text parse says what is wrong */
-	}
-	rc = check_header(l, root);
-	for (i = skip_space(t, hi, lo + 1); !rc && i < hi - 1; n_rows++) {
-		size_t end = skip_value(t, hi - 1, i);
-		json_object *row = parse_piece(tok, t + i, end - i, &err_at, &e);
-
-		if (!row) {
-			rc = fail(l, "%s is not valid JSON: %s at byte %zu (in row %zu)", l->name,
-				  e == json_tokener_continue ? "unexpected end of row"
-							     : json_tokener_error_desc(e),
-				  i + err_at, n_rows);
-			break;
-		}
-		rc = read_row(l, n_rows, row, hold_seen);
-		json_object_put(row);
-		i = skip_space(t, hi - 1, end);
-		if (i < hi - 1) {
-			if (t[i] != ',') {
-				rc = fail(l, "%s is not valid JSON: expected ',' at byte %zu", l->name, i);
-				break;
-			}
-			i = skip_space(t, hi - 1, i + 1);
-		}
-	}
-	if (!rc) /* after the rows, as in the file */
+	if (!rc)
 		rc = read_lock_order(l, root);
-	json_object_put(root);
-	json_tokener_free(tok);
 	return rc;
 }
 
-int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_profile *p,
-		     char *err, size_t err_size)
+/* Parse @text (@len bytes) or, when NULL, the file @path, into @p. */
+static int parse(const char *name, const char *path, const char *text, size_t len,
+		 struct sp_profile *p, char *err, size_t err_size)
 {
-	struct loader l = { name, p, err, err_size, 0 };
-	json_tokener *tok;
-	json_object *root, *rows;
-	int rc, hold_seen = 0;
+	struct dense *hists = calloc(2, sizeof(*hists));
+	struct loader l = { name, p, err, err_size, 0, hists, hists + 1 };
+	int hold_seen = 0;
+	struct stream st = { &l, &hold_seen, 0 };
+	struct js_handler h = { &st, on_rows_begin, on_row };
+	const struct jv *root;
+	struct js *js;
+	FILE *f = NULL;
+	int rc;
 
-	if (sp_profile_init(p))
+	if (!hists)
 		return -ENOMEM;
-	rc = parse_streaming(&l, text, len, &hold_seen);
-	if (rc != 1)
-		goto done;
-	sp_profile_free(p); /* not streamable: the whole text, as a tree */
-	if (sp_profile_init(p))
-		return -ENOMEM;
-	tok = json_tokener_new();
-	if (!tok) {
-		sp_profile_free(p);
+	if (path) {
+		f = fopen(path, "re");
+		if (!f) {
+			fail(&l, "cannot read '%s': %s", path, strerror(errno));
+			free(hists);
+			return -EIO;
+		}
+	}
+	if (sp_profile_init(p)) {
+		if (f)
+			fclose(f);
+		free(hists);
 		return -ENOMEM;
 	}
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
+	js = js_new(&h, name, err, err_size);
+	if (!js) {
+		rc = -ENOMEM;
+	} else if (f) {
+		char *buf = malloc(READ_PIECE);
+		size_t n;
 
-		rc = fail(&l, "%s is not valid JSON: %s at byte %zu", name,
-			  e == json_tokener_continue ? "unexpected end of file"
-						     : json_tokener_error_desc(e),
-			  json_tokener_get_parse_end(tok));
-		json_tokener_free(tok);
-		if (root)
-			json_object_put(root);
-		sp_profile_free(p);
-		return rc;
+		rc = buf ? 0 : -ENOMEM;
+		while (!rc && (n = fread(buf, 1, READ_PIECE, f)) > 0)
+			rc = js_feed(js, buf, n);
+		if (!rc && ferror(f)) {
+			fail(&l, "cannot read '%s': %s", path, strerror(errno));
+			rc = -EIO;
+		}
+		free(buf);
+	} else {
+		rc = js_feed(js, text, len);
 	}
-	json_tokener_free(tok);
-	rc = check_header(&l, root);
-	if (!rc && (!json_object_object_get_ex(root, "rows", &rows) ||
-		    !json_object_is_type(rows, json_type_array)))
-		rc = fail(&l, "%s: no \"rows\" array", name);
 	if (!rc)
-		rc = sp_rows_reserve(&p->rows, json_object_array_length(rows));
-	for (size_t i = 0; !rc && i < json_object_array_length(rows); i++)
-		rc = read_row(&l, i, json_object_array_get_idx(rows, i), &hold_seen);
+		rc = js_finish(js, &root);
 	if (!rc)
-		rc = read_lock_order(&l, root);
-	json_object_put(root);
-done:
+		rc = parse_end(&st, js, root);
+	js_free(js);
+	free(hists);
+	if (f)
+		fclose(f);
 	if (rc == -ENOMEM)
 		fail(&l, "%s: out of memory", name);
 	if (rc) {
 		sp_profile_free(p);
+		memset(p, 0, sizeof(*p));
 		return rc;
 	}
 	if (p->hold < 0)
@@ -873,4 +753,16 @@ done:
 	if (p->rows.n_total < p->rows.n)
 		p->rows.n_total = p->rows.n;
 	return 0;
+}
+
+int sp_profile_load(const char *path, struct sp_profile *p, char *err, size_t err_size)
+{
+	memset(p, 0, sizeof(*p));
+	return parse(path, path, NULL, 0, p, err, err_size);
+}
+
+int sp_profile_parse(const char *name, const char *text, size_t len, struct sp_profile *p,
+		     char *err, size_t err_size)
+{
+	return parse(name, NULL, text, len, p, err, err_size);
 }

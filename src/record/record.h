@@ -592,10 +592,7 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 	slot = &sp_site_ok[(ret >> 2) & (SP_SITE_CACHE - 1)];
 	if (SP_LIKELY(*slot == ret))
 		return ret;
-	if (!sp_pc_skipped(ret)) {
-		*slot = ret;
-		return ret;
-	}
+	/* Not known: searched out of line, wrappers' callers cached there. */
 	return sp_site_pc__slowpath(ret, cfa, fp);
 }
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */

@@ -5,7 +5,8 @@
  *
  * The pipeline (docs/layout.md, "Data flow"):
  *   collect (collect.c, live) or load (src/read, saved) -> subtract the
- *   snapshot of the last reset (live) -> coalesce -> sort -> top N ->
+ *   snapshot of the last reset (live) -> coalesce -> sort and top N (a
+ *   heap of N when N is small, sp_report_sort_top()) ->
  *   resolve names (names.c) -> render (render/).
  * Names come after the cut, so their cost is paid per printed row only.
  * Every step works on rows of either origin: a live row is keyed by
@@ -399,6 +400,91 @@ void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key)
 	free(dest);
 }
 
+/* The heap of the top N: a max-heap by row order, its root the row that
+ * would be printed last, the one a better row replaces. */
+static void heap_down(struct sp_row **h, size_t n, size_t i, enum syncprof_sort key)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct sp_row *t;
+
+		if (l < n && row_order(h[l], h[m], key) > 0)
+			m = l;
+		if (r < n && row_order(h[r], h[m], key) > 0)
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(struct sp_row **h, size_t i, enum syncprof_sort key)
+{
+	while (i) {
+		size_t up = (i - 1) / 2;
+		struct sp_row *t;
+
+		if (row_order(h[i], h[up], key) <= 0)
+			return;
+		t = h[i];
+		h[i] = h[up];
+		h[up] = t;
+		i = up;
+	}
+}
+
+/*
+ * Sort and cut to the first @top rows, as sp_report_sort() then
+ * sp_report_top() would (the order is total, so the same rows in the same
+ * order), in O(n log top) comparisons instead of O(n log n): a heap of
+ * the best @top seen so far, sorted at the end, and only those rows moved.
+ * Without memory for the heap: the full sort.
+ */
+void sp_report_sort_top(struct sp_rows *rows, enum syncprof_sort key, unsigned top)
+{
+	size_t n = rows->n, k = 0;
+	struct sp_row **h, *kept;
+
+	if (!top || n <= top || top > n / 4) {
+		sp_report_sort(rows, key);
+		sp_report_top(rows, top);
+		return;
+	}
+	h = malloc(top * sizeof(*h));
+	kept = malloc(top * sizeof(*kept));
+	if (!h || !kept) {
+		free(h);
+		free(kept);
+		sp_report_sort(rows, key);
+		sp_report_top(rows, top);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sp_row *r = &rows->v[i];
+
+		if (k < top) {
+			h[k] = r;
+			heap_up(h, k++, key);
+		} else if (row_order(r, h[0], key) < 0) {
+			h[0] = r;
+			heap_down(h, k, 0, key);
+		}
+	}
+	qsort_r(h, k, sizeof(*h), row_cmp, &key);
+	for (size_t i = 0; i < k; i++)
+		kept[i] = *h[i];
+	memcpy(rows->v, kept, k * sizeof(*kept));
+	free(kept);
+	free(h);
+	if (rows->n_total < n)
+		rows->n_total = n;
+	rows->n = k;
+}
+
 void sp_report_top(struct sp_rows *rows, unsigned top)
 {
 	if (rows->n_total < rows->n)
@@ -509,9 +595,8 @@ int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options 
 			return rc;
 		p->coalesced = 1;
 	}
-	sp_report_sort(&p->rows, o->sort);
+	sp_report_sort_top(&p->rows, o->sort, o->top);
 	p->sort = o->sort;
-	sp_report_top(&p->rows, o->top);
 	sp_order_sort(&p->order);
 	return 0;
 }

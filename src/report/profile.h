@@ -293,6 +293,8 @@ int sp_report_subtract(struct sp_rows *cur, const struct sp_rows *snap);
 int sp_report_coalesce(struct sp_rows *rows);
 void sp_report_sort(struct sp_rows *rows, enum syncprof_sort key);
 void sp_report_top(struct sp_rows *rows, unsigned top);
+/* Both, as one: the first @top rows in order (0: all), the rest dropped. */
+void sp_report_sort_top(struct sp_rows *rows, enum syncprof_sort key, unsigned top);
 /* Coalesce (when asked and not yet), sort and cut @p as @o says; put its
  * cycles in their one order (sp_order_sort()). */
 int sp_profile_shape(struct sp_profile *p, const struct syncprof_report_options *o);

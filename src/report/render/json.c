@@ -133,7 +133,7 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 {
 	fprintf(out, "{\"type\":\"%s\",\"object\":", sp_type_name(r->type));
 	if (r->n_objects == 1)
-		fprintf(out, "\"%#lx\"", (unsigned long)r->obj);
+		fprintf(out, "\"0x%lx\"", (unsigned long)r->obj);
 	else
 		fputs("null", out);
 	fprintf(out, ",\"n_objects\":%llu,\"site\":", (unsigned long long)r->n_objects);
@@ -163,7 +163,7 @@ static void json_order_end(FILE *out, const char *key, const struct sp_order_end
 	static const struct sp_names unknown;
 	const struct sp_names *nm = e->names ? e->names : &unknown;
 
-	fprintf(out, "\"%s\":{\"object\":\"%#lx\",\"type\":\"%s\",\"site\":", key,
+	fprintf(out, "\"%s\":{\"object\":\"0x%lx\",\"type\":\"%s\",\"site\":", key,
 		(unsigned long)e->obj, sp_type_name(e->type));
 	json_frame(out, &nm->site);
 	json_stack(out, nm);

@@ -17,8 +17,7 @@
 
 #include "report/render/text.h"
 
-/* Length of the valid UTF-8 sequence at @p (1-4), or 0. */
-static int utf8_len(const unsigned char *p)
+int sp_utf8_len(const unsigned char *p)
 {
 	uint32_t c;
 	int n;
@@ -68,10 +67,16 @@ void sp_json_string(FILE *out, const char *s)
 			fprintf(out, "\\u%04x", *p++);
 			continue;
 		}
-		n = utf8_len(p);
-		if (!n) {
+		n = sp_utf8_len(p);
+		/*
+		 * A byte that is not UTF-8 becomes U+FFFD; U+FFFD itself is
+		 * written escaped the same way, so that a name read back from a
+		 * saved profile (where the reader decoded "\ufffd" into its
+		 * bytes) renders to the same bytes again.
+		 */
+		if (!n || (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] == 0xbd)) {
 			fputs("\\ufffd", out);
-			p++;
+			p += n ? 3 : 1;
 			continue;
 		}
 		fwrite(p, 1, (size_t)n, out);

@@ -8,6 +8,11 @@
 
 #include <stdio.h>
 
+/* Length of the valid UTF-8 sequence at @p (1-4), or 0 (not UTF-8, or
+ * the NUL that ends @p): the rule sp_json_string() writes by, and the
+ * profile reader reads by. */
+int sp_utf8_len(const unsigned char *p);
+
 /* @s as a JSON string (RFC 8259), or null for NULL.  Valid UTF-8 passes
  * through; bytes that are not valid UTF-8 become U+FFFD, so the output is
  * always valid JSON text; control characters are escaped. */

@@ -375,6 +375,11 @@ static int release(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 	s.pair = o->step;
 	if (span_start == INT64_MIN)
 		span_start = th->steps[o->step].t;
+	/* The release's own hold, when it carries one, says when this hold
+	 * began: in a contended-only trace the open acquisition may be an
+	 * older one, whose release was not written (nobody waited for it). */
+	if (hold_ns > 0 && t - hold_ns > span_start)
+		span_start = t - hold_ns;
 	if (span_add(&m->holds, &m->n_holds, &m->cap_holds, span_start, t, ti, lock,
 		     th->steps[o->step].site))
 		return -ENOMEM;
@@ -596,7 +601,11 @@ static int pcsite_add(struct sp_trace_model *m, const struct sp_trace_rec *rec)
 /*
  * Waits and holds still going on when the trace ends last to its end (as
  * intervals, for chains: a deadlock's waits never end); the replay needs
- * nothing of them.
+ * nothing of them.  In a contended-only trace an open hold is an
+ * acquisition whose release nobody waited for, so it is not in the file:
+ * its end is unknown, not the trace's end, and it is left out (else every
+ * such hold would seem to last to the end and make chains, even cycles,
+ * that never were).
  */
 static int still_open(struct sp_trace_model *m)
 {
@@ -608,7 +617,7 @@ static int still_open(struct sp_trace_model *m)
 		    span_add(&m->waits, &m->n_waits, &m->cap_waits, th->wait_ns_at, m->last_ns,
 			     (uint32_t)ti, th->wait_lock, th->wait_site))
 			return -ENOMEM;
-		for (size_t i = 0; i < th->n_open; i++)
+		for (size_t i = 0; !m->contended_only && i < th->n_open; i++)
 			if (span_add(&m->holds, &m->n_holds, &m->cap_holds,
 				     th->steps[th->open[i].step].t, m->last_ns, (uint32_t)ti,
 				     th->open[i].lock, th->steps[th->open[i].step].site))
@@ -637,6 +646,10 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 			rc = pcsite_add(m, &rec);
 			if (rc)
 				break;
+			continue;
+		case SP_REC_LOCK_MODE:
+			if (rec.id == SP_TRACE_LOCKS_CONTENDED)
+				m->contended_only = 1;
 			continue;
 		case SP_REC_EVENT:
 			break;

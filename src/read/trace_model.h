@@ -113,6 +113,10 @@ struct sp_trace_model {
 	 * with no acquisition before it (not the thread's first event on that
 	 * lock), or a lock acquired twice by one thread with no release. */
 	uint64_t missing_acquires, missing_releases;
+	/* A LOCK_MODE record said "contended only" (docs/trace-format.md): an
+	 * acquisition whose release nobody waited for has no release in the
+	 * file, so an open hold has no known end. */
+	int contended_only;
 	uint64_t cond_waits, blocks;
 	uint64_t out_of_range; /* lock events left out: a time or wait beyond SP_TM_MAX_NS */
 	int read_status;  /* the reader's enum sp_trace_read_status at the end */

@@ -187,6 +187,14 @@ static void contended(const char *dir)
 	sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, (void *)(uintptr_t)obj_y, SP_TYPE_MUTEX, &w,
 			    now_ns() - t0, 1);
 	T_ASSERT_INT(pthread_join(th, NULL), ==, 0);
+	/* z: taken after a wait, its release not written (nobody waited);
+	 * 20 ms later a release of z with a 1 ms hold: that hold began long
+	 * after the acquisition in the file, so it is 1 ms, not 21 ms */
+	sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, (void *)(uintptr_t)0x5eed00c0, SP_TYPE_MUTEX, &w,
+			    1000, 1);
+	sleep_ms(20);
+	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)0x5eed00c0, SP_TYPE_MUTEX, &w,
+			    1000000, 1);
 	/* a hold of 0 ns: a slice that begins and ends at one instant */
 	sp_trace_lock_event(SP_EV_LOCK_RELEASED, (void *)(uintptr_t)0x5eed0080, SP_TYPE_MUTEX, &w,
 			    0, 1);

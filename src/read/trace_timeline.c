@@ -546,6 +546,20 @@ static int release(struct sp_timeline *tl, uint32_t ti, uint64_t obj, int type, 
 	if (lk == SP_TL_NONE)
 		return -ENOMEM;
 	i = find_hold(t, obj);
+	if (i >= 0 && has_ns &&
+	    ts - (int64_t)hold_ns - t->holds[i].start > (int64_t)(hold_ns / 8) + 10000) {
+		/* The hold began well after the acquisition we have (by more
+		 * than clock skew between the two readings: 10 us and 1/8 of
+		 * the hold): that one's release is not in the file
+		 * (contended-only: nobody waited for it), and this release's
+		 * acquisition is not either. */
+		struct held old = t->holds[i];
+
+		drop_hold(t, i);
+		if (hold_unknown_end(tl, ti, &old))
+			return -ENOMEM;
+		i = -1;
+	}
 	if (i >= 0) {
 		struct held h = t->holds[i];
 

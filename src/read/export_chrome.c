@@ -44,26 +44,6 @@ static void ev_begin(struct cw *w, const char *ph, const char *name, int64_t ts_
 	sp_json_string(w->out, name);
 }
 
-static const char *cat_of(const struct sp_tl_slice *s)
-{
-	switch (s->kind) {
-	case SP_TL_WAIT:
-	case SP_TL_COND_WAIT:
-		return "wait";
-	case SP_TL_HOLD:
-	case SP_TL_RELEASE:
-	case SP_TL_ACQUIRE:
-		return "hold";
-	case SP_TL_EVENT:
-		return "event";
-	case SP_TL_DROPPED:
-	case SP_TL_WRITE_LOSS:
-		return "syncprof";
-	default:
-		return "lock";
-	}
-}
-
 static void args(struct cw *w, const struct sp_tl_slice *s)
 {
 	const struct sp_timeline *tl = w->tl;
@@ -134,7 +114,7 @@ static void slice(struct cw *w, size_t i)
 {
 	const struct sp_timeline *tl = w->tl;
 	const struct sp_tl_slice *s = &tl->slices[i];
-	const char *cat = cat_of(s);
+	const char *cat = sp_timeline_slice_category(s);
 	char name[1200];
 
 	sp_timeline_slice_name(tl, s, name, sizeof(name));

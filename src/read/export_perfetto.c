@@ -460,26 +460,6 @@ static uint64_t slice_track(const struct sp_timeline *tl, const struct sp_tl_sli
 	return thread_uuid(s->tid, s->lane);
 }
 
-static const char *slice_cat(const struct sp_tl_slice *s)
-{
-	switch (s->kind) {
-	case SP_TL_WAIT:
-	case SP_TL_COND_WAIT:
-		return "wait";
-	case SP_TL_HOLD:
-	case SP_TL_RELEASE:
-	case SP_TL_ACQUIRE:
-		return "hold";
-	case SP_TL_EVENT:
-		return "event";
-	case SP_TL_DROPPED:
-	case SP_TL_WRITE_LOSS:
-		return "syncprof";
-	default:
-		return "lock";
-	}
-}
-
 static void slice_args(struct pw *w, const struct sp_tl_slice *s, int on_lock)
 {
 	const struct sp_timeline *tl = w->tl;
@@ -580,7 +560,7 @@ static void put_event(struct pw *w, const struct item *it, uint64_t *flows, uint
 		}
 		te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
 		te.name_iid = name_iid(w, name);
-		cat = cat_iid(w, it->lock_track ? "lock" : slice_cat(s));
+		cat = cat_iid(w, it->lock_track ? "lock" : sp_timeline_slice_category(s));
 		te.n_category_iids = 1;
 		te.category_iids = &cat;
 		slice_args(w, s, it->lock_track);

@@ -123,8 +123,7 @@ static int map_put(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v
 	}
 }
 
-/* Grow @*v (of @*cap elements of @size) to hold one more; 0 or -ENOMEM. */
-static int grow(void *v, size_t *cap, size_t n, size_t size)
+int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	void **p = v;
 	size_t c;
@@ -219,7 +218,7 @@ static const char *keep_str(struct sp_tl_private *p, const char *s)
 
 	if (!s)
 		return NULL;
-	if (grow(&p->strs, &p->cap_strs, p->n_strs, sizeof(*p->strs)) || !(c = strdup(s)))
+	if (sp_tl_grow(&p->strs, &p->cap_strs, p->n_strs, sizeof(*p->strs)) || !(c = strdup(s)))
 		return NULL;
 	p->strs[p->n_strs++] = c;
 	return c;
@@ -236,7 +235,7 @@ static uint32_t site_of(struct sp_timeline *tl, const struct sp_trace_rec *rec)
 
 	if (i != SP_TL_NONE)
 		return i;
-	if (grow(&tl->sites, &tl->cap_sites, tl->n_sites, sizeof(*tl->sites)))
+	if (sp_tl_grow(&tl->sites, &tl->cap_sites, tl->n_sites, sizeof(*tl->sites)))
 		return SP_TL_NONE;
 	i = (uint32_t)tl->n_sites;
 	s = &tl->sites[i];
@@ -275,7 +274,7 @@ static int push_ev(struct sp_timeline *tl, const struct ev *e)
 {
 	struct sp_tl_private *p = tl->priv;
 
-	if (grow(&p->evs, &p->cap_evs, p->n_evs, sizeof(*p->evs)))
+	if (sp_tl_grow(&p->evs, &p->cap_evs, p->n_evs, sizeof(*p->evs)))
 		return -ENOMEM;
 	p->evs[p->n_evs] = *e;
 	p->evs[p->n_evs].seq = p->seq++;
@@ -363,7 +362,7 @@ static uint32_t thread_index(struct sp_timeline *tl, uint32_t tid)
 	if (i != SP_TL_NONE)
 		return i;
 	cap = tl->cap_threads;
-	if (grow(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads)))
+	if (sp_tl_grow(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads)))
 		return SP_TL_NONE;
 	if (cap != tl->cap_threads) {
 		struct tstate *v = realloc(p->ts, tl->cap_threads * sizeof(*v));
@@ -393,7 +392,7 @@ static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type, uint3
 	if (i != SP_TL_NONE)
 		return i;
 	cap = tl->cap_locks;
-	if (grow(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks)))
+	if (sp_tl_grow(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks)))
 		return SP_TL_NONE;
 	if (cap != tl->cap_locks) {
 		struct lstate *v = realloc(p->ls, tl->cap_locks * sizeof(*v));
@@ -421,7 +420,7 @@ static uint32_t add_slice(struct sp_timeline *tl, unsigned kind, uint32_t tid, i
 {
 	struct sp_tl_slice *s;
 
-	if (grow(&tl->slices, &tl->cap_slices, tl->n_slices, sizeof(*tl->slices)))
+	if (sp_tl_grow(&tl->slices, &tl->cap_slices, tl->n_slices, sizeof(*tl->slices)))
 		return SP_TL_NONE;
 	s = &tl->slices[tl->n_slices];
 	memset(s, 0, sizeof(*s));
@@ -444,7 +443,7 @@ static int add_delta(struct sp_timeline *tl, uint32_t lock, int64_t ts, int32_t 
 
 	if (tl->locks[lock].type == SP_TYPE_JOIN)
 		return 0; /* one waiter at most: no counter */
-	if (grow(&p->deltas, &p->cap_deltas, p->n_deltas, sizeof(*p->deltas)))
+	if (sp_tl_grow(&p->deltas, &p->cap_deltas, p->n_deltas, sizeof(*p->deltas)))
 		return -ENOMEM;
 	p->deltas[p->n_deltas++] = (struct delta){ ts, p->n_deltas, lock, d };
 	return 0;
@@ -584,7 +583,7 @@ static int open_hold(struct sp_timeline *tl, uint32_t ti, uint64_t obj, uint32_t
 {
 	struct tstate *t = &tl->priv->ts[ti];
 
-	if (grow(&t->holds, &t->cap_holds, t->n_holds, sizeof(*t->holds)))
+	if (sp_tl_grow(&t->holds, &t->cap_holds, t->n_holds, sizeof(*t->holds)))
 		return -ENOMEM;
 	t->holds[t->n_holds++] = (struct held){ obj, ts, site, lk, (uint8_t)type };
 	return 0;
@@ -623,14 +622,14 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 		if (l->rel_slice == SP_TL_NONE)
 			return -ENOMEM;
 	}
-	if (grow(&tl->flows, &tl->cap_flows, tl->n_flows, sizeof(*tl->flows)))
+	if (sp_tl_grow(&tl->flows, &tl->cap_flows, tl->n_flows, sizeof(*tl->flows)))
 		return -ENOMEM;
 	flow = (uint32_t)tl->n_flows++;
 	tl->flows[flow] = (struct sp_tl_flow){ l->rel_slice, SP_TL_NONE,
 					       tl->slices[l->rel_slice].flow_out, SP_TL_NONE };
 	tl->slices[l->rel_slice].flow_out = flow;
 	if (type < SP_TYPE_SEMAPHORE) {
-		if (grow(&t->in, &t->cap_in, t->n_in, sizeof(*t->in)))
+		if (sp_tl_grow(&t->in, &t->cap_in, t->n_in, sizeof(*t->in)))
 			return -ENOMEM;
 		t->in[t->n_in++] = (struct pending_in){ e->obj, e->ts, flow };
 	} else {
@@ -879,7 +878,7 @@ static int build_counts(struct sp_timeline *tl)
 			tl->counts[tl->n_counts - 1].waiters = v;
 			continue;
 		}
-		if (grow(&tl->counts, &tl->cap_counts, tl->n_counts, sizeof(*tl->counts)))
+		if (sp_tl_grow(&tl->counts, &tl->cap_counts, tl->n_counts, sizeof(*tl->counts)))
 			return -ENOMEM;
 		tl->counts[tl->n_counts++] = (struct sp_tl_count){ d->ts, d->lock, v };
 	}
@@ -957,4 +956,24 @@ void sp_timeline_free(struct sp_timeline *tl)
 	free(tl->counts);
 	sp_symbolize_files_end();
 	memset(tl, 0, sizeof(*tl));
+}
+
+const char *sp_timeline_slice_category(const struct sp_tl_slice *s)
+{
+	switch (s->kind) {
+	case SP_TL_WAIT:
+	case SP_TL_COND_WAIT:
+		return "wait";
+	case SP_TL_HOLD:
+	case SP_TL_RELEASE:
+	case SP_TL_ACQUIRE:
+		return "hold";
+	case SP_TL_EVENT:
+		return "event";
+	case SP_TL_DROPPED:
+	case SP_TL_WRITE_LOSS:
+		return "syncprof";
+	default:
+		return "lock";
+	}
 }

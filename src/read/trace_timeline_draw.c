@@ -26,24 +26,6 @@
 
 #define TRIM_NS 1000 /* overlaps this small are clock skew: trim, no lane */
 
-/* Grow @*v (of @*cap elements of @size) to hold one more; 0 or -ENOMEM. */
-static int grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	void **p = v;
-	size_t c;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	nv = realloc(*p, c * size);
-	if (!nv)
-		return -ENOMEM;
-	*p = nv;
-	*cap = c;
-	return 0;
-}
-
 /* Sort key of a slice for lanes: its track, then start, longest first. */
 struct lane_key {
 	uint64_t track;
@@ -116,7 +98,7 @@ static int assign_lanes(struct sp_timeline *tl, struct lane_key *keys, size_t n,
 			struct lane *ln;
 
 			if (l == n_lanes) {
-				if (grow(&lanes, &cap_lanes, n_lanes, sizeof(*lanes))) {
+				if (sp_tl_grow(&lanes, &cap_lanes, n_lanes, sizeof(*lanes))) {
 					rc = -ENOMEM;
 					goto out;
 				}
@@ -133,7 +115,7 @@ static int assign_lanes(struct sp_timeline *tl, struct lane_key *keys, size_t n,
 					ln->n--;
 			}
 			if (!ln->n || ln->ends[ln->n - 1] >= end) {
-				if (grow(&ln->ends, &ln->cap, ln->n, sizeof(*ln->ends))) {
+				if (sp_tl_grow(&ln->ends, &ln->cap, ln->n, sizeof(*ln->ends))) {
 					rc = -ENOMEM;
 					goto out;
 				}

@@ -527,22 +527,11 @@ void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct
 #ifdef SYNCPROF_HAVE_LIBDW
 	{
 		Dwfl_Module *mod = offline_module(path, base);
-		Dwarf_Addr addr = pc - 1;
-		const char *name;
 
 		if (!mod)
 			return;
-		name = dwfl_module_addrname(mod, addr);
-		if (name) {
-			GElf_Sym sym;
-			GElf_Off off = 0;
-
-			if (dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL))
-				out->offset = (uintptr_t)off + 1;
-			out->function = name;
-		}
-		dwarf_lookup(mod, addr, out);
-		skip_inlined_wrappers(out);
+		module_symbolize(mod, pc - 1, out);
+		out->dso = path; /* the path the trace names, not the module's */
 	}
 #endif
 }

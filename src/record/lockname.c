@@ -85,16 +85,19 @@ static size_t slot_hash(uintptr_t obj)
 static struct lockname_slot *slot_of(uintptr_t obj, int add)
 {
 	size_t i = slot_hash(obj);
+	/* Written under names_lock; read outside it too (a NULL check). */
+	struct lockname_slot *v = __atomic_load_n(&slots, __ATOMIC_ACQUIRE);
 
-	if (!slots) {
+	if (!v) {
 		if (!add)
 			return NULL;
-		slots = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*slots));
-		if (!slots)
+		v = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*v));
+		if (!v)
 			return NULL;
+		__atomic_store_n(&slots, v, __ATOMIC_RELEASE);
 	}
 	for (unsigned k = 0; k < SP_LOCKNAME_PROBES; k++, i = (i + 1) & (SP_LOCKNAME_SLOTS - 1)) {
-		struct lockname_slot *s = &slots[i];
+		struct lockname_slot *s = &v[i];
 
 		if (s->obj == obj)
 			return s;

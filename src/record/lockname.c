@@ -13,9 +13,10 @@
  * Costs.  Nothing on the lock hot path: the table is written by the naming
  * call, by the init and destroy calls of locks while profiling is on, and
  * when a thread creates an entry for a new (site, object) - a slow path
- * already (probe.c) - which takes the lock only when it is free, so that a
- * signal handler that locks a new mutex while its thread holds this lock
- * cannot deadlock (the hint is then counted lost).  A slot is 112 bytes;
+ * already (probe.c).  The lock is never waited for without bound, so that
+ * a signal handler that locks a new mutex while its thread holds it cannot
+ * deadlock (the write is then counted lost); after fork() the child frees
+ * it.  A slot is 112 bytes;
  * SP_LOCKNAME_SLOTS of them: 7 MiB of address space at most.
  *
  * Reuse.  A destroyed lock keeps its slot, marked dead, so that the report
@@ -46,10 +47,11 @@ static sp_lock_t names_lock = SP_LOCK_INIT;
 static uint64_t names_lost;
 
 /*
- * Take names_lock without ever waiting for long: a thread forked while
- * another held it, or a signal handler that interrupted its holder, gives
- * up instead of hanging the program.  @tries 1: only when free.
+ * Take names_lock without ever waiting for long: a signal handler that
+ * interrupted its holder gives up (after GRAB_TRIES yields, about a
+ * millisecond) instead of hanging the program, and counts the write lost.
  */
+#define GRAB_TRIES 1000
 static int grab(unsigned tries)
 {
 	for (unsigned i = 0; i < tries; i++) {
@@ -144,7 +146,7 @@ int sp_lockname_set(uintptr_t obj, const char *name)
 
 	if (!obj || !name)
 		return -EINVAL;
-	if (!grab(1000)) {
+	if (!grab(GRAB_TRIES)) {
 		lost();
 		return -EBUSY;
 	}
@@ -168,7 +170,7 @@ void sp_lockname_init(uintptr_t obj, const struct sp_site *site)
 
 	if (!obj)
 		return;
-	if (!grab(1000)) {
+	if (!grab(GRAB_TRIES)) {
 		lost();
 		return;
 	}
@@ -186,7 +188,7 @@ void sp_lockname_destroyed(uintptr_t obj)
 
 	if (!obj || !__atomic_load_n(&slots, __ATOMIC_RELAXED))
 		return;
-	if (!grab(1000)) {
+	if (!grab(GRAB_TRIES)) {
 		lost();
 		return;
 	}
@@ -202,7 +204,7 @@ void sp_lockname_first_use(uintptr_t obj, const struct sp_site *site)
 
 	if (!obj)
 		return;
-	if (!grab(1)) {
+	if (!grab(GRAB_TRIES)) {
 		lost();
 		return;
 	}
@@ -225,7 +227,7 @@ int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created)
 
 	name[0] = '\0';
 	memset(created, 0, sizeof(*created));
-	if (!obj || !__atomic_load_n(&slots, __ATOMIC_RELAXED) || !grab(1000))
+	if (!obj || !__atomic_load_n(&slots, __ATOMIC_RELAXED) || !grab(GRAB_TRIES))
 		return how;
 	s = slot_of(obj, 0);
 	if (s) {

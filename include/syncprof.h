@@ -226,6 +226,32 @@ SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct times
  */
 SYNCPROF_API void syncprof_lock_forget(const void *lock);
 
+/**
+ * syncprof_name_lock() - call the lock at @lock @name in every report:
+ * the table, JSON, CSV, folded and pprof outputs show it on the lock's
+ * per-object rows (coalesced rows, which merge many objects, do not).
+ * The name is copied (at most 63 bytes kept, cut at a UTF-8 boundary), so
+ * @name need not outlive the call; naming again renames.  Thread-safe,
+ * callable whether or not profiling is on; not for a signal handler.  The
+ * lock's next pthread_mutex_init() (or rwlock, spin lock, C11 twin) or,
+ * after its destroy, its next use starts an unnamed lock at that address.
+ * Return: 0; -EINVAL (NULL @lock or @name); -ENOSPC (the name table, 65536
+ * locks, is full) or -EBUSY: not kept, counted in "names_lost".
+ */
+SYNCPROF_API int syncprof_name_lock(void *lock, const char *name);
+
+/**
+ * syncprof_lock_created() - the lock at @lock is being initialised at
+ * @file:@line in @func: reports name that as where it was created (its
+ * name, if any, is forgotten), and lock-order checking forgets it as
+ * syncprof_lock_forget() does.  syncprof_lock_destroyed(): the lock was
+ * destroyed.  syncprof/instrument.h calls them from pthread_mutex_init(),
+ * _destroy() and their twins while profiling is on; the preload library
+ * interposes those.  They take a lock of the profiler's own: not hot.
+ */
+SYNCPROF_API void syncprof_lock_created(const void *lock, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API void syncprof_lock_destroyed(const void *lock);
+
 /*
  * Blocking calls that are not plain locks, as their namesakes.  The clock
  * calls have _pc twins (below) because libstdc++'s headers make them

@@ -736,13 +736,15 @@ int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 			real_cnd_timedwait()(c, m, abstime))), &site);
 }
 
-/* ---- initialisation and destruction (lock order) ------------------------------ */
+/* ---- initialisation and destruction (creation sites, lock order) ------------ */
 
 /*
  * A lock that is initialised or destroyed leaves the lock-order graph
  * (lockorder.c, generations), so that another lock made later at the same
- * address starts without its edges.  Only while some unlock hook is on
- * (lock order implies one); otherwise one load and a branch.
+ * address starts without its edges: only while some unlock hook is on
+ * (lock order implies one).  While profiling is on, an init is the lock's
+ * creation site and a destroy ends its name (lockname.c), off the lock
+ * hot path.  Off: one load and a branch.
  */
 static SP_ALWAYS_INLINE void forget(const void *obj)
 {
@@ -750,9 +752,25 @@ static SP_ALWAYS_INLINE void forget(const void *obj)
 		sp_order_forget(obj);
 }
 
+#define CREATED(obj)                                                          \
+	do {                                                                  \
+		forget(obj);                                                  \
+		if (!OFF) {                                                   \
+			SITE;                                                 \
+			sp_lockname_init((uintptr_t)(obj), &site);            \
+		}                                                             \
+	} while (0)
+
+static SP_ALWAYS_INLINE void destroyed(const void *obj)
+{
+	forget(obj);
+	if (!OFF)
+		sp_lockname_destroyed((uintptr_t)obj);
+}
+
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-	forget(m);
+	CREATED(m);
 	return real_pthread_mutex_init()(m, a);
 }
 
@@ -761,13 +779,13 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	int rc = real_pthread_mutex_destroy()(m);
 
 	if (!rc)
-		forget(m);
+		destroyed(m);
 	return rc;
 }
 
 int pthread_rwlock_init(pthread_rwlock_t *__restrict l, const pthread_rwlockattr_t *__restrict a)
 {
-	forget(l);
+	CREATED(l);
 	return real_pthread_rwlock_init()(l, a);
 }
 
@@ -776,13 +794,13 @@ int pthread_rwlock_destroy(pthread_rwlock_t *l)
 	int rc = real_pthread_rwlock_destroy()(l);
 
 	if (!rc)
-		forget(l);
+		destroyed(l);
 	return rc;
 }
 
 int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
-	forget((const void *)s);
+	CREATED((const void *)s);
 	return real_pthread_spin_init()(s, pshared);
 }
 
@@ -791,20 +809,20 @@ int pthread_spin_destroy(pthread_spinlock_t *s)
 	int rc = real_pthread_spin_destroy()(s);
 
 	if (!rc)
-		forget((const void *)s);
+		destroyed((const void *)s);
 	return rc;
 }
 
 int mtx_init(mtx_t *m, int type)
 {
-	forget(m);
+	CREATED(m);
 	return real_mtx_init()(m, type);
 }
 
 void mtx_destroy(mtx_t *m)
 {
 	real_mtx_destroy()(m);
-	forget(m);
+	destroyed(m);
 }
 
 /* ---- clock variants (the clock passes through; probe.h) -------------------- */

@@ -12,8 +12,8 @@
  * flags syncprof__enabled and, when profiling is off, calls the real function
  * directly.  Unlock calls go to the library only when something needs them
  * (SYNCPROF__UNLOCK_HOOKS: hold tracking, tracing, lock order), and so do
- * the init and destroy calls of locks, for lock order's sake
- * (syncprof_lock_forget()).  Off costs one load and one well-predicted
+ * the init and destroy calls of locks while profiling is on, for
+ * creation sites and lock order's sake (syncprof_lock_created()).  Off costs one load and one well-predicted
  * branch per call; no call into the library.  The real function is named in parentheses, which
  * suppresses expansion of the function-like macro of the same name.
  *
@@ -51,6 +51,12 @@
  */
 #ifndef SYNCPROF_INSTRUMENT_H
 #define SYNCPROF_INSTRUMENT_H
+
+/*
+ * SYNCPROF_NAME_LOCK(lock, "name"): name a lock in every report (see
+ * syncprof_name_lock() in syncprof.h); safe whether profiling is on or off.
+ */
+#define SYNCPROF_NAME_LOCK(lock, name) ((void)syncprof_name_lock((void *)(lock), (name)))
 
 #ifndef SYNCPROF_NO_INSTRUMENT
 
@@ -301,20 +307,27 @@ template <bool B> struct syncprof__constant {
 #endif
 
 /*
- * Initialisation and destruction: lock-order checking forgets the lock
- * (syncprof_lock_forget()), so that a lock made later at the same address
- * does not inherit its edges.  Only while unlock hooks are on (lock order
- * turns them on).  No site: nothing is recorded but the address.
+ * Initialisation and destruction, while profiling is on: the lock's
+ * creation site is this init (reports show it, syncprof_lock_created()),
+ * a destroy ends it, so that a lock made later at the same address has
+ * its own name and site, and lock-order checking forgets it (it does not
+ * inherit the edges).  Off: one load and a branch.
  */
-#define SYNCPROF__FORGET(l)                                                       \
+#define SYNCPROF__CREATED(l, file, line, func)                                    \
 	do {                                                                      \
-		if (SYNCPROF__UNLIKELY(SYNCPROF__FLAGS() & SYNCPROF__UNLOCK_HOOKS)) \
-			syncprof_lock_forget(l);                                  \
+		if (SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))                         \
+			syncprof_lock_created((l), file, line, func);              \
+	} while (0)
+#define SYNCPROF__DESTROYED(l)                                                    \
+	do {                                                                      \
+		if (SYNCPROF__UNLIKELY(SYNCPROF__FLAGS()))                         \
+			syncprof_lock_destroyed(l);                                \
 	} while (0)
 
-SYNCPROF__INLINE int syncprof__mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+SYNCPROF__INLINE int syncprof__mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a,
+					  SYNCPROF_SITE_PARAMS)
 {
-	SYNCPROF__FORGET(m);
+	SYNCPROF__CREATED(m, file, line, func);
 	return (pthread_mutex_init)(m, a);
 }
 
@@ -323,13 +336,14 @@ SYNCPROF__INLINE int syncprof__mutex_destroy(pthread_mutex_t *m)
 	int rc = (pthread_mutex_destroy)(m);
 
 	if (!rc)
-		SYNCPROF__FORGET(m);
+		SYNCPROF__DESTROYED(m);
 	return rc;
 }
 
-SYNCPROF__INLINE int syncprof__rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+SYNCPROF__INLINE int syncprof__rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a,
+					   SYNCPROF_SITE_PARAMS)
 {
-	SYNCPROF__FORGET(l);
+	SYNCPROF__CREATED(l, file, line, func);
 	return (pthread_rwlock_init)(l, a);
 }
 
@@ -338,13 +352,13 @@ SYNCPROF__INLINE int syncprof__rwlock_destroy(pthread_rwlock_t *l)
 	int rc = (pthread_rwlock_destroy)(l);
 
 	if (!rc)
-		SYNCPROF__FORGET(l);
+		SYNCPROF__DESTROYED(l);
 	return rc;
 }
 
-SYNCPROF__INLINE int syncprof__spin_init(pthread_spinlock_t *s, int pshared)
+SYNCPROF__INLINE int syncprof__spin_init(pthread_spinlock_t *s, int pshared, SYNCPROF_SITE_PARAMS)
 {
-	SYNCPROF__FORGET((const void *)s);
+	SYNCPROF__CREATED((const void *)s, file, line, func);
 	return (pthread_spin_init)(s, pshared);
 }
 
@@ -353,15 +367,15 @@ SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
 	int rc = (pthread_spin_destroy)(s);
 
 	if (!rc)
-		SYNCPROF__FORGET((const void *)s);
+		SYNCPROF__DESTROYED((const void *)s);
 	return rc;
 }
 
-#define pthread_mutex_init(m, a) syncprof__mutex_init((m), (a))
+#define pthread_mutex_init(m, a) syncprof__mutex_init((m), (a), SYNCPROF__SITE)
 #define pthread_mutex_destroy(m) syncprof__mutex_destroy(m)
-#define pthread_rwlock_init(l, a) syncprof__rwlock_init((l), (a))
+#define pthread_rwlock_init(l, a) syncprof__rwlock_init((l), (a), SYNCPROF__SITE)
 #define pthread_rwlock_destroy(l) syncprof__rwlock_destroy(l)
-#define pthread_spin_init(s, p) syncprof__spin_init((s), (p))
+#define pthread_spin_init(s, p) syncprof__spin_init((s), (p), SYNCPROF__SITE)
 #define pthread_spin_destroy(s) syncprof__spin_destroy(s)
 #define pthread_mutex_lock(m) SYNCPROF__CALL(mutex_lock, (m))
 #define pthread_mutex_trylock(m) SYNCPROF__CALL(mutex_trylock, (m))
@@ -456,19 +470,19 @@ SYNCPROF__INLINE int syncprof__cnd_timedwait(cnd_t *restrict c, mtx_t *restrict 
 	return syncprof_cnd_timedwait(c, m, t, file, line, func);
 }
 
-SYNCPROF__INLINE int syncprof__mtx_init(mtx_t *m, int type)
+SYNCPROF__INLINE int syncprof__mtx_init(mtx_t *m, int type, SYNCPROF_SITE_PARAMS)
 {
-	SYNCPROF__FORGET(m);
+	SYNCPROF__CREATED(m, file, line, func);
 	return (mtx_init)(m, type);
 }
 
 SYNCPROF__INLINE void syncprof__mtx_destroy(mtx_t *m)
 {
 	(mtx_destroy)(m);
-	SYNCPROF__FORGET(m);
+	SYNCPROF__DESTROYED(m);
 }
 
-#define mtx_init(m, t) syncprof__mtx_init((m), (t))
+#define mtx_init(m, t) syncprof__mtx_init((m), (t), SYNCPROF__SITE)
 #define mtx_destroy(m) syncprof__mtx_destroy(m)
 #define mtx_lock(m) syncprof__mtx_lock((m), SYNCPROF__SITE)
 #define mtx_trylock(m) syncprof__mtx_trylock((m), SYNCPROF__SITE)

@@ -68,6 +68,11 @@ struct sp_site {
 	uint32_t line;    /* instrumented: __LINE__; 0 when interposed */
 };
 
+/* Lock names (record/lockname.c): at most SP_LOCK_NAME_MAX - 1 bytes are
+ * kept of a name; how the creation site of a lock was learnt. */
+#define SP_LOCK_NAME_MAX 64
+enum sp_lock_created { SP_CREATED_UNKNOWN, SP_CREATED_INIT, SP_CREATED_USE };
+
 /* The bucket of a value of @ns nanoseconds. */
 static inline unsigned sp_hist_bucket(uint64_t ns)
 {

@@ -345,6 +345,39 @@ static int read_blame(struct loader *l, size_t i, const struct jv *o, struct sp_
 	return 0;
 }
 
+/* A per-object row's lock: "lock_name", "created_at" and "created_by"
+ * (all optional; created_by goes with created_at). */
+static int read_lock(struct loader *l, size_t i, json_object *o, struct sp_row *r,
+		     struct sp_names *nm)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(o, "lock_name", &v) && v) {
+		if (!json_object_is_type(v, json_type_string))
+			return fail(l, "%s: row %zu: bad \"lock_name\"", l->name, i);
+		r->lock_name = sp_profile_intern(l->p, json_object_get_string(v));
+		if (!r->lock_name)
+			return -ENOMEM;
+	}
+	if (json_object_object_get_ex(o, "created_at", &v) && v) {
+		struct sp_frame *f = sp_profile_alloc(l->p, sizeof(*f));
+		const char *by = get_str(o, "created_by");
+
+		if (!f)
+			return -ENOMEM;
+		if (read_frame(l, v, f))
+			return fail(l, "%s: row %zu: bad \"created_at\"", l->name, i);
+		if (by && !strcmp(by, "init"))
+			nm->created_how = SP_CREATED_INIT;
+		else if (by && !strcmp(by, "first_use"))
+			nm->created_how = SP_CREATED_USE;
+		else
+			return fail(l, "%s: row %zu: bad or missing \"created_by\"", l->name, i);
+		nm->created = f;
+	}
+	return sp_profile_error(l->p);
+}
+
 static const char *const counters[] = { "acquisitions", "contended", "wait_ns", "wait_max_ns" };
 
 static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_seen)
@@ -396,7 +429,7 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 	if (!jv_get_ex(o, "site", &site) || read_frame(l, site, &nm->site))
 		return fail(l, "%s: row %zu: missing or bad \"site\"", l->name, i);
 	rc = read_stack(l, i, o, &r, nm, &det);
-	if (rc)
+	if (rc || (rc = read_lock(l, i, o, &r, nm)))
 		return rc;
 	if (read_hist(l, o, 0, l->wait))
 		return fail(l, "%s: row %zu: bad \"wait_buckets\" or \"wait_hist\"", l->name, i);
@@ -593,6 +626,7 @@ static int read_meta(struct loader *l, const struct jv *root)
 		p->hold_sample = (unsigned)u;
 	get_u64(root, "hold_untracked", 1, &p->hold_untracked, NULL);
 	get_u64(root, "blame_lost", 1, &p->blame_lost, NULL);
+	get_u64(root, "names_lost", 1, &p->names_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))
 		p->rows.n_total = (size_t)u;
 	if (jv_get_ex(root, "hist", &v) && v) {

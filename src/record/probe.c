@@ -88,6 +88,10 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 	}
 	t->last = e;
 	t->near[sp_near_slot(obj)] = e;
+	/* The lock's creation site when no init was seen (lockname.c); a
+	 * joined thread is no lock. */
+	if (op != SP_TYPE_JOIN)
+		sp_lockname_first_use(obj, site);
 	return e;
 }
 
@@ -517,6 +521,27 @@ static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct time
 void syncprof_lock_forget(const void *lock)
 {
 	sp_order_forget(lock);
+}
+
+int syncprof_name_lock(void *lock, const char *name)
+{
+	return sp_lockname_set((uintptr_t)lock, name);
+}
+
+void syncprof_lock_created(const void *lock, SYNCPROF_SITE_PARAMS)
+{
+	const struct sp_site site = { file, func, 0, (uint32_t)line };
+
+	if (sp_load_relaxed(&syncprof__enabled) & SYNCPROF__UNLOCK_HOOKS)
+		sp_order_forget(lock);
+	sp_lockname_init((uintptr_t)lock, &site);
+}
+
+void syncprof_lock_destroyed(const void *lock)
+{
+	if (sp_load_relaxed(&syncprof__enabled) & SYNCPROF__UNLOCK_HOOKS)
+		sp_order_forget(lock);
+	sp_lockname_destroyed((uintptr_t)lock);
 }
 
 /* ---- public entry points ---------------------------------------------- */

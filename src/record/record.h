@@ -281,6 +281,18 @@ struct sp_thread *sp_thread_self__slowpath(void);
  * through unrecorded until sp_thread_leave(). */
 struct sp_thread *sp_thread_enter(void);
 void sp_thread_leave(struct sp_thread *saved);
+/* "lockname.c": names and creation sites of locks, keyed by address.
+ * Set: 0, -EINVAL, -EBUSY or -ENOSPC (then counted lost).  Get copies the
+ * name (SP_LOCK_NAME_MAX bytes) and site; returns enum sp_lock_created. */
+int sp_lockname_set(uintptr_t obj, const char *name);
+void sp_lockname_init(uintptr_t obj, const struct sp_site *site);
+void sp_lockname_destroyed(uintptr_t obj);
+void sp_lockname_first_use(uintptr_t obj, const struct sp_site *site);
+int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created);
+uint64_t sp_lockname_lost(void);
+/* fork() child: the table's lock, if another thread held it, is free. */
+void sp_lockname_fork_child(void);
+
 /* Call @fn on every live thread's table and on the retired aggregate, with
  * the registry lock held (threads keep recording; exiting ones wait). */
 void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg);

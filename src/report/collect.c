@@ -194,3 +194,19 @@ int sp_collect_order(struct sp_profile *p)
 	p->order.searches_cut = st.searches_cut;
 	return o.err;
 }
+
+void sp_collect_names(struct sp_profile *p)
+{
+	char name[SP_LOCK_NAME_MAX];
+
+	p->names_lost = sp_lockname_lost();
+	for (size_t i = 0; i < p->rows.n; i++) {
+		struct sp_row *r = &p->rows.v[i];
+
+		if (r->n_objects != 1 || !r->obj || r->type == SP_TYPE_JOIN)
+			continue;
+		r->created_how = (uint8_t)sp_lockname_get(r->obj, name, &r->created);
+		if (name[0])
+			r->lock_name = sp_profile_intern(p, name);
+	}
+}

@@ -25,4 +25,11 @@ int sp_collect(struct sp_rows *out, int with_blame);
  */
 int sp_collect_order(struct sp_profile *p);
 
+/*
+ * The name and creation site of the lock of each per-object row of @p
+ * (record/lockname.c), and the count of those not kept; after shaping
+ * (only the rows kept are looked up), before sp_profile_resolve().
+ */
+void sp_collect_names(struct sp_profile *p);
+
 #endif

@@ -108,6 +108,15 @@ static int resolve_row(struct sp_profile *p, struct sp_row *r)
 		rc = frame_of_site(p, &b->holder, f);
 		b->names = f;
 	}
+	if (!rc && r->created_how != SP_CREATED_UNKNOWN) {
+		struct sp_frame *f = sp_profile_alloc(p, sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		rc = frame_of_site(p, &r->created, f);
+		nm->created = f;
+		nm->created_how = r->created_how;
+	}
 	r->names = nm;
 	return rc;
 }

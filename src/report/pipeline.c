@@ -153,6 +153,10 @@ struct sp_row *sp_row_map_get(struct sp_row_map *m, struct sp_rows *rows, const 
 	fresh.line = key->line;
 	fresh.type = key->type;
 	fresh.names = key->names;
+	/* a lock's name and creation site: shown while the row is one object */
+	fresh.lock_name = key->lock_name;
+	fresh.created = key->created;
+	fresh.created_how = key->created_how;
 	if (sp_rows_push(rows, &fresh))
 		return NULL;
 	*s = rows->n;

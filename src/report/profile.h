@@ -67,6 +67,10 @@ struct sp_names {
 	struct sp_frame site;
 	unsigned n_frames;
 	const struct sp_frame *frames; /* callers, innermost first */
+	/* where the row's lock was created (per-object rows only): NULL when
+	 * unknown; how: enum sp_lock_created */
+	const struct sp_frame *created;
+	uint8_t created_how;
 };
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -142,6 +146,12 @@ struct sp_row {
 	struct sp_row_detail *detail;
 	/* Set by sp_profile_resolve() (live rows) or by the loader. */
 	const struct sp_names *names;
+	/* Per-object rows: the lock's name (NULL: none) and, live, where it
+	 * was created (resolved into names->created); set after shaping by
+	 * sp_collect_names() or by the loader. */
+	const char *lock_name;
+	struct sp_site created;
+	uint8_t created_how; /* enum sp_lock_created */
 };
 
 struct sp_detail_block;
@@ -218,6 +228,7 @@ struct sp_profile {
 	unsigned hold_sample;   /* 1 hold in N timed (hold tracking) */
 	uint64_t hold_untracked; /* acquisitions not hold-tracked (too many held) */
 	uint64_t blame_lost;     /* waits blamed on no one: the blame table was full */
+	uint64_t names_lost;     /* lock names and creation sites not kept */
 	/* how the rows are shaped */
 	int coalesced;
 	enum syncprof_sort sort;

@@ -216,8 +216,10 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 		rc = sp_report_subtract(&p->rows, &snapshot);
 	if (!rc)
 		rc = sp_profile_shape(p, o);
-	if (!rc)
+	if (!rc) {
+		sp_collect_names(p);
 		rc = sp_profile_resolve(p);
+	}
 	if (rc)
 		sp_profile_free(p);
 	return rc;
@@ -643,6 +645,7 @@ static void fork_child(void)
 	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();
+	sp_lockname_fork_child();
 	sp_trace_fork_child();
 	sp_control_fork_child();
 }

@@ -20,11 +20,12 @@
 int sp_render_csv(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	const struct sp_rows *rows = &p->rows;
+	char buf[1024];
 
 	(void)o;
 	fputs("type,object,n_objects,function,file,line,dso,address,acquisitions,contended,"
 	      "wait_ns,wait_max_ns,wait_avg_ns,wait_p50_ns,wait_p99_ns,hold_ns,hold_max_ns,"
-	      "wait_p90_ns\n",
+	      "wait_p90_ns,lock_name,created_at\n",
 	      out);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct sp_row *r = &rows->v[i];
@@ -57,7 +58,14 @@ int sp_render_csv(FILE *out, const struct sp_profile *p, const struct syncprof_r
 				(unsigned long long)r->hold_max_ns);
 		else
 			fputc(',', out);
-		fprintf(out, ",%llu\n", (unsigned long long)sp_row_percentile(r, 0.90));
+		fprintf(out, ",%llu,", (unsigned long long)sp_row_percentile(r, 0.90));
+		if (r->n_objects == 1 && r->lock_name)
+			sp_csv_field(out, r->lock_name);
+		fputc(',', out);
+		if (r->n_objects == 1 && r->names->created)
+			sp_csv_field(out, sp_frame_format(r->names->created, NULL, 0, buf,
+							  sizeof(buf)));
+		fputc('\n', out);
 	}
 	return 0;
 }

@@ -64,7 +64,13 @@ int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncpro
 		} else {
 			folded_name(out, sp_frame_label(f, buf, sizeof(buf)));
 		}
-		fprintf(out, ";[%s] %llu\n", sp_type_name(r->type), (unsigned long long)r->wait_ns);
+		/* The leaf: the lock's type, and its name when it has one. */
+		fprintf(out, ";[%s", sp_type_name(r->type));
+		if (r->n_objects == 1 && r->lock_name) {
+			fputc(' ', out);
+			folded_name(out, r->lock_name);
+		}
+		fprintf(out, "] %llu\n", (unsigned long long)r->wait_ns);
 	}
 	return 0;
 }

@@ -129,6 +129,23 @@ static void json_stack(FILE *out, const struct sp_names *nm)
 	fputc(']', out);
 }
 
+/* A per-object row's lock: its name and where it was created, if known. */
+static void json_lock(FILE *out, const struct sp_row *r)
+{
+	if (r->n_objects != 1)
+		return; /* coalesced: many locks */
+	if (r->lock_name) {
+		fputs(",\"lock_name\":", out);
+		sp_json_string(out, r->lock_name);
+	}
+	if (r->names->created) {
+		fputs(",\"created_at\":", out);
+		json_frame(out, r->names->created);
+		fprintf(out, ",\"created_by\":\"%s\"",
+			r->names->created_how == SP_CREATED_INIT ? "init" : "first_use");
+	}
+}
+
 static void json_row(FILE *out, const struct sp_row *r, int hold)
 {
 	fprintf(out, "{\"type\":\"%s\",\"object\":", sp_type_name(r->type));
@@ -139,6 +156,7 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 	fprintf(out, ",\"n_objects\":%llu,\"site\":", (unsigned long long)r->n_objects);
 	json_frame(out, &r->names->site);
 	json_stack(out, r->names);
+	json_lock(out, r);
 	fprintf(out,
 		",\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",
 		(unsigned long long)r->acquisitions, (unsigned long long)r->contended,
@@ -236,6 +254,8 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		fprintf(out, "\"hold_sample\":%u,\"hold_untracked\":%llu,\"blame_lost\":%llu,",
 			p->hold_sample ? p->hold_sample : 1, (unsigned long long)p->hold_untracked,
 			(unsigned long long)p->blame_lost);
+	if (p->names_lost)
+		fprintf(out, "\"names_lost\":%llu,", (unsigned long long)p->names_lost);
 	fprintf(out, "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":%u,\"buckets\":%u},",
 		SP_HIST_SUB, SP_HIST_BUCKETS);
 	json_mappings(out, p);

@@ -27,9 +27,10 @@
  *                 Pyroscope and Parca can find the binaries; a location
  *                 with an address points to its mapping, whose has_*
  *                 flags say whether every frame in it was named;
- *   labels        "lock type" (and "lock name" once locks have names),
- *                 "object" (when the row is one object), "acquisitions"
- *                 (a number); holder samples have "waiter site".
+ *   labels        "lock type", "object" (when the row is one object),
+ *                 "lock name" and "lock created at" (when its lock has
+ *                 them), "acquisitions" (a number); holder samples have
+ *                 "waiter site".
  * speedscope reads default_sample_type as an index into the sample types
  * (pprof reads it as a string): "delay" is string 1 and sample type 1, so
  * both open the delay in nanoseconds.
@@ -417,7 +418,7 @@ static int write_gzip(FILE *out, const uint8_t *data, size_t len)
 #define MAX_LOCS (SP_MAX_FRAMES + 2)
 /* Labels per sample: lock type, object, acquisitions (waiter side); lock
  * type, waiter site (holder side). */
-#define N_LABELS 3
+#define N_LABELS 5
 
 struct samples {
 	Sample *v;
@@ -498,7 +499,7 @@ static void add_waiter_sample(struct builder *b, struct samples *s, const struct
 {
 	Sample *smp = sample_next(s);
 	unsigned n = r->names->n_frames;
-	char obj[32];
+	char obj[32], created[512];
 
 	smp->location_id[smp->n_location_id++] = type_location(b, r->type);
 	smp->location_id[smp->n_location_id++] = frame_location(b, &r->names->site);
@@ -511,6 +512,11 @@ static void add_waiter_sample(struct builder *b, struct samples *s, const struct
 		snprintf(obj, sizeof(obj), "%#lx", (unsigned long)r->obj);
 		label_str(b, s, smp, "object", obj);
 	}
+	if (r->n_objects == 1 && r->lock_name)
+		label_str(b, s, smp, "lock name", r->lock_name);
+	if (r->n_objects == 1 && r->names->created)
+		label_str(b, s, smp, "lock created at",
+			  sp_frame_format(r->names->created, NULL, 0, created, sizeof(created)));
 	label_num(b, s, smp, "acquisitions", (int64_t)r->acquisitions);
 }
 

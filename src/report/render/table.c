@@ -211,6 +211,30 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 	}
 }
 
+/* Under a per-object row: the lock's name, and where it was created (its
+ * init, or its first use when no init was seen). */
+static void lock_line(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
+		      size_t auto_len)
+{
+	char site[512];
+
+	if (r->n_objects != 1 || (!r->lock_name && !r->names->created))
+		return; /* coalesced rows: the Object column says how many locks */
+	fputs("    lock", out);
+	if (r->lock_name) {
+		fputs(" \"", out);
+		for (const char *c = r->lock_name; *c; c++) /* one line: no control bytes */
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+		fputc('"', out);
+	}
+	if (r->names->created) {
+		sp_frame_format(r->names->created, o->src_root, auto_len, site, sizeof(site));
+		fprintf(out, "%s created at %s (%s)", r->lock_name ? "," : "", site,
+			r->names->created_how == SP_CREATED_INIT ? "init" : "first use");
+	}
+	fputc('\n', out);
+}
+
 /* With lock-order checking: the cycles, every edge with both sites. */
 static void order_section(FILE *out, const struct sp_profile *p,
 			  const struct syncprof_report_options *o, size_t auto_len)
@@ -339,6 +363,7 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 	fputc('\n', out);
 	for (size_t i = 0; i < rows->n; i++) {
 		print_row(out, &l, &cells, &rows->v[i], i);
+		lock_line(out, &rows->v[i], o, auto_len);
 		if (p->hold)
 			blame_lines(out, &rows->v[i], o, auto_len);
 	}
@@ -356,6 +381,11 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "syncprof: %llu wait%s could not be blamed (the blame table was "
 			     "full); their time is in the rows, without blame\n",
 			(unsigned long long)p->blame_lost, p->blame_lost == 1 ? "" : "s");
+	if (p->names_lost)
+		fprintf(out, "syncprof: %llu lock name%s or creation site%s could not be kept (the "
+			     "name table was full or busy)\n",
+			(unsigned long long)p->names_lost, p->names_lost == 1 ? "" : "s",
+			p->names_lost == 1 ? "" : "s");
 	if (p->order.on)
 		order_section(out, p, o, auto_len);
 	cells_free(&cells);

@@ -1,0 +1,250 @@
+/*
+ * lockname.c - what a lock is called and where it was created: the names
+ * given with syncprof_name_lock() and the site of each lock's first init
+ * (pthread_mutex_init & co., interposed or instrumented) or, failing that,
+ * of its first recorded use.  Read by reports (src/report/collect.c).
+ *
+ * Why a table of its own: an entry belongs to one (site, object, op) of
+ * one thread, and a lock has many; the name is a fact of the object.  So
+ * one process-wide open-addressed table keyed by the lock's address, in
+ * one anonymous mapping made at the first write (pages are touched only
+ * as slots are used), behind one sp_lock_t.
+ *
+ * Costs.  Nothing on the lock hot path: the table is written by the naming
+ * call, by the init and destroy calls of locks while profiling is on, and
+ * when a thread creates an entry for a new (site, object) - a slow path
+ * already (probe.c).  The lock is never waited for without bound, so that
+ * a signal handler that locks a new mutex while its thread holds it cannot
+ * deadlock (the write is then counted lost); after fork() the child frees
+ * it.  A slot is 112 bytes;
+ * SP_LOCKNAME_SLOTS of them: 7 MiB of address space at most.
+ *
+ * Reuse.  A destroyed lock keeps its slot, marked dead, so that the report
+ * made at exit still names the rows it left; the next init, name or first
+ * use at that address starts a new lock there (no name, its own site).
+ * When the table is full, or a probe sequence is too long, the write is
+ * counted in sp_lockname_lost() and reports say so: never silently.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "record.h"
+
+#define SP_LOCKNAME_SLOTS (1u << 16)
+#define SP_LOCKNAME_PROBES 256
+
+struct lockname_slot {
+	uintptr_t obj; /* 0: free */
+	struct sp_site created;
+	uint8_t how;  /* enum sp_lock_created */
+	uint8_t dead; /* destroyed; the slot waits for the address's next lock */
+	char name[SP_LOCK_NAME_MAX];
+};
+
+static struct lockname_slot *slots;
+static sp_lock_t names_lock = SP_LOCK_INIT;
+static uint64_t names_lost;
+
+/*
+ * Take names_lock without ever waiting for long: a signal handler that
+ * interrupted its holder gives up (after GRAB_TRIES yields, about a
+ * millisecond) instead of hanging the program, and counts the write lost.
+ */
+#define GRAB_TRIES 1000
+static int grab(unsigned tries)
+{
+	for (unsigned i = 0; i < tries; i++) {
+		int free_ = 0;
+
+		if (__atomic_compare_exchange_n(&names_lock.state, &free_, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 1;
+		if (i + 1 < tries)
+			sched_yield();
+	}
+	return 0;
+}
+
+static void drop(void)
+{
+	sp_unlock(&names_lock);
+}
+
+static void lost(void)
+{
+	__atomic_add_fetch(&names_lost, 1, __ATOMIC_RELAXED);
+}
+
+static size_t slot_hash(uintptr_t obj)
+{
+	uint64_t h = (uint64_t)obj * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 40) & (SP_LOCKNAME_SLOTS - 1);
+}
+
+/* The slot of @obj, or NULL; with @add, a free one claimed for it. */
+static struct lockname_slot *slot_of(uintptr_t obj, int add)
+{
+	size_t i = slot_hash(obj);
+	/* Written under names_lock; read outside it too (a NULL check). */
+	struct lockname_slot *v = __atomic_load_n(&slots, __ATOMIC_ACQUIRE);
+
+	if (!v) {
+		if (!add)
+			return NULL;
+		v = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*v));
+		if (!v)
+			return NULL;
+		__atomic_store_n(&slots, v, __ATOMIC_RELEASE);
+	}
+	for (unsigned k = 0; k < SP_LOCKNAME_PROBES; k++, i = (i + 1) & (SP_LOCKNAME_SLOTS - 1)) {
+		struct lockname_slot *s = &v[i];
+
+		if (s->obj == obj)
+			return s;
+		if (!s->obj) {
+			if (!add)
+				return NULL;
+			memset(s, 0, sizeof(*s));
+			s->obj = obj;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void start_lock(struct lockname_slot *s, const struct sp_site *site, int how)
+{
+	s->dead = 0;
+	s->name[0] = '\0';
+	memset(&s->created, 0, sizeof(s->created));
+	s->how = SP_CREATED_UNKNOWN;
+	if (site) {
+		s->created = *site;
+		s->how = (uint8_t)how;
+	}
+}
+
+/* Copy at most SP_LOCK_NAME_MAX - 1 bytes, not splitting a UTF-8 sequence. */
+static void copy_name(char *dst, const char *src)
+{
+	size_t n = strnlen(src, SP_LOCK_NAME_MAX);
+
+	if (n == SP_LOCK_NAME_MAX) {
+		n = SP_LOCK_NAME_MAX - 1;
+		while (n && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int sp_lockname_set(uintptr_t obj, const char *name)
+{
+	struct lockname_slot *s;
+
+	if (!obj || !name)
+		return -EINVAL;
+	if (!grab(GRAB_TRIES)) {
+		lost();
+		return -EBUSY;
+	}
+	s = slot_of(obj, 1);
+	if (s) {
+		if (s->dead)
+			start_lock(s, NULL, 0);
+		copy_name(s->name, name);
+	}
+	drop();
+	if (!s) {
+		lost();
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void sp_lockname_init(uintptr_t obj, const struct sp_site *site)
+{
+	struct lockname_slot *s;
+
+	if (!obj)
+		return;
+	if (!grab(GRAB_TRIES)) {
+		lost();
+		return;
+	}
+	s = slot_of(obj, 1);
+	if (s)
+		start_lock(s, site, SP_CREATED_INIT);
+	drop();
+	if (!s)
+		lost();
+}
+
+void sp_lockname_destroyed(uintptr_t obj)
+{
+	struct lockname_slot *s;
+
+	if (!obj || !__atomic_load_n(&slots, __ATOMIC_RELAXED))
+		return;
+	if (!grab(GRAB_TRIES)) {
+		lost();
+		return;
+	}
+	s = slot_of(obj, 0);
+	if (s)
+		s->dead = 1;
+	drop();
+}
+
+void sp_lockname_first_use(uintptr_t obj, const struct sp_site *site)
+{
+	struct lockname_slot *s;
+
+	if (!obj)
+		return;
+	if (!grab(GRAB_TRIES)) {
+		lost();
+		return;
+	}
+	s = slot_of(obj, 1);
+	if (s && s->dead)
+		start_lock(s, site, SP_CREATED_USE);
+	else if (s && s->how == SP_CREATED_UNKNOWN) {
+		s->created = *site;
+		s->how = SP_CREATED_USE;
+	}
+	drop();
+	if (!s)
+		lost();
+}
+
+int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created)
+{
+	struct lockname_slot *s;
+	int how = SP_CREATED_UNKNOWN;
+
+	name[0] = '\0';
+	memset(created, 0, sizeof(*created));
+	if (!obj || !__atomic_load_n(&slots, __ATOMIC_RELAXED) || !grab(GRAB_TRIES))
+		return how;
+	s = slot_of(obj, 0);
+	if (s) {
+		memcpy(name, s->name, SP_LOCK_NAME_MAX);
+		*created = s->created;
+		how = s->how;
+	}
+	drop();
+	return how;
+}
+
+void sp_lockname_fork_child(void)
+{
+	__atomic_store_n(&names_lock.state, 0, __ATOMIC_RELAXED);
+}
+
+uint64_t sp_lockname_lost(void)
+{
+	return __atomic_load_n(&names_lost, __ATOMIC_RELAXED);
+}

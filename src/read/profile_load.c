@@ -347,19 +347,19 @@ static int read_blame(struct loader *l, size_t i, const struct jv *o, struct sp_
 
 /* A per-object row's lock: "lock_name", "created_at" and "created_by"
  * (all optional; created_by goes with created_at). */
-static int read_lock(struct loader *l, size_t i, json_object *o, struct sp_row *r,
+static int read_lock(struct loader *l, size_t i, const struct jv *o, struct sp_row *r,
 		     struct sp_names *nm)
 {
-	json_object *v;
+	const struct jv *v;
 
-	if (json_object_object_get_ex(o, "lock_name", &v) && v) {
-		if (!json_object_is_type(v, json_type_string))
+	if (jv_get_ex(o, "lock_name", &v) && v) {
+		if (!jv_is(v, JV_STRING))
 			return fail(l, "%s: row %zu: bad \"lock_name\"", l->name, i);
-		r->lock_name = sp_profile_intern(l->p, json_object_get_string(v));
+		r->lock_name = sp_profile_intern(l->p, jv_str(v));
 		if (!r->lock_name)
 			return -ENOMEM;
 	}
-	if (json_object_object_get_ex(o, "created_at", &v) && v) {
+	if (jv_get_ex(o, "created_at", &v) && v) {
 		struct sp_frame *f = sp_profile_alloc(l->p, sizeof(*f));
 		const char *by = get_str(o, "created_by");
 

@@ -212,14 +212,24 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 }
 
 /* Under a per-object row: the lock's name, and where it was created (its
- * init, or its first use when no init was seen). */
+ * init, or its first use when no init was seen, unless that first use is
+ * the row's own site: then the row has said it). */
 static void lock_line(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
 		      size_t auto_len)
 {
-	char site[512];
+	char site[512], own[512];
+	int created = r->names->created != NULL;
 
-	if (r->n_objects != 1 || (!r->lock_name && !r->names->created))
+	if (r->n_objects != 1)
 		return; /* coalesced rows: the Object column says how many locks */
+	if (created && r->names->created_how != SP_CREATED_INIT) {
+		/* First used at this row's own site: the row says it already. */
+		sp_frame_format(r->names->created, o->src_root, auto_len, site, sizeof(site));
+		sp_frame_format(&r->names->site, o->src_root, auto_len, own, sizeof(own));
+		created = strcmp(site, own) != 0;
+	}
+	if (!r->lock_name && !created)
+		return;
 	fputs("    lock", out);
 	if (r->lock_name) {
 		fputs(" \"", out);
@@ -227,7 +237,7 @@ static void lock_line(FILE *out, const struct sp_row *r, const struct syncprof_r
 			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
 		fputc('"', out);
 	}
-	if (r->names->created) {
+	if (created) {
 		sp_frame_format(r->names->created, o->src_root, auto_len, site, sizeof(site));
 		fprintf(out, "%s created at %s (%s)", r->lock_name ? "," : "", site,
 			r->names->created_how == SP_CREATED_INIT ? "init" : "first use");

@@ -51,19 +51,19 @@ check-tsan: deps
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	@echo "== fuzzing the trace reader, then the trace exporters, for $(FUZZ_SECONDS) s each =="
-	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) > fuzz-trace.log 2>&1 || \
+	@./tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) fuzz_trace_reader fuzz_trace_export > fuzz-trace.log 2>&1 || \
 		{ tail -n 40 fuzz-trace.log; exit 1; }
 	@tail -n 3 fuzz-trace.log
 	@echo "== fuzzing trace what-if's and chains' model for $(FUZZ_SECONDS) s =="
-	@./tests/fuzz/run-trace-fuzz.sh $(FUZZ_SECONDS) fuzz_trace_model > fuzz-model.log 2>&1 || \
+	@./tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) fuzz_trace_model > fuzz-model.log 2>&1 || \
 		{ tail -n 40 fuzz-model.log; exit 1; }
 	@tail -n 3 fuzz-model.log
 	@echo "== fuzzing the control-request parser for $(FUZZ_SECONDS) s =="
-	@./tests/fuzz/run-ctl-fuzz.sh $(FUZZ_SECONDS) > fuzz-ctl.log 2>&1 || \
+	@./tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) fuzz_ctl > fuzz-ctl.log 2>&1 || \
 		{ tail -n 40 fuzz-ctl.log; exit 1; }
 	@tail -n 3 fuzz-ctl.log
 	@echo "== fuzzing the saved-profile reader for $(FUZZ_SECONDS) s =="
-	@./tests/fuzz/run-profile-fuzz.sh $(FUZZ_SECONDS) > fuzz-profile.log 2>&1 || \
+	@./tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) fuzz_profile_load > fuzz-profile.log 2>&1 || \
 		{ tail -n 40 fuzz-profile.log; exit 1; }
 	@tail -n 3 fuzz-profile.log
 

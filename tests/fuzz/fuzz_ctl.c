@@ -8,7 +8,7 @@
  * request that sp_ctl_execute() runs to completion (the report renderers
  * included: the report options come from the input).  AddressSanitizer and
  * UndefinedBehaviorSanitizer check the rest.  Built with
- * -DSYNCPROF_FUZZ=ON under clang; tests/fuzz/run-ctl-fuzz.sh SECONDS runs it.
+ * -DSYNCPROF_FUZZ=ON under clang; tests/fuzz/run-fuzz.sh SECONDS fuzz_ctl runs it.
  */
 #include <errno.h>
 #include <stdint.h>

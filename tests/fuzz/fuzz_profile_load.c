@@ -8,7 +8,7 @@
  * JSON), and the JSON it renders must read back and render to the same
  * bytes (the re-render guarantee of docs/formats.md).  AddressSanitizer,
  * UndefinedBehaviorSanitizer and libFuzzer's leak check see the rest.
- * Built with -DSYNCPROF_FUZZ=ON under clang; tests/fuzz/run-profile-fuzz.sh
+ * Built with -DSYNCPROF_FUZZ=ON under clang; tests/fuzz/run-fuzz.sh SECONDS fuzz_profile_load
  * SECONDS runs it from tests/fuzz/profile-seeds.
  */
 #include <errno.h>

@@ -7,7 +7,7 @@
  * holds, drops over anything, timestamps in any order, absurd counts.
  *
  * Build: cmake -DSYNCPROF_FUZZ=ON -DCMAKE_C_COMPILER=clang; run through
- * tests/fuzz/run-trace-fuzz.sh SECONDS (after the reader's target).
+ * tests/fuzz/run-fuzz.sh SECONDS (after the reader's target).
  */
 #include <stdio.h>
 #include <stdlib.h>

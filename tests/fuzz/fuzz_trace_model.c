@@ -7,7 +7,7 @@
  * left out: it reads only the reader's strings and the files on disk.
  *
  * Build: cmake -DSYNCPROF_FUZZ=ON -DCMAKE_C_COMPILER=clang; run through
- * tests/fuzz/run-trace-fuzz.sh SECONDS fuzz_trace_model.
+ * tests/fuzz/run-fuzz.sh SECONDS fuzz_trace_model.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * Also exercises the name lookups the CLI makes per event.
  *
  * Build: cmake -DSYNCPROF_FUZZ=ON -DCMAKE_C_COMPILER=clang; run through
- * tests/fuzz/run-trace-fuzz.sh SECONDS.
+ * tests/fuzz/run-fuzz.sh SECONDS.
  */
 #include <stdlib.h>
 #include <string.h>

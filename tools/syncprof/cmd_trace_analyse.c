@@ -190,6 +190,21 @@ static int parse_top(const char *cmd, const char *v, unsigned *top)
 	return 0;
 }
 
+/* An argument that is no known option: the one FILE, else an error. */
+static int take_file(const char *cmd, const char *arg, const char **path)
+{
+	if (arg[0] == '-' && arg[1]) {
+		cli_error(cmd, "unknown option '%s' (see --help)", arg);
+		return -1;
+	}
+	if (*path) {
+		cli_error(cmd, "one FILE only (see --help)");
+		return -1;
+	}
+	*path = arg;
+	return 0;
+}
+
 /* ---- what-if ---------------------------------------------------------- */
 
 static const struct sp_whatif *sort_w;
@@ -419,13 +434,7 @@ int cmd_trace_whatif(int argc, char **argv)
 		} else if (!strncmp(argv[i], "--top=", 6)) {
 			if (parse_top(cmd, argv[i] + 6, &top))
 				return 2;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error(cmd, "unknown option '%s' (see --help)", argv[i]);
-			return 2;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			cli_error(cmd, "one FILE only (see --help)");
+		} else if (take_file(cmd, argv[i], &path)) {
 			return 2;
 		}
 	}
@@ -670,13 +679,7 @@ int cmd_trace_chains(int argc, char **argv)
 		} else if (!strncmp(argv[i], "--top=", 6)) {
 			if (parse_top(cmd, argv[i] + 6, &top))
 				return 2;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error(cmd, "unknown option '%s' (see --help)", argv[i]);
-			return 2;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			cli_error(cmd, "one FILE only (see --help)");
+		} else if (take_file(cmd, argv[i], &path)) {
 			return 2;
 		}
 	}

@@ -533,6 +533,10 @@ struct sp_blame_view {
  * blame records that found the blame table full (their wait is still in
  * the row, but blamed on no one). */
 void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame);
+/* Ticks of the hold ticker that came more than 750 us after the previous
+ * one while it was active, and the longest gap (ns); since start-up (a
+ * reset keeps them: they qualify every hold time measured since). */
+void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns);
 void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
 void sp_hold_snapshot(void);
 

@@ -228,6 +228,8 @@ struct sp_profile {
 	unsigned hold_sample;   /* 1 hold in N timed (hold tracking) */
 	uint64_t hold_untracked; /* acquisitions not hold-tracked (too many held) */
 	uint64_t blame_lost;     /* waits blamed on no one: the blame table was full */
+	uint64_t hold_late_ticks; /* hold ticker late (> 750 us gaps), since start-up */
+	uint64_t hold_gap_max_ns; /* ... its longest gap */
 	uint64_t names_lost;     /* lock names and creation sites not kept */
 	/* how the rows are shaped */
 	int coalesced;

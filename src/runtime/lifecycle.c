@@ -207,8 +207,10 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	p->lost = sp_lost_get();
 	p->hold = sp_hold_times_are_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
-	if (p->hold)
+	if (p->hold) {
 		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
+		sp_hold_ticker_lateness(&p->hold_late_ticks, &p->hold_gap_max_ns);
+	}
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
 		rc = sp_collect_order(p);

@@ -22,6 +22,16 @@
  * both sides of the comparison measure the same holds.  One line per lock
  * on stdout ("known_holds: A truth_ns=... syncprof_ns=... error=...%"),
  * for bench/holds_bench.sh; exit 1 when a check fails.
+ *
+ * The one exception: the accuracy of A, B and D rests on the hold ticker
+ * getting the CPU every 500 us (src/record/hold.c).  Starved of it (no
+ * real-time priority and busy cores, a paused VM, a throttled cgroup), a
+ * long hold can begin and end between two ticks and count as short; the
+ * report must then say so ("hold_ticker_late" in the JSON).  A total off
+ * by more than 10% is a failure unless the report said the ticker was
+ * late by enough to explain it (a gap + 250 us longer than the shortest
+ * long hold, 2 ms); the line then ends in "missed, and said so" and the
+ * run passes.  The invariants hold regardless.
  */
 #ifndef KNOWN_HOLDS_INSTRUMENTED
 #include <dlfcn.h>
@@ -186,7 +196,8 @@ static long long row_value(const char *row, const char *end, const char *key)
 int main(void)
 {
 	char *json, obj[64];
-	int failed = 0, rows = 0;
+	int failed = 0, rows = 0, said;
+	long long late, gap;
 	long long sum[4] = { 0 };
 
 	hold_a(&truths[0]);
@@ -194,6 +205,9 @@ int main(void)
 	hold_b(&truths[1]);
 	hold_d(&truths[3]);
 	json = report_json();
+	late = row_value(json, NULL, "hold_ticker_late");
+	gap = row_value(json, NULL, "hold_ticker_gap_max_ns");
+	said = late > 0 && gap + 250000 >= 2000000;
 	for (const char *row = strstr(json, "{\"type\""); row; row = strstr(row + 1, "{\"type\"")) {
 		const char *end = strstr(row + 1, "{\"type\"");
 		long long ns = row_value(row, end, "hold_ns"), max = row_value(row, end, "hold_max_ns");
@@ -231,9 +245,15 @@ int main(void)
 		printf("known_holds: %s truth_ns=%" PRIu64 "..%" PRIu64 " syncprof_ns=%lld "
 		       "error=%+.3f%%%s\n",
 		       tr->name, tr->inner, tr->outer, sum[i], 100.0 * ((double)sum[i] - mid) / mid,
-		       !tr->checked ? " (short holds: not checked)" : bad ? " FAIL" : "");
-		failed |= bad;
+		       !tr->checked ? " (short holds: not checked)"
+		       : bad && said ? " missed, and said so (the ticker was starved)"
+		       : bad	     ? " FAIL"
+				     : "");
+		failed |= bad && !said;
 	}
+	if (late > 0)
+		printf("known_holds: the report says the hold ticker was late %lld times "
+		       "(longest gap %lld us)\n", late, gap / 1000);
 	free(json);
 	return failed;
 }

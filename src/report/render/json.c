@@ -254,6 +254,10 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		fprintf(out, "\"hold_sample\":%u,\"hold_untracked\":%llu,\"blame_lost\":%llu,",
 			p->hold_sample ? p->hold_sample : 1, (unsigned long long)p->hold_untracked,
 			(unsigned long long)p->blame_lost);
+	if (p->hold && p->hold_late_ticks)
+		fprintf(out, "\"hold_ticker_late\":%llu,\"hold_ticker_gap_max_ns\":%llu,",
+			(unsigned long long)p->hold_late_ticks,
+			(unsigned long long)p->hold_gap_max_ns);
 	if (p->names_lost)
 		fprintf(out, "\"names_lost\":%llu,", (unsigned long long)p->names_lost);
 	fprintf(out, "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":%u,\"buckets\":%u},",

@@ -387,6 +387,12 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "syncprof: %llu acquisition%s made while a thread held more than 32 "
 			     "locks were not hold-tracked (no hold time, owner change or blame)\n",
 			(unsigned long long)p->hold_untracked, p->hold_untracked == 1 ? "" : "s");
+	if (p->hold && p->hold_late_ticks)
+		fprintf(out, "syncprof: the hold ticker was late %llu time%s (longest gap %.2f ms: "
+			     "starved of CPU); holds shorter than %.2f ms may have been estimated as "
+			     "short ones instead of measured\n",
+			(unsigned long long)p->hold_late_ticks, p->hold_late_ticks == 1 ? "" : "s",
+			(double)p->hold_gap_max_ns / 1e6, (double)(p->hold_gap_max_ns + 250000) / 1e6);
 	if (p->blame_lost)
 		fprintf(out, "syncprof: %llu wait%s could not be blamed (the blame table was "
 			     "full); their time is in the rows, without blame\n",

@@ -38,7 +38,18 @@ done
 [ -n "$pid" ] || { echo "rerender: sysbench did not start under syncprof"; kill $runner; exit 1; }
 sleep 1
 "$cli" ctl "$pid" off > /dev/null || fail "ctl off"
-sleep 0.5 # a wait under way when profiling went off is still counted when it ends
+# A wait under way when profiling went off is still counted when it ends:
+# on a loaded machine that can take seconds (CI saw a 1.8 s wait end after
+# the 0.5 s this test used to sleep).  Wait until two reports a second
+# apart are the same (at most 60 s).
+prev= stable=
+for _ in $(seq 60); do
+	sleep 1
+	cur=$("$cli" ctl "$pid" report -f csv --no-coalesce 2>/dev/null) || break
+	[ -n "$prev" ] && [ "$cur" = "$prev" ] && { stable=1; break; }
+	prev=$cur
+done
+[ -n "$stable" ] || fail "the profile did not settle after ctl off"
 
 # saved.json: coalesced (the default); objs.json: one row per lock.
 "$cli" ctl "$pid" report -f json > saved.json || fail "ctl report -f json"

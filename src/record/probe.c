@@ -233,7 +233,10 @@ SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd
  * on and nothing else (one load of the flag word equal to SP_FLAGS_ON: no
  * hold tracking, lock-event trace or lock order, so there is nothing to
  * do after the acquisition but count it) and the thread's last entry being
- * this call's, the real try and one counter.  Anything else - another
+ * this call's, the real try and one counter; with hold tracking as the
+ * only extra (SP_FLAGS_HOLD), also the inlined push of hold.h (until
+ * 2026-11-25 hold=1 took the general path: 291 instructions per
+ * lock+unlock of bench/condloop against 235 preloaded).  Anything else - another
  * entry, other flags, a try that did not succeed - goes to the general
  * probe (probe.h) or to tried__slowpath().  Before it, the compiled-in
  * path tested three flags and spilled its site to the stack on every call
@@ -243,27 +246,42 @@ SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd
 static SP_NOINLINE int tried__slowpath(int rc, struct sp_entry *e, void *obj, int op,
 				       const struct sp_lock_ops *ops,
 				       const struct timespec *abstime, int blocking,
-				       const char *file, int line, const char *func)
+				       const char *file, const char *func, uintptr_t pc,
+				       uint32_t line)
 {
-	const struct sp_site site = { file, func, 0, (uint32_t)line };
+	const struct sp_site site = { file, func, pc, line };
 
 	if (rc == ops->busy) {
 		if (!blocking) {
 			sp_probe_try_failed(e, obj, op, &site);
 			return rc;
 		}
-		return sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
-	}
-	if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE)
+		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
+	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
 		return sp_probe_lock_not_recoverable(obj, ops, abstime);
-	if (rc == EOWNERDEAD) /* acquired; the previous owner died */
+	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		sp_entry_acquired(e);
-	return rc;
+	}
+	/* With hold tracking (SP_FLAGS_HOLD): the push, as the general path. */
+	return sp_probe_held(rc, ops->ok, obj, op, &site, blocking);
+}
+
+/* The push of a hold that the inlined fast push did not take. */
+static SP_NOINLINE void hold_acquired__slowpath(struct sp_thread *t, void *obj, int op,
+						const char *file, const char *func, uintptr_t pc,
+						uint32_t line)
+{
+	const struct sp_site site = { file, func, pc, line };
+
+	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
 }
 
 /* 1 and *rcp when the call was made on the fast path; 0 when it was not
- * tried yet.  @f: the flag word, loaded once by the caller. */
-static SP_ALWAYS_INLINE int fast_try(int f, void *obj, int op, const struct sp_lock_ops *ops,
+ * tried yet.  @f: the flag word, loaded once by the caller; @want: the
+ * flags this copy is for, a constant (SP_FLAGS_ON in the entry points,
+ * SP_FLAGS_HOLD in the general paths, so that the push adds nothing to
+ * the entry points' code). */
+static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op, const struct sp_lock_ops *ops,
 				     const struct timespec *abstime, int blocking,
 				     const struct sp_site *site, int *rcp)
 {
@@ -271,15 +289,20 @@ static SP_ALWAYS_INLINE int fast_try(int f, void *obj, int op, const struct sp_l
 	struct sp_entry *e;
 	int rc;
 
-	if (SP_UNLIKELY(f != SP_FLAGS_ON) || SP_UNLIKELY(!(t = sp_tls_self)) || !(e = t->last) ||
+	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)) || !(e = t->last) ||
 	    !sp_entry_matches(e, site, (uintptr_t)obj, op))
 		return 0;
 	rc = ops->try_lock(obj);
-	if (SP_LIKELY(rc == ops->ok))
+	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
-	else
+		if (want == SP_FLAGS_HOLD &&
+		    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func,
+					   site->pc, site->line))
+			hold_acquired__slowpath(t, obj, op, site->file, site->func, site->pc,
+						site->line);
+	} else
 		rc = tried__slowpath(rc, e, obj, op, ops, abstime, blocking, site->file,
-				     (int)site->line, site->func);
+				     site->func, site->pc, site->line);
 	*rcp = rc;
 	return 1;
 }
@@ -293,45 +316,39 @@ static SP_ALWAYS_INLINE int fast_try(int f, void *obj, int op, const struct sp_l
  * the entry point itself is spilled to the stack on every call, fast path
  * included.
  */
-#define SP_GENERAL(name, type, var, expr)                                                    \
+#define SP_GENERAL(name, type, var, op, ops, blocking, ok, expr)                              \
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
 	{                                                                                    \
 		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
-		return expr;                                                                 \
+		int rc_;                                                                     \
+		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL, blocking, \
+			     site, &rc_))                                                    \
+			return rc_;                                                          \
+		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
 	}
 #define GENERAL(name, obj) name##_general(obj, site->file, site->func, site->pc, site->line)
 
-SP_GENERAL(mutex_lock, pthread_mutex_t *, m,
-	   sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site), 0, m,
-			 SP_TYPE_MUTEX, site, 1))
-SP_GENERAL(mutex_trylock, pthread_mutex_t *, m,
-	   sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site), 0, m,
-			 SP_TYPE_MUTEX, site, 0))
-SP_GENERAL(rwlock_rdlock, pthread_rwlock_t *, l,
-	   sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site), 0, l,
-			 SP_TYPE_RWLOCK_READ, site, 1))
-SP_GENERAL(rwlock_wrlock, pthread_rwlock_t *, l,
-	   sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site), 0, l,
-			 SP_TYPE_RWLOCK_WRITE, site, 1))
-SP_GENERAL(rwlock_tryrdlock, pthread_rwlock_t *, l,
-	   sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site), 0, l,
-			 SP_TYPE_RWLOCK_READ, site, 0))
-SP_GENERAL(rwlock_trywrlock, pthread_rwlock_t *, l,
-	   sp_probe_held(sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site), 0, l,
-			 SP_TYPE_RWLOCK_WRITE, site, 0))
-SP_GENERAL(spin_lock, pthread_spinlock_t *, s,
-	   sp_probe_held(sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site), 0,
-			 (void *)s, SP_TYPE_SPINLOCK, site, 1))
-SP_GENERAL(spin_trylock, pthread_spinlock_t *, s,
-	   sp_probe_held(sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site), 0,
-			 (void *)s, SP_TYPE_SPINLOCK, site, 0))
-SP_GENERAL(mtx_lock, void *, m,
-	   sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site), thrd_success, m,
-			 SP_TYPE_MUTEX, site, 1))
-SP_GENERAL(mtx_trylock, void *, m,
-	   sp_probe_held(sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site), thrd_success, m,
-			 SP_TYPE_MUTEX, site, 0))
+SP_GENERAL(mutex_lock, pthread_mutex_t *, m, SP_TYPE_MUTEX, &mutex_ops, 1, 0,
+	   sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site))
+SP_GENERAL(mutex_trylock, pthread_mutex_t *, m, SP_TYPE_MUTEX, &mutex_ops, 0, 0,
+	   sp_probe_trylock(m, SP_TYPE_MUTEX, &mutex_ops, site))
+SP_GENERAL(rwlock_rdlock, pthread_rwlock_t *, l, SP_TYPE_RWLOCK_READ, &rd_ops, 1, 0,
+	   sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_ops, NULL, site))
+SP_GENERAL(rwlock_wrlock, pthread_rwlock_t *, l, SP_TYPE_RWLOCK_WRITE, &wr_ops, 1, 0,
+	   sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, site))
+SP_GENERAL(rwlock_tryrdlock, pthread_rwlock_t *, l, SP_TYPE_RWLOCK_READ, &rd_ops, 0, 0,
+	   sp_probe_trylock(l, SP_TYPE_RWLOCK_READ, &rd_ops, site))
+SP_GENERAL(rwlock_trywrlock, pthread_rwlock_t *, l, SP_TYPE_RWLOCK_WRITE, &wr_ops, 0, 0,
+	   sp_probe_trylock(l, SP_TYPE_RWLOCK_WRITE, &wr_ops, site))
+SP_GENERAL(spin_lock, pthread_spinlock_t *, s, SP_TYPE_SPINLOCK, &spin_ops, 1, 0,
+	   sp_probe_lock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, site))
+SP_GENERAL(spin_trylock, pthread_spinlock_t *, s, SP_TYPE_SPINLOCK, &spin_ops, 0, 0,
+	   sp_probe_trylock((void *)s, SP_TYPE_SPINLOCK, &spin_ops, site))
+SP_GENERAL(mtx_lock, void *, m, SP_TYPE_MUTEX, &c11_ops, 1, thrd_success,
+	   sp_probe_lock(m, SP_TYPE_MUTEX, &c11_ops, NULL, site))
+SP_GENERAL(mtx_trylock, void *, m, SP_TYPE_MUTEX, &c11_ops, 0, thrd_success,
+	   sp_probe_trylock(m, SP_TYPE_MUTEX, &c11_ops, site))
 #undef SP_GENERAL
 
 /* ---- the profiled calls, each given its site -------------------------- */
@@ -342,7 +359,7 @@ static SP_ALWAYS_INLINE int do_mutex_lock(pthread_mutex_t *m, const struct sp_si
 
 	if (IS_OFF(f))
 		return pthread_mutex_lock(m);
-	if (fast_try(f, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 1, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(mutex_lock, m);
 }
@@ -353,7 +370,7 @@ static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp
 
 	if (IS_OFF(f))
 		return pthread_mutex_trylock(m);
-	if (fast_try(f, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 0, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(mutex_trylock, m);
 }
@@ -399,7 +416,7 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 		int f = FLAGS_NOW(), rc;                                                     \
 		if (IS_OFF(f))                                                               \
 			return call;                                                         \
-		if (fast_try(f, l, SP_UNPAREN fast, site, &rc))                              \
+		if (fast_try(f, SP_FLAGS_ON, l, SP_UNPAREN fast, site, &rc))                              \
 			return rc;                                                           \
 		return GENERAL(rwlock_##name, l);                                            \
 	}
@@ -442,7 +459,7 @@ static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_
 
 	if (IS_OFF(f))
 		return pthread_spin_lock(s);
-	if (fast_try(f, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 1, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(spin_lock, s);
 }
@@ -453,7 +470,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 
 	if (IS_OFF(f))
 		return pthread_spin_trylock(s);
-	if (fast_try(f, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 0, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(spin_trylock, s);
 }
@@ -470,7 +487,7 @@ static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
 
 	if (IS_OFF(f))
 		return mtx_lock(m);
-	if (fast_try(f, m, SP_TYPE_MUTEX, &c11_ops, NULL, 1, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &c11_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(mtx_lock, m);
 }
@@ -481,7 +498,7 @@ static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
 
 	if (IS_OFF(f))
 		return mtx_trylock(m);
-	if (fast_try(f, m, SP_TYPE_MUTEX, &c11_ops, NULL, 0, site, &rc))
+	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &c11_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(mtx_trylock, m);
 }

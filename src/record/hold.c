@@ -843,7 +843,7 @@ static void blame_add(const struct sp_entry *e, const struct sp_site *holder,
 {
 	static const struct sp_site none;
 	const struct sp_site *root = root_or_null ? root_or_null : &none;
-	struct sp_site w = { e->file, e->cold->func, e->pc, e->line };
+	struct sp_site w = { e->file, sp_entry_func(e), e->pc, e->line };
 	uint64_t h = (site_hash(&w) ^ (site_hash(holder) >> 3) ^ (site_hash(root) >> 5) ^
 		      (e->obj * 0x9E3779B97F4A7C15ull) ^ e->type) | 1;
 

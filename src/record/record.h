@@ -186,6 +186,9 @@ struct sp_thread {
 void sp_table_init(struct sp_table *t);
 void sp_table_destroy(struct sp_table *t);
 /* Owner only.  NULL when out of memory. */
+/* The function of an entry's instrumented site (__func__), or NULL (table.c). */
+const char *sp_entry_func(const struct sp_entry *e);
+const char *sp_site_func(const char *file, uint32_t line);
 struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
 				 int op, int type);
 /* Any thread; entries [0, n) are fully initialised. */

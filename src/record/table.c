@@ -16,6 +16,16 @@
  * Invariants: index slots point into the chunks; every entry is in the index
  * exactly once; n_entries only grows.
  *
+ * Function names of instrumented sites (__func__) are not kept per entry:
+ * a site's file and line name its function, so one process-wide table of
+ * (file, line) -> function, filled when an entry of the site is inserted,
+ * serves every entry of that site.  An entry's cold part is then written
+ * only when it has something to say (a wait, a hold, a reset), and a
+ * program that locks a million locks once each touches only their hot
+ * parts (bench/membench: 185 bytes of RSS per lock before, compiled in and
+ * preloaded; docs/layout.md has the figures after).  When that table is
+ * full (SITE_FUNCS sites), the name goes in the entry's cold part as before.
+ *
  * Alternatives considered: one concurrent hash table shared by all threads
  * (QSP's qht) puts a shared cache line on every acquisition; a per-thread
  * table with entries inside the index needs the index to stay put for
@@ -27,6 +37,96 @@
 #include "record/record.h"
 
 #define INDEX_MIN 256
+
+/* ---- function names of instrumented sites ---------------------------------- */
+
+#define SITE_FUNCS 8192 /* sites; 24 bytes each, pages touched as used */
+#define SITE_FUNC_PROBES 32
+
+struct site_func {
+	const char *file; /* claimed with a CAS; then line and func, then ready */
+	const char *func;
+	uint32_t line;
+	uint32_t ready;
+};
+
+static struct site_func *site_funcs;
+
+static size_t site_func_hash(const char *file, uint32_t line)
+{
+	return (size_t)((((uintptr_t)file * 0x9E3779B97F4A7C15ull) ^ line * 0xC2B2AE3Dull) >> 17);
+}
+
+static struct site_func *site_funcs_get(void)
+{
+	struct site_func *tab = sp_load_acquire(&site_funcs), *none = NULL;
+
+	if (tab)
+		return tab;
+	tab = sp_mmap(SITE_FUNCS * sizeof(*tab));
+	if (!tab)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&site_funcs, &none, tab, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		sp_munmap(tab, SITE_FUNCS * sizeof(*tab));
+		tab = none;
+	}
+	return tab;
+}
+
+/* The function of the instrumented site @file:@line, or NULL. Any thread. */
+const char *sp_site_func(const char *file, uint32_t line)
+{
+	const struct site_func *tab = sp_load_acquire(&site_funcs);
+	size_t h = site_func_hash(file, line);
+
+	if (!tab || !file)
+		return NULL;
+	for (unsigned i = 0; i < SITE_FUNC_PROBES; i++) {
+		const struct site_func *s = &tab[(h + i) & (SITE_FUNCS - 1)];
+		const char *f = sp_load_acquire(&s->file);
+
+		if (!f)
+			return NULL;
+		if (f == file && sp_load_acquire(&s->ready) && s->line == line)
+			return s->func;
+	}
+	return NULL;
+}
+
+/* Remember @func as the function of @file:@line: 0 when the table has no
+ * room for it.  Two threads adding one site at once may both add it (a
+ * later lookup finds either); a slot being filled is passed by. */
+static int site_func_put(const char *file, uint32_t line, const char *func)
+{
+	struct site_func *tab = site_funcs_get();
+	size_t h = site_func_hash(file, line);
+
+	if (!tab)
+		return 0;
+	for (unsigned i = 0; i < SITE_FUNC_PROBES; i++) {
+		struct site_func *s = &tab[(h + i) & (SITE_FUNCS - 1)];
+		const char *f = sp_load_acquire(&s->file);
+
+		if (!f && __atomic_compare_exchange_n(&s->file, &f, file, 0, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE)) {
+			s->line = line;
+			s->func = func;
+			sp_store_release(&s->ready, 1);
+			return 1;
+		}
+		if (f == file && sp_load_acquire(&s->ready) && s->line == line)
+			return 1;
+	}
+	return 0;
+}
+
+const char *sp_entry_func(const struct sp_entry *e)
+{
+	const char *f = sp_load_relaxed(&e->cold->func);
+
+	return f ? f : e->file ? sp_site_func(e->file, e->line) : NULL;
+}
 
 static size_t chunk_cap(unsigned k)
 {
@@ -142,6 +242,7 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 				 int op, int type)
 {
 	struct sp_entry *e;
+	uint32_t epoch;
 
 	if ((!t->index || (t->n_entries + 1) * 2 > t->index_mask + 1) && index_grow(t))
 		return NULL;
@@ -150,12 +251,19 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 		return NULL;
 	e->obj = obj;
 	e->file = site->file;
-	e->cold->func = site->func;
 	e->pc = site->pc;
 	e->line = site->line;
 	e->op = (uint8_t)op;
 	e->type = (uint8_t)type;
-	e->cold->epoch = sp_load_relaxed(&sp_reset_epoch);
+	/* The cold part is fresh mmap'd memory, all zero: written only when
+	 * it is to say something, so that the cold pages of entries that
+	 * never wait stay untouched (not resident: docs/layout.md). */
+	if (site->func && site->file && sp_site_func(site->file, site->line) != site->func &&
+	    !site_func_put(site->file, site->line, site->func))
+		e->cold->func = site->func;
+	epoch = sp_load_relaxed(&sp_reset_epoch);
+	if (epoch)
+		e->cold->epoch = epoch;
 	index_put(t->index, t->index_mask, e);
 	sp_store_release(&t->n_entries, t->n_entries + 1);
 	return e;
@@ -175,7 +283,7 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 	for (size_t i = 0; i < n; i++) {
 		const struct sp_entry *s = sp_table_at(from, i);
 		const struct sp_entry_cold *sc = s->cold;
-		struct sp_site site = { s->file, sc->func, s->pc, s->line };
+		struct sp_site site = { s->file, sp_entry_func(s), s->pc, s->line };
 		struct sp_entry *d = sp_table_find(into, &site, s->obj, s->op);
 		struct sp_entry_cold *dc;
 

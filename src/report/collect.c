@@ -39,7 +39,7 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	memset(tmp, 0, sizeof(*tmp));
 	r->obj = e->obj;
 	r->file = e->file;
-	r->func = c->func;
+	r->func = sp_entry_func(e);
 	r->pc = e->pc;
 	r->line = e->line;
 	r->type = e->type;

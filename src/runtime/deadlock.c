@@ -121,7 +121,7 @@ struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t)
 		c = e->cold;
 		n->obj = e->obj;
 		n->site.file = e->file;
-		n->site.func = c ? c->func : NULL;
+		n->site.func = c ? sp_entry_func(e) : NULL;
 		n->site.pc = e->pc;
 		n->site.line = e->line;
 		n->type = e->type;

@@ -151,6 +151,8 @@ def without_hold(doc):
     doc["hold_tracking"] = False
     for k in ("hold_sample", "hold_untracked", "blame_lost"):
         del doc[k]
+    for k in ("hold_ticker_late", "hold_ticker_gap_max_ns"):  # present when the ticker was late
+        doc.pop(k, None)
     for r in doc["rows"]:
         r["hold_ns"] = r["hold_max_ns"] = None
         for k in ("holds", "owner_changes", "hold_hist", "hold_buckets", "blame"):

@@ -45,7 +45,7 @@ sleep 1
 prev= stable=
 for _ in $(seq 60); do
 	sleep 1
-	cur=$("$cli" ctl "$pid" report -f csv --no-coalesce 2>/dev/null) || break
+	cur=$("$cli" ctl "$pid" report -f json --no-coalesce 2>/dev/null) || break
 	[ -n "$prev" ] && [ "$cur" = "$prev" ] && { stable=1; break; }
 	prev=$cur
 done

@@ -26,7 +26,8 @@
  * MAX_WRAP_DEPTH times).  No unwind, no lock, no malloc: the rows are a
  * fixed static array, read-only after start-up.  A return address without
  * a row (the default libraries, code without CFI, an expression rule) or
- * --skip-frames (any function may be the Nth) pays for an unwind: glibc
+ * --skip-frames (any function may be the Nth) pays for an unwind until
+ * its addresses' rules are learned (below, "--skip-frames N"): glibc
  * backtrace(), i.e. libgcc's unwinder, which finds unwind tables through
  * _dl_find_object without locks or malloc once warmed up here.
  *
@@ -65,9 +66,14 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/libdw.h"
@@ -466,6 +472,187 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 }
 #endif
 
+/*
+ * --skip-frames N: the CFA rules of the return addresses on the way up,
+ * learned.  Any function can be the Nth caller, so they cannot be
+ * computed at start-up as the --skip ranges' rows are, and computing one
+ * on the lock path would take libdw (malloc, locks) there.  So a call
+ * whose return addresses have no rule yet unwinds (as every call did
+ * before), and asks for their rules: each address goes into wanted[] (a
+ * CAS on an empty slot) and the learner thread, woken by a futex, computes
+ * its row with libdw (cfi_row_at(), at the call instruction) and publishes
+ * it in learned[], an open-addressing table written by the learner only
+ * (fields, then the pc with a release store) and read lock-free.  Once a
+ * call's addresses are learned, it steps up through them like a --skip
+ * wrapper (cfi_step()) with the per-thread wrap_cache[] in front: no
+ * unwind.  An address whose rule is unusable (no CFI, an expression rule)
+ * is learned as such and keeps unwinding.  The learner runs with the
+ * thread marked busy (its own lock calls, libdw's, are not recorded); it
+ * is started at start-up when skip_frames is set and libdw is there, so a
+ * fork child has none and unwinds (limit).
+ */
+#define LEARNED 4096 /* return addresses; 40 bytes each, pages touched as used */
+#define LEARNED_PROBES 16
+#define WANTED 256
+
+struct learned_rule {
+	uintptr_t pc; /* 0: empty; published last (release) */
+	struct cfi_row row;
+	int usable;
+};
+static struct learned_rule learned[LEARNED];
+static uintptr_t wanted[WANTED];
+static uint32_t wanted_seq; /* futex word: bumped when something is wanted */
+static int learner_running;
+
+static size_t pc_hash(uintptr_t pc)
+{
+	return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+/* The learned rule of return address @pc: 1 and *row, 0 unknown, -1
+ * known unusable. */
+static int learned_find(uintptr_t pc, const struct cfi_row **row)
+{
+	size_t h = pc_hash(pc);
+
+	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
+		const struct learned_rule *l = &learned[(h + i) & (LEARNED - 1)];
+		uintptr_t p = sp_load_acquire(&l->pc);
+
+		if (!p)
+			return 0;
+		if (p == pc) {
+			*row = &l->row;
+			return l->usable ? 1 : -1;
+		}
+	}
+	return 0;
+}
+
+/* Ask the learner for the rule of @pc (no-op without a learner). */
+static void learn_request(uintptr_t pc)
+{
+	size_t h = pc_hash(pc);
+
+	if (!sp_load_relaxed(&learner_running) || pc < 4096)
+		return;
+	for (unsigned i = 0; i < 4; i++) {
+		uintptr_t *w = &wanted[(h + i) & (WANTED - 1)], none = 0;
+
+		if (sp_load_relaxed(w) == pc)
+			return;
+		if (__atomic_compare_exchange_n(w, &none, pc, 0, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			__atomic_add_fetch(&wanted_seq, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+			return;
+		}
+	}
+}
+
+#ifdef SYNCPROF_HAVE_LIBDW
+/* The learner's only writer side: publish @pc's rule. */
+static void learned_put(uintptr_t pc, const struct cfi_row *row, int usable)
+{
+	size_t h = pc_hash(pc);
+
+	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
+		struct learned_rule *l = &learned[(h + i) & (LEARNED - 1)];
+
+		if (l->pc == pc)
+			return;
+		if (!l->pc) {
+			l->row = *row;
+			l->usable = usable;
+			sp_store_release(&l->pc, pc);
+			return;
+		}
+	}
+}
+
+/* The rule at the call before return address @pc, from the CFI of its
+ * module (.eh_frame, else .debug_frame); 0 when usable. */
+static int learn_one(Dwfl *dwfl, uintptr_t pc, struct cfi_row *row)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc - 1);
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi;
+
+	memset(row, 0, sizeof(*row));
+	if (!mod)
+		return -1;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && !cfi_row_at(cfi, bias, pc - 1, pc, row))
+		return 0;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	return cfi && !cfi_row_at(cfi, bias, pc - 1, pc, row) ? 0 : -1;
+}
+
+static void *learner_main(void *arg)
+{
+	Dwfl *dwfl = NULL;
+	uint32_t seen = 0;
+
+	(void)arg;
+	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
+	prctl(PR_SET_NAME, (unsigned long)"syncprof-cfi", 0, 0, 0);
+	for (;;) {
+		uint32_t seq = sp_load_acquire(&wanted_seq);
+
+		if (seq == seen) {
+			syscall(SYS_futex, &wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			continue;
+		}
+		seen = seq;
+		for (unsigned i = 0; i < WANTED; i++) {
+			uintptr_t pc = __atomic_exchange_n(&wanted[i], 0, __ATOMIC_ACQUIRE);
+			const struct cfi_row *known;
+			struct cfi_row row;
+
+			if (!pc || learned_find(pc, &known))
+				continue;
+			if (dwfl && !dwfl_addrmodule(dwfl, pc - 1)) {
+				dwfl_end(dwfl); /* a module loaded since: report anew */
+				dwfl = NULL;
+			}
+			if (!dwfl)
+				dwfl = session_open();
+			if (!dwfl)
+				continue;
+			if (learn_one(dwfl, pc, &row))
+				learned_put(pc, &row, 0);
+			else
+				learned_put(pc, &row, 1);
+		}
+	}
+	return NULL;
+}
+
+static void learner_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t th;
+
+	if (!sp_libdw_present())
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 256 * 1024);
+	if (!pthread_create(&th, &a, learner_main, NULL))
+		sp_store_release(&learner_running, 1);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+#else
+static void learner_start(void)
+{
+}
+#endif
+
 unsigned sp_stack_frames;
 
 /*
@@ -505,6 +692,8 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	ranges_finish();
 	sp_store_release(&sp_skip_n, n_ranges);
 	sp_store_release(&stack_ready, 1);
+	if (skip_frames)
+		learner_start();
 	sp_thread_leave(saved);
 }
 
@@ -541,12 +730,18 @@ static uintptr_t site_by_unwind(uintptr_t ret, unsigned skip)
 		return ret;
 	if ((int)skip >= n - i)
 		return frames[n - 1];
+	/* With --skip-frames: learn the rules of the frames stepped through. */
+	for (int k = i; skip && k < i + (int)skip; k++)
+		learn_request(frames[k]);
 	i += (int)skip;
 	if (!sp_pc_skipped(frames[i]))
 		return frames[i];
-	while (++i < n)
+	while (++i < n) {
+		if (skip)
+			learn_request(frames[i - 1]);
 		if (!sp_pc_skipped(frames[i]))
 			return frames[i];
+	}
 	return ret;
 }
 
@@ -609,6 +804,8 @@ static const struct cfi_row *row_of(uintptr_t pc)
 	if (w->ret == pc)
 		return w->row;
 	r = cfi_find(pc - 1); /* the call, not what follows */
+	if (!r && sp_skip_frames && learned_find(pc, &r) != 1)
+		r = NULL;
 	if (r) {
 		w->ret = pc;
 		w->row = r;
@@ -641,8 +838,27 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 	uintptr_t pc = ret;
 	unsigned skip = sp_skip_frames;
 
-	if (skip) /* any function may be the Nth: no rows for most */
+	if (skip) {
+		/* Up @skip frames through their learned rules, then past the
+		 * wrappers as below; an address without a rule yet unwinds
+		 * (and gets it learned). */
+		for (unsigned k = 0; k < skip; k++) {
+			const struct cfi_row *r = row_of(pc);
+
+			if (!r || cfi_step(r, &pc, &cfa, &fp))
+				return site_by_unwind(ret, skip);
+		}
+		for (int depth = 0; depth < MAX_WRAP_DEPTH; depth++) {
+			const struct cfi_row *r;
+
+			if (outside_wrappers(pc))
+				return pc;
+			r = row_of(pc);
+			if (!r || cfi_step(r, &pc, &cfa, &fp))
+				return site_by_unwind(ret, skip);
+		}
 		return site_by_unwind(ret, skip);
+	}
 	if (wrap_slot(ret)->ret != ret && outside_wrappers(ret))
 		return ret; /* not in a wrapper (sp_site_pc() missed its cache) */
 	for (int depth = 0; depth < MAX_WRAP_DEPTH; depth++) {

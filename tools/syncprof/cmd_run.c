@@ -135,7 +135,8 @@ static const struct run_option run_options[] = {
 	  "libc/libpthread/libstdc++ wrappers are always skipped" },
 	{ "skip-frames", 0, ARG_VALUE, "skip_frames", NULL, "N",
 	  "the call site is the Nth caller above each lock call, 0 to 8\n"
-	  "(then wrappers are skipped); each call pays for an unwind" },
+	  "(then wrappers are skipped); a call unwinds until the CFA rules\n"
+	  "of its frames are learned in the background, then steps up by them" },
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for); long and contended\n"

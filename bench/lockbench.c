@@ -8,7 +8,14 @@
  *   off    the same loop compiled with syncprof/instrument.h, profiling off;
  *   on     the same instrumented loop, profiling on.
  *   libc   the plain loop calling glibc's own functions, found with dlsym()
- *          in libc.so.6 itself: never interposed.
+ *          in libc.so.6 itself: never interposed;
+ *   floor  libc, plus the least any profiler that counts acquisitions per
+ *          (site, object) must do inline: find the object's counter in a
+ *          thread-local direct-mapped table (its slot from the lock's
+ *          address, the key compared, no site lookup: one site), and
+ *          increment it.  No flag test, no function call, no trylock
+ *          first, no collision handling: a lower bound, for the cost goals
+ *          (docs/cost.md), not a design.
  * and prints the median ns per operation (lock + increment + unlock) and
  * throughput of each mode, and each mode's ratio to the baseline: libc if
  * it is measured, else plain.  Run it under LD_PRELOAD=libsyncprof-preload.so
@@ -27,6 +34,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +147,49 @@ static void *loop_libc(void *arg)
 	return NULL;
 }
 
+/* floor: a thread's counters, slot by lock address (4096 slots: no
+ * collisions for -m up to 4096 counters 64 bytes apart). */
+#define FLOOR_SLOTS 4096
+struct floor_entry {
+	const void *obj;
+	unsigned long acquisitions;
+} __attribute__((aligned(64)));
+
+static void *loop_floor(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ops = 0;
+	struct floor_entry *t = calloc(FLOOR_SLOTS, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	wait_go();
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
+		struct floor_entry *e;
+
+		if (nested)
+			libc_lock(&outer);
+		if (spin_try)
+			while (libc_trylock(&c->lock))
+				;
+		else
+			libc_lock(&c->lock);
+		e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
+		if (__builtin_expect(e->obj != &c->lock, 0))
+			e->obj = &c->lock; /* first use of the slot */
+		e->acquisitions++;
+		c->value++;
+		libc_unlock(&c->lock);
+		if (nested)
+			libc_unlock(&outer);
+		ops++;
+	}
+	w->ops = ops;
+	free(t);
+	return NULL;
+}
+
 #include <syncprof/instrument.h>
 
 /* The same loop, instrumented: lock calls go through syncprof. */
@@ -168,10 +219,10 @@ static void *loop_instrumented(void *arg)
 	return NULL;
 }
 
-enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, N_MODES };
-static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc" };
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, N_MODES };
+static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain, loop_instrumented,
-						 loop_instrumented, loop_libc };
+						 loop_instrumented, loop_libc, loop_floor };
 
 static double now_s(void)
 {
@@ -252,7 +303,7 @@ static void usage(FILE *f)
 	      "  -o  take one more mutex, the same for all, around each counter's\n"
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
-	      "  -M  comma-separated modes among plain,off,on,libc (default plain,off,on)\n"
+	      "  -M  comma-separated modes among plain,off,on,libc,floor (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
 }
@@ -294,7 +345,7 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
-	if (want[MODE_LIBC] && libc_resolve()) {
+	if ((want[MODE_LIBC] || want[MODE_FLOOR]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}

@@ -340,22 +340,43 @@ static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op,
 	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
 }
 
+/* tried() from the entry alone: its key is the call's object, op and site
+ * (it matched), so only the entry lives across the try (with the call's
+ * arguments kept, gcc saved five registers on every call). */
+static SP_NOINLINE int tried_entry(int rc, struct sp_entry *e, const struct sp_lock_ops *ops,
+				   const struct timespec *abstime, int blocking)
+{
+	return tried(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->pc);
+}
+
 /* With the fast flags and the call's entry @e known (its site is @pc): the
- * real try, then one counter (and with --hold, the inlined push). */
+ * real try, then one counter (and with --hold, the inlined push, its
+ * arguments taken from the entry and the thread reloaded after the try
+ * for the same reason). */
 static SP_ALWAYS_INLINE int with_entry(int f, struct sp_thread *t, struct sp_entry *e, void *obj,
 				       int op, const struct sp_lock_ops *ops,
 				       const struct timespec *abstime, int blocking, uintptr_t pc)
 {
-	int rc = ops->try_lock(obj);
+	int rc;
 
+	(void)t, (void)op, (void)pc;
+	if (f != SP_FLAGS_HOLD) {
+		rc = ops->try_lock(obj);
+		if (SP_LIKELY(rc == ops->ok)) {
+			sp_entry_acquired(e);
+			return rc;
+		}
+		return tried_entry(rc, e, ops, abstime, blocking);
+	}
+	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
-		if (f == SP_FLAGS_HOLD &&
-		    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
-			hold_acquired_pc(t, obj, op, pc);
+		if ((t = sp_tls_self) &&
+		    !sp_hold_acquired_fast(t, e->obj, e->op, NULL, NULL, e->pc, 0))
+			hold_acquired_pc(t, (void *)e->obj, e->op, e->pc);
 		return rc;
 	}
-	return tried(rc, e, obj, op, ops, abstime, blocking, pc);
+	return tried_entry(rc, e, ops, abstime, blocking);
 }
 
 /*

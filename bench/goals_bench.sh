@@ -12,6 +12,9 @@
 #   failed trylock        -T -t 2 -m 1 (2 threads spinning on trylock)      <= 1.30x
 #   (each 1 thread with 1 and with 1024 locks but the trylock case; time
 #    per operation)
+#   floor, floorhold      lockbench -M libc,floor|floorhold: glibc plus the
+#                         least a per-(site, object) counter (and a held
+#                         list) must do inline - lower bounds, not goals
 #   trace event           tracebench -t 1, ns per event                     <= 15 ns
 #   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
 #                         with hold=1 against without                       <= 4 MB
@@ -33,6 +36,7 @@ ratio() {
 	local way=$1 opts=$2 mode=on
 	shift 2
 	[ "$way" = preload ] && mode=plain
+	case $way in floor | floorhold) mode=$way way=compiled ;; esac
 	if [ "$way" = preload ]; then
 		env LD_PRELOAD="$pre" SYNCPROF_OPTIONS="report_at_exit=0$opts" \
 			"$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
@@ -52,6 +56,10 @@ cases=(
 	"preload-hold-1024|preload|,hold=1|-t 1 -m 1024"
 	"compiled-trylock|compiled||-T -t 2 -m 1"
 	"preload-trylock|preload||-T -t 2 -m 1"
+	"floor-1|floor||-t 1 -m 1"
+	"floor-1024|floor||-t 1 -m 1024"
+	"floorhold-1|floorhold||-t 1 -m 1"
+	"floorhold-1024|floorhold||-t 1 -m 1024"
 )
 for ((i = 0; i < repeats; i++)); do
 	for c in "${cases[@]}"; do
@@ -76,6 +84,10 @@ goal preload-hold-1 "preloaded, hold=1, 1 thread, 1 lock" 1.30x
 goal preload-hold-1024 "preloaded, hold=1, 1 thread, 1024 locks" 1.30x
 goal compiled-trylock "compiled in, trylock spin, 2 threads, 1 lock" 1.30x
 goal preload-trylock "preloaded, trylock spin, 2 threads, 1 lock" 1.30x
+goal floor-1 "floor (lockbench -M floor), 1 lock" "(lower bound)"
+goal floor-1024 "floor, 1024 locks" "(lower bound)"
+goal floorhold-1 "floor with hold lists (floorhold), 1 lock" "(lower bound)"
+goal floorhold-1024 "floor with hold lists, 1024 locks" "(lower bound)"
 if [ -s "$tmp/trace" ]; then
 	printf "%-44s %8.1f ns  goal <= 15 ns\n" "trace event, 1 thread (tracebench)" "$(median <"$tmp/trace")"
 fi

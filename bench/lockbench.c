@@ -15,7 +15,11 @@
  *          address, the key compared, no site lookup: one site), and
  *          increment it.  No flag test, no function call, no trylock
  *          first, no collision handling: a lower bound, for the cost goals
- *          (docs/cost.md), not a design.
+ *          (docs/cost.md), not a design;
+ *   floorhold  floor, plus the least hold tracking must do: publish the
+ *          lock as held by this thread (object, site and the coarse tick
+ *          in a thread-local list, the list's length stored last) and
+ *          take it off at the unlock (compare, store the length).
  * and prints the median ns per operation (lock + increment + unlock) and
  * throughput of each mode, and each mode's ratio to the baseline: libc if
  * it is measured, else plain.  Run it under LD_PRELOAD=libsyncprof-preload.so
@@ -155,9 +159,19 @@ struct floor_entry {
 	unsigned long acquisitions;
 } __attribute__((aligned(64)));
 
+struct floor_held {
+	const void *obj;
+	const void *site;
+	uint64_t tick;
+};
+static uint64_t floor_tick; /* stands for the hold ticker's tick */
+static int floor_hold;      /* floorhold mode */
+
 static void *loop_floor(void *arg)
 {
 	struct worker *w = arg;
+	struct floor_held held[8];
+	volatile unsigned n_held = 0;
 	unsigned long ops = 0;
 	struct floor_entry *t = calloc(FLOOR_SLOTS, sizeof(*t));
 
@@ -179,7 +193,23 @@ static void *loop_floor(void *arg)
 		if (__builtin_expect(e->obj != &c->lock, 0))
 			e->obj = &c->lock; /* first use of the slot */
 		e->acquisitions++;
+		if (floor_hold) {
+			unsigned n = n_held;
+
+			held[n].obj = &c->lock;
+			held[n].site = (const void *)loop_floor;
+			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
+			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
+		}
 		c->value++;
+		if (floor_hold) {
+			unsigned n = n_held;
+
+			if (__builtin_expect(held[n - 1].obj == &c->lock &&
+					     held[n - 1].tick == __atomic_load_n(&floor_tick,
+										 __ATOMIC_RELAXED), 1))
+				__atomic_store_n(&n_held, n - 1, __ATOMIC_RELEASE);
+		}
 		libc_unlock(&c->lock);
 		if (nested)
 			libc_unlock(&outer);
@@ -219,10 +249,12 @@ static void *loop_instrumented(void *arg)
 	return NULL;
 }
 
-enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, N_MODES };
-static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor" };
-static void *(*const loops[N_MODES])(void *) = { loop_plain, loop_instrumented,
-						 loop_instrumented, loop_libc, loop_floor };
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, N_MODES };
+static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor",
+						 "floorhold" };
+static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
+						 loop_instrumented, loop_libc,
+						 loop_floor,	     loop_floor };
 
 static double now_s(void)
 {
@@ -246,6 +278,7 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 	}
 	for (unsigned i = 0; i < n_locks; i++)
 		counters[i].value = 0;
+	floor_hold = mode == MODE_FLOORHOLD;
 	/* plain leaves profiling as it was at start-up: off, or - under the
 	 * preload library - on unless SYNCPROF_OPTIONS says enabled=0. */
 	if (mode == MODE_ON || ((mode == MODE_PLAIN || mode == MODE_LIBC) && initially_enabled))
@@ -303,7 +336,8 @@ static void usage(FILE *f)
 	      "  -o  take one more mutex, the same for all, around each counter's\n"
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
-	      "  -M  comma-separated modes among plain,off,on,libc,floor (default plain,off,on)\n"
+	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold\n"
+	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
 }
@@ -345,7 +379,7 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
-	if ((want[MODE_LIBC] || want[MODE_FLOOR]) && libc_resolve()) {
+	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}
@@ -365,7 +399,7 @@ int main(int argc, char **argv)
 			if (want[m])
 				ns[m][r] = run_once(m, n_threads, ms, &mops[m][r]);
 	base = want[MODE_LIBC] ? MODE_LIBC : MODE_PLAIN;
-	printf("%-6s %12s %12s %11s %-5s %11s %-5s\n", "mode", "ns/op", "Mops/s", "time vs",
+	printf("%-9s %12s %12s %11s %-5s %11s %-5s\n", "mode", "ns/op", "Mops/s", "time vs",
 	       mode_names[base], "thrpt vs", mode_names[base]);
 	for (int m = 0; m < N_MODES; m++) {
 		if (!want[m])
@@ -376,7 +410,7 @@ int main(int argc, char **argv)
 	for (int m = 0; m < N_MODES; m++) {
 		if (!want[m])
 			continue;
-		printf("%-6s %12.2f %12.2f", mode_names[m], med_ns[m], med_mops[m]);
+		printf("%-9s %12.2f %12.2f", mode_names[m], med_ns[m], med_mops[m]);
 		if (want[base] && m != base)
 			printf(" %16.3fx %16.3fx", med_ns[m] / med_ns[base],
 			       med_mops[m] / med_mops[base]);

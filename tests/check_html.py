@@ -16,12 +16,14 @@ tests/html_report.sh.
       <html data-js-error="...">; after the page's own script, a script
       that sorts the table by Count (twice), opens a row, zooms into the
       wait flame graph and writes what it saw into <html data-test-...>.
-  check_html.py dom DOM.html ROWS [timeline]
+  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N]
       The DOM that chromium --dump-dom printed for an injected page: no
       script error, drawn (data-rendered), ROWS table rows, both flame
       graphs drawn, sorting and zoom worked, the table and the wait flame
       graph inside a 1400x1600 window (what the screenshot shows); with
-      "timeline", the timeline has slices.
+      "timeline", the timeline has slices; with edges=N, the lock-order
+      cycles are drawn with N edges in all; with noflame, the flame
+      graphs are not checked (a profile that may have no wait).
   check_html.py png SHOT.png WIDTH HEIGHT
       A PNG of that size, not of one colour.
 
@@ -145,6 +147,10 @@ document.documentElement.setAttribute("data-js-error", String(m)); };</script>
 HOOK_TAIL = r"""<script>
 (function () {
   var H = document.documentElement;
+  function inWindow(e) {
+    var r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= 1600 && r.left >= 0;
+  }
   function set(k, v) { H.setAttribute("data-test-" + k, String(v)); }
   function counts() {
     return Array.prototype.map.call(document.querySelectorAll("#sp-table tbody tr.sp-row"),
@@ -163,6 +169,8 @@ HOOK_TAIL = r"""<script>
   document.querySelector("#sp-table tbody tr.sp-row").click();
   set("detail", document.querySelectorAll("#sp-table tr.sp-detail").length);
   var fl = document.querySelector("#sp-flame-wait svg.sp-flame");
+  set("table-visible", inWindow(document.getElementById("sp-table")));
+  if (!fl) { set("flame-visible", "none"); set("zoom", "none"); return; }
   var before = Number(fl.getAttribute("data-frames"));
   var frames = fl.querySelectorAll("g.sp-frame");
   /* zoom into the narrowest frame of the graph: fewer frames drawn */
@@ -175,11 +183,6 @@ HOOK_TAIL = r"""<script>
   var zoomed = Number(fl.getAttribute("data-frames"));
   fl.querySelector("g.sp-frame").dispatchEvent(new MouseEvent("click", { bubbles: true }));
   set("zoom", before + "," + zoomed + "," + fl.getAttribute("data-frames"));
-  function inWindow(e) {
-    var r = e.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= 1600 && r.left >= 0;
-  }
-  set("table-visible", inWindow(document.getElementById("sp-table")));
   set("flame-visible", inWindow(fl));
 })();
 </script>
@@ -201,7 +204,7 @@ def attr(dom, name):
     return m.group(1) if m else None
 
 
-def check_dom(dom_path, rows, timeline):
+def check_dom(dom_path, rows, timeline, edges, flames):
     dom = open(dom_path, encoding="utf-8").read()
     err = attr(dom, "data-js-error")
     if err is not None:
@@ -217,21 +220,27 @@ def check_dom(dom_path, rows, timeline):
     for sec in ("sp-flame-wait", "sp-flame-hold"):
         m = re.search(r'<section id="%s">(.*?)</section>' % sec, dom, re.S)
         frames = len(re.findall(r'<g class="sp-frame', m.group(1))) if m else 0
-        if frames < 3:
+        if flames and frames < 3:
             fail("%s: %d frames drawn" % (sec, frames))
     for k in ("sort-desc", "sort-asc", "table-visible", "flame-visible"):
-        if attr(dom, "data-test-" + k) != "true":
+        if attr(dom, "data-test-" + k) != "true" and (flames or k != "flame-visible"):
             fail("%s: %s" % (k, attr(dom, "data-test-" + k)))
     if attr(dom, "data-test-detail") != "1":
         fail("clicking a row opened %s detail rows" % attr(dom, "data-test-detail"))
-    zoom = [int(x) for x in (attr(dom, "data-test-zoom") or "0,0,0").split(",")]
-    if not (zoom[1] < zoom[0] and zoom[2] == zoom[0]):
+    zoom = [int(x) for x in (attr(dom, "data-test-zoom") or "0,0,0").split(",")
+            if x.isdigit()] or [0, 0, 0]
+    if flames and not (zoom[1] < zoom[0] and zoom[2] == zoom[0]):
         fail("flame zoom: frames before, zoomed, after a click on 'all': %s" % zoom)
     slices = len(re.findall(r'<rect [^>]*class="sp-slice', dom))
     if timeline and slices < 10:
         fail("the timeline has %d slices" % slices)
     if not timeline and 'id="sp-timeline"' in dom:
         fail("a timeline without a trace")
+    if edges is not None:
+        m = re.search(r'<section id="sp-cycles">(.*?)</section>', dom, re.S)
+        drawn = len(re.findall(r"<li>thread ", m.group(1))) if m else -1
+        if drawn != edges:
+            fail("%d lock-order edges drawn in cycles, the profile has %d" % (drawn, edges))
 
 
 def check_png(path, width, height):
@@ -258,8 +267,10 @@ def main(argv):
         check_static(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "inject":
         inject(argv[2], argv[3])
-    elif len(argv) in (4, 5) and argv[1] == "dom":
-        check_dom(argv[2], int(argv[3]), len(argv) == 5 and argv[4] == "timeline")
+    elif 4 <= len(argv) <= 7 and argv[1] == "dom":
+        edges = [int(a[6:]) for a in argv[4:] if a.startswith("edges=")]
+        check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
+                  "noflame" not in argv[4:])
     elif len(argv) == 5 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]))
     else:

@@ -1,11 +1,13 @@
 #!/bin/sh
-# html_report.sh SYNCPROF BANK PRELOAD TMPDIR - the HTML report (--format html) of
+# html_report.sh SYNCPROF BANK PRELOAD LOCKORDER_CASES TMPDIR - the HTML report (--format html) of
 # an unmodified program (bank, preloaded, with --hold and --lock-order):
-#   1. written by 'syncprof run -f html' (the report at exit), by
+#   1. written by 'syncprof run -f html' (the report at exit; of
+#      lockorder_cases' three-lock cycle too), by
 #      'syncprof report -f html' from the saved JSON, with and without
 #      --trace, and by SYNCPROF_OPTIONS=format=html alone;
 #   2. each page self-contained, its data the profile (check_html.py
-#      static: compared with 'report -f json' of the same profile);
+#      static: compared with 'report -f json' of the same profile), and
+#      so is docs/example-report.html;
 #   3. a profile whose strings hold "</script>" and "<!--" re-rendered:
 #      the data block still parses, the title is escaped;
 #   4. with chromium (Debian's; skipped, exit 77, without it): each page
@@ -17,7 +19,8 @@ set -eu
 cli=$1
 bank=$2
 preload=$3
-tmp=$4
+cases=$4
+tmp=$5
 here=$(cd "$(dirname "$0")" && pwd)
 check="python3 $here/check_html.py"
 fail() { echo "html_report: FAIL: $*" >&2; exit 1; }
@@ -32,6 +35,8 @@ cd "$tmp"
 	fail "syncprof run -f html exited $?"
 SYNCPROF_OPTIONS=hold=1,format=html,output=env.html LD_PRELOAD="$preload" \
 	"$bank" 2 20000 >/dev/null || fail "SYNCPROF_OPTIONS=format=html: bank exited $?"
+"$cli" run --lock-order --no-control -f html -o cycle.html -- "$cases" three >/dev/null ||
+	fail "syncprof run -f html -- lockorder_cases three exited $?"
 "$cli" report -f html -o report.html p.json || fail "report -f html exited $?"
 "$cli" report -f html --trace t.bin -o trace.html p.json || fail "report -f html --trace exited $?"
 "$cli" report -f json -o again.json p.json || fail "report -f json exited $?"
@@ -45,7 +50,9 @@ grep -q 'html' err.txt || fail "--trace without -f html: $(cat err.txt)"
 # must give the same JSON again.
 $check static report.html again.json || fail "report.html"
 $check static trace.html again.json || fail "trace.html"
-for page in live env; do
+# docs/example-report.html, the example the README links to, too
+cp "$here/../docs/example-report.html" example.html
+for page in live env example cycle; do
 	python3 - "$page.html" "$page.json" <<'EOF' || fail "$page.html: no profile in its data"
 import json, re, sys
 raw = open(sys.argv[1], encoding="utf-8").read()
@@ -79,7 +86,9 @@ if [ -z "$browser" ]; then
 	exit 77
 fi
 rows() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$1"; }
-load() { # PAGE ROWS [timeline]
+edges() { python3 -c 'import json,sys
+print(sum(len(c["edges"]) for c in json.load(open(sys.argv[1]))["lock_order"]["cycles"]))' "$1"; }
+load() { # PAGE ROWS [timeline] [edges=N]
 	$check inject "$1.html" "$1.test.html" || fail "inject $1"
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
 		--user-data-dir="$tmp/chromium-$1" --enable-logging=stderr --v=0 \
@@ -88,13 +97,17 @@ load() { # PAGE ROWS [timeline]
 	if grep 'CONSOLE' "$1.chromium.log" >&2; then
 		fail "$1.html: console messages (above)"
 	fi
-	$check dom "$1.dom.html" "$2" ${3:-} || fail "$1.html in chromium"
+	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} || fail "$1.html in chromium"
 }
 load report "$(rows again.json)"
 load trace "$(rows again.json)" timeline
 load live "$(rows live.again.json)"
 load env "$(rows env.again.json)"
 load evil "$(rows evil.again.json)"
+load example "$(rows example.again.json)" timeline
+n=$(edges cycle.again.json)
+[ "$n" -ge 3 ] || fail "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
+load cycle "$(rows cycle.again.json)" noflame "edges=$n"
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
 	--user-data-dir="$tmp/chromium-shot" --window-size=1400,1600 \
 	--screenshot="$tmp/shot.png" "file://$tmp/report.html" >/dev/null 2>&1 ||

@@ -160,7 +160,7 @@
 	}
 
 	function histCell(buckets, range, cls) {
-		var W = 120, H = 20, td = el("td", { "class": "sp-l" });
+		var W = 96, H = 20, td = el("td", { "class": "sp-l" });
 		if (!range || !buckets || !buckets.length)
 			return td;
 		var n = range[1] - range[0] + 1, bw = W / n, max = 0, sum = 0;
@@ -195,7 +195,7 @@
 			  f: function (x) { return (x / 1e9).toFixed(5); } },
 			{ k: "count", t: "Count", v: function (r) { return r.acquisitions; } },
 			{ k: "contended", t: "Contended", v: function (r) { return r.contended; } },
-			{ k: "avg", t: "Average (us)",
+			{ k: "avg", t: "Avg (us)",
 			  v: function (r) { return r.acquisitions ? r.wait_ns / r.acquisitions : 0; },
 			  f: function (x) { return (x / 1e3).toFixed(3); } },
 			{ k: "max", t: "Max (us)", v: function (r) { return r.wait_max_ns; },

@@ -44,6 +44,14 @@ if "$cli" report --trace t.bin p.json >/dev/null 2>err.txt; then
 	fail "--trace without -f html was accepted"
 fi
 grep -q 'html' err.txt || fail "--trace without -f html: $(cat err.txt)"
+# a trace that is missing, or no trace: one line, exit 1, no page
+for bad in missing.bin p.json; do
+	if "$cli" report -f html --trace "$bad" -o bad.html p.json 2>err.txt; then
+		fail "--trace $bad was accepted"
+	fi
+	[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "$bad" err.txt || fail "--trace $bad: $(cat err.txt)"
+	[ ! -e bad.html ] || fail "--trace $bad: a page was written"
+done
 
 # 2. self-contained, the data is the profile.  The live pages' profiles
 # are not saved as JSON: the data block read back by 'syncprof report'

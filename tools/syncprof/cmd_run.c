@@ -114,7 +114,7 @@ static const struct run_option run_options[] = {
 	  "or not at all: when writing fails, it goes to stderr" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
-	  "csv, folded (flame graphs; the lock type is the leaf) or pprof\n"
+	  "csv, folded (flame graphs; the lock type is the leaf), pprof\n"
 	  "(binary: use with -o; with --hold it also has the holder side,\n"
 	  "pprof -sample_index=holder_delay) or html (one self-contained page:\n"
 	  "sortable table, flame graphs of waits and holds; use with -o)" },

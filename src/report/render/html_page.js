@@ -21,6 +21,7 @@
 	var P = D.profile, V = D.view, T = D.timeline;
 	var main = document.getElementById("sp-main");
 	var HOLD = !!P.hold_tracking;
+	var MAX_ROWS = 5000;
 
 	/* ---- helpers ---------------------------------------------------- */
 
@@ -244,7 +245,9 @@
 		table.appendChild(thead);
 		table.appendChild(tbody);
 
-		P.rows.forEach(function (r, i) {
+		/* A browser builds a table of thousands of rows, not of a million:
+		 * the flame graphs take every row, the table the first MAX_ROWS. */
+		P.rows.slice(0, MAX_ROWS).forEach(function (r, i) {
 			var tr = el("tr", { "class": "sp-row" });
 			tr.appendChild(el("td", null, i + 1));
 			cols.forEach(function (c) {
@@ -269,6 +272,10 @@
 		var scroll = el("div", { "class": "sp-scroll" });
 		scroll.appendChild(table);
 		s.appendChild(scroll);
+		if (P.rows.length > MAX_ROWS)
+			s.appendChild(el("p", { "class": "sp-note" }, "The table shows the first " +
+					 MAX_ROWS + " of " + P.rows.length + " rows (the flame graphs have " +
+					 "them all); -n N picks the top N."));
 		if (P.rows_total > P.rows.length)
 			s.appendChild(el("p", { "class": "sp-note" }, (P.rows_total - P.rows.length) +
 					 " more rows were cut by --top."));
@@ -500,7 +507,7 @@
 
 	function blameSection(s) {
 		var any = 0;
-		P.rows.forEach(function (r, i) {
+		P.rows.slice(0, MAX_ROWS).forEach(function (r, i) {
 			if (!r.blame || !r.blame.length)
 				return;
 			any++;

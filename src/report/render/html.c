@@ -205,7 +205,7 @@ int sp_render_html(FILE *out, const struct sp_profile *p, const struct syncprof_
 	fputs(html_page_css, out);
 	fputs("</style>\n</head>\n<body>\n<main id=\"sp-main\">\n<h1>syncprof</h1>\n"
 	      "<noscript><p>This page draws the report with JavaScript; the profile is the "
-	      "JSON in its source (syncprof report can render it as a table).</p></noscript>\n"
+	      "JSON in the page's source, in the element sp-data.</p></noscript>\n"
 	      "</main>\n<script type=\"application/json\" id=\"sp-data\">\n",
 	      out);
 	write_escaped(out, data, len);

@@ -26,12 +26,12 @@
  *
  * The timeline is the caller's (src/read, which reads traces: this layer
  * cannot): sp_render_html() takes a function that writes it as one JSON
- * value, or NULL; the format is in docs/formats.md ("HTML").
+ * value, or NULL; the format is in docs/formats.md ("html").
  *
  * Costs: the JSON is built in a memory stream first (it is escaped on the
  * way out), so the report takes about the JSON's size of memory once
- * more; the page itself is ~20 KB.  The browser builds the flame graphs
- * from the rows, so the file holds no tree twice.
+ * more; the script and style add some 25 KB.  The browser builds the
+ * flame graphs from the rows, so the file holds no tree twice.
  *
  * Alternatives considered: drawing the SVG here, in C (no script at all,
  * but no sorting, no zoom, and the page would hold each stack once per

@@ -2,7 +2,7 @@
  * html_page.js - draws syncprof's HTML report (render/html.c) from the
  * JSON in <script id="sp-data">: {"profile": profile JSON version 1,
  * "view": names as the other renderers print them, "timeline": null or a
- * trace's threads and slices (docs/formats.md, "HTML")}.
+ * trace's threads and slices (docs/formats.md, "html")}.
  *
  * No library and nothing fetched: plain DOM and SVG.  Each section is
  * drawn on its own; one that fails says so in the page (class sp-error)

@@ -87,6 +87,7 @@ enum syncprof_format {
 	SYNCPROF_FORMAT_CSV,      /* one line per row, RFC 4180 quoting */
 	SYNCPROF_FORMAT_FOLDED,   /* collapsed stacks weighted by wait ns */
 	SYNCPROF_FORMAT_PPROF,    /* gzipped profile.proto (binary) */
+	SYNCPROF_FORMAT_HTML,     /* one self-contained page: table, flame graphs */
 };
 
 struct syncprof_report_options {

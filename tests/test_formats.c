@@ -202,6 +202,47 @@ static void test_columns(void)
 	fclose(devnull);
 }
 
+/* The HTML page (render/html.c): one document, one data block with no
+ * '<' in it (escaped) holding the profile, one script; "html" parsed by
+ * the API and by SYNCPROF_OPTIONS.  tests/html_report.sh loads pages in a
+ * browser. */
+static void test_html(void)
+{
+	static const char open_data[] = "<script type=\"application/json\" id=\"sp-data\">\n";
+	enum syncprof_format f;
+	struct sp_options opts;
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc;
+	char *text = render(SYNCPROF_FORMAT_HTML, NULL, &rc);
+	const char *data, *end;
+
+	T_ASSERT_INT(rc, ==, 0);
+	T_ASSERT_INT(strncmp(text, "<!DOCTYPE html>\n", 16), ==, 0);
+	T_ASSERT_INT(strcmp(text + strlen(text) - 8, "</html>\n"), ==, 0);
+	data = strstr(text, open_data);
+	T_ASSERT(data != NULL);
+	T_ASSERT(strstr(data + 1, open_data) == NULL);
+	data += sizeof(open_data) - 1;
+	end = strstr(data, "</script>");
+	T_ASSERT(end != NULL);
+	T_ASSERT(memchr(data, '<', (size_t)(end - data)) == NULL);
+	T_ASSERT_INT(strncmp(data, "{\"profile\":{\"format\":\"syncprof-profile\"", 39), ==, 0);
+	T_ASSERT(strstr(data, ",\"view\":{\"rows\":[") != NULL);
+	T_ASSERT(strstr(data, "\"timeline\":null}") != NULL);
+	T_ASSERT(strstr(end, "<script>\n") == end + 10);
+	T_ASSERT(strstr(text, "http:") == NULL && strstr(text, "https:") == NULL);
+	free(text);
+
+	T_ASSERT_INT(syncprof_parse_format("html", &f), ==, 0);
+	T_ASSERT_INT(f, ==, SYNCPROF_FORMAT_HTML);
+	T_ASSERT_STR(sp_format_name(SYNCPROF_FORMAT_HTML), "html");
+	sp_options_defaults(&opts);
+	T_ASSERT_INT(sp_options_parse(&opts, "format=html", devnull), ==, 0);
+	T_ASSERT_INT(opts.report.format, ==, SYNCPROF_FORMAT_HTML);
+	sp_options_free(&opts);
+	fclose(devnull);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -217,6 +258,7 @@ int main(int argc, char **argv)
 	test_pprof();
 	test_csv();
 	test_columns();
+	test_html();
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_formats: ok\n");
 	return 0;

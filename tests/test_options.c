@@ -103,7 +103,7 @@ int main(void)
 	w = parse(&o, "sort=fast,format=xml,top=-1,top=1x,enabled=maybe,coalesce=", &problems);
 	T_ASSERT_INT(problems, ==, 6);
 	T_ASSERT_CONTAINS(w, "bad value 'fast' for option 'sort' (valid: total, avg");
-	T_ASSERT_CONTAINS(w, "bad value 'xml' for option 'format' (valid: table, json, csv, folded or pprof");
+	T_ASSERT_CONTAINS(w, "bad value 'xml' for option 'format' (valid: table, json, csv, folded, pprof or html");
 	T_ASSERT_CONTAINS(w, "bad value '-1' for option 'top'");
 	T_ASSERT_CONTAINS(w, "bad value '1x' for option 'top'");
 	T_ASSERT_CONTAINS(w, "bad value 'maybe' for option 'enabled'");

@@ -326,7 +326,7 @@ struct option_row {
 static const struct option_row option_table[] = {
 	{ "enabled", opt_enabled, "1 or 0" },
 	{ "output", opt_output, "a file name (%p: the pid); default stderr" },
-	{ "format", opt_format, "table, json, csv, folded or pprof" },
+	{ "format", opt_format, "table, json, csv, folded, pprof or html" },
 	{ "top", opt_top, "a number of rows, 0 for all" },
 	{ "sort", opt_sort, "total, avg, max, count, contended or hold" },
 	{ "coalesce", opt_coalesce, "1 or 0" },

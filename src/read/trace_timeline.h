@@ -155,5 +155,8 @@ int sp_timeline_name_sites(struct sp_timeline *tl);
 /* "export_chrome.c", "export_perfetto.c": write @tl to @out; 0 or -errno. */
 int sp_export_chrome(FILE *out, const struct sp_timeline *tl);
 int sp_export_perfetto(FILE *out, const struct sp_timeline *tl);
+/* "export_html.c": @tl as the HTML report's timeline, one JSON value (at
+ * most @max slices, the longest); 0 or -ENOMEM. */
+int sp_export_html_timeline(FILE *out, const struct sp_timeline *tl, size_t max);
 
 #endif /* SP_READ_TRACE_TIMELINE_H */

@@ -386,6 +386,12 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 int sp_render_csv(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
 int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
 int sp_render_pprof(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o);
+/* HTML (render/html.c): @timeline, when not NULL, writes the page's timeline
+ * as one JSON value to its stream (docs/formats.md, "html"), 0 or -errno;
+ * NULL: the page has none.  sp_render() passes NULL. */
+typedef int (*sp_html_timeline_fn)(FILE *out, void *ctx);
+int sp_render_html(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o,
+		   sp_html_timeline_fn timeline, void *ctx);
 /* Parse a --columns list into column ids (render/table.c); returns the
  * number of columns, or -EINVAL (an unknown or repeated key, or more than
  * @max).  NULL or "" means every column: the hold columns only when @hold. */

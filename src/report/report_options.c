@@ -12,7 +12,7 @@
 #include "report/profile.h"
 
 static const char *const sort_names[] = { "total", "avg", "max", "count", "contended", "hold" };
-static const char *const format_names[] = { "table", "json", "csv", "folded", "pprof" };
+static const char *const format_names[] = { "table", "json", "csv", "folded", "pprof", "html" };
 
 const char *sp_sort_name(enum syncprof_sort s)
 {
@@ -67,7 +67,7 @@ int sp_report_options_check(const struct syncprof_report_options *o)
 {
 	int ids[SP_MAX_COLUMNS];
 
-	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_PPROF ||
+	if ((unsigned)o->sort > SYNCPROF_SORT_HOLD || (unsigned)o->format > SYNCPROF_FORMAT_HTML ||
 	    sp_columns_parse(o->columns, ids, SP_MAX_COLUMNS, 1) < 0)
 		return -EINVAL;
 	return 0;

@@ -4,8 +4,8 @@
  *
  * Each input is a file as a user could hand to 'syncprof report'.  The
  * reader must return 0 or a negative errno with a NUL-terminated message
- * and never read past the input; what it accepts must render (table and
- * JSON), and the JSON it renders must read back and render to the same
+ * and never read past the input; what it accepts must render (table, HTML
+ * and JSON), and the JSON it renders must read back and render to the same
  * bytes (the re-render guarantee of docs/formats.md).  AddressSanitizer,
  * UndefinedBehaviorSanitizer and libFuzzer's leak check see the rest.
  * Built with -DSYNCPROF_FUZZ=ON under clang; tests/fuzz/run-fuzz.sh SECONDS fuzz_profile_load
@@ -68,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	free(render(&p, SYNCPROF_FORMAT_TABLE, &len));
+	free(render(&p, SYNCPROF_FORMAT_HTML, &len));
 	json = render(&p, SYNCPROF_FORMAT_JSON, &len);
 	sp_profile_free(&p);
 	if (!json)

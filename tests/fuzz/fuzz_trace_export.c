@@ -1,8 +1,9 @@
 /*
  * fuzz_trace_export.c - libFuzzer target for 'syncprof trace export': any
  * input that the reader accepts is built into a timeline
- * (src/read/trace_timeline.c) and written as Perfetto protobuf and Chrome
- * JSON (export_perfetto.c, export_chrome.c), which must never crash, hang
+ * (src/read/trace_timeline.c) and written as Perfetto protobuf, Chrome
+ * JSON and the HTML page's timeline (export_perfetto.c, export_chrome.c,
+ * export_html.c), which must never crash, hang
  * or leak, whatever the records say: waits without ends, releases without
  * holds, drops over anything, timestamps in any order, absurd counts.
  *
@@ -27,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (sp_trace_reader_init(r, data, size) == 0) {
 		if (sp_timeline_build(&tl, r) == 0 && (out = fopen("/dev/null", "w"))) {
-			if (sp_export_perfetto(out, &tl) || sp_export_chrome(out, &tl))
+			/* the HTML timeline with a small cap: its pick of the longest slices runs */
+			if (sp_export_perfetto(out, &tl) || sp_export_chrome(out, &tl) ||
+			    sp_export_html_timeline(out, &tl, 16))
 				abort(); /* only a write error may fail them */
 			fclose(out);
 		}

@@ -73,7 +73,7 @@ compare() {
 }
 
 n=0
-for f in table json csv folded pprof; do
+for f in table json csv folded pprof html; do
 	compare "$f" saved.json -- -f "$f"
 	compare "$f-objs" objs.json -- -f "$f" --no-coalesce
 	compare "$f-coalesced-from-objs" objs.json -- -f "$f"

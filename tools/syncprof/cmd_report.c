@@ -2,7 +2,7 @@
  * cmd_report.c - 'syncprof report': render a saved profile again, or show
  * what changed between two.
  *
- *   syncprof report [REPORT OPTIONS] PROFILE.json
+ *   syncprof report [REPORT OPTIONS] [--trace TRACE -f html] PROFILE.json
  *   syncprof report --diff [-n N] [-s wait|count|contended] [-f table|csv]
  *                   BASE.json NEW.json
  *
@@ -10,6 +10,11 @@
  * back from the file (profile_load.c): coalesce when asked, sort, top N,
  * render in any format.  A profile saved coalesced has lost its objects,
  * so --no-coalesce on it is refused with a message.
+ *
+ * --trace FILE (with -f html only): the page also draws the trace's
+ * timeline (export_html.c), read from the file mapped read-only, built by
+ * trace_timeline.c as 'syncprof trace export' builds it.  A trace cut
+ * short or corrupt is drawn up to where it stops, with a warning.
  *
  * Diff: both profiles are coalesced per (type, site); sites are matched by
  * name (file:line and function, or function and DSO, or address when
@@ -20,15 +25,23 @@
  * zero on the other side and are marked "new" or "gone".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "read/profile_load.h"
+#include "read/trace_timeline.h"
 #include "report/render/text.h"
 
+/* Slices of a trace drawn in an HTML page at most (export_html.c). */
+#define HTML_MAX_SLICES 20000
+
 static const char help[] =
-	"Usage: syncprof report [REPORT OPTIONS] PROFILE.json\n"
+	"Usage: syncprof report [REPORT OPTIONS] [--trace TRACE] PROFILE.json\n"
 	"       syncprof report --diff [-n N] [-s wait|count|contended] [-f table|csv]\n"
 	"                       [-o FILE] BASE.json NEW.json\n"
 	"\n"
@@ -37,6 +50,8 @@ static const char help[] =
 	"--no-coalesce needs a profile saved with coalesce=0 (one row per lock).\n"
 	"\n"
 	"%s"
+	"      --trace TRACE   with -f html: the page also shows TRACE (syncprof run\n"
+	"                      --trace) as a timeline of its threads' waits and holds\n"
 	"\n"
 	"--diff compares two profiles site by site (type and call site; objects\n"
 	"are merged) and prints, for each site, wait time, acquisitions (count)\n"
@@ -50,10 +65,87 @@ static const char help[] =
 	"Examples:\n"
 	"  syncprof report -n 5 -s avg prof.json\n"
 	"  syncprof report -f pprof -o prof.pb.gz prof.json\n"
+	"  syncprof report -f html --trace t.bin -o prof.html prof.json\n"
 	"  syncprof report --diff before.json after.json\n";
 
-static int render_profile(const char *path, struct cli_render_opts *o)
+/* --trace: the file, mapped, and its timeline. */
+struct report_trace {
+	const char *path;
+	void *data;
+	size_t size;
+	struct sp_trace_reader r;
+	struct sp_timeline tl;
+	int have_reader, have_tl;
+};
+
+static void trace_close(struct report_trace *t)
 {
+	if (t->have_tl)
+		sp_timeline_free(&t->tl);
+	if (t->have_reader)
+		sp_trace_reader_fini(&t->r);
+	if (t->data)
+		munmap(t->data, t->size);
+	memset(t, 0, sizeof(*t));
+}
+
+static int trace_open(struct report_trace *t, const char *path)
+{
+	static const char empty[1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	if (fd < 0 || fstat(fd, &st)) {
+		cli_error("report", "cannot open '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	t->size = (size_t)st.st_size;
+	if (t->size) {
+		t->data = mmap(NULL, t->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (t->data == MAP_FAILED) {
+			t->data = NULL;
+			cli_error("report", "cannot read '%s': %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	if (sp_trace_reader_init(&t->r, t->data ? t->data : empty, t->size)) {
+		cli_error("report", "'%s': %s", path, t->r.error);
+		trace_close(t);
+		return -1;
+	}
+	t->have_reader = 1;
+	t->have_tl = 1;
+	if (sp_timeline_build(&t->tl, &t->r)) {
+		cli_error("report", "'%s': out of memory", path);
+		trace_close(t);
+		return -1;
+	}
+	if (t->r.status != SP_TRACE_READ_OK)
+		cli_error("report", "warning: '%s' is %s (%s): the timeline stops there", path,
+			  t->r.status == SP_TRACE_READ_TRUNCATED ? "cut short" : "corrupt",
+			  t->r.error);
+	else if (sp_trace_reader_write_error(&t->r))
+		cli_error("report", "warning: '%s' is incomplete: writing it failed (%s)", path,
+			  strerror(sp_trace_reader_write_error(&t->r)));
+	return 0;
+}
+
+static int trace_timeline_json(FILE *out, void *ctx)
+{
+	struct report_trace *t = ctx;
+
+	return sp_export_html_timeline(out, &t->tl, HTML_MAX_SLICES);
+}
+
+static int render_profile(const char *path, struct cli_render_opts *o, const char *trace)
+{
+	struct report_trace t = { 0 };
 	struct sp_profile p;
 	char err[512];
 	FILE *out;
@@ -63,30 +155,41 @@ static int render_profile(const char *path, struct cli_render_opts *o)
 		cli_error("report", "%s", err);
 		return 1;
 	}
+	if (trace && trace_open(&t, trace)) {
+		sp_profile_free(&p);
+		return 1;
+	}
 	if (p.coalesced && o->coalesce_set && !o->report.coalesce) {
 		cli_error("report",
 			  "%s was saved with objects coalesced per call site; --no-coalesce "
 			  "needs a profile saved with coalesce=0 (--no-coalesce)",
 			  path);
+		trace_close(&t);
 		sp_profile_free(&p);
 		return 1;
 	}
 	rc = sp_profile_shape(&p, &o->report);
 	if (rc) {
 		cli_error("report", "%s", strerror(-rc));
+		trace_close(&t);
 		sp_profile_free(&p);
 		return 1;
 	}
 	out = cli_open_output("report", o);
 	if (!out) {
+		trace_close(&t);
 		sp_profile_free(&p);
 		return 1;
 	}
-	rc = sp_render(out, &p, &o->report);
+	if (trace)
+		rc = sp_render_html(out, &p, &o->report, trace_timeline_json, &t);
+	else
+		rc = sp_render(out, &p, &o->report);
 	if (rc)
 		cli_error("report", "rendering failed: %s", strerror(-rc));
 	if (cli_close_output("report", o, out))
 		rc = -EIO;
+	trace_close(&t);
 	sp_profile_free(&p);
 	return rc ? 1 : 0;
 }
@@ -358,7 +461,7 @@ static int do_diff(int argc, char **argv, int i)
 int cmd_report(int argc, char **argv)
 {
 	struct cli_render_opts o;
-	const char *path = NULL;
+	const char *path = NULL, *trace = NULL;
 
 	cli_render_opts_init(&o);
 	for (int i = 1; i < argc; i++)
@@ -379,6 +482,17 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		if (r)
 			continue;
+		if (!strcmp(argv[i], "--trace") || !strncmp(argv[i], "--trace=", 8)) {
+			if (argv[i][7] == '=') {
+				trace = argv[i] + 8;
+			} else if (i + 1 < argc) {
+				trace = argv[++i];
+			} else {
+				cli_error("report", "option --trace needs a value");
+				return 2;
+			}
+			continue;
+		}
 		if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("report", "unknown option '%s' (see syncprof report --help)",
 				  argv[i]);
@@ -396,5 +510,10 @@ int cmd_report(int argc, char **argv)
 				    "PROFILE.json; see --help)");
 		return 2;
 	}
-	return render_profile(path, &o);
+	if (trace && o.report.format != SYNCPROF_FORMAT_HTML) {
+		cli_error("report", "--trace draws a timeline in the HTML page only: add -f html "
+				    "(or see 'syncprof trace export' for Perfetto)");
+		return 2;
+	}
+	return render_profile(path, &o, trace);
 }

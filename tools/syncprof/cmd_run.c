@@ -114,9 +114,10 @@ static const struct run_option run_options[] = {
 	  "or not at all: when writing fails, it goes to stderr" },
 	{ "format", 'f', ARG_VALUE, "format", NULL, "FORMAT",
 	  "report format: table (default), json (profile JSON version 1),\n"
-	  "csv, folded (flame graphs; the lock type is the leaf) or pprof\n"
+	  "csv, folded (flame graphs; the lock type is the leaf), pprof\n"
 	  "(binary: use with -o; with --hold it also has the holder side,\n"
-	  "pprof -sample_index=holder_delay)" },
+	  "pprof -sample_index=holder_delay) or html (one self-contained page:\n"
+	  "sortable table, flame graphs of waits and holds; use with -o)" },
 	{ "columns", 0, ARG_VALUE, "columns", NULL, "LIST",
 	  "table columns, comma-separated, in order (docs/formats.md);\n"
 	  "e.g. site,wait,count,p99 (the twin quoted: columns='site,wait')" },

@@ -1,7 +1,7 @@
 /*
  * render_opts.c - the report options shared by 'syncprof report' and
  * 'syncprof ctl PID report' (and named like those of 'syncprof run'):
- *   -f, --format table|json|csv|folded|pprof   -n, --top N
+ *   -f, --format table|json|csv|folded|pprof|html   -n, --top N
  *   -s, --sort total|avg|max|count|contended|hold
  *   --no-coalesce / --coalesce    --columns LIST    --src-root DIR
  *   -o, --output FILE
@@ -58,7 +58,7 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		if (!v)
 			return -1;
 		if (syncprof_parse_format(v, &o->report.format)) {
-			cli_error(cmd, "bad format '%s' (valid: table, json, csv, folded, pprof)", v);
+			cli_error(cmd, "bad format '%s' (valid: table, json, csv, folded, pprof, html)", v);
 			return -1;
 		}
 		o->format_name = v;
@@ -165,7 +165,8 @@ int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f)
 
 const char cli_render_help[] =
 	"Report options:\n"
-	"  -f, --format FMT    table (default), json, csv, folded or pprof\n"
+	"  -f, --format FMT    table (default), json, csv, folded, pprof or html (one\n"
+	"                      self-contained page: sortable table, flame graphs)\n"
 	"  -n, --top N         print the N rows with the highest sort key (0: all)\n"
 	"  -s, --sort KEY      total (default), avg, max, count, contended or hold\n"
 	"      --no-coalesce   one row per lock object instead of per call site\n"

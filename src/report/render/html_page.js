@@ -1,0 +1,634 @@
+/*
+ * html_page.js - draws syncprof's HTML report (render/html.c) from the
+ * JSON in <script id="sp-data">: {"profile": profile JSON version 1,
+ * "view": names as the other renderers print them, "timeline": null or a
+ * trace's threads and slices (docs/formats.md, "html")}.
+ *
+ * No library and nothing fetched: plain DOM and SVG.  Each section is
+ * drawn on its own; one that fails says so in the page (class sp-error)
+ * and on the console, and the others are still drawn.  When all is done
+ * the body gets data-rendered="1" (tests/html_report.sh waits for it).
+ */
+"use strict";
+(function () {
+	/* SVG's namespace, from the HTML parser: the page names no URL. */
+	var SVGNS = (function () {
+		var d = document.createElement("div");
+		d.innerHTML = "<svg></svg>";
+		return d.firstChild.namespaceURI;
+	})();
+	var D = JSON.parse(document.getElementById("sp-data").textContent);
+	var P = D.profile, V = D.view, T = D.timeline;
+	var main = document.getElementById("sp-main");
+	var HOLD = !!P.hold_tracking;
+	var MAX_ROWS = 5000;
+
+	/* ---- helpers ---------------------------------------------------- */
+
+	function el(tag, attrs, text) {
+		var e = document.createElement(tag);
+		for (var k in attrs || {})
+			e.setAttribute(k, attrs[k]);
+		if (text !== undefined && text !== null)
+			e.textContent = String(text);
+		return e;
+	}
+
+	function svg(tag, attrs) {
+		var e = document.createElementNS(SVGNS, tag);
+		for (var k in attrs || {})
+			e.setAttribute(k, attrs[k]);
+		return e;
+	}
+
+	function tip(parent, text) {
+		var t = svg("title");
+		t.textContent = text;
+		parent.appendChild(t);
+	}
+
+	/* A duration for people: "830 ns", "12.5 us", "3.20 ms", "1.234 s". */
+	function dur(ns) {
+		if (ns === null || ns === undefined)
+			return "";
+		if (ns < 1e3)
+			return Math.round(ns) + " ns";
+		if (ns < 1e6)
+			return (ns / 1e3).toPrecision(3) + " us";
+		if (ns < 1e9)
+			return (ns / 1e6).toPrecision(3) + " ms";
+		return (ns / 1e9).toFixed(3) + " s";
+	}
+
+	function pct(part, whole) {
+		return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "";
+	}
+
+	/* The smallest value of a histogram bucket (docs/formats.md,
+	 * "Histograms"): 8 buckets per power of two above 16. */
+	function bucketLo(b) {
+		if (b < 16)
+			return b;
+		var s = (b >> 3) - 1;
+		return (b - s * 8) * Math.pow(2, s);
+	}
+
+	function bucketHi(b) {
+		return b + 1 < P.hist.buckets ? bucketLo(b + 1) - 1 : Math.pow(2, 40) - 1;
+	}
+
+	/* The width to draw in: the window's, less the margins. */
+	function pageWidth(min) {
+		return Math.max(min, (document.documentElement.clientWidth || 1200) - 44);
+	}
+
+	function section(id, title) {
+		var s = el("section", { id: id });
+		s.appendChild(el("h2", null, title));
+		main.appendChild(s);
+		return s;
+	}
+
+	function draw(id, title, fn) {
+		var s = section(id, title);
+		try {
+			fn(s);
+		} catch (e) {
+			s.appendChild(el("p", { "class": "sp-error" },
+					 "This section could not be drawn: " + e));
+			console.error(e);
+		}
+	}
+
+	function rowLock(r) {
+		return "[" + r.type + (r.lock_name ? " " + r.lock_name : "") + "]";
+	}
+
+	/* ---- header -------------------------------------------------------- */
+
+	function header() {
+		var m = el("p", { "class": "sp-meta" });
+		var shown = P.rows.length, total = P.rows_total || shown;
+		var waits = 0, holds = 0;
+
+		P.rows.forEach(function (r) {
+			waits += r.wait_ns;
+			holds += r.hold_ns || 0;
+		});
+		[["command", P.command], ["pid", P.pid], ["elapsed", dur(P.elapsed_ns)],
+		 ["rows", shown === total ? shown : shown + " of " + total],
+		 ["wait", dur(waits)], ["hold", HOLD ? dur(holds) : "not tracked (--hold)"],
+		 ["sorted by", P.sort], ["per", P.coalesced ? "call site" : "lock object"],
+		 ["clock", P.clock]].forEach(function (kv) {
+			var s = el("span");
+			s.appendChild(el("b", null, kv[0] + ": "));
+			s.appendChild(document.createTextNode(String(kv[1])));
+			m.appendChild(s);
+		});
+		main.appendChild(m);
+		if (P.lost_events)
+			main.appendChild(el("p", { "class": "sp-error" }, P.lost_events +
+					 " lock calls could not be recorded: they are missing from every count."));
+		var nav = el("nav");
+		var links = [["sp-locks", "Locks"], ["sp-flame-wait", "Flame graph: waits"],
+			     ["sp-flame-hold", "Flame graph: holds"]];
+		if (P.lock_order)
+			links.push(["sp-cycles", "Lock-order cycles"]);
+		if (HOLD)
+			links.push(["sp-blame", "Blame"]);
+		if (T)
+			links.push(["sp-timeline", "Timeline"]);
+		links.forEach(function (l) {
+			nav.appendChild(el("a", { href: "#" + l[0] }, l[1]));
+		});
+		main.appendChild(nav);
+	}
+
+	/* ---- the table -------------------------------------------------------- */
+
+	/* The range of buckets that the rows' histograms of @key use, so that
+	 * all rows share one axis. */
+	function bucketRange(key) {
+		var lo = Infinity, hi = -1;
+
+		P.rows.forEach(function (r) {
+			(r[key] || []).forEach(function (bc) {
+				lo = Math.min(lo, bc[0]);
+				hi = Math.max(hi, bc[0]);
+			});
+		});
+		return hi < 0 ? null : [lo, hi];
+	}
+
+	function histCell(buckets, range, cls) {
+		var W = 96, H = 20, td = el("td", { "class": "sp-l" });
+		if (!range || !buckets || !buckets.length)
+			return td;
+		var n = range[1] - range[0] + 1, bw = W / n, max = 0, sum = 0;
+		buckets.forEach(function (bc) {
+			max = Math.max(max, bc[1]);
+			sum += bc[1];
+		});
+		var g = svg("svg", { width: W, height: H, "class": "sp-hist " + cls });
+		tip(g, sum + " in " + buckets.length + " buckets");
+		g.appendChild(svg("rect", { x: 0, y: 0, width: W, height: H, "class": "sp-bg" }));
+		buckets.forEach(function (bc) {
+			var h = Math.max(1, H * Math.sqrt(bc[1] / max));
+			var r = svg("rect", { x: ((bc[0] - range[0]) * bw).toFixed(2),
+					     y: (H - h).toFixed(2), width: Math.max(1, bw).toFixed(2),
+					     height: h.toFixed(2), "class": "sp-bar" });
+			tip(r, dur(bucketLo(bc[0])) + " - " + dur(bucketHi(bc[0])) + ": " + bc[1]);
+			g.appendChild(r);
+		});
+		td.appendChild(g);
+		return td;
+	}
+
+	function axisLabel(range) {
+		return range ? dur(bucketLo(range[0])) + " \u2026 " + dur(bucketHi(range[1])) : "";
+	}
+
+	function tableSection(s) {
+		var cols = [
+			{ k: "type", t: "Type", l: 1, v: function (r) { return r.type; } },
+			{ k: "site", t: "Call site", l: 1, v: function (r, i) { return V.rows[i].site; } },
+			{ k: "wait", t: "Wait (s)", v: function (r) { return r.wait_ns; },
+			  f: function (x) { return (x / 1e9).toFixed(5); } },
+			{ k: "count", t: "Count", v: function (r) { return r.acquisitions; } },
+			{ k: "contended", t: "Contended", v: function (r) { return r.contended; } },
+			{ k: "avg", t: "Avg (us)",
+			  v: function (r) { return r.acquisitions ? r.wait_ns / r.acquisitions : 0; },
+			  f: function (x) { return (x / 1e3).toFixed(3); } },
+			{ k: "max", t: "Max (us)", v: function (r) { return r.wait_max_ns; },
+			  f: function (x) { return (x / 1e3).toFixed(1); } },
+			{ k: "p50", t: "p50 (us)", v: function (r) { return r.wait_p50_ns; },
+			  f: function (x) { return (x / 1e3).toFixed(1); } },
+			{ k: "p90", t: "p90 (us)", v: function (r) { return r.wait_p90_ns; },
+			  f: function (x) { return (x / 1e3).toFixed(1); } },
+			{ k: "p99", t: "p99 (us)", v: function (r) { return r.wait_p99_ns; },
+			  f: function (x) { return (x / 1e3).toFixed(1); } }
+		];
+		if (HOLD)
+			cols.push(
+				{ k: "hold", t: "Hold (s)", v: function (r) { return r.hold_ns; },
+				  f: function (x) { return (x / 1e9).toFixed(5); } },
+				{ k: "max_hold", t: "Max hold (us)", v: function (r) { return r.hold_max_ns; },
+				  f: function (x) { return (x / 1e3).toFixed(1); } },
+				{ k: "owner_chg", t: "Owner chg", v: function (r) { return r.owner_changes; } });
+		var wr = bucketRange("wait_buckets"), hr = HOLD ? bucketRange("hold_buckets") : null;
+		if (!P.rows.length) {
+			s.appendChild(el("p", { "class": "sp-note" }, "No lock activity was recorded."));
+			return;
+		}
+		s.appendChild(el("p", { "class": "sp-note" },
+				 "Click a column to sort by it, a row for its stack and blame."));
+		var table = el("table", { "class": "sp-table", id: "sp-table" });
+		var thead = el("thead"), hrow = el("tr"), tbody = el("tbody");
+		var items = [], sortKey = null, desc = true;
+
+		hrow.appendChild(el("th", null, "#"));
+		cols.forEach(function (c) {
+			var th = el("th", { "class": c.l ? "sp-l" : "", "data-key": c.k }, c.t);
+			th.addEventListener("click", function () { sortBy(c, th); });
+			c.th = th;
+			hrow.appendChild(th);
+		});
+		var wth = el("th", { "class": "sp-l" }, "Waits");
+		wth.appendChild(el("span", { "class": "sp-axis" }, axisLabel(wr)));
+		hrow.appendChild(wth);
+		if (HOLD) {
+			var hth = el("th", { "class": "sp-l" }, "Holds");
+			hth.appendChild(el("span", { "class": "sp-axis" }, axisLabel(hr)));
+			hrow.appendChild(hth);
+		}
+		thead.appendChild(hrow);
+		table.appendChild(thead);
+		table.appendChild(tbody);
+
+		/* A browser builds a table of thousands of rows, not of a million:
+		 * the flame graphs take every row, the table the first MAX_ROWS. */
+		P.rows.slice(0, MAX_ROWS).forEach(function (r, i) {
+			var tr = el("tr", { "class": "sp-row" });
+			tr.appendChild(el("td", null, i + 1));
+			cols.forEach(function (c) {
+				var x = c.v(r, i), td = el("td", { "class": c.k === "site" ? "sp-l sp-site sp-mono" : c.l ? "sp-l" : "" });
+				td.textContent = c.f ? c.f(x) : String(x);
+				if (c.k === "site" && (r.lock_name || r.object)) {
+					td.appendChild(el("br"));
+					td.appendChild(el("span", { "class": "sp-lockname" },
+							  (r.lock_name ? "lock \u201c" + r.lock_name + "\u201d " : "") +
+							  (r.object ? r.object : r.n_objects + " objects")));
+				}
+				tr.appendChild(td);
+			});
+			tr.appendChild(histCell(r.wait_buckets, wr, "sp-wait"));
+			if (HOLD)
+				tr.appendChild(histCell(r.hold_buckets, hr, "sp-hold"));
+			var item = { r: r, i: i, tr: tr, detail: null };
+			tr.addEventListener("click", function () { toggleDetail(item, cols.length + 3); });
+			items.push(item);
+			tbody.appendChild(tr);
+		});
+		var scroll = el("div", { "class": "sp-scroll" });
+		scroll.appendChild(table);
+		s.appendChild(scroll);
+		if (P.rows.length > MAX_ROWS)
+			s.appendChild(el("p", { "class": "sp-note" }, "The table shows the first " +
+					 MAX_ROWS + " of " + P.rows.length + " rows (the flame graphs have " +
+					 "them all); -n N picks the top N."));
+		if (P.rows_total > P.rows.length)
+			s.appendChild(el("p", { "class": "sp-note" }, (P.rows_total - P.rows.length) +
+					 " more rows were cut by --top."));
+
+		function sortBy(c, th) {
+			desc = sortKey === c.k ? !desc : !c.l;
+			sortKey = c.k;
+			cols.forEach(function (o) { o.th.className = o.l ? "sp-l" : ""; });
+			th.className = (c.l ? "sp-l " : "") + (desc ? "sp-sorted-desc" : "sp-sorted-asc");
+			items.sort(function (a, b) {
+				var x = c.v(a.r, a.i), y = c.v(b.r, b.i);
+				var d = x < y ? -1 : x > y ? 1 : a.i - b.i;
+				return desc ? -d : d;
+			});
+			items.forEach(function (it) {
+				tbody.appendChild(it.tr);
+				if (it.detail)
+					tbody.appendChild(it.detail);
+			});
+		}
+	}
+
+	function toggleDetail(item, span) {
+		if (item.detail) {
+			item.detail.remove();
+			item.detail = null;
+			return;
+		}
+		var v = V.rows[item.i], r = item.r, td = el("td", { colspan: span + (HOLD ? 4 : 0) });
+		td.appendChild(el("b", null, "Stack"));
+		var ul = el("ul", { "class": "sp-mono" });
+		v.stack.concat([v.site]).forEach(function (f) { ul.appendChild(el("li", null, f)); });
+		td.appendChild(ul);
+		if (r.created_at)
+			td.appendChild(el("p", null, "Lock created (" + r.created_by + ") at " +
+					  (r.created_at.function || "") + " " + (r.created_at.file || "") +
+					  (r.created_at.line ? ":" + r.created_at.line : "")));
+		if (r.blame && r.blame.length) {
+			td.appendChild(el("b", null, "Waits here were caused by holders at"));
+			td.appendChild(blameList(r, v));
+		}
+		item.detail = el("tr", { "class": "sp-detail" });
+		item.detail.appendChild(td);
+		item.tr.after(item.detail);
+	}
+
+	function blameList(r, v) {
+		var ul = el("ul", { "class": "sp-blame" });
+		r.blame.forEach(function (b, k) {
+			var li = el("li");
+			li.appendChild(el("span", { "class": "sp-mono" }, v.blame[k][0]));
+			li.appendChild(document.createTextNode(": " + dur(b.wait_ns) + " (" +
+				pct(b.wait_ns, r.wait_ns) + " of the wait) in " + b.count + " waits"));
+			if (v.blame[k][1]) {
+				li.appendChild(document.createTextNode("; the chain's root holder took its lock at "));
+				li.appendChild(el("span", { "class": "sp-mono" }, v.blame[k][1]));
+			}
+			ul.appendChild(li);
+		});
+		return ul;
+	}
+
+	/* ---- flame graphs ------------------------------------------------------- */
+
+	function node(name, parent) {
+		return { name: name, value: 0, kids: [], byName: {}, parent: parent };
+	}
+
+	/* The tree of the rows' stacks, outermost frame at the root, the
+	 * lock's type (and name) as the leaf, as the folded output has it. */
+	function flameTree(weight) {
+		var root = node("all", null);
+		P.rows.forEach(function (r, i) {
+			var w = weight(r);
+			if (!w)
+				return;
+			var path = V.rows[i].stack.concat([V.rows[i].site, rowLock(r)]), n = root;
+			root.value += w;
+			path.forEach(function (name) {
+				var k = n.byName[name];
+				if (!k) {
+					k = node(name, n);
+					n.byName[name] = k;
+					n.kids.push(k);
+				}
+				k.value += w;
+				n = k;
+			});
+		});
+		return root;
+	}
+
+	function depthOf(n) {
+		var d = 0;
+		n.kids.forEach(function (k) { d = Math.max(d, depthOf(k)); });
+		return d + 1;
+	}
+
+	function hue(name, hold) {
+		var h = 0;
+		for (var i = 0; i < name.length; i++)
+			h = (h * 31 + name.charCodeAt(i)) >>> 0;
+		if (name.charAt(0) === "[")
+			return hold ? "hsl(265,45%,72%)" : "hsl(45,85%,60%)";
+		return hold ? "hsl(" + (195 + h % 35) + ",55%," + (58 + h % 17) + "%)"
+			    : "hsl(" + (h % 40) + ",75%," + (55 + h % 15) + "%)";
+	}
+
+	/* Flame graph of @root in @box: root at the bottom; a click on a
+	 * frame makes it the full width (its callers stay, faded), a click
+	 * on "all" or on the focused frame goes back. */
+	function flame(box, root, hold, what) {
+		var W = pageWidth(600), FH = 17;
+		var depth = depthOf(root), H = depth * FH + 4;
+		var svgEl = svg("svg", { width: W, height: H, "class": "sp-flame",
+					 "data-frames": 0 });
+		var focus = root;
+
+		function render() {
+			while (svgEl.firstChild)
+				svgEl.removeChild(svgEl.firstChild);
+			var count = 0;
+			/* the focus and its callers span the width */
+			for (var a = focus, d = 0; a; a = a.parent)
+				d++;
+			var chain = [];
+			for (a = focus; a; a = a.parent)
+				chain.unshift(a);
+			chain.forEach(function (n, level) {
+				frame(n, 0, W, level, n !== focus);
+				count++;
+			});
+			count += kids(focus, 0, W, chain.length);
+			svgEl.setAttribute("data-frames", count);
+		}
+
+		function kids(n, x, w, level) {
+			var c = 0, scale = n.value ? w / n.value : 0;
+			n.kids.slice().sort(function (p, q) { return p.name < q.name ? -1 : 1; })
+				.forEach(function (k) {
+					var kw = k.value * scale;
+					if (kw >= 0.5) {
+						frame(k, x, kw, level, false);
+						c += 1 + kids(k, x, kw, level + 1);
+					}
+					x += kw;
+				});
+			return c;
+		}
+
+		function frame(n, x, w, level, faded) {
+			var g = svg("g", { "class": "sp-frame" + (faded ? " sp-faded" : "") });
+			var y = H - (level + 1) * FH;
+			var label = n.name + " \u2014 " + dur(n.value) + " (" + pct(n.value, root.value) +
+				    " of all " + what + ")";
+			tip(g, label);
+			g.appendChild(svg("rect", { x: x.toFixed(2), y: y, width: Math.max(0.5, w - 0.5).toFixed(2),
+						    height: FH - 1, rx: 1.5, fill: hue(n.name, hold) }));
+			var chars = Math.floor((w - 6) / 6.7);
+			if (chars >= 3) {
+				var t = svg("text", { x: (x + 3).toFixed(2), y: y + FH - 5 });
+				t.textContent = n.name.length <= chars ? n.name
+					: n.name.slice(0, chars - 1) + "\u2026";
+				g.appendChild(t);
+			}
+			g.addEventListener("click", function () {
+				focus = n === focus ? (n.parent || root) : n;
+				if (n === root)
+					focus = root;
+				render();
+			});
+			svgEl.appendChild(g);
+		}
+
+		render();
+		box.appendChild(svgEl);
+	}
+
+	function flameSection(s, hold) {
+		var what = hold ? "hold time" : "wait time";
+		if (hold && !HOLD) {
+			s.appendChild(el("p", { "class": "sp-note" },
+					 "Hold times were not tracked: profile with --hold (hold=1)."));
+			return;
+		}
+		var root = flameTree(hold ? function (r) { return r.hold_ns || 0; }
+					  : function (r) { return r.wait_ns; });
+		if (!root.value) {
+			s.appendChild(el("p", { "class": "sp-note" }, "No " + what + " was recorded."));
+			return;
+		}
+		s.appendChild(el("p", { "class": "sp-note" },
+				 "Each bar's width is its share of the " + what + " (" + dur(root.value) +
+				 " in all); callers below callees, the lock's type on top. " +
+				 "Click a bar to zoom in, again to zoom out."));
+		flame(s, root, hold, what);
+	}
+
+	/* ---- lock-order cycles and blame ------------------------------------- */
+
+	function cyclesSection(s) {
+		var lo = P.lock_order;
+		s.appendChild(el("p", { "class": "sp-note" },
+			lo.edges_kept + " lock-order edges kept" +
+			(lo.edges_dropped ? ", " + lo.edges_dropped + " dropped (table full)" : "") +
+			(lo.cycles_dropped ? ", " + lo.cycles_dropped + " cycles not kept" : "") + "."));
+		if (!lo.cycles.length) {
+			s.appendChild(el("p", null, "No cycle: locks were always taken in one order."));
+			return;
+		}
+		lo.cycles.forEach(function (c, i) {
+			s.appendChild(el("p", { "class": "sp-cycle-title" },
+				"Cycle " + (i + 1) + ": " + c.edges.length + " locks, a potential deadlock (found " +
+				c.count + " time" + (c.count === 1 ? "" : "s") + ")"));
+			var ul = el("ul", { "class": "sp-cycle" });
+			c.edges.forEach(function (e, k) {
+				var v = V.cycles[i][k], li = el("li");
+				li.appendChild(document.createTextNode("thread " + e.thread + " took " +
+					e.acquired.type + " " + e.acquired.object + " at "));
+				li.appendChild(el("span", { "class": "sp-mono" }, v[1].site));
+				li.appendChild(document.createTextNode(" while holding " + e.held.type + " " +
+					e.held.object + ", taken at "));
+				li.appendChild(el("span", { "class": "sp-mono" }, v[0].site));
+				ul.appendChild(li);
+			});
+			s.appendChild(ul);
+		});
+	}
+
+	function blameSection(s) {
+		var any = 0;
+		P.rows.slice(0, MAX_ROWS).forEach(function (r, i) {
+			if (!r.blame || !r.blame.length)
+				return;
+			any++;
+			var p = el("p");
+			p.appendChild(el("span", { "class": "sp-mono" }, V.rows[i].site));
+			p.appendChild(document.createTextNode(" (" + r.type + ") waited " + dur(r.wait_ns) +
+							      ", for holders at:"));
+			s.appendChild(p);
+			s.appendChild(blameList(r, V.rows[i]));
+		});
+		if (!any)
+			s.appendChild(el("p", { "class": "sp-note" }, "No wait was blamed on a holder."));
+		if (P.blame_lost)
+			s.appendChild(el("p", { "class": "sp-error" }, P.blame_lost +
+					 " waits were blamed on no one: the blame table was full."));
+	}
+
+	/* ---- the timeline (syncprof report --trace) ------------------------ */
+
+	function timelineSection(s) {
+		var LANE = 9, LABEL = 170, W = pageWidth(700);
+		var span = Math.max(1, T.end_ns), view = [0, span];
+		var rowsY = [], y = 18;
+
+		T.threads.forEach(function (t) {
+			rowsY.push(y);
+			y += Math.max(1, t.lanes) * LANE + 6;
+		});
+		var H = y + 4;
+		s.appendChild(el("p", { "class": "sp-note" }, T.threads.length + " threads, " +
+			T.slices.length + " slices over " + dur(span) +
+			(T.slices_total > T.slices.length ? " (the first " + T.slices.length + " of " +
+			 T.slices_total + ": the rest are left out)" : "") +
+			". Drag across the time axis to zoom in; the buttons zoom out."));
+		var legend = el("p", { "class": "sp-legend" });
+		[["wait", "#d9534f"], ["condition wait", "#e8a33d"], ["hold", "#3a78c3"],
+		 ["events dropped", "#999"]].forEach(function (l) {
+			legend.appendChild(el("span", { style: "background:" + l[1] }));
+			legend.appendChild(document.createTextNode(l[0]));
+		});
+		s.appendChild(legend);
+		var bar = el("p");
+		var out = el("button", { type: "button" }, "Zoom out"), all = el("button", { type: "button" }, "Whole trace");
+		bar.appendChild(out);
+		bar.appendChild(all);
+		s.appendChild(bar);
+		var g = svg("svg", { width: W, height: H, "class": "sp-timeline" });
+		s.appendChild(g);
+
+		function render() {
+			while (g.firstChild)
+				g.removeChild(g.firstChild);
+			var x0 = view[0], k = (W - LABEL) / (view[1] - view[0]);
+			for (var i = 0; i <= 4; i++) {
+				var t = svg("text", { x: LABEL + i * (W - LABEL - 60) / 4, y: 12 });
+				t.textContent = dur(x0 + i * (view[1] - x0) / 4);
+				g.appendChild(t);
+			}
+			T.threads.forEach(function (th, i) {
+				var t = svg("text", { x: 2, y: rowsY[i] + LANE });
+				t.textContent = th.tid + (th.name ? " " + th.name : "");
+				g.appendChild(t);
+			});
+			T.slices.forEach(function (sl) {
+				/* [thread, kind, start, end, lane, lock, site] */
+				if (sl[3] < view[0] || sl[2] > view[1])
+					return;
+				var kind = T.kinds[sl[1]] || "?";
+				var x = LABEL + Math.max(0, sl[2] - x0) * k;
+				var w = Math.max(1, (Math.min(sl[3], view[1]) - Math.max(sl[2], x0)) * k);
+				var inst = sl[3] === sl[2];
+				var r = svg("rect", { x: x.toFixed(1), y: rowsY[sl[0]] + sl[4] * LANE,
+						      width: (inst ? 1 : w).toFixed(1), height: LANE - 1,
+						      "class": "sp-slice sp-k-" +
+							(inst ? "instant" : kind.replace(/ /g, "_")) });
+				tip(r, kind + (sl[6] >= 0 ? " at " + T.sites[sl[6]] : "") +
+				    (sl[5] >= 0 ? ", " + T.locks[sl[5]] : "") + ": " + dur(sl[3] - sl[2]) +
+				    " from " + dur(sl[2]));
+				g.appendChild(r);
+			});
+		}
+
+		var drag = null;
+		function tAt(ev) {
+			var b = g.getBoundingClientRect();
+			return view[0] + (ev.clientX - b.left - LABEL) * (view[1] - view[0]) / (W - LABEL);
+		}
+		g.addEventListener("mousedown", function (ev) { drag = tAt(ev); });
+		g.addEventListener("mouseup", function (ev) {
+			if (drag === null)
+				return;
+			var a = Math.max(0, Math.min(drag, tAt(ev))), b = Math.min(span, Math.max(drag, tAt(ev)));
+			drag = null;
+			if (b - a > (view[1] - view[0]) / 500) {
+				view = [a, b];
+				render();
+			}
+		});
+		out.addEventListener("click", function () {
+			var w = view[1] - view[0], c = (view[0] + view[1]) / 2;
+			view = [Math.max(0, c - w), Math.min(span, c + w)];
+			render();
+		});
+		all.addEventListener("click", function () {
+			view = [0, span];
+			render();
+		});
+		render();
+	}
+
+	/* ---- the page ------------------------------------------------------- */
+
+	header();
+	draw("sp-locks", "Locks", tableSection);
+	draw("sp-flame-wait", "Flame graph: waits", function (s) { flameSection(s, false); });
+	draw("sp-flame-hold", "Flame graph: holds", function (s) { flameSection(s, true); });
+	if (P.lock_order)
+		draw("sp-cycles", "Lock-order cycles", cyclesSection);
+	if (HOLD)
+		draw("sp-blame", "Blame: who held the locks that others waited for", blameSection);
+	if (T)
+		draw("sp-timeline", "Timeline", timelineSection);
+	document.body.setAttribute("data-rendered", "1");
+})();

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""check_html.py - checks of the HTML report (--format html) for
+tests/html_report.sh.
+
+  check_html.py static PAGE.html PROFILE.json
+      The page is self-contained and its data is the profile: nothing in
+      it can fetch (no src/href but "#...", no <link>, <img>, <iframe>,
+      <object>, <embed>, <base>, no url( or @import in the style, no
+      fetch/XMLHttpRequest/import()/WebSocket in the script, no "http:",
+      "https:" or "://" outside the data); exactly one data block, whose
+      text has no '<' (escaped as \\u003c) and parses as JSON whose
+      "profile" equals PROFILE.json (the same profile rendered as JSON)
+      and whose "view" names every row.
+  check_html.py inject PAGE.html OUT.html
+      A copy with two test hooks: window.onerror (first in <head>) marks
+      <html data-js-error="...">; after the page's own script, a script
+      that sorts the table by Count (twice), opens a row, zooms into the
+      wait flame graph and writes what it saw into <html data-test-...>.
+  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N]
+      The DOM that chromium --dump-dom printed for an injected page: no
+      script error, drawn (data-rendered), ROWS table rows, both flame
+      graphs drawn, sorting and zoom worked, the table and the wait flame
+      graph inside a 1400x1600 window (what the screenshot shows); with
+      "timeline", the timeline has slices; with edges=N, the lock-order
+      cycles are drawn with N edges in all; with noflame, the flame
+      graphs are not checked (a profile that may have no wait).
+  check_html.py png SHOT.png WIDTH HEIGHT
+      A PNG of that size, not of one colour.
+
+Exit status 0 when every check passes, 1 with one line per failure.
+"""
+import html.parser
+import json
+import re
+import struct
+import sys
+import zlib
+
+FAILS = []
+
+
+def fail(msg):
+    FAILS.append(msg)
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags = []        # (tag, attrs)
+        self.scripts = []     # (attrs, text)
+        self.styles = []
+        self._in = None
+        self._buf = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag in ("script", "style"):
+            self._in = (tag, dict(attrs))
+            self._buf = []
+
+    def handle_endtag(self, tag):
+        if self._in and tag == self._in[0]:
+            text = "".join(self._buf)
+            (self.scripts if tag == "script" else self.styles).append((self._in[1], text))
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in:
+            self._buf.append(data)
+
+
+def check_static(page_path, profile_path):
+    raw = open(page_path, encoding="utf-8").read()
+    p = Page()
+    p.feed(raw)
+    p.close()
+    for tag, attrs in p.tags:
+        if tag in ("link", "img", "iframe", "object", "embed", "base", "frame", "audio",
+                   "video", "source", "track", "form"):
+            fail("a <%s> element" % tag)
+        for k in ("src", "href", "srcset", "action", "poster", "data", "background"):
+            v = attrs.get(k)
+            if v is not None and not v.startswith("#"):
+                fail("<%s %s=%r> points outside the page" % (tag, k, v))
+        if tag == "meta" and "http-equiv" in attrs:
+            fail("<meta http-equiv=%r>" % attrs["http-equiv"])
+    data = [t for a, t in p.scripts if a.get("type") == "application/json"]
+    code = [t for a, t in p.scripts if a.get("type") != "application/json"]
+    if len(data) != 1 or data and [a.get("id") for a, t in p.scripts
+                                   if a.get("type") == "application/json"] != ["sp-data"]:
+        fail("%d data blocks, want one (id sp-data)" % len(data))
+        return
+    if len(code) != 1 or any(a.get("src") for a, t in p.scripts):
+        fail("%d inline scripts (want one), or a script with src" % len(code))
+    if len(p.styles) != 1:
+        fail("%d <style> elements, want one" % len(p.styles))
+    for css in [t for a, t in p.styles]:
+        for bad in ("url(", "@import"):
+            if bad in css.lower():
+                fail("the style has %s" % bad)
+    for js in code:
+        for bad in ("fetch(", "XMLHttpRequest", "import(", "WebSocket", "EventSource",
+                    "sendBeacon", "importScripts", ".src", "location"):
+            if bad in js:
+                fail("the script has %s" % bad)
+    outside = raw.replace(data[0], "")
+    for bad in ("http:", "https:", "://", "<link"):
+        if bad in outside.lower():
+            fail("%r outside the data block" % bad)
+    if "<" in data[0]:
+        fail("a '<' in the data block (must be \\u003c)")
+    try:
+        d = json.loads(data[0])
+    except ValueError as e:
+        fail("the data block is no JSON: %s" % e)
+        return
+    want = json.load(open(profile_path, encoding="utf-8"))
+    if d.get("profile") != want:
+        keys = [k for k in set(want) | set(d.get("profile") or {})
+                if (d.get("profile") or {}).get(k) != want.get(k)]
+        fail("the page's profile differs from %s in %s" % (profile_path, sorted(keys)))
+    view = d.get("view") or {}
+    rows = view.get("rows")
+    if not isinstance(rows, list) or len(rows) != len(want["rows"]):
+        fail("view.rows: %r rows, the profile has %d" % (
+            len(rows) if isinstance(rows, list) else rows, len(want["rows"])))
+    else:
+        for i, (v, r) in enumerate(zip(rows, want["rows"])):
+            if not isinstance(v.get("site"), str) or not v["site"]:
+                fail("row %d has no site name" % i)
+            if len(v.get("stack", [])) != len(r.get("stack", [])):
+                fail("row %d: %d stack names, %d frames" % (i, len(v.get("stack", [])),
+                                                            len(r.get("stack", []))))
+            if len(v.get("blame", [])) != len(r.get("blame", [])):
+                fail("row %d: %d blame names, %d blame entries" % (
+                    i, len(v.get("blame", [])), len(r.get("blame", []))))
+    cycles = (want.get("lock_order") or {}).get("cycles", [])
+    if [len(c) for c in view.get("cycles", [])] != [len(c["edges"]) for c in cycles]:
+        fail("view.cycles does not match lock_order.cycles")
+
+
+HOOK_HEAD = """<script>window.onerror = function (m) {
+document.documentElement.setAttribute("data-js-error", String(m)); };</script>
+"""
+
+# Runs after the page's script: drives the page as a user would.
+HOOK_TAIL = r"""<script>
+(function () {
+  var H = document.documentElement;
+  function inWindow(e) {
+    var r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= 1600 && r.left >= 0;
+  }
+  function set(k, v) { H.setAttribute("data-test-" + k, String(v)); }
+  function counts() {
+    return Array.prototype.map.call(document.querySelectorAll("#sp-table tbody tr.sp-row"),
+      function (tr) { return Number(tr.children[4].textContent); });
+  }
+  function sorted(a, desc) {
+    for (var i = 1; i < a.length; i++)
+      if (desc ? a[i - 1] < a[i] : a[i - 1] > a[i]) return false;
+    return true;
+  }
+  var th = document.querySelector('#sp-table th[data-key="count"]');
+  th.click();
+  set("sort-desc", sorted(counts(), true));
+  th.click();
+  set("sort-asc", sorted(counts(), false));
+  document.querySelector("#sp-table tbody tr.sp-row").click();
+  set("detail", document.querySelectorAll("#sp-table tr.sp-detail").length);
+  var fl = document.querySelector("#sp-flame-wait svg.sp-flame");
+  set("table-visible", inWindow(document.getElementById("sp-table")));
+  if (!fl) { set("flame-visible", "none"); set("zoom", "none"); return; }
+  var before = Number(fl.getAttribute("data-frames"));
+  var frames = fl.querySelectorAll("g.sp-frame");
+  /* zoom into the narrowest frame of the graph: fewer frames drawn */
+  var narrow = null, w = Infinity;
+  Array.prototype.forEach.call(frames, function (g) {
+    var r = Number(g.querySelector("rect").getAttribute("width"));
+    if (r < w) { w = r; narrow = g; }
+  });
+  narrow.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  var zoomed = Number(fl.getAttribute("data-frames"));
+  fl.querySelector("g.sp-frame").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  set("zoom", before + "," + zoomed + "," + fl.getAttribute("data-frames"));
+  set("flame-visible", inWindow(fl));
+})();
+</script>
+"""
+
+
+def inject(page_path, out_path):
+    raw = open(page_path, encoding="utf-8").read()
+    if raw.count("<head>") != 1 or raw.count("</body>") != 1:
+        fail("no single <head> and </body> to hook into")
+        return
+    raw = raw.replace("<head>", "<head>\n" + HOOK_HEAD, 1)
+    raw = raw.replace("</body>", HOOK_TAIL + "</body>", 1)
+    open(out_path, "w", encoding="utf-8").write(raw)
+
+
+def attr(dom, name):
+    m = re.search(r'<html[^>]*\s%s="([^"]*)"' % re.escape(name), dom)
+    return m.group(1) if m else None
+
+
+def check_dom(dom_path, rows, timeline, edges, flames):
+    dom = open(dom_path, encoding="utf-8").read()
+    err = attr(dom, "data-js-error")
+    if err is not None:
+        fail("script error: %s" % err)
+    if 'data-rendered="1"' not in dom.split("<body", 1)[-1].split(">", 1)[0]:
+        fail("the page did not finish drawing (no <body data-rendered=\"1\">)")
+    if 'class="sp-error"' in dom:
+        m = re.search(r'class="sp-error">([^<]*)', dom)
+        fail("a section failed: %s" % (m.group(1) if m else "?"))
+    n = len(re.findall(r'<tr class="sp-row"', dom))
+    if n != rows:
+        fail("%d table rows drawn, the profile has %d" % (n, rows))
+    for sec in ("sp-flame-wait", "sp-flame-hold"):
+        m = re.search(r'<section id="%s">(.*?)</section>' % sec, dom, re.S)
+        frames = len(re.findall(r'<g class="sp-frame', m.group(1))) if m else 0
+        if flames and frames < 3:
+            fail("%s: %d frames drawn" % (sec, frames))
+    for k in ("sort-desc", "sort-asc", "table-visible", "flame-visible"):
+        if attr(dom, "data-test-" + k) != "true" and (flames or k != "flame-visible"):
+            fail("%s: %s" % (k, attr(dom, "data-test-" + k)))
+    if attr(dom, "data-test-detail") != "1":
+        fail("clicking a row opened %s detail rows" % attr(dom, "data-test-detail"))
+    zoom = [int(x) for x in (attr(dom, "data-test-zoom") or "0,0,0").split(",")
+            if x.isdigit()] or [0, 0, 0]
+    if flames and not (zoom[1] < zoom[0] and zoom[2] == zoom[0]):
+        fail("flame zoom: frames before, zoomed, after a click on 'all': %s" % zoom)
+    slices = len(re.findall(r'<rect [^>]*class="sp-slice', dom))
+    if timeline and slices < 10:
+        fail("the timeline has %d slices" % slices)
+    if not timeline and 'id="sp-timeline"' in dom:
+        fail("a timeline without a trace")
+    if edges is not None:
+        m = re.search(r'<section id="sp-cycles">(.*?)</section>', dom, re.S)
+        drawn = len(re.findall(r"<li>thread ", m.group(1))) if m else -1
+        if drawn != edges:
+            fail("%d lock-order edges drawn in cycles, the profile has %d" % (drawn, edges))
+
+
+def check_png(path, width, height):
+    b = open(path, "rb").read()
+    if b[:8] != b"\x89PNG\r\n\x1a\n" or b[12:16] != b"IHDR":
+        fail("%s is no PNG" % path)
+        return
+    w, h, depth, ctype = struct.unpack(">IIBB", b[16:26])
+    if (w, h) != (width, height):
+        fail("screenshot is %dx%d, want %dx%d" % (w, h, width, height))
+    idat, off = b"", 8
+    while off < len(b):
+        n, = struct.unpack(">I", b[off:off + 4])
+        if b[off + 4:off + 8] == b"IDAT":
+            idat += b[off + 8:off + 8 + n]
+        off += 12 + n
+    pix = zlib.decompress(idat)
+    if len(set(pix[i:i + 64] for i in range(0, len(pix), 4096))) < 20:
+        fail("the screenshot looks blank")
+
+
+def main(argv):
+    if len(argv) >= 4 and argv[1] == "static":
+        check_static(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == "inject":
+        inject(argv[2], argv[3])
+    elif 4 <= len(argv) <= 7 and argv[1] == "dom":
+        edges = [int(a[6:]) for a in argv[4:] if a.startswith("edges=")]
+        check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
+                  "noflame" not in argv[4:])
+    elif len(argv) == 5 and argv[1] == "png":
+        check_png(argv[2], int(argv[3]), int(argv[4]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    for f in FAILS:
+        print("check_html: %s: %s" % (argv[2], f), file=sys.stderr)
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

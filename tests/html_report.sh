@@ -1,0 +1,124 @@
+#!/bin/sh
+# html_report.sh SYNCPROF BANK PRELOAD LOCKORDER_CASES TMPDIR - the HTML report (--format html) of
+# an unmodified program (bank, preloaded, with --hold and --lock-order):
+#   1. written by 'syncprof run -f html' (the report at exit; of
+#      lockorder_cases' three-lock cycle too), by
+#      'syncprof report -f html' from the saved JSON, with and without
+#      --trace, and by SYNCPROF_OPTIONS=format=html alone;
+#   2. each page self-contained, its data the profile (check_html.py
+#      static: compared with 'report -f json' of the same profile), and
+#      so is docs/example-report.html;
+#   3. a profile whose strings hold "</script>" and "<!--" re-rendered:
+#      the data block still parses, the title is escaped;
+#   4. with chromium (Debian's; skipped, exit 77, without it): each page
+#      loaded headless with a window.onerror hook and a script that sorts
+#      the table, opens a row and zooms the flame graph; no script error,
+#      no console message, the table and both flame graphs drawn (and the
+#      timeline when a trace was given), then a 1400x1600 screenshot.
+set -eu
+cli=$1
+bank=$2
+preload=$3
+cases=$4
+tmp=$5
+here=$(cd "$(dirname "$0")" && pwd)
+check="python3 $here/check_html.py"
+fail() { echo "html_report: FAIL: $*" >&2; exit 1; }
+rm -rf "$tmp"
+mkdir -p "$tmp"
+cd "$tmp"
+
+# 1. the pages
+"$cli" run --hold --lock-order --trace t.bin -f json -o p.json -- "$bank" 4 50000 >/dev/null ||
+	fail "syncprof run -f json exited $?"
+"$cli" run --hold -f html -o live.html -- "$bank" 4 50000 >/dev/null ||
+	fail "syncprof run -f html exited $?"
+SYNCPROF_OPTIONS=hold=1,format=html,output=env.html LD_PRELOAD="$preload" \
+	"$bank" 2 20000 >/dev/null || fail "SYNCPROF_OPTIONS=format=html: bank exited $?"
+"$cli" run --lock-order --no-control -f html -o cycle.html -- "$cases" three >/dev/null ||
+	fail "syncprof run -f html -- lockorder_cases three exited $?"
+"$cli" report -f html -o report.html p.json || fail "report -f html exited $?"
+"$cli" report -f html --trace t.bin -o trace.html p.json || fail "report -f html --trace exited $?"
+"$cli" report -f json -o again.json p.json || fail "report -f json exited $?"
+if "$cli" report --trace t.bin p.json >/dev/null 2>err.txt; then
+	fail "--trace without -f html was accepted"
+fi
+grep -q 'html' err.txt || fail "--trace without -f html: $(cat err.txt)"
+# a trace that is missing, or no trace: one line, exit 1, no page
+for bad in missing.bin p.json; do
+	if "$cli" report -f html --trace "$bad" -o bad.html p.json 2>err.txt; then
+		fail "--trace $bad was accepted"
+	fi
+	[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "$bad" err.txt || fail "--trace $bad: $(cat err.txt)"
+	[ ! -e bad.html ] || fail "--trace $bad: a page was written"
+done
+
+# 2. self-contained, the data is the profile.  The live pages' profiles
+# are not saved as JSON: the data block read back by 'syncprof report'
+# must give the same JSON again.
+$check static report.html again.json || fail "report.html"
+$check static trace.html again.json || fail "trace.html"
+# docs/example-report.html, the example the README links to, too
+cp "$here/../docs/example-report.html" example.html
+for page in live env example cycle; do
+	python3 - "$page.html" "$page.json" <<'EOF' || fail "$page.html: no profile in its data"
+import json, re, sys
+raw = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="sp-data">(.*?)</script>', raw, re.S)
+json.dump(json.loads(m.group(1))["profile"], open(sys.argv[2], "w"))
+EOF
+	"$cli" report -f json -o "$page.again.json" "$page.json" || fail "re-rendering $page.json"
+	$check static "$page.html" "$page.again.json" || fail "$page.html"
+done
+grep -q '"timeline":null' report.html || fail "report.html has a timeline without --trace"
+grep -q '"timeline":{"end_ns":' trace.html || fail "trace.html has no timeline"
+
+# 3. strings that could end the data block or open a comment in it
+python3 - again.json evil.json <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["command"] = "bank </script><script>alert(1)</script> <!-- & \"q\""
+p["rows"][0]["site"]["function"] = "f</script><!--<script>"
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+"$cli" report -f html -o evil.html evil.json || fail "report -f html (evil) exited $?"
+"$cli" report -f json -o evil.again.json evil.json || fail "report -f json (evil) exited $?"
+$check static evil.html evil.again.json || fail "evil.html"
+grep -q '<title>syncprof: bank &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &lt;!-- &amp; &quot;q&quot; (pid' evil.html ||
+	fail "the title is not escaped: $(grep '<title>' evil.html)"
+
+# 4. in a browser
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+	echo "html_report: static checks ok; SKIP the browser checks: no chromium" >&2
+	exit 77
+fi
+rows() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$1"; }
+edges() { python3 -c 'import json,sys
+print(sum(len(c["edges"]) for c in json.load(open(sys.argv[1]))["lock_order"]["cycles"]))' "$1"; }
+load() { # PAGE ROWS [timeline] [edges=N]
+	$check inject "$1.html" "$1.test.html" || fail "inject $1"
+	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$tmp/chromium-$1" --enable-logging=stderr --v=0 \
+		--window-size=1400,1600 --dump-dom "file://$tmp/$1.test.html" \
+		>"$1.dom.html" 2>"$1.chromium.log" || fail "chromium --dump-dom $1 exited $?"
+	if grep 'CONSOLE' "$1.chromium.log" >&2; then
+		fail "$1.html: console messages (above)"
+	fi
+	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} || fail "$1.html in chromium"
+}
+load report "$(rows again.json)"
+load trace "$(rows again.json)" timeline
+load live "$(rows live.again.json)"
+load env "$(rows env.again.json)"
+load evil "$(rows evil.again.json)"
+load example "$(rows example.again.json)" timeline
+n=$(edges cycle.again.json)
+[ "$n" -ge 3 ] || fail "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
+load cycle "$(rows cycle.again.json)" noflame "edges=$n"
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+	--user-data-dir="$tmp/chromium-shot" --window-size=1400,1600 \
+	--screenshot="$tmp/shot.png" "file://$tmp/report.html" >/dev/null 2>&1 ||
+	fail "chromium --screenshot exited $?"
+$check png shot.png 1400 1600 || fail "the screenshot"
+echo "html_report: ok"

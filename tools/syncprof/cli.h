@@ -31,6 +31,28 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * install's libdir, next to the tool, the build tree), or NULL. */
 char *cli_find_preload(void);
 
+/* ---- "ctl_client.c": the client end of the control socket ------------- */
+
+#include <sys/types.h>
+
+/* DIR of the control sockets of processes owned by @uid
+ * ($SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID); -ENAMETOOLONG. */
+int cli_ctl_socket_dir(uid_t uid, char *buf, size_t size);
+/* /proc/PID/comm of @pid into @buf ("" when unknown); 0 or a negative errno. */
+int cli_read_comm(pid_t pid, char *buf, size_t size);
+/*
+ * cli_ctl_request() - send @line (a request, newline included) to @pid's
+ * control socket and take its answer: on success the payload (malloc'd,
+ * @plen bytes, not terminated) in *@payload.  Prints nothing.
+ * Return: 0, or a negative errno with one message in @err: -ESRCH no such
+ * process, -EPERM another user's, -ENOENT no control socket,
+ * -ECONNREFUSED a stale socket, -EADDRINUSE answered by another process,
+ * -EPROTO closed without a (whole) answer, -ETIMEDOUT no answer,
+ * -EREMOTEIO the process answered "error ..." (its message in @err).
+ */
+int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, char *err,
+		    size_t esize);
+
 /* ---- "render_opts.c": report options of report and ctl --------------- */
 
 struct cli_render_opts {

@@ -18,6 +18,7 @@ typedef int (*cli_cmd_fn)(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 /* "cmd_trace_analyse.c": 'syncprof trace what-if' and 'trace chains' */
 int cmd_trace_whatif(int argc, char **argv);
@@ -43,7 +44,7 @@ int cli_read_comm(pid_t pid, char *buf, size_t size);
 /*
  * cli_ctl_request() - send @line (a request, newline included) to @pid's
  * control socket and take its answer: on success the payload (malloc'd,
- * @plen bytes, not terminated) in *@payload.  Prints nothing.
+ * @plen bytes and a NUL after them) in *@payload.  Prints nothing.
  * Return: 0, or a negative errno with one message in @err: -ESRCH no such
  * process, -EPERM another user's, -ENOENT no control socket,
  * -ECONNREFUSED a stale socket, -EADDRINUSE answered by another process,
@@ -52,6 +53,9 @@ int cli_read_comm(pid_t pid, char *buf, size_t size);
  */
 int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, char *err,
 		    size_t esize);
+/* Field @key of a "status" answer ("threads: 3" -> "3") into @buf; "?" when
+ * absent (@payload as cli_ctl_request() gives it).  Returns @buf. */
+const char *cli_ctl_field(const char *payload, const char *key, char *buf, size_t size);
 
 /* ---- "render_opts.c": report options of report and ctl --------------- */
 

@@ -70,20 +70,6 @@ static int ctl_request(pid_t pid, const char *line, char **payload, size_t *plen
 	return 1;
 }
 
-/* "status" answer field @key ("threads: 3" -> "3"), into @buf. */
-static const char *field(const char *payload, const char *key, char *buf, size_t size)
-{
-	size_t k = strlen(key);
-
-	for (const char *p = payload; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, k) && p[k] == ':' && p[k + 1] == ' ') {
-			snprintf(buf, size, "%.*s", (int)strcspn(p + k + 2, "\n"), p + k + 2);
-			return buf;
-		}
-	snprintf(buf, size, "?");
-	return buf;
-}
-
 static int cmp_pid(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -134,10 +120,10 @@ static int do_list(void)
 			continue;
 		}
 		printf("%8d  %-9s  %7s  %7s  %s\n", pids[i],
-		       field(payload, "profiling", on, sizeof(on)),
-		       field(payload, "threads", thr, sizeof(thr)),
-		       field(payload, "sites", sites, sizeof(sites)),
-		       field(payload, "command", cmd, sizeof(cmd)));
+		       cli_ctl_field(payload, "profiling", on, sizeof(on)),
+		       cli_ctl_field(payload, "threads", thr, sizeof(thr)),
+		       cli_ctl_field(payload, "sites", sites, sizeof(sites)),
+		       cli_ctl_field(payload, "command", cmd, sizeof(cmd)));
 		free(payload);
 	}
 	return 0;

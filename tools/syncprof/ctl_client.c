@@ -236,6 +236,20 @@ int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, c
 	}
 	*plen = (size_t)want;
 	memmove(ans, nl + 1, *plen);
+	ans[*plen] = '\0'; /* in the buffer: the "ok LEN" line was longer than 0 bytes */
 	*payload = ans;
 	return 0;
+}
+
+const char *cli_ctl_field(const char *payload, const char *key, char *buf, size_t size)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = payload; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, k) && p[k] == ':' && p[k + 1] == ' ') {
+			snprintf(buf, size, "%.*s", (int)strcspn(p + k + 2, "\n"), p + k + 2);
+			return buf;
+		}
+	snprintf(buf, size, "?");
+	return buf;
 }

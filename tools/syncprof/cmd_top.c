@@ -86,7 +86,11 @@ static const char help[] =
 	"\n"
 	"Exit status: 0 done, also when the process exited meanwhile; 1 the process\n"
 	"could not be reached (the messages of 'syncprof ctl'); 2 bad usage.\n"
-	"Example: syncprof run --hold -- ./server &  syncprof top $! -d 1 -s avg\n";
+	"\n"
+	"Examples:\n"
+	"  syncprof run --hold -- ./server &     # in one terminal, or in the background\n"
+	"  syncprof top $(pidof server) -d 1 -s avg\n"
+	"  syncprof top 4242 -b 10 -d 5 > waits.log   # 10 snapshots, 5 s apart\n";
 
 struct top_opts {
 	pid_t pid;

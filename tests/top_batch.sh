@@ -6,6 +6,7 @@
 #     the others' over the last interval, and ACQ/s x that span is the
 #     growth of ACQS between two snapshots;
 #   - every sort key (-s) orders the rows by its column; -n cuts the rows;
+#   - profiling off: "rates: none", every rate 0;
 #   - bad usage: one line on stderr, status 2; an unreachable process
 #     (gone, no control socket): one line, status 1;
 #   - the process exiting during --batch: "process N (...) exited", status 0.
@@ -77,6 +78,18 @@ test "$(sed -n '/^TYPE/,$p' "$tmp/n2.txt" | grep -c .)" = 3 || fail "-n 2: not 2
 grep -q 'rows: [0-9]* (2 shown)' "$tmp/n2.txt" || fail "-n 2: header does not say 2 shown"
 "$sp" top "$bpid" --no-coalesce >"$tmp/nc.txt" || fail "top --no-coalesce"
 test "$(grep -c 'transfer bank.c:78' "$tmp/nc.txt")" -gt 1 || fail "--no-coalesce: one row per account lock"
+
+# ---- profiling off: no rates --------------------------------------------------------
+"$sp" ctl "$bpid" off >/dev/null || fail "ctl off"
+"$sp" top "$bpid" --batch 2 -d 0.2 >"$tmp/off.txt" || fail "top, profiling off"
+grep -q '^profiling: off ' "$tmp/off.txt" || fail "profiling off: not in the header"
+grep -q '^rates: none (profiling was off since the last refresh)$' "$tmp/off.txt" ||
+	fail "profiling off: $(grep ^rates "$tmp/off.txt")"
+sed -n '/^rates: none/,$p' "$tmp/off.txt" | sed -n '/^TYPE/,$p' | tail -n +2 >"$tmp/off.rows"
+test -s "$tmp/off.rows" || fail "profiling off: no rows"
+awk '$2 != "0" || $3 != "0" || $4 != "0.0%" { bad = 1; print "not still:", $0 } END { exit bad }' \
+	"$tmp/off.rows" || fail "profiling off: rates not 0"
+"$sp" ctl "$bpid" on >/dev/null || fail "ctl on"
 
 # ---- bad usage: 2; unreachable: 1 ------------------------------------------------------
 usage() {

@@ -515,9 +515,13 @@ static void draw_header(FILE *out, const struct top_snap *s, const struct top_sc
 	put_line(out, line, v, 0, 0);
 	if (v->paused)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "PAUSED (space: go on)   ");
-	if (!s->span_ns)
+	if (!s->span_ns && s->since_start)
 		n += (size_t)snprintf(line + n, sizeof(line) - n,
-				      "rates: none (no profiled time since the last refresh)");
+				      "rates: none (profiling was not on since start-up or the "
+				      "last reset)");
+	else if (!s->span_ns)
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+				      "rates: none (profiling was off since the last refresh)");
 	else if (s->since_start)
 		n += (size_t)snprintf(line + n, sizeof(line) - n,
 				      "rates: since start-up or the last reset (%.3f s)",

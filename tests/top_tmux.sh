@@ -10,8 +10,9 @@
 #     paused screen by its column (checked by tests/top_screen.py), s goes
 #     to the next key, h shows the keys, any key goes back; space again
 #     goes on (the profiled time moves);
+#   - a narrower window, while paused, is redrawn at once (SIGWINCH)
+#     without the OBJECT column but with SITE, and fewer rows;
 #   - r resets the process (the rates start again "since ... reset");
-#   - a narrower window drops the OBJECT column but keeps SITE;
 #   - q ends top with status 0 and gives the terminal back: the same stty
 #     settings as before, the normal screen (not the alternate one), the
 #     cursor visible;
@@ -138,6 +139,18 @@ for k in m:max c:count n:contended a:avg w:total o:hold t:rate; do
 	grep -q '^PAUSED' "$tmp/settle.txt" || fail "a sort key ended the pause"
 	python3 "$here/top_screen.py" order "$tmp/settle.txt" "${k#*:}" || fail "sort ${k#*:}"
 done
+# ---- a narrow window, still paused: SIGWINCH redraws -------------------------------------
+T resize-window -t top -x 80 -y 20
+wait_for '^TYPE .*WAIT% .*SITE' "columns at 80"
+cols=$(python3 "$here/top_screen.py" columns "$tmp/screen.txt")
+echo "80 columns: $cols"
+case " $cols " in *" OBJECT "*) fail "OBJECT kept at 80 columns: $cols" ;; esac
+wait_for 'journal_append bank\.c:56' "the site at 80 columns"
+test "$(sed -n '/^TYPE/,$p' "$tmp/screen.txt" | grep -c .)" -le 16 || fail "more rows than 20 lines hold"
+grep -q '^PAUSED' "$tmp/screen.txt" || fail "the resize ended the pause"
+T resize-window -t top -x 160 -y 40
+wait_for '^TYPE .* OBJECT +SITE' "OBJECT back at 160 columns"
+
 key s
 wait_for "sort: total " "s: the key after rate"
 key h
@@ -161,16 +174,6 @@ done
 key r
 wait_for 'reset: the numbers count from now' "the reset's message"
 wait_for '^rates: since start-up or the last reset' "rates since the reset"
-
-# ---- a narrow window ---------------------------------------------------------------------
-T resize-window -t top -x 80 -y 20
-wait_for '^TYPE .*WAIT% .*SITE' "columns at 80"
-cols=$(python3 "$here/top_screen.py" columns "$tmp/screen.txt")
-echo "80 columns: $cols"
-case " $cols " in *" OBJECT "*) fail "OBJECT kept at 80 columns: $cols" ;; esac
-wait_for 'journal_append bank\.c:56' "the site at 80 columns"
-test "$(sed -n '/^TYPE/,$p' "$tmp/screen.txt" | grep -c .)" -le 16 || fail "more rows than 20 lines hold"
-T resize-window -t top -x 160 -y 40
 
 # ---- q: the terminal is back -------------------------------------------------------------
 key q

@@ -18,7 +18,10 @@
  * The terminal is always given back: on q, on end of input, when the
  * process goes away, and on SIGINT, SIGTERM and SIGHUP, whose handlers
  * only set a flag that the loop reads (then top restores the terminal and
- * dies of the same signal, so that a shell sees how it ended).  A second
+ * dies of the same signal, so that a shell sees how it ended); each
+ * handler also writes a byte to a pipe that the loop polls with stdin, so
+ * that a signal between the loop's look at the flags and its poll() is
+ * not slept through (a paused top polls without a timeout).  A second
  * such signal while a request is still waiting for its answer (up to
  * 30 s) restores the terminal from the handler (tcsetattr and write are
  * async-signal-safe) and dies at once.  Ctrl-Z gives the terminal back
@@ -36,6 +39,7 @@
  * connection, see ctl_client.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -322,6 +326,19 @@ static int run_batch(const struct top_opts *o)
 
 static struct termios saved_tio;
 static volatile sig_atomic_t raw_on, got_stop, got_winch, got_tstp;
+/* The handlers write a byte here, so that a signal that comes between the
+ * loop's look at the flags and its poll() still wakes the poll. */
+static int wake_pipe[2] = { -1, -1 };
+
+static void wake(void)
+{
+	int e = errno;
+
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0) {
+		/* full: the loop is awake already */
+	}
+	errno = e;
+}
 
 static const char enter_seq[] = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J";
 static const char leave_seq[] = "\x1b[?25h\x1b[?1049l";
@@ -362,18 +379,21 @@ static void on_stop_signal(int sig)
 		return;
 	}
 	got_stop = sig;
+	wake();
 }
 
 static void on_winch(int sig)
 {
 	(void)sig;
 	got_winch = 1;
+	wake();
 }
 
 static void on_tstp(int sig)
 {
 	(void)sig;
 	got_tstp = 1;
+	wake();
 }
 
 /* No SA_RESTART: poll() returns EINTR, and the loop looks at the flags. */
@@ -546,8 +566,8 @@ static int run_screen(const struct top_opts *o)
 	top_rates(&t.snap, NULL);
 	top_sort(&t.snap, t.v.sort);
 	t.next = now_s() + o->interval;
-	if (tcgetattr(STDIN_FILENO, &saved_tio)) {
-		cli_error("top", "cannot read the terminal's settings: %s", strerror(errno));
+	if (tcgetattr(STDIN_FILENO, &saved_tio) || pipe2(wake_pipe, O_NONBLOCK | O_CLOEXEC)) {
+		cli_error("top", "cannot set up the terminal: %s", strerror(errno));
 		top_snap_free(&t.snap);
 		return 1;
 	}
@@ -564,7 +584,8 @@ static int run_screen(const struct top_opts *o)
 	}
 	rc = 0;
 	for (int redraw = 1; !t.quit && !got_stop;) {
-		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = STDIN_FILENO, .events = POLLIN },
+				       { .fd = wake_pipe[0], .events = POLLIN } };
 		double wait;
 		char keys[64];
 		ssize_t n;
@@ -590,8 +611,13 @@ static int run_screen(const struct top_opts *o)
 			redraw = 0;
 		}
 		wait = t.v.paused ? -1 : ceil((t.next - now_s()) * 1000);
-		if (poll(&p, 1, wait < 0 && !t.v.paused ? 0 : (int)wait) <= 0)
+		if (poll(p, 2, wait < 0 && !t.v.paused ? 0 : (int)wait) <= 0)
 			continue; /* a refresh is due, or a signal came */
+		if (p[1].revents) {
+			while (read(wake_pipe[0], keys, sizeof(keys)) > 0)
+				;
+			continue; /* the flags are looked at first */
+		}
 		n = read(STDIN_FILENO, keys, sizeof(keys));
 		if (n <= 0 && !(n < 0 && errno == EINTR))
 			break; /* end of input: as q */

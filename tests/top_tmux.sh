@@ -12,7 +12,8 @@
 #     goes on (the profiled time moves);
 #   - a narrower window, while paused, is redrawn at once (SIGWINCH)
 #     without the OBJECT column but with SITE, and fewer rows;
-#   - r resets the process (the rates start again "since ... reset");
+#   - r, still paused, resets the process and refreshes once: the rates
+#     start again "since ... reset", the profiled time went down;
 #   - q ends top with status 0 and gives the terminal back: the same stty
 #     settings as before, the normal screen (not the alternate one), the
 #     cursor visible;
@@ -123,6 +124,8 @@ wait_for 'rates: over the last [0-9.]+ s of profiling' "rates since the previous
 cat "$tmp/screen.txt"
 
 # ---- pause: the screen stays -------------------------------------------------------
+# (3 s of profiling first, for the reset below to go down from)
+wait_for 'profiled: ([3-9]|[1-9][0-9]+)\.[0-9] s' "3 s of profiled time"
 key Space
 wait_for '^PAUSED' "PAUSED"
 settle
@@ -160,6 +163,18 @@ key x
 wait_gone '^Keys:' "help after a key"
 wait_for '^mutex .* journal_append bank\.c:56' "the rows after help"
 grep -q '^PAUSED' "$tmp/screen.txt" || fail "help ended the pause"
+
+# ---- reset, still paused: one refresh, and the screen stays -------------------------------
+before=$(profiled)
+key r
+wait_for 'reset: the numbers count from now' "the reset's message"
+wait_for '^PAUSED .*rates: since start-up or the last reset' "rates since the reset"
+after=$(profiled)
+echo "profiled: $before s before the reset, $after s after"
+awk -v a="$after" -v b="$before" 'BEGIN { exit !(a < b) }' ||
+	fail "profiled time after the reset ($after s) not below before it ($before s)"
+
+# ---- space again: refreshes go on -----------------------------------------------------------
 before=$(profiled)
 key Space
 wait_gone '^PAUSED' "PAUSED after space"
@@ -169,11 +184,6 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [ "$(profiled)" != "$before" ] || fail "no refresh after the pause ended"
-
-# ---- reset ---------------------------------------------------------------------------------
-key r
-wait_for 'reset: the numbers count from now' "the reset's message"
-wait_for '^rates: since start-up or the last reset' "rates since the reset"
 
 # ---- q: the terminal is back -------------------------------------------------------------
 key q

@@ -625,6 +625,9 @@ static int run_screen(const struct top_opts *o)
 		redraw = 1;
 	}
 	term_restore();
+	close(wake_pipe[0]);
+	close(wake_pipe[1]);
+	wake_pipe[0] = wake_pipe[1] = -1;
 	if (got_stop) {
 		int sig = got_stop;
 

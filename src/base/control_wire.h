@@ -1,7 +1,8 @@
 /*
  * control_wire.h - what both ends of the control socket agree on: the
  * longest request line.  The server is src/runtime/control.c, the client
- * tools/syncprof/cmd_ctl.c; the protocol is in docs/control.md.
+ * tools/syncprof/ctl_client.c (for 'ctl' and 'top'); the protocol is in
+ * docs/control.md.
  * Also the report box of 'syncprof attach' (preload/attach.c writes it,
  * tools/syncprof/cmd_attach.c reads it).
  * Private to src/runtime, preload/ and tools/syncprof.

@@ -18,6 +18,7 @@ typedef int (*cli_cmd_fn)(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 /* "cmd_trace_analyse.c": 'syncprof trace what-if' and 'trace chains' */
 int cmd_trace_whatif(int argc, char **argv);
@@ -30,6 +31,31 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 /* "cmd_run.c": the path of libsyncprof-preload.so ($SYNCPROF_PRELOAD, the
  * install's libdir, next to the tool, the build tree), or NULL. */
 char *cli_find_preload(void);
+
+/* ---- "ctl_client.c": the client end of the control socket ------------- */
+
+#include <sys/types.h>
+
+/* DIR of the control sockets of processes owned by @uid
+ * ($SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID); -ENAMETOOLONG. */
+int cli_ctl_socket_dir(uid_t uid, char *buf, size_t size);
+/* /proc/PID/comm of @pid into @buf ("" when unknown); 0 or a negative errno. */
+int cli_read_comm(pid_t pid, char *buf, size_t size);
+/*
+ * cli_ctl_request() - send @line (a request, newline included) to @pid's
+ * control socket and take its answer: on success the payload (malloc'd,
+ * @plen bytes and a NUL after them) in *@payload.  Prints nothing.
+ * Return: 0, or a negative errno with one message in @err: -ESRCH no such
+ * process, -EPERM another user's, -ENOENT no control socket,
+ * -ECONNREFUSED a stale socket, -EADDRINUSE answered by another process,
+ * -EPROTO closed without a (whole) answer, -ETIMEDOUT no answer,
+ * -EREMOTEIO the process answered "error ..." (its message in @err).
+ */
+int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, char *err,
+		    size_t esize);
+/* Field @key of a "status" answer ("threads: 3" -> "3") into @buf; "?" when
+ * absent (@payload as cli_ctl_request() gives it).  Returns @buf. */
+const char *cli_ctl_field(const char *payload, const char *key, char *buf, size_t size);
 
 /* ---- "render_opts.c": report options of report and ctl --------------- */
 

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  run      profile a program:   syncprof run [OPTIONS] -- PROGRAM [ARGS...]\n"
 	"  report   re-render a saved JSON profile\n"
 	"  ctl      control a running profiled process\n"
+	"  top      a live view of a running profiled process: syncprof top PID\n"
 	"  attach   profile a running process for a while: syncprof attach PID [-d S]\n"
 	"  trace    read a lock-event trace: dump, stats, export, what-if, chains\n"
 	"'syncprof COMMAND --help' describes each.\n"
@@ -50,6 +51,7 @@ static const struct {
 	{ "run", cmd_run },
 	{ "report", cmd_report },
 	{ "ctl", cmd_ctl },
+	{ "top", cmd_top },
 	{ "trace", cmd_trace },
 	{ "attach", cmd_attach },
 };

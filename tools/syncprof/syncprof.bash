@@ -9,8 +9,8 @@
 #                ('syncprof trace dump FILE ...', 'syncprof ctl PID status|on');
 #   options      every -x / --xxx that 'syncprof CMD [SUB] --help' names;
 #   values       of -f/--format and -s/--sort: the "(valid: ...)" list of the
-#                error that 'syncprof report' gives for a bad one;
-#   PIDs         of 'syncprof ctl': 'syncprof ctl --list';
+#                error that 'syncprof report' (or 'top') gives for a bad one;
+#   PIDs         of 'syncprof ctl' and 'top': 'syncprof ctl --list';
 #   after 'run ... --': commands, then files.
 # Costs: one or two runs of syncprof (a few ms) per Tab.  Needs nothing
 # but bash (bash-completion's helpers are not used).
@@ -21,8 +21,12 @@ _syncprof_help_options() {
 }
 
 _syncprof_valid() {
-	# $1: the syncprof binary, $2: the option (-f or -s)
-	"$1" report "$2" '?' /dev/null 2>&1 | sed -n 's/.*(valid: \([^)]*\)).*/\1/p' | tr -d ','
+	# $1: the syncprof binary, $2: the option (-f or -s), $3: the command
+	if [[ $3 == top ]]; then
+		"$1" top 1 "$2" '?' 2>&1
+	else
+		"$1" report "$2" '?' /dev/null 2>&1
+	fi | sed -n 's/.*(valid: \([^)]*\)).*/\1/p' | tr -d ','
 }
 
 _syncprof() {
@@ -59,11 +63,11 @@ _syncprof() {
 	fi
 	case $prev in
 	-f | --format)
-		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -f)" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -f "$cmd")" -- "$cur"))
 		return
 		;;
 	-s | --sort)
-		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -s)" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -s "$cmd")" -- "$cur"))
 		return
 		;;
 	-o | --output | --trace | --src-root)
@@ -72,6 +76,13 @@ _syncprof() {
 		;;
 	esac
 	case $cmd in
+	top)
+		if ((COMP_CWORD == i + 1)) && [[ $cur != -* ]]; then
+			words=$("$exe" ctl --list 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { print $1 }')
+			COMPREPLY=($(compgen -W "$words" -- "$cur"))
+			return
+		fi
+		;;
 	ctl)
 		if ((COMP_CWORD == i + 1)); then
 			words=$("$exe" ctl --list 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { print $1 }')

@@ -204,6 +204,13 @@ SYNCPROF__WAIT(rwlock_clockwrlock, pthread_rwlock_clockwrlock,
 	       (l, k, t))
 SYNCPROF__WAIT(sem_clockwait, sem_clockwait,
 	       (sem_t *s, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, k, t))
+SYNCPROF__WAIT(timedjoin_np, pthread_timedjoin_np,
+	       (pthread_t th, void **r, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (th, r, t))
+SYNCPROF__WAIT(clockjoin_np, pthread_clockjoin_np,
+	       (pthread_t th, void **r, clockid_t k, const struct timespec *t,
+		SYNCPROF_SITE_PARAMS),
+	       (th, r, k, t))
 #endif
 SYNCPROF__WAIT(sem_wait, sem_wait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
 SYNCPROF__WAIT(sem_trywait, sem_trywait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
@@ -475,6 +482,9 @@ SYNCPROF__INLINE int syncprof__barrier_destroy(pthread_barrier_t *b)
 #define pthread_rwlock_clockrdlock(l, k, t) SYNCPROF__CALL(rwlock_clockrdlock, (l), (k), (t))
 #define pthread_rwlock_clockwrlock(l, k, t) SYNCPROF__CALL(rwlock_clockwrlock, (l), (k), (t))
 #define sem_clockwait(s, k, t) syncprof__sem_clockwait((s), (k), (t), SYNCPROF__SITE)
+#define pthread_timedjoin_np(th, r, t) syncprof__timedjoin_np((th), (r), (t), SYNCPROF__SITE)
+#define pthread_clockjoin_np(th, r, k, t)                                          \
+	syncprof__clockjoin_np((th), (r), (k), (t), SYNCPROF__SITE)
 #endif
 /* No system header makes these calls in line: the site is always
  * __FILE__:__LINE__ (semaphores, barriers, joins). */

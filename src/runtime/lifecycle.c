@@ -722,6 +722,7 @@ static void runtime_start(const char *attach_options)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	sp_trace_set_write_error_handler(trace_write_error);
+	sp_trace_set_lock_names_source(sp_lockname_each_named);
 	/* Lock order and the deadlock check need hold tracking's held lists;
 	 * hold=1 adds the rest. */
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&

@@ -307,6 +307,15 @@ def check_full(pb, proto, cli, d):
           "full: chrome's waiter counter does not name the lock: %s" % cm["counter_names"])
     check_lock_names_dump(cli, d)
     check_without_names(pb, proto, cli, d, pm)
+    # trace chains: the hand-off lock's matrix, by name
+    r = run([cli, "trace", "chains", "--json", d + "/full.trace"])
+    check(r.returncode == 0, "chains: %d %s" % (r.returncode, r.stderr))
+    per_lock = json.loads(r.stdout)["per_lock"]
+    check([x.get("name") for x in per_lock] == ["hand-off lock"],
+          "chains: per_lock %s" % [(x["object"], x.get("name")) for x in per_lock])
+    r = run([cli, "trace", "chains", d + "/full.trace"])
+    check(re.search(r'^lock 0x[0-9a-f]+ "hand-off lock" \(mutex, ', r.stdout, re.M) is not None,
+          "chains: the text does not name the lock:\n" + r.stdout)
     check(any("lane 2" in (t["name"] or "") for t in pm["tracks"].values()),
           "full: hand-over-hand holds did not get a lane")
     counts = [v for c in pm["counters"].values() for _, v in c]

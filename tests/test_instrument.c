@@ -311,10 +311,17 @@ static sem_t rows_sem;
 static pthread_barrier_t rows_barrier;
 static unsigned l_barrier;
 
+/* Posts once the main thread waits in sem_wait: glibc (64-bit atomics)
+ * counts the waiters in the upper half of the semaphore's first word,
+ * so no sleep has to be long enough on a loaded machine. */
 static void *post_later(void *arg)
 {
+	const uint64_t *word = (const void *)&rows_sem;
+
 	(void)arg;
-	usleep(20000);
+	while (!(__atomic_load_n(word, __ATOMIC_ACQUIRE) >> 32))
+		usleep(1000);
+	usleep(10000); /* a wait of 10 ms at least: the row's wait_ns */
 	sem_post(&rows_sem);
 	return NULL;
 }

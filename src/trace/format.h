@@ -81,7 +81,7 @@ enum sp_trace_rec_type {
 	SP_REC_OPTIONAL_MIN = 64,
 	SP_REC_WRITE_LOSS = 64, /* the last record of a file with SP_TRACE_FLAG_WRITE_ERROR */
 	SP_REC_LOCK_MODE = 65,  /* which lock events follow (struct sp_trace_rec_lock_mode) */
-	SP_REC_LOCK_NAME = 66,  /* a lock's name and creation site (struct sp_trace_rec_lock_name) */
+	SP_REC_LOCK_NAME = 66,  /* a lock's name and creation site (sp_trace_rec_lock_name) */
 };
 
 struct sp_trace_rec_header {

@@ -284,6 +284,14 @@ SYNCPROF_API int syncprof_sem_clockwait(sem_t *s, clockid_t clock, const struct 
 					SYNCPROF_SITE_PARAMS);
 SYNCPROF_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAMS);
 SYNCPROF_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
+/* The GNU joins with a deadline (CLOCK_REALTIME, or @clock): type join,
+ * a wait whether the thread ended or the deadline passed (ETIMEDOUT); a
+ * clock glibc rejects is answered by glibc alone (EINVAL, not recorded).
+ * pthread_tryjoin_np never blocks and is not profiled. */
+SYNCPROF_API int syncprof_timedjoin_np(pthread_t thread, void **retval,
+				       const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_clockjoin_np(pthread_t thread, void **retval, clockid_t clock,
+				       const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
 /* C11 thrd_join; @thr is a thrd_t (an unsigned long in glibc). */
 SYNCPROF_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
 /* Signals: the real call, and its site remembered for the watchdog's

@@ -55,6 +55,20 @@
  * release order), closes libdw's session (no file of ours stays open) and
  * ends; syncprof__attach_release() frees the bytes and joins it.
  *
+ * fork().  A child forked while attached inherits the redirected slots,
+ * profiling on, and none of our threads nor the CLI: nobody would report
+ * it.  So the child puts the slots back and switches profiling off before
+ * it returns from fork() (the lifecycle's fork handler calls attach_fork_*
+ * through sp_attach_fork_hooks).  Not with dl_iterate_phdr(), as detach
+ * does: a thread of the parent that fork() left behind may have held the
+ * loader's lock (C++ exception unwinding takes it), so the child walks the
+ * table alone - patch_lock, held across fork(), makes it whole - and puts
+ * back each slot whose page is still mapped (mincore()) and that still
+ * holds our shim (the slots of an object unloaded while attached are not
+ * in its memory any more).  A slot missed would still be harmless: its
+ * shim forwards, profiling off.  The child runs as it would have without
+ * attach, and a later attach to it works as to any process.
+ *
  * Costs.  The slots are found by walking every relocation of every object
  * once per attach (and per rescan that finds a new object); see
  * docs/attach.md for the stop times measured.  After detach: this library
@@ -93,6 +107,7 @@ struct slot {
 	uintptr_t addr;  /* the GOT slot */
 	uintptr_t orig;  /* its value before we wrote */
 	uintptr_t shim;  /* what we wrote */
+	int ro;          /* on a RELRO page: mprotect() around the store */
 };
 
 /* Under patch_lock. */
@@ -157,10 +172,16 @@ static int object_contains(const struct object *o, uintptr_t addr)
 	return 0;
 }
 
-static int slot_store(const struct object *o, uintptr_t addr, uintptr_t v)
+static int slot_in_relro(const struct object *o, uintptr_t addr)
 {
 	uintptr_t page = addr & ~(page_size - 1);
-	int ro = page >= o->relro_lo && page < o->relro_hi;
+
+	return page >= o->relro_lo && page < o->relro_hi;
+}
+
+static int slot_store_raw(uintptr_t addr, uintptr_t v, int ro)
+{
+	uintptr_t page = addr & ~(page_size - 1);
 
 	if (ro && mprotect((void *)page, page_size, PROT_READ | PROT_WRITE))
 		return -errno;
@@ -169,6 +190,11 @@ static int slot_store(const struct object *o, uintptr_t addr, uintptr_t v)
 	if (ro)
 		mprotect((void *)page, page_size, PROT_READ);
 	return 0;
+}
+
+static int slot_store(const struct object *o, uintptr_t addr, uintptr_t v)
+{
+	return slot_store_raw(addr, v, slot_in_relro(o, addr));
 }
 
 struct dyn_info {
@@ -278,6 +304,7 @@ static long object_patch_locked(const struct object *o, const ElfW(Dyn) *dyn)
 			rec->addr = addr;
 			rec->orig = cur;
 			rec->shim = (uintptr_t)s->fn;
+			rec->ro = slot_in_relro(o, addr);
 			n++;
 		}
 	}
@@ -455,6 +482,51 @@ static void rescan_join(void)
 	rescan_running = 0;
 }
 
+/* ---- fork (see the top of this file) ---------------------------------- */
+
+static void attach_fork_prepare(void)
+{
+	sp_lock(&patch_lock);
+}
+
+static void attach_fork_parent(void)
+{
+	sp_unlock(&patch_lock);
+}
+
+/* Is the page of @addr mapped?  (mincore() says ENOMEM when it is not.) */
+static int page_mapped(uintptr_t addr)
+{
+	unsigned char v;
+
+	return !mincore((void *)(addr & ~(page_size - 1)), page_size, &v);
+}
+
+static void attach_fork_child(void)
+{
+	for (size_t i = 0; attached && i < n_slots; i++) {
+		struct slot *s = &slots[i];
+
+		if (s->addr && page_mapped(s->addr) &&
+		    __atomic_load_n((uintptr_t *)s->addr, __ATOMIC_RELAXED) == s->shim)
+			slot_store_raw(s->addr, s->orig, s->ro);
+	}
+	n_slots = 0;
+	attached = 0;
+	/* Profiling off without the state lock (a thread left behind may hold
+	 * it): the child is alone, nothing else reads the time it was on. */
+	__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED);
+	/* No rescan thread, no CLI: a later attach to the child starts clean. */
+	rescan_running = 0;
+	__atomic_store_n(&rescan_futex, RESCAN_STOP, __ATOMIC_RELAXED);
+	memset(&syncprof__attach_box, 0, sizeof(syncprof__attach_box));
+	sp_unlock(&patch_lock); /* taken by attach_fork_prepare() in this thread */
+}
+
+static const struct sp_fork_hooks attach_fork_hooks = {
+	attach_fork_prepare, attach_fork_parent, attach_fork_child,
+};
+
 #pragma GCC visibility push(default)
 
 long syncprof__attach_start(const char *options)
@@ -477,6 +549,7 @@ long syncprof__attach_start(const char *options)
 	rc = sp_runtime_attach(options);
 	if (rc)
 		goto out;
+	sp_store_release(&sp_attach_fork_hooks, &attach_fork_hooks);
 	if (!stack_ready) {
 		sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
 			      sp_opts.skip_frames);

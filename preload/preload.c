@@ -156,11 +156,23 @@ static int boot_spin_destroy(pthread_spinlock_t *s)
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *), NULL)     \
 	X(pthread_barrier_wait, int, (pthread_barrier_t *), NULL)                      \
 	X(pthread_join, int, (pthread_t, void **), NULL)                               \
+	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *), NULL) \
+	X(pthread_clockjoin_np, int,                                                   \
+	  (pthread_t, void **, clockid_t, const struct timespec *), NULL)              \
 	X(thrd_join, int, (thrd_t, int *), NULL)                                       \
 	X(pthread_cond_signal, int, (pthread_cond_t *), NULL)                          \
 	X(pthread_cond_broadcast, int, (pthread_cond_t *), NULL)                       \
 	X(cnd_signal, int, (cnd_t *), NULL)                                            \
-	X(cnd_broadcast, int, (cnd_t *), NULL)
+	X(cnd_broadcast, int, (cnd_t *), NULL)                                         \
+	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *), NULL) \
+	X(pthread_cond_destroy, int, (pthread_cond_t *), NULL)                         \
+	X(sem_init, int, (sem_t *, int, unsigned int), NULL)                           \
+	X(sem_destroy, int, (sem_t *), NULL)                                           \
+	X(pthread_barrier_init, int,                                                   \
+	  (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned int), NULL)    \
+	X(pthread_barrier_destroy, int, (pthread_barrier_t *), NULL)                   \
+	X(cnd_init, int, (cnd_t *), NULL)                                              \
+	X(cnd_destroy, void, (cnd_t *), NULL)
 
 #define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
 REAL_FUNCTIONS(X_TYPEDEF)
@@ -846,6 +858,92 @@ void mtx_destroy(mtx_t *m)
 	destroyed(m);
 }
 
+/*
+ * The other primitives (condition variables, semaphores, barriers): their
+ * init is recorded after the real call, and only when it succeeded - an
+ * init that fails (sem_init with a value above SEM_VALUE_MAX, a barrier of
+ * count 0: EINVAL) made nothing at that address to name.  Recording after
+ * is safe: a use that another thread made in between counted as a first
+ * use, which the init then replaces.  The semaphore calls keep errno as
+ * the real call left it (the profiler's bookkeeping may not touch it).
+ */
+#define CREATED_IF(ok, obj)                                                   \
+	do {                                                                  \
+		if (ok)                                                       \
+			CREATED(obj);                                         \
+	} while (0)
+
+int pthread_cond_init(pthread_cond_t *__restrict c, const pthread_condattr_t *__restrict a)
+{
+	int rc = real_pthread_cond_init()(c, a);
+
+	CREATED_IF(rc == 0, c);
+	return rc;
+}
+
+int pthread_cond_destroy(pthread_cond_t *c)
+{
+	int rc = real_pthread_cond_destroy()(c);
+
+	if (!rc)
+		destroyed(c);
+	return rc;
+}
+
+int sem_init(sem_t *s, int pshared, unsigned int value)
+{
+	int rc = real_sem_init()(s, pshared, value);
+	int saved = errno;
+
+	CREATED_IF(rc == 0, s);
+	errno = saved;
+	return rc;
+}
+
+int sem_destroy(sem_t *s)
+{
+	int rc = real_sem_destroy()(s);
+	int saved = errno;
+
+	if (!rc)
+		destroyed(s);
+	errno = saved;
+	return rc;
+}
+
+int pthread_barrier_init(pthread_barrier_t *__restrict b,
+			 const pthread_barrierattr_t *__restrict a, unsigned int count)
+{
+	int rc = real_pthread_barrier_init()(b, a, count);
+
+	CREATED_IF(rc == 0, b);
+	return rc;
+}
+
+int pthread_barrier_destroy(pthread_barrier_t *b)
+{
+	int rc = real_pthread_barrier_destroy()(b);
+
+	if (!rc)
+		destroyed(b);
+	return rc;
+}
+
+int cnd_init(cnd_t *c)
+{
+	int rc = real_cnd_init()(c);
+
+	CREATED_IF(rc == thrd_success, c);
+	return rc;
+}
+
+void cnd_destroy(cnd_t *c)
+{
+	real_cnd_destroy()(c);
+	destroyed(c);
+}
+#undef CREATED_IF
+
 /* ---- clock variants (the clock passes through; probe.h) -------------------- */
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
@@ -955,6 +1053,28 @@ int pthread_join(pthread_t th, void **retval)
 	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_pthread_join()(th, retval));
 }
 
+/* The joins with a deadline: ETIMEDOUT is a wait too; a clock glibc
+ * rejects gets EINVAL from glibc alone, unrecorded (probe_wait.c).
+ * pthread_tryjoin_np never blocks: not interposed. */
+int pthread_timedjoin_np(pthread_t th, void **retval, const struct timespec *abstime)
+{
+	if (OFF)
+		return real_pthread_timedjoin_np()(th, retval, abstime);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site,
+			     real_pthread_timedjoin_np()(th, retval, abstime));
+}
+
+int pthread_clockjoin_np(pthread_t th, void **retval, clockid_t clock,
+			 const struct timespec *abstime)
+{
+	if (OFF || sp_clock_invalid(clock))
+		return real_pthread_clockjoin_np()(th, retval, clock, abstime);
+	SITE;
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site,
+			     real_pthread_clockjoin_np()(th, retval, clock, abstime));
+}
+
 int thrd_join(thrd_t th, int *res)
 {
 	if (OFF)
@@ -983,10 +1103,13 @@ int thrd_join(thrd_t th, int *res)
 	X(pthread_spin_lock) X(pthread_spin_trylock) X(pthread_spin_unlock)            \
 	X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) X(cnd_wait)          \
 	X(cnd_timedwait) X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)  \
-	X(pthread_barrier_wait) X(pthread_join) X(thrd_join)                           \
+	X(pthread_barrier_wait) X(pthread_join) X(thrd_join) X(pthread_timedjoin_np)   \
+	X(pthread_clockjoin_np)                                                        \
 	X(pthread_mutex_init) X(pthread_mutex_destroy) X(pthread_rwlock_init)          \
 	X(pthread_rwlock_destroy) X(pthread_spin_init) X(pthread_spin_destroy)         \
-	X(mtx_init) X(mtx_destroy)
+	X(mtx_init) X(mtx_destroy) X(pthread_cond_init) X(pthread_cond_destroy)         \
+	X(sem_init) X(sem_destroy) X(pthread_barrier_init) X(pthread_barrier_destroy)  \
+	X(cnd_init) X(cnd_destroy)
 
 #define X_ALIAS(name)                                                                  \
 	extern __typeof__(name) sp_shim_##name                                         \

@@ -9,11 +9,15 @@
  * rejects (EINVAL, and the object left as it was: the profiler's try must
  * not have taken it), EDEADLK, EINTR of a semaphore wait interrupted by a
  * handler installed without SA_RESTART, PTHREAD_BARRIER_SERIAL_THREAD,
- * EDEADLK and EINVAL of joins - and asserts the value glibc documents.
+ * EDEADLK and EINVAL of joins, the joins with a deadline (success,
+ * ETIMEDOUT while the thread runs and the thread still joinable after,
+ * EINVAL for a clock glibc rejects) - and asserts the value glibc gives.
  * The caller runs it once with glibc's functions (@real: the expectations
  * are glibc's) and once with the profiled ones.  Not covered: ESRCH of
  * pthread_join (glibc gives it only for a thread already joined, whose
- * descriptor may be reused: undefined behaviour).
+ * descriptor may be reused: undefined behaviour), and a bad tv_nsec given
+ * to pthread_timedjoin_np/clockjoin_np (glibc 2.36 checks it only in its
+ * futex wait, which it retries until the thread ends: no EINVAL to see).
  */
 #ifndef SYNCPROF_TEST_BLOCKING_SEMANTICS_H
 #define SYNCPROF_TEST_BLOCKING_SEMANTICS_H
@@ -49,6 +53,8 @@ struct bs_api {
 	int (*barrier_wait)(pthread_barrier_t *);
 	int (*join)(pthread_t, void **);
 	int (*bs_thrd_join)(thrd_t, int *);
+	int (*timedjoin_np)(pthread_t, void **, const struct timespec *);
+	int (*clockjoin_np)(pthread_t, void **, clockid_t, const struct timespec *);
 };
 
 #define BS_BAD_CLOCK CLOCK_PROCESS_CPUTIME_ID /* a clock, but not one futexes take */
@@ -454,6 +460,77 @@ static void bs_join(const struct bs_api *a)
 	T_ASSERT_INT(res, ==, thrd_error);
 }
 
+static int bs_join_go;
+
+static void *bs_runs_until_go(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&bs_join_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return (void *)43L;
+}
+
+/* pthread_timedjoin_np and pthread_clockjoin_np.  ThreadSanitizer (GCC 12)
+ * has no interceptor for pthread_clockjoin_np: a thread it joins stays
+ * running to TSan; the clock join is checked in the other builds. */
+static void bs_timedjoin(const struct bs_api *a)
+{
+	static const struct timespec before_epoch = { -1, 0 };
+	struct timespec ts;
+	pthread_t t;
+	void *r = NULL;
+
+	/* Ends before the deadline: 0 and its value. */
+	T_ASSERT_INT(pthread_create(&t, NULL, bs_returns_42, NULL), ==, 0);
+	ts = bs_in_ms(CLOCK_REALTIME, 60000);
+	T_ASSERT_INT(a->timedjoin_np(t, &r, &ts), ==, 0);
+	T_ASSERT_INT((long)r, ==, 42);
+	if (!BS_TSAN) {
+		r = NULL;
+		T_ASSERT_INT(pthread_create(&t, NULL, bs_returns_42, NULL), ==, 0);
+		ts = bs_in_ms(CLOCK_MONOTONIC, 60000);
+		T_ASSERT_INT(a->clockjoin_np(t, &r, CLOCK_MONOTONIC, &ts), ==, 0);
+		T_ASSERT_INT((long)r, ==, 42);
+	}
+
+	/* Still running: ETIMEDOUT (a deadline before the epoch too), or EINVAL
+	 * for a clock glibc rejects; the thread stays joinable. */
+	__atomic_store_n(&bs_join_go, 0, __ATOMIC_RELEASE);
+	T_ASSERT_INT(pthread_create(&t, NULL, bs_runs_until_go, NULL), ==, 0);
+	ts = bs_in_ms(CLOCK_REALTIME, 20);
+	T_ASSERT_INT(a->timedjoin_np(t, &r, &ts), ==, ETIMEDOUT);
+	T_ASSERT_INT(a->timedjoin_np(t, &r, &before_epoch), ==, ETIMEDOUT);
+	if (!BS_TSAN) {
+		ts = bs_in_ms(CLOCK_MONOTONIC, 20);
+		T_ASSERT_INT(a->clockjoin_np(t, &r, CLOCK_MONOTONIC, &ts), ==, ETIMEDOUT);
+		ts = bs_in_ms(CLOCK_REALTIME, 20);
+		T_ASSERT_INT(a->clockjoin_np(t, &r, CLOCK_REALTIME, &ts), ==, ETIMEDOUT);
+		T_ASSERT_INT(a->clockjoin_np(t, &r, BS_BAD_CLOCK, &ts), ==, EINVAL);
+	}
+	/* Not profiled (never blocks): glibc's EBUSY either way. */
+	T_ASSERT_INT(pthread_tryjoin_np(t, &r), ==, EBUSY);
+	T_ASSERT_INT((long)r, ==, 42); /* no call above wrote it */
+	__atomic_store_n(&bs_join_go, 1, __ATOMIC_RELEASE);
+	ts = bs_in_ms(CLOCK_REALTIME, 60000);
+	T_ASSERT_INT(a->timedjoin_np(t, &r, &ts), ==, 0);
+	T_ASSERT_INT((long)r, ==, 43);
+
+	/* The misuse (see bs_join()): oneself, a detached thread. */
+	if (BS_TSAN)
+		return;
+	ts = bs_in_ms(CLOCK_REALTIME, 60000);
+	T_ASSERT_INT(a->timedjoin_np(pthread_self(), NULL, &ts), ==, EDEADLK);
+	T_ASSERT_INT(a->clockjoin_np(pthread_self(), NULL, CLOCK_MONOTONIC, &ts), ==, EDEADLK);
+	bs_detached_go = bs_detached_done = 0;
+	T_ASSERT_INT(pthread_create(&t, NULL, bs_detached, NULL), ==, 0);
+	T_ASSERT_INT(pthread_detach(t), ==, 0);
+	T_ASSERT_INT(a->timedjoin_np(t, NULL, &ts), ==, EINVAL);
+	T_ASSERT_INT(a->clockjoin_np(t, NULL, CLOCK_MONOTONIC, &ts), ==, EINVAL);
+	__atomic_store_n(&bs_detached_go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&bs_detached_done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
 static void bs_run(const struct bs_api *a)
 {
 	/* ThreadSanitizer (GCC 12) has no interceptors for the pthread clock
@@ -467,6 +544,7 @@ static void bs_run(const struct bs_api *a)
 	bs_semaphore(a);
 	bs_barrier_run(a);
 	bs_join(a);
+	bs_timedjoin(a);
 }
 
 #endif /* SYNCPROF_TEST_BLOCKING_SEMANTICS_H */

@@ -74,6 +74,17 @@ def main():
               % (c.get("line"), r.get("created_by"), marks["LINE_REUSED"]))
     for r in prof["rows"]:
         check(r["type"] != "join" or "created_at" not in r, "a joined thread has a creation site")
+    # The other primitives: created at their init (pthread_cond_init, sem_init,
+    # pthread_barrier_init, cnd_init), in the JSON and in the table.
+    others = [("condvar", "LINE_COND"), ("semaphore", "LINE_SEM"),
+              ("barrier", "LINE_BARRIER"), ("condvar", "LINE_CND")]
+    for typ, mark in others:
+        got = [r for r in prof["rows"] if r["type"] == typ and not r.get("lock_name") and
+               (r.get("created_at") or {}).get("line") == marks[mark]]
+        check(len(got) >= 1 and all(r.get("created_by") == "init" for r in got),
+              "%s: no row created at line %d by init: %s" % (typ, marks[mark], [
+                  (r.get("created_at"), r.get("created_by"))
+                  for r in prof["rows"] if r["type"] == typ]))
 
     # The loader round trip: the same bytes back.
     check(render("-f", "json") == raw, "report -f json does not give the saved bytes back")
@@ -85,6 +96,10 @@ def main():
     check(re.search(r'^    lock "static lock", created at .*lock_names\.c:%d \(first use\)$'
                     % marks["LINE_STATIC"], table, re.M) is not None,
           "table: no lock line for static lock")
+    for typ, mark in others:
+        check(re.search(r"^%s .*\n    lock created at .*lock_names\.c:%d \(init\)$"
+                        % (typ, marks[mark]), table, re.M) is not None,
+              "table: no %s row created at line %d (init)" % (typ, marks[mark]))
     coalesced = subprocess.run([cli, "report", path], stdout=subprocess.PIPE).stdout.decode()
     check(re.search(r"^mutex +\[\d+\] .*\n    lock", coalesced, re.M) is None,
           "table: a coalesced row names a lock:\n" + coalesced)

@@ -285,24 +285,43 @@ static int p_thrd_join(thrd_t t, int *r)
 	return thrd_join(t, r);
 }
 
+static int p_timedjoin(pthread_t t, void **r, const struct timespec *ts)
+{
+	return pthread_timedjoin_np(t, r, ts);
+}
+
+static int p_clockjoin(pthread_t t, void **r, clockid_t k, const struct timespec *ts)
+{
+	return pthread_clockjoin_np(t, r, k, ts);
+}
+
 static const struct bs_api real_bs = {
 	"glibc",       pthread_mutex_clocklock, pthread_cond_clockwait, pthread_rwlock_clockrdlock,
 	pthread_rwlock_clockwrlock, sem_wait,	sem_trywait,		sem_timedwait,
 	sem_clockwait, pthread_barrier_wait,	pthread_join,		thrd_join,
+	pthread_timedjoin_np, pthread_clockjoin_np,
 };
 static const struct bs_api prof_bs = {
 	"instrumented", p_clocklock,	 p_clockwait,	  p_clockrd, p_clockwr, p_sem_wait,
 	p_sem_trywait,	p_sem_timedwait, p_sem_clockwait, p_barrier_wait, p_join, p_thrd_join,
+	p_timedjoin,	p_clockjoin,
 };
 
 static sem_t rows_sem;
 static pthread_barrier_t rows_barrier;
 static unsigned l_barrier;
 
+/* Posts once the main thread waits in sem_wait: glibc (64-bit atomics)
+ * counts the waiters in the upper half of the semaphore's first word,
+ * so no sleep has to be long enough on a loaded machine. */
 static void *post_later(void *arg)
 {
+	const uint64_t *word = (const void *)&rows_sem;
+
 	(void)arg;
-	usleep(20000);
+	while (!(__atomic_load_n(word, __ATOMIC_ACQUIRE) >> 32))
+		usleep(1000);
+	usleep(10000); /* a wait of 10 ms at least: the row's wait_ns */
 	sem_post(&rows_sem);
 	return NULL;
 }
@@ -330,7 +349,10 @@ static void test_blocking_rows(void)
 	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
 	struct timespec ts = bs_in_ms(CLOCK_MONOTONIC, 20);
 	pthread_t t[2];
-	unsigned l_clock, l_clockwait, l_clockrd, l_clockwr, l_sem, l_semtry, l_join;
+	unsigned l_clock, l_clockwait, l_clockrd, l_clockwr, l_sem, l_semtry, l_join, l_timedjoin,
+		l_clockjoin, l_badclock;
+	const clockid_t mono = CLOCK_MONOTONIC;
+	int rc;
 	const struct sp_row *r;
 
 	l_clock = __LINE__ + 1;
@@ -365,6 +387,21 @@ static void test_blocking_rows(void)
 	l_join = __LINE__ + 1;
 	T_ASSERT_INT(pthread_join(t[0], NULL), ==, 0);
 
+	/* Joins with a deadline: a timeout is a wait too, a bad clock none. */
+	__atomic_store_n(&bs_join_go, 0, __ATOMIC_RELEASE);
+	T_ASSERT_INT(pthread_create(&t[0], NULL, bs_runs_until_go, NULL), ==, 0);
+	ts = bs_in_ms(CLOCK_REALTIME, 5);
+	l_timedjoin = __LINE__ + 1;
+	T_ASSERT_INT(pthread_timedjoin_np(t[0], NULL, &ts), ==, ETIMEDOUT);
+	l_badclock = __LINE__ + 1;
+	T_ASSERT_INT(pthread_clockjoin_np(t[0], NULL, BS_BAD_CLOCK, &ts), ==, EINVAL);
+	__atomic_store_n(&bs_join_go, 1, __ATOMIC_RELEASE);
+	ts = bs_in_ms(CLOCK_MONOTONIC, 60000);
+	/* ThreadSanitizer has no pthread_clockjoin_np (blocking_semantics.h). */
+	l_clockjoin = __LINE__ + 1;
+	rc = BS_TSAN ? pthread_join(t[0], NULL) : pthread_clockjoin_np(t[0], NULL, mono, &ts);
+	T_ASSERT_INT(rc, ==, 0);
+
 	collect(1);
 	T_ASSERT_UINT(find(l_clock, SP_TYPE_MUTEX)->acquisitions, ==, 1);
 	T_ASSERT_UINT(find(l_clockwait, SP_TYPE_CONDVAR)->wait_ns, >=, 10000000);
@@ -384,6 +421,14 @@ static void test_blocking_rows(void)
 	r = find(l_join, SP_TYPE_JOIN);
 	T_ASSERT_UINT(r->acquisitions, ==, 1);
 	T_ASSERT_UINT(r->wait_ns, >=, 40000000);
+	r = find(l_timedjoin, SP_TYPE_JOIN);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	r = find(l_clockjoin, SP_TYPE_JOIN);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_STR(r->func, "test_blocking_rows");
+	for (size_t i = 0; i < rows.n; i++)
+		T_ASSERT_UINT(rows.v[i].line, !=, l_badclock);
 	sem_destroy(&rows_sem);
 }
 

@@ -211,7 +211,8 @@ def chrome_model(path):
     with open(path) as f:
         doc = json.load(f)
     evs = doc["traceEvents"]
-    m = {"names": set(), "threads": {}, "s": {}, "f": {}, "counters": 0, "async": 0}
+    m = {"names": set(), "threads": {}, "s": {}, "f": {}, "counters": 0, "async": 0,
+         "counter_names": set()}
     open_async = collections.Counter()
     for e in evs:
         ph = e["ph"]
@@ -234,6 +235,7 @@ def chrome_model(path):
             m[ph][e["id"]] = e
         elif ph == "C":
             m["counters"] += 1
+            m["counter_names"].add(e["name"])
     check(all(v == 0 for v in open_async.values()), "chrome: async begin/end do not pair")
     check(set(m["s"]) == set(m["f"]), "chrome: flows without both ends")
     for k, s in m["s"].items():
@@ -292,14 +294,98 @@ def check_full(pb, proto, cli, d):
     check(pm["flows_in"][handoffs[0]]["name"].startswith("hold trace_export_gen.c:"),
           "full: the flow does not end at the waiter's hold")
     locks = [t["name"] for t in pm["tracks"].values()
-             if re.match(r"mutex 0x[0-9a-f]+ trace_export_gen\.c:\d+$", t["name"] or "")]
+             if re.match(r"mutex (0x[0-9a-f]+|hand-off lock|hand-over-hand a) "
+                         r"trace_export_gen\.c:\d+$", t["name"] or "")]
     check(len(locks) >= 3, "full: lock tracks %s" % locks)
+    # Lock names: m named before the trace, a while tracing (then a new
+    # lock at its address, unnamed: the track keeps the name its events had)
+    for name in ("hand-off lock", "hand-over-hand a"):
+        check(sum(n.startswith("mutex %s trace_export_gen.c:" % name) for n in locks) == 1,
+              "full: no lock track named %r: %s" % (name, locks))
+    check(any(n.startswith("waiters mutex hand-off lock trace_export_gen.c:")
+              for n in cm["counter_names"]),
+          "full: chrome's waiter counter does not name the lock: %s" % cm["counter_names"])
+    check_lock_names_dump(cli, d)
+    check_without_names(pb, proto, cli, d, pm)
+    # trace chains: the hand-off lock's matrix, by name
+    r = run([cli, "trace", "chains", "--json", d + "/full.trace"])
+    check(r.returncode == 0, "chains: %d %s" % (r.returncode, r.stderr))
+    per_lock = json.loads(r.stdout)["per_lock"]
+    check([x.get("name") for x in per_lock] == ["hand-off lock"],
+          "chains: per_lock %s" % [(x["object"], x.get("name")) for x in per_lock])
+    r = run([cli, "trace", "chains", d + "/full.trace"])
+    check(re.search(r'^lock 0x[0-9a-f]+ "hand-off lock" \(mutex, ', r.stdout, re.M) is not None,
+          "chains: the text does not name the lock:\n" + r.stdout)
     check(any("lane 2" in (t["name"] or "") for t in pm["tracks"].values()),
           "full: hand-over-hand holds did not get a lane")
     counts = [v for c in pm["counters"].values() for _, v in c]
     check(1 in counts and counts[-1] == 0, "full: waiter counts %s" % counts)
     check(cm["s"] and cm["counters"], "full: chrome has no flows or counters")
     same_names(pm, cm, "full")
+
+
+def dump_json(cli, path):
+    r = run([cli, "trace", "dump", "--json", path])
+    check(r.returncode == 0, "dump --json %s: %d %s" % (path, r.returncode, r.stderr))
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def check_lock_names_dump(cli, d):
+    '''LOCK_NAME records in 'trace dump', JSON and text.'''
+    with open(d + "/name_site.txt") as f:
+        a_site = f.read().strip()
+    recs = [x for x in dump_json(cli, d + "/full.trace") if x["type"] == "lock_name"]
+    by = collections.defaultdict(list)
+    for x in recs:
+        by[x["obj"]].append(x)
+    m = [x for x in recs if x["name"] == "hand-off lock"]
+    check(len(m) == 1 and m[0]["created_at"] is None and m[0]["created_by"] is None,
+          "dump: hand-off lock: %s" % recs)
+    a = [x for x in recs if x["name"] == "hand-over-hand a"]
+    check(len(a) == 1 and re.search(r"(^|/)%s " % re.escape(a_site), a[0]["created_at"] or "") and
+          a[0]["created_by"] == "init", "dump: hand-over-hand a, want %s: %s" % (a_site, recs))
+    if a:
+        later = by[a[0]["obj"]]
+        check([x["name"] for x in later] == ["hand-over-hand a", ""] and
+              later[1]["created_by"] == "init",
+              "dump: a's address after its destroy and init: %s" % later)
+    text = run([cli, "trace", "dump", d + "/full.trace"]).stdout
+    check(re.search(r'lock_name obj=0x[0-9a-f]+ name="hand-over-hand a" created=\S*%s .* by init'
+                    % re.escape(a_site), text) is not None,
+          "dump: no text line for a: %s" % [ln for ln in text.splitlines() if "lock_name" in ln])
+
+
+def check_without_names(pb, proto, cli, d, pm):
+    '''full.trace without its LOCK_NAME records (a trace from before they
+    existed) reads and exports as before: the same tracks, by address.'''
+    with open(d + "/full.trace", "rb") as f:
+        data = f.read()
+    hsize = int.from_bytes(data[12:16], "little")
+    out, off, dropped = [data[:hsize]], hsize, 0
+    while off < len(data):
+        rtype = int.from_bytes(data[off:off + 2], "little")
+        size = int.from_bytes(data[off + 4:off + 8], "little")
+        check(size >= 8 and off + size <= len(data), "full.trace: a bad record at %d" % off)
+        if rtype == 66:  # SP_REC_LOCK_NAME
+            dropped += 1
+        else:
+            out.append(data[off:off + size])
+        off += size
+    check(dropped == 3, "full.trace: %d LOCK_NAME records, want 3" % dropped)
+    with open(d + "/old.trace", "wb") as f:
+        f.write(b"".join(out))
+    check(not [x for x in dump_json(cli, d + "/old.trace") if x["type"] == "lock_name"],
+          "old.trace: lock names left")
+    export(cli, d + "/old.trace", "perfetto", d + "/old.pftrace")
+    export(cli, d + "/old.trace", "chrome", d + "/old.json")
+    om = perfetto_model(pb, proto, d + "/old.pftrace")
+    chrome_model(d + "/old.json")
+    named = {t["name"] for t in pm["tracks"].values()}
+    old = {t["name"] for t in om["tracks"].values()}
+    check(not any("hand-o" in n for n in old), "old.trace: a track has a name: %s" % old)
+    lock_tracks = [n for n in old if re.match(r"mutex 0x[0-9a-f]+ trace_export_gen\.c:\d+$", n)]
+    check(len(lock_tracks) >= 3, "old.trace: lock tracks by address %s" % lock_tracks)
+    check(len(old) == len(named), "old.trace: %d tracks, with names %d" % (len(old), len(named)))
 
 
 def check_contended(pb, proto, cli, d):
@@ -355,6 +441,13 @@ def check_contended(pb, proto, cli, d):
         check(counts == [1, 0], "contended: waiter counts of %s: %s" % (obj, counts))
     check(len(cm["s"]) == 2, "contended: chrome flows %d" % len(cm["s"]))
     same_names(pm, cm, "contended")
+    # Its file starts with the names in force (full()'s m; a's address has
+    # an unnamed lock now): the unnamed locks' tracks are named by address.
+    check([x["name"] for x in dump_json(cli, d + "/contended.trace")
+           if x["type"] == "lock_name"] == ["hand-off lock"],
+          "contended: the names in force are not at the start of the next file")
+    check(any(re.match(r"mutex 0x5eed0000 ", t["name"] or "") for t in pm["tracks"].values()),
+          "contended: no track named by address")
 
 
 def check_drops(pb, proto, cli, d):

@@ -6,7 +6,12 @@
  *                        contention between two named threads (a wait, the
  *                        hand-off, holds on both), a condition wait,
  *                        hand-over-hand locking (holds that do not nest),
- *                        a failed trylock and a registered event;
+ *                        a failed trylock and a registered event; lock
+ *                        names: m named before the trace opened
+ *                        ("hand-off lock"), a init'd and named while it
+ *                        is open ("hand-over-hand a", its init's line in
+ *                        DIR/name_site.txt), then destroyed and init'd
+ *                        again (a LOCK_NAME record without a name);
  *   DIR/contended.trace  the contended-only shape: lock_wait and
  *                        lock_acquired of the waiter, and lock_released
  *                        events carrying hold_ns without the holder's
@@ -74,11 +79,16 @@ static void full(const char *dir)
 	static const char *const args[] = { "value" };
 	char path[600];
 	pthread_t th;
-	int id;
+	int id, a_line;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/full.trace", dir);
 	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
+	SYNCPROF_NAME_LOCK(&m, "hand-off lock"); /* in the file's first records */
 	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
+	a_line = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_init(&a, NULL), ==, 0);
+	SYNCPROF_NAME_LOCK(&a, "hand-over-hand a"); /* written when named */
 	id = syncprof_trace_register("checkpoint", args, 1);
 	T_ASSERT_INT(id, >, 0);
 	T_ASSERT_INT(pthread_create(&th, NULL, holder, NULL), ==, 0);
@@ -100,8 +110,16 @@ static void full(const char *dir)
 	pthread_mutex_unlock(&a);
 	sleep_ms(1);
 	pthread_mutex_unlock(&b);
+	/* a new lock at a's address: its name ends (a record without one) */
+	T_ASSERT_INT(pthread_mutex_destroy(&a), ==, 0);
+	T_ASSERT_INT(pthread_mutex_init(&a, NULL), ==, 0);
 	SYNCPROF_TRACE(id, 42);
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
+	snprintf(path, sizeof(path), "%s/name_site.txt", dir);
+	f = fopen(path, "w");
+	T_ASSERT(f);
+	fprintf(f, "trace_export_gen.c:%d\n", a_line);
+	fclose(f);
 }
 
 /* ---- the contended-only shape, emitted as the probe would ------------- */

@@ -60,6 +60,7 @@
 
 #ifndef SYNCPROF_NO_INSTRUMENT
 
+#include <errno.h>
 #include <syncprof.h>
 
 #if !defined(__cplusplus) && defined(__has_include)
@@ -203,6 +204,13 @@ SYNCPROF__WAIT(rwlock_clockwrlock, pthread_rwlock_clockwrlock,
 	       (l, k, t))
 SYNCPROF__WAIT(sem_clockwait, sem_clockwait,
 	       (sem_t *s, clockid_t k, const struct timespec *t, SYNCPROF_SITE_PARAMS), (s, k, t))
+SYNCPROF__WAIT(timedjoin_np, pthread_timedjoin_np,
+	       (pthread_t th, void **r, const struct timespec *t, SYNCPROF_SITE_PARAMS),
+	       (th, r, t))
+SYNCPROF__WAIT(clockjoin_np, pthread_clockjoin_np,
+	       (pthread_t th, void **r, clockid_t k, const struct timespec *t,
+		SYNCPROF_SITE_PARAMS),
+	       (th, r, k, t))
 #endif
 SYNCPROF__WAIT(sem_wait, sem_wait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
 SYNCPROF__WAIT(sem_trywait, sem_trywait, (sem_t *s, SYNCPROF_SITE_PARAMS), (s))
@@ -371,12 +379,87 @@ SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
 	return rc;
 }
 
+/* The other primitives: recorded only when the init succeeded (an init
+ * that fails made nothing to name: sem_init with a value above
+ * SEM_VALUE_MAX, a barrier of count 0), and errno kept as sem_init and
+ * sem_destroy left it. */
+SYNCPROF__INLINE int syncprof__cond_init(pthread_cond_t *c, const pthread_condattr_t *a,
+					 SYNCPROF_SITE_PARAMS)
+{
+	int rc = (pthread_cond_init)(c, a);
+
+	if (!rc)
+		SYNCPROF__CREATED(c, file, line, func);
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__cond_destroy(pthread_cond_t *c)
+{
+	int rc = (pthread_cond_destroy)(c);
+
+	if (!rc)
+		SYNCPROF__DESTROYED(c);
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__sem_init(sem_t *s, int pshared, unsigned int value,
+					SYNCPROF_SITE_PARAMS)
+{
+	int rc = (sem_init)(s, pshared, value);
+
+	if (!rc && SYNCPROF__UNLIKELY(SYNCPROF__FLAGS())) {
+		int saved = errno;
+
+		syncprof_lock_created(s, file, line, func);
+		errno = saved;
+	}
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__sem_destroy(sem_t *s)
+{
+	int rc = (sem_destroy)(s);
+
+	if (!rc && SYNCPROF__UNLIKELY(SYNCPROF__FLAGS())) {
+		int saved = errno;
+
+		syncprof_lock_destroyed(s);
+		errno = saved;
+	}
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+					    unsigned int count, SYNCPROF_SITE_PARAMS)
+{
+	int rc = (pthread_barrier_init)(b, a, count);
+
+	if (!rc)
+		SYNCPROF__CREATED(b, file, line, func);
+	return rc;
+}
+
+SYNCPROF__INLINE int syncprof__barrier_destroy(pthread_barrier_t *b)
+{
+	int rc = (pthread_barrier_destroy)(b);
+
+	if (!rc)
+		SYNCPROF__DESTROYED(b);
+	return rc;
+}
+
 #define pthread_mutex_init(m, a) syncprof__mutex_init((m), (a), SYNCPROF__SITE)
 #define pthread_mutex_destroy(m) syncprof__mutex_destroy(m)
 #define pthread_rwlock_init(l, a) syncprof__rwlock_init((l), (a), SYNCPROF__SITE)
 #define pthread_rwlock_destroy(l) syncprof__rwlock_destroy(l)
 #define pthread_spin_init(s, p) syncprof__spin_init((s), (p), SYNCPROF__SITE)
 #define pthread_spin_destroy(s) syncprof__spin_destroy(s)
+#define pthread_cond_init(c, a) syncprof__cond_init((c), (a), SYNCPROF__SITE)
+#define pthread_cond_destroy(c) syncprof__cond_destroy(c)
+#define sem_init(s, p, v) syncprof__sem_init((s), (p), (v), SYNCPROF__SITE)
+#define sem_destroy(s) syncprof__sem_destroy(s)
+#define pthread_barrier_init(b, a, n) syncprof__barrier_init((b), (a), (n), SYNCPROF__SITE)
+#define pthread_barrier_destroy(b) syncprof__barrier_destroy(b)
 #define pthread_mutex_lock(m) SYNCPROF__CALL(mutex_lock, (m))
 #define pthread_mutex_trylock(m) SYNCPROF__CALL(mutex_trylock, (m))
 #define pthread_mutex_timedlock(m, t) SYNCPROF__CALL(mutex_timedlock, (m), (t))
@@ -399,6 +482,9 @@ SYNCPROF__INLINE int syncprof__spin_destroy(pthread_spinlock_t *s)
 #define pthread_rwlock_clockrdlock(l, k, t) SYNCPROF__CALL(rwlock_clockrdlock, (l), (k), (t))
 #define pthread_rwlock_clockwrlock(l, k, t) SYNCPROF__CALL(rwlock_clockwrlock, (l), (k), (t))
 #define sem_clockwait(s, k, t) syncprof__sem_clockwait((s), (k), (t), SYNCPROF__SITE)
+#define pthread_timedjoin_np(th, r, t) syncprof__timedjoin_np((th), (r), (t), SYNCPROF__SITE)
+#define pthread_clockjoin_np(th, r, k, t)                                          \
+	syncprof__clockjoin_np((th), (r), (k), (t), SYNCPROF__SITE)
 #endif
 /* No system header makes these calls in line: the site is always
  * __FILE__:__LINE__ (semaphores, barriers, joins). */
@@ -482,8 +568,25 @@ SYNCPROF__INLINE void syncprof__mtx_destroy(mtx_t *m)
 	SYNCPROF__DESTROYED(m);
 }
 
+SYNCPROF__INLINE int syncprof__cnd_init(cnd_t *c, SYNCPROF_SITE_PARAMS)
+{
+	int rc = (cnd_init)(c);
+
+	if (rc == thrd_success)
+		SYNCPROF__CREATED(c, file, line, func);
+	return rc;
+}
+
+SYNCPROF__INLINE void syncprof__cnd_destroy(cnd_t *c)
+{
+	(cnd_destroy)(c);
+	SYNCPROF__DESTROYED(c);
+}
+
 #define mtx_init(m, t) syncprof__mtx_init((m), (t), SYNCPROF__SITE)
 #define mtx_destroy(m) syncprof__mtx_destroy(m)
+#define cnd_init(c) syncprof__cnd_init((c), SYNCPROF__SITE)
+#define cnd_destroy(c) syncprof__cnd_destroy(c)
 #define mtx_lock(m) syncprof__mtx_lock((m), SYNCPROF__SITE)
 #define mtx_trylock(m) syncprof__mtx_trylock((m), SYNCPROF__SITE)
 #define mtx_timedlock(m, t) syncprof__mtx_timedlock((m), (t), SYNCPROF__SITE)

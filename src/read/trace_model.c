@@ -679,6 +679,12 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 
 		m->threads[i].name = n ? n : "";
 	}
+	for (size_t i = 0; i < m->n_locks; i++) {
+		struct sp_trace_rec nr;
+
+		m->locks[i].name = sp_trace_reader_lock_name(r, m->locks[i].obj, &nr) ? NULL
+											 : nr.str;
+	}
 	sp_tm_index_free(b.met);
 	if (rc)
 		snprintf(m->error, sizeof(m->error), "out of memory reading the trace");

@@ -77,6 +77,7 @@ struct sp_tm_site {
 
 struct sp_tm_lock {
 	uint64_t obj;
+	const char *name;  /* its LOCK_NAME (the file's bytes), or NULL */
 	int type;          /* enum sp_type of its first acquisition */
 	uint32_t site;     /* the site of its first acquisition */
 	uint64_t acquisitions;

@@ -173,9 +173,10 @@ void sp_trace_reader_fini(struct sp_trace_reader *r)
 	map_free(r->defs, 1);
 	map_free(r->strings, 0);
 	map_free(r->threads, 0);
+	map_free(r->lock_names, 0);
 	free(r->maps);
 	free(r->ranges);
-	r->defs = r->strings = r->threads = NULL;
+	r->defs = r->strings = r->threads = r->lock_names = NULL;
 	r->maps = NULL;
 	r->ranges = NULL;
 }
@@ -351,6 +352,24 @@ static int read_maps(struct sp_trace_reader *r, struct sp_trace_rec *rec, const 
 	return 1;
 }
 
+/* LOCK_NAME: the fixed part, then the name. */
+static int decode_lock_name(struct sp_trace_rec *rec, const uint8_t *p, const uint8_t *end)
+{
+	const char *s[1];
+
+	if (end - p < 48 || get_strings(p + 40, end, s, 1))
+		return -1;
+	rec->ts = get64(p);
+	rec->args[SP_LA_OBJ] = get64(p + 8);
+	rec->args[SP_LA_SITE] = get64(p + 16);
+	rec->args[SP_LA_FUNC] = get64(p + 24);
+	rec->args[SP_LA_LINE] = get32(p + 32);
+	rec->nargs = SP_LA_LINE + 1;
+	rec->str = s[0];
+	rec->str_len = strlen(s[0]);
+	return 0;
+}
+
 static int decode(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uint8_t *p,
 		  const uint8_t *end)
 {
@@ -428,6 +447,10 @@ static int decode(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uin
 		r->lock_mode = rec->id;
 		r->min_wait_ns = rec->count;
 		return 1;
+	case SP_REC_LOCK_NAME:
+		if (decode_lock_name(rec, p, end))
+			break;
+		return 1;
 	default:
 		if (rec->type >= SP_REC_OPTIONAL_MIN)
 			return 1; /* a later version's optional record: skipped */
@@ -466,6 +489,9 @@ int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec)
 	rc = decode(r, rec, p + 8, p + rec->size);
 	if (rc < 0)
 		return rc;
+	if (rec->type == SP_REC_LOCK_NAME && rec->str[0] &&
+	    map_put(&r->lock_names, rec->args[SP_LA_OBJ], (void *)p) == (void *)-1)
+		return stop(r, SP_TRACE_READ_CORRUPT, "out of memory");
 	if (rec->type == SP_REC_WRITE_LOSS) {
 		r->write_loss_seen = 1;
 		r->write_loss = rec->count;
@@ -492,7 +518,8 @@ int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 	p = r->data + off;
 	memcpy(&type, p, 2);
 	memcpy(&size, p + 4, 4);
-	if ((type != SP_REC_EVENT && type != SP_REC_DROPPED && type != SP_REC_WRITE_LOSS) ||
+	if ((type != SP_REC_EVENT && type != SP_REC_DROPPED && type != SP_REC_WRITE_LOSS &&
+	     type != SP_REC_LOCK_NAME) ||
 	    size < 8 || size > r->size - off)
 		return -1;
 	memset(rec, 0, sizeof(*rec));
@@ -505,6 +532,21 @@ int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 	tmp = *r;
 	tmp.status = SP_TRACE_READ_OK;
 	return decode(&tmp, rec, p + 8, p + size) > 0 ? 0 : -1;
+}
+
+int sp_trace_reader_lock_name(const struct sp_trace_reader *r, uint64_t obj,
+			      struct sp_trace_rec *rec)
+{
+	const uint8_t *p = map_get(r->lock_names, obj);
+
+	if (!p)
+		return -1;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = SP_REC_LOCK_NAME;
+	memcpy(&rec->aux, p + 2, 2);
+	rec->size = get32(p + 4);
+	rec->off = (uint64_t)(p - r->data);
+	return decode_lock_name(rec, p + 8, p + rec->size);
 }
 
 int sp_trace_reader_write_error(const struct sp_trace_reader *r)

@@ -27,16 +27,17 @@ struct sp_trace_rec {
 	uint32_t size;
 	uint16_t type;
 	uint16_t aux;
-	uint64_t ts;   /* EVENT, LOCK_MODE; DROPPED, WRITE_LOSS: first_ts */
+	uint64_t ts;   /* EVENT, LOCK_MODE, LOCK_NAME; DROPPED, WRITE_LOSS: first_ts */
 	uint64_t ts2;  /* DROPPED, WRITE_LOSS: last_ts */
 	uint32_t tid;  /* EVENT, DROPPED, THREAD */
 	uint32_t id;   /* EVENT, EVENT_DEF; LOCK_MODE: the mode */
-	unsigned nargs;
+	unsigned nargs; /* LOCK_NAME: 4, args obj, site, func, line as a lock event's */
 	uint64_t args[SP_TRACE_MAX_ARGS];
 	uint64_t count; /* DROPPED, WRITE_LOSS; LOCK_MODE: min_wait_ns */
 	uint32_t error; /* WRITE_LOSS: the errno */
 	uint64_t key;   /* STRING, PCSITE; CLOCK: tick */
-	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text */
+	const char *str; /* STRING, THREAD name, EVENT_DEF name, MAPS text, LOCK_NAME name
+			  * (aux: how its creation site was learnt, enum sp_lock_created) */
 	size_t str_len;
 	const struct sp_trace_def *def; /* EVENT (NULL: undefined id) */
 };
@@ -52,6 +53,7 @@ struct sp_trace_reader {
 	size_t size, off;
 	struct sp_trace_file_header hdr;
 	struct sp_trace_map *defs, *strings, *threads;
+	struct sp_trace_map *lock_names; /* obj -> its latest LOCK_NAME with a name */
 	char *maps;        /* latest MAPS text seen (concatenated) */
 	size_t maps_len, maps_cap;
 	int maps_fresh;    /* the next MAPS record starts a new copy */
@@ -82,7 +84,13 @@ int sp_trace_reader_next(struct sp_trace_reader *r, struct sp_trace_rec *rec);
  * is incomplete even when it reads to its end; the WRITE_LOSS record,
  * when there is one (write_loss_seen after reading), counts the loss. */
 int sp_trace_reader_write_error(const struct sp_trace_reader *r);
-/* Decode the EVENT, DROPPED or WRITE_LOSS record at @off again, after a first pass
+/* The latest LOCK_NAME record read so far that gives @obj a name (records
+ * that take a name away - a new lock at that address - are left out: a
+ * trace's track of an address shows its events under the name they had),
+ * decoded into @rec: 0, or -1 when @obj has none. */
+int sp_trace_reader_lock_name(const struct sp_trace_reader *r, uint64_t obj,
+			      struct sp_trace_rec *rec);
+/* Decode the EVENT, DROPPED, WRITE_LOSS or LOCK_NAME record at @off again, after a first pass
  * (names as of the end of that pass); no state changes.  0 or -1. */
 int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 			    struct sp_trace_rec *rec);

@@ -920,6 +920,12 @@ int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 
 			tl->threads[i].name = n ? n : "";
 		}
+		for (size_t i = 0; i < tl->n_locks; i++) {
+			struct sp_trace_rec nr;
+
+			if (!sp_trace_reader_lock_name(r, tl->locks[i].obj, &nr))
+				tl->locks[i].name = nr.str; /* into the file's bytes */
+		}
 		rc = sp_timeline_lanes(tl);
 	}
 	return rc;

@@ -69,9 +69,9 @@ struct sp_tl_lock {
 	uint8_t type;        /* enum sp_type; SP_TYPE_CONDVAR for condition variables */
 	uint32_t first_site; /* the site that first took (or waited for) it */
 	uint32_t first_tid;
-	/* A user-given name: none exist yet (lock names are another issue's).
-	 * When they do, set it here; the exporters put it in the track name
-	 * in place of the address. */
+	/* Its name (the latest LOCK_NAME record that named the address), or
+	 * NULL; the exporters put it in the track name in place of the
+	 * address. */
 	const char *name;
 	uint64_t waits, holds;
 	uint32_t lanes;      /* hold lanes on the lock's track */
@@ -138,8 +138,8 @@ int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size);
  * user event's name, in @buf. */
 const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp_tl_slice *s,
 				   char *buf, size_t size);
-/* "mutex 0x5555... journal_append bank.c:55" (the lock's name in place of
- * the address once locks have names), in @buf. */
+/* "mutex 0x5555... journal_append bank.c:55", or with a name in place of
+ * the address ("mutex accounts journal_append bank.c:55"), in @buf. */
 const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_tl_lock *l,
 				  char *buf, size_t size);
 const struct sp_tl_thread *sp_timeline_thread(const struct sp_timeline *tl, uint32_t tid);

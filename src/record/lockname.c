@@ -24,12 +24,24 @@
  * use at that address starts a new lock there (no name, its own site).
  * When the table is full, or a probe sequence is too long, the write is
  * counted in sp_lockname_lost() and reports say so: never silently.
+ *
+ * Traces.  While a trace file is open (sp_trace_names_on), a change of a
+ * lock's name - named, renamed, or a named address that gets a new lock
+ * (its init, or its first use after a destroy) - is written to it as a
+ * LOCK_NAME record, by the naming thread once it dropped the table's lock
+ * (the trace's io_lock is never taken under names_lock; the trace's
+ * start walks this table under io_lock: sp_lockname_each_named()).  A
+ * destroy alone writes nothing: the trace's track of that address keeps
+ * the name its events had.  Creation sites travel with names only: an
+ * init of an unnamed lock, frequent in some programs, costs the trace
+ * nothing.
  */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 
 #include "record.h"
+#include "trace/trace.h"
 
 #define SP_LOCKNAME_SLOTS (1u << 16)
 #define SP_LOCKNAME_PROBES 256
@@ -140,8 +152,36 @@ static void copy_name(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
+/* A name change for the trace, copied under names_lock, written after. */
+struct name_change {
+	struct sp_trace_lock_name n;
+	char name[SP_LOCK_NAME_MAX];
+};
+
+static void change_note(struct name_change *c, const struct lockname_slot *s)
+{
+	c->n.obj = s->obj;
+	memcpy(c->name, s->name, sizeof(c->name));
+	c->n.name = c->name;
+	c->n.created = s->created;
+	c->n.how = s->how;
+}
+
+static void change_write(const struct name_change *c)
+{
+	if (c->n.obj)
+		sp_trace_lock_named(&c->n);
+}
+
+/* Tracing, and the slot's live lock has a name that start_lock() ends. */
+static int name_ends(const struct lockname_slot *s)
+{
+	return s->name[0] && sp_load_relaxed(&sp_trace_names_on);
+}
+
 int sp_lockname_set(uintptr_t obj, const char *name)
 {
+	struct name_change c = { .n = { .obj = 0 } };
 	struct lockname_slot *s;
 
 	if (!obj || !name)
@@ -155,17 +195,21 @@ int sp_lockname_set(uintptr_t obj, const char *name)
 		if (s->dead)
 			start_lock(s, NULL, 0);
 		copy_name(s->name, name);
+		if (sp_load_relaxed(&sp_trace_names_on))
+			change_note(&c, s);
 	}
 	drop();
 	if (!s) {
 		lost();
 		return -ENOSPC;
 	}
+	change_write(&c);
 	return 0;
 }
 
 void sp_lockname_init(uintptr_t obj, const struct sp_site *site)
 {
+	struct name_change c = { .n = { .obj = 0 } };
 	struct lockname_slot *s;
 
 	if (!obj)
@@ -175,11 +219,17 @@ void sp_lockname_init(uintptr_t obj, const struct sp_site *site)
 		return;
 	}
 	s = slot_of(obj, 1);
-	if (s)
+	if (s) {
+		int ends = name_ends(s);
+
 		start_lock(s, site, SP_CREATED_INIT);
+		if (ends)
+			change_note(&c, s);
+	}
 	drop();
 	if (!s)
 		lost();
+	change_write(&c);
 }
 
 void sp_lockname_destroyed(uintptr_t obj)
@@ -200,6 +250,7 @@ void sp_lockname_destroyed(uintptr_t obj)
 
 void sp_lockname_first_use(uintptr_t obj, const struct sp_site *site)
 {
+	struct name_change c = { .n = { .obj = 0 } };
 	struct lockname_slot *s;
 
 	if (!obj)
@@ -209,16 +260,51 @@ void sp_lockname_first_use(uintptr_t obj, const struct sp_site *site)
 		return;
 	}
 	s = slot_of(obj, 1);
-	if (s && s->dead)
+	if (s && s->dead) {
+		int ends = name_ends(s);
+
 		start_lock(s, site, SP_CREATED_USE);
-	else if (s && s->how == SP_CREATED_UNKNOWN) {
+		if (ends)
+			change_note(&c, s);
+	} else if (s && s->how == SP_CREATED_UNKNOWN) {
 		s->created = *site;
 		s->how = SP_CREATED_USE;
 	}
 	drop();
 	if (!s)
 		lost();
+	change_write(&c);
 }
+
+/*
+ * For the trace's start (file.c, under its io_lock): @emit for every live
+ * named lock, one at a time, each copied under names_lock and emitted
+ * after dropping it, so that naming threads wait for one slot's copy at
+ * most.  A walk that cannot take the lock (its holder was lost to fork,
+ * or starves it) stops there, counted lost.
+ */
+#define WALK_STRIDE 4096u
+void sp_lockname_each_named(sp_trace_lock_name_fn emit)
+{
+	size_t i = 0;
+
+	while (i < SP_LOCKNAME_SLOTS && __atomic_load_n(&slots, __ATOMIC_ACQUIRE)) {
+		struct name_change c = { .n = { .obj = 0 } };
+		size_t end = i + WALK_STRIDE < SP_LOCKNAME_SLOTS ? i + WALK_STRIDE : SP_LOCKNAME_SLOTS;
+
+		if (!grab(GRAB_TRIES)) {
+			lost();
+			return;
+		}
+		for (; i < end && !c.n.obj; i++)
+			if (slots[i].obj && !slots[i].dead && slots[i].name[0])
+				change_note(&c, &slots[i]);
+		drop();
+		if (c.n.obj)
+			emit(&c.n);
+	}
+}
+#undef WALK_STRIDE
 
 int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created)
 {

@@ -3,7 +3,8 @@
  * the clock variants of the timed calls (pthread_mutex_clocklock,
  * pthread_cond_clockwait, pthread_rwlock_clockrdlock/clockwrlock), the
  * semaphore waits (sem_wait, sem_trywait, sem_timedwait, sem_clockwait),
- * barriers (pthread_barrier_wait) and joins (pthread_join, thrd_join);
+ * barriers (pthread_barrier_wait) and joins (pthread_join, thrd_join,
+ * pthread_timedjoin_np, pthread_clockjoin_np);
  * and sp_probe_waited(), the end of every barrier and join wait, which the
  * preload library shares.
  *
@@ -27,7 +28,14 @@
  * contended, like a condition wait (SP_PROBE_WAIT, probe.h), and the
  * real call's value is returned as it is - PTHREAD_BARRIER_SERIAL_THREAD
  * for one of the barrier's threads, EDEADLK for a join of oneself.  The
- * object of a join is the thread joined (its pthread_t).
+ * object of a join is the thread joined (its pthread_t).  A join with a
+ * deadline (pthread_timedjoin_np, pthread_clockjoin_np) is a join that
+ * may end with ETIMEDOUT: still a wait, as long as the deadline; a clock
+ * glibc rejects is answered by glibc alone (EINVAL at once: no wait to
+ * record).  pthread_tryjoin_np never blocks (EBUSY while the thread
+ * runs): it is left alone, as sem_post is - a join row is time spent
+ * blocked, and a poll costs none; counting each poll as a contended
+ * acquisition would fill the row with calls that waited for nothing.
  *
  * Alternatives considered: widening sp_lock_ops' lock() with a clock
  * argument would change every adapter and the probe's hot path
@@ -198,6 +206,25 @@ static SP_ALWAYS_INLINE int do_thrd_join(thrd_t th, int *res, const struct sp_si
 	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, thrd_join(th, res));
 }
 
+static SP_ALWAYS_INLINE int do_timedjoin_np(pthread_t th, void **retval,
+					    const struct timespec *abstime,
+					    const struct sp_site *site)
+{
+	if (OFF)
+		return pthread_timedjoin_np(th, retval, abstime);
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, pthread_timedjoin_np(th, retval, abstime));
+}
+
+static SP_ALWAYS_INLINE int do_clockjoin_np(pthread_t th, void **retval, clockid_t clock,
+					    const struct timespec *abstime,
+					    const struct sp_site *site)
+{
+	if (OFF || sp_clock_invalid(clock)) /* EINVAL at once */
+		return pthread_clockjoin_np(th, retval, clock, abstime);
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site,
+			     pthread_clockjoin_np(th, retval, clock, abstime));
+}
+
 /* ---- public entry points (as in probe.c) -------------------------------- */
 
 
@@ -218,6 +245,10 @@ SP_ENTRY_NAMED(sem_clockwait, (sem_t *s, clockid_t clock, const struct timespec 
 	       (s, clock, abstime))
 SP_ENTRY_NAMED(barrier_wait, (pthread_barrier_t *b), (b))
 SP_ENTRY_NAMED(join, (pthread_t th, void **retval), (th, retval))
+SP_ENTRY_NAMED(timedjoin_np, (pthread_t th, void **retval, const struct timespec *abstime),
+	       (th, retval, abstime))
+SP_ENTRY_NAMED(clockjoin_np, (pthread_t th, void **retval, clockid_t clock,
+			      const struct timespec *abstime), (th, retval, clock, abstime))
 /* C11 <threads.h>: C only (opaque thrd_t as in syncprof.h). */
 SP_ENTRY_NAMED(thrd_join, (unsigned long th, int *res), ((thrd_t)th, res))
 #undef SP_ENTRIES

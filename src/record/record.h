@@ -295,6 +295,9 @@ int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created);
 uint64_t sp_lockname_lost(void);
 /* fork() child: the table's lock, if another thread held it, is free. */
 void sp_lockname_fork_child(void);
+/* The trace's source of lock names (sp_trace_set_lock_names_source()). */
+struct sp_trace_lock_name;
+void sp_lockname_each_named(void (*emit)(const struct sp_trace_lock_name *n));
 
 /* Call @fn on every live thread's table and on the retired aggregate, with
  * the registry lock held (threads keep recording; exiting ones wait). */

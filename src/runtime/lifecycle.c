@@ -625,18 +625,29 @@ static void trace_write_error(const struct sp_trace_write_error *e)
  * instead of each registering its own handlers (which ran in whatever
  * order the handlers happened to be registered).  Locks are taken in the
  * documented order (trace control, trace io, trace list; then registry;
- * then the lock-order graph's, a leaf) before fork() and released in
+ * then the lock-order graph's; then, in attach mode, the attach's patch
+ * lock, a leaf: sp_attach_fork_hooks) before fork() and released in
  * reverse after it.
  */
+const struct sp_fork_hooks *sp_attach_fork_hooks;
+
 static void fork_prepare(void)
 {
+	const struct sp_fork_hooks *h = sp_load_acquire(&sp_attach_fork_hooks);
+
 	sp_trace_fork_prepare();
 	sp_registry_fork_prepare();
 	sp_order_fork_prepare();
+	if (h)
+		h->prepare();
 }
 
 static void fork_parent(void)
 {
+	const struct sp_fork_hooks *h = sp_load_acquire(&sp_attach_fork_hooks);
+
+	if (h)
+		h->parent();
 	sp_order_fork_parent();
 	sp_registry_fork_parent();
 	sp_trace_fork_parent();
@@ -644,6 +655,10 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	const struct sp_fork_hooks *h = sp_load_acquire(&sp_attach_fork_hooks);
+
+	if (h)
+		h->child(); /* attached: the child puts the slots back, unprofiled */
 	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();
@@ -722,6 +737,7 @@ static void runtime_start(const char *attach_options)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	sp_trace_set_write_error_handler(trace_write_error);
+	sp_trace_set_lock_names_source(sp_lockname_each_named);
 	/* Lock order and the deadlock check need hold tracking's held lists;
 	 * hold=1 adds the rest. */
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&

@@ -27,6 +27,19 @@ void sp_runtime_init(void);
  */
 extern int sp_runtime_deferred;
 int sp_runtime_attach(const char *options);
+/*
+ * The fork work of attach mode (preload/attach.c, above the runtime: it
+ * installs these at its first attach, with a release store).  The
+ * lifecycle's one fork handler calls @prepare last (after the lock-order
+ * graph's: its lock is a leaf), @parent first, and @child first, before
+ * any other subsystem's child work.
+ */
+struct sp_fork_hooks {
+	void (*prepare)(void);
+	void (*parent)(void);
+	void (*child)(void);
+};
+extern const struct sp_fork_hooks *sp_attach_fork_hooks;
 /* How long profiling was on since start-up or the last reset. */
 uint64_t sp_profiled_ns(void);
 const char *sp_command(void);

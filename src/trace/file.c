@@ -121,6 +121,10 @@ static unsigned tell_n;
 static int tell_pending;
 static void (*write_error_handler)(const struct sp_trace_write_error *e);
 
+/* lock names: the source, set once at start-up; the flag, under io_lock */
+static void (*lock_names_source)(sp_trace_lock_name_fn emit);
+int sp_trace_names_on;
+
 /* writer wake-up */
 static uint32_t kick_seq;
 static int writer_sleeping;
@@ -343,6 +347,28 @@ static void out_string_locked(const char *s)
 
 	if (s && seen_insert_locked(key))
 		out_record_locked(SP_REC_STRING, 0, &key, sizeof(key), &s, 1);
+}
+
+/* A LOCK_NAME record; its site's STRING records or MAPS first, as a lock
+ * event's (define_names_locked). */
+static void out_lock_name_locked(const struct sp_trace_lock_name *n)
+{
+	const struct sp_site *s = &n->created;
+	const char *name = n->name ? n->name : "";
+	uint64_t fixed[5] = { sp_trace_now(), n->obj, 0, 0, 0 };
+
+	if (s->line) {
+		out_string_locked(s->file);
+		out_string_locked(s->func);
+		fixed[2] = (uint64_t)(uintptr_t)s->file;
+		fixed[3] = (uint64_t)(uintptr_t)s->func;
+		fixed[4] = s->line; /* u32 line, u32 pad: little-endian */
+	} else if (s->pc) {
+		fixed[2] = s->pc;
+		if (seen_insert_locked(s->pc | 1ull << 63) && !pc_mapped_locked(s->pc))
+			out_maps_locked();
+	}
+	out_record_locked(SP_REC_LOCK_NAME, (uint16_t)n->how, fixed, sizeof(fixed), &name, 1);
 }
 
 static uint64_t ring_u64(const struct sp_trace_buf *b, uint64_t at)
@@ -749,6 +775,7 @@ void sp_trace_fork_child(void)
 		close(sink.fd);
 		sink.fd = -1;
 		sink.error = 0;
+		sp_store_relaxed(&sp_trace_names_on, 0);
 		if (path_has_pid(path_tmpl) && sp_path_expand(path_tmpl, path, sizeof(path)))
 			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (newfd >= 0) {
@@ -783,6 +810,7 @@ static int file_close_locked(void)
 
 	if (sink.fd < 0)
 		return -EBADF;
+	sp_store_relaxed(&sp_trace_names_on, 0);
 	flush_self_locked();
 	if (orphans) {
 		/* Events no ring could take: one DROPPED record, thread 0. */
@@ -891,7 +919,35 @@ static void file_start_locked(int newfd, const struct sp_trace_file_header *h, i
 	out_lock_mode_locked();
 	out_clock_locked();
 	out_maps_locked();
+	/* On before the walk: a name given meanwhile is either seen by the
+	 * walk or sees the flag (the walk and the naming meet in lockname.c's
+	 * lock), and then waits for io_lock: after the walk. */
+	sp_store_relaxed(&sp_trace_names_on, 1);
+	if (lock_names_source)
+		lock_names_source(out_lock_name_locked);
 	sp_sink_flush_locked(&sink);
+}
+
+/* ---- lock names -------------------------------------------------------- */
+
+void sp_trace_set_lock_names_source(void (*each)(sp_trace_lock_name_fn emit))
+{
+	lock_names_source = each;
+}
+
+void sp_trace_lock_named(const struct sp_trace_lock_name *n)
+{
+	struct sp_sigguard g;
+
+	if (!sp_load_relaxed(&sp_trace_names_on))
+		return;
+	io_enter(&g);
+	if (sink.fd >= 0 && !sink.error) {
+		out_lock_name_locked(n);
+		sp_sink_flush_locked(&sink);
+	}
+	io_leave(&g);
+	tell();
 }
 
 /* ---- for trace_events.c ---------------------------------------------- */

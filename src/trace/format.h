@@ -81,6 +81,7 @@ enum sp_trace_rec_type {
 	SP_REC_OPTIONAL_MIN = 64,
 	SP_REC_WRITE_LOSS = 64, /* the last record of a file with SP_TRACE_FLAG_WRITE_ERROR */
 	SP_REC_LOCK_MODE = 65,  /* which lock events follow (struct sp_trace_rec_lock_mode) */
+	SP_REC_LOCK_NAME = 66,  /* a lock's name and creation site (sp_trace_rec_lock_name) */
 };
 
 struct sp_trace_rec_header {
@@ -157,6 +158,32 @@ struct sp_trace_rec_lock_mode {
 	uint64_t min_wait_ns;
 };
 _Static_assert(sizeof(struct sp_trace_rec_lock_mode) == 32, "LOCK_MODE records are 32 bytes");
+
+/*
+ * SP_REC_LOCK_NAME: from @tick on, the lock at @obj is called @name (the
+ * NUL-terminated string after the fixed part, padded to 8 bytes; at most
+ * 63 bytes of UTF-8), and it was created at @site/@func/@line, which read
+ * as the lock events' arguments of the same names (below; @site 0 and
+ * @line 0: not known); h.aux says how that site was learnt (0 unknown,
+ * 1 the lock's init, 2 its first use: enum sp_lock_created).  An empty
+ * @name: a new lock was made at that address, and it has no name.
+ * Written after the definitions of every file for each lock named so
+ * far, then whenever a lock is named or renamed, or a named lock's
+ * address gets a new lock (its init, or its first use after a destroy).
+ * Optional: a reader that does not know it names locks by address.
+ */
+struct sp_trace_rec_lock_name {
+	struct sp_trace_rec_header h;
+	uint64_t tick;
+	uint64_t obj;
+	uint64_t site;
+	uint64_t func;
+	uint32_t line;
+	uint32_t pad;
+	/* char name[], NUL-terminated, zero-padded */
+};
+_Static_assert(sizeof(struct sp_trace_rec_lock_name) == 48,
+	       "LOCK_NAME records are 48 bytes and the name");
 _Static_assert(sizeof(struct sp_trace_rec_dropped) == 40, "DROPPED records are 40 bytes");
 _Static_assert(sizeof(struct sp_trace_rec_write_loss) == 40, "WRITE_LOSS records are 40 bytes");
 

@@ -179,6 +179,29 @@ void sp_trace_file_def_added_locked(unsigned id);
 /* ... and the lock-event mode changed (LOCK_MODE record). */
 void sp_trace_file_mode_changed_locked(void);
 
+/*
+ * Lock names (LOCK_NAME records, format.h).  The names live above the
+ * trace (record/lockname.c): the lifecycle installs that table's walker
+ * as the source of the names in force, which every new file gets after
+ * its definitions (@each calls @emit once per named lock, under io_lock,
+ * holding no lock of its own while it does).  Later changes come through
+ * sp_trace_lock_named(), from the thread that names the lock, holding no
+ * lock: it takes io_lock and writes the record at once (names are rare;
+ * their ordering with respect to the lock events is by the tick).
+ * sp_trace_names_on: a file is open (relaxed; a caller that loses a race
+ * with the file's start is covered by that file's walk, see file.c).
+ */
+struct sp_trace_lock_name {
+	uintptr_t obj;
+	const char *name;       /* "": no name any more */
+	struct sp_site created; /* all zero: not known */
+	int how;                /* enum sp_lock_created */
+};
+typedef void (*sp_trace_lock_name_fn)(const struct sp_trace_lock_name *n);
+void sp_trace_set_lock_names_source(void (*each)(sp_trace_lock_name_fn emit));
+extern int sp_trace_names_on;
+void sp_trace_lock_named(const struct sp_trace_lock_name *n);
+
 /* ---- "events.c" ------------------------------------------------------- */
 
 struct sp_trace_def;

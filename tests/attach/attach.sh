@@ -4,7 +4,9 @@
 # SIGTERM instead of --duration): the reports have rows for the
 # program's sites, the program's GOT slot is redirected while attached and
 # put back after, and its output and exit status are those of a run
-# without attach.
+# without attach.  While the first attach lasts, the program forks a
+# child that locks (the "fork" command): the child must find its GOT slot
+# put back and profiling off, and print and exit as without attach.
 set -u
 SYNCPROF=$1
 TARGET=$2
@@ -15,7 +17,7 @@ dir=$(mktemp -d)
 trap 'exec 3>&- 2>/dev/null; kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
 
 # Without attach.
-(sleep 0.5; echo quit) | "$TARGET" > "$dir/plain.out"
+(sleep 0.5; echo fork; sleep 0.5; echo quit) | "$TARGET" > "$dir/plain.out"
 plain_rc=$?
 [ $plain_rc = 7 ] || fail "the target alone exited with $plain_rc, not 7"
 
@@ -36,6 +38,16 @@ ask_status() {
 	grep '^got=' "$dir/attached.out" | tail -1
 }
 
+# ask_fork: the target forks a child and waits for it ("child exited N").
+ask_fork() {
+	n=$(grep -c '^child exited' "$dir/attached.out")
+	echo fork >&3
+	for i in $(seq 200); do
+		[ "$(grep -c '^child exited' "$dir/attached.out")" -gt "$n" ] && break
+		sleep 0.05
+	done
+}
+
 [ "$(ask_status)" = got=libc ] || fail "before attach: $(ask_status)"
 threads=$(ls /proc/$pid/task | wc -l)
 fds=$(ls /proc/$pid/fd | wc -l)
@@ -54,11 +66,18 @@ cli=$!
 for i in $(seq 100); do grep -q "attached to" "$dir/one.err" && break; sleep 0.05; done
 attach_skip_if_refused "$dir/one.err"
 during=$(ask_status)
+ask_fork
 wait $cli
 rc=$?
 cat "$dir/one.err"
 [ $rc = 0 ] || fail "first attach exited with $rc"
 [ "$during" = got=other ] || fail "while attached the GOT slot was not redirected ($during)"
+grep -q '^child exited 5$' "$dir/attached.out" || fail "the child forked while attached: $(
+	grep '^child' "$dir/attached.out")"
+grep -q '^child got=libc$' "$dir/attached.out" ||
+	fail "a child forked while attached kept the redirected GOT slot"
+grep -q '^child profiling off$' "$dir/attached.out" ||
+	fail "a child forked while attached is profiled: $(grep '^child' "$dir/attached.out")"
 not_stopped $pid
 left_as_before "after the first detach"
 [ "$(ask_status)" = got=libc ] || fail "after the first detach the slot is not libc's"
@@ -76,6 +95,7 @@ for want, typ in [("worker_mutex", "mutex"), ("worker_reader", "rwlock_read"),
 rows = [r for r in d["rows"] if r["site"]["function"] == "worker_mutex"]
 assert sum(r["acquisitions"] for r in rows) > 0, rows
 assert all(r["site"]["file"] and r["site"]["file"].endswith("attach_target.c") for r in rows), rows
+assert "child_worker" not in fns, "the forked child's locks are in the parent's report"
 print("first report:", len(d["rows"]), "rows")
 PY
 

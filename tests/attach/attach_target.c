@@ -10,6 +10,11 @@
  *   status  -> "got=libc" when this program's GOT slot of
  *              pthread_mutex_lock holds libc's function, "got=other"
  *              when something (attach) redirected it;
+ *   fork    -> fork a child that reports on itself ("child got=libc",
+ *              "child profiling off": no syncprof library in it, or its
+ *              syncprof__enabled without the profiling bit), locks a
+ *              mutex from two threads, checks the count and exits with
+ *              status 5; the parent waits and prints "child exited 5";
  *   quit    -> stop, join, check, print the deterministic results and
  *              exit with status 7.
  * The output of a run does not depend on timing, so a run with attach
@@ -17,10 +22,13 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NT 4
 #define NR 2
@@ -113,6 +121,74 @@ static void *consumer(void *arg)
 	}
 }
 
+/* "libc" when this program's GOT slot of pthread_mutex_lock is libc's. */
+static const char *got_owner(void)
+{
+	/* PIE code takes an imported function's address from its GOT. */
+	void *got = (void *)pthread_mutex_lock;
+	void *libc = dlsym(RTLD_NEXT, "pthread_mutex_lock");
+
+	return got == libc ? "libc" : "other";
+}
+
+/* The path of a loaded syncprof library (attach loads it), or NULL. */
+static int find_syncprof(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libsyncprof")) {
+		*(const char **)arg = info->dlpi_name;
+		return 1;
+	}
+	return 0;
+}
+
+static const char *child_profiling(void)
+{
+	const char *path = NULL;
+	void *h;
+	int *flags;
+
+	dl_iterate_phdr(find_syncprof, &path);
+	if (!path)
+		return "off";
+	h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	flags = h ? dlsym(h, "syncprof__enabled") : NULL;
+	if (!flags)
+		return "unknown";
+	return *flags & 1 /* SYNCPROF__PROFILING */ ? "on" : "off";
+}
+
+static pthread_mutex_t child_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long child_counter;
+
+static void *child_worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100000; i++) {
+		pthread_mutex_lock(&child_mu);
+		child_counter++;
+		pthread_mutex_unlock(&child_mu);
+	}
+	return NULL;
+}
+
+/* The child of "fork": output and exit status that do not depend on
+ * whether the parent was attached to, when attach leaves children alone. */
+static void forked_child(void)
+{
+	pthread_t t[2];
+
+	printf("child got=%s\n", got_owner());
+	printf("child profiling %s\n", child_profiling());
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, child_worker, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("child counter %s\n", child_counter == 200000 ? "consistent" : "WRONG");
+	fflush(stdout);
+	_exit(5);
+}
+
 int main(void)
 {
 	pthread_t th[NT + NR + 3];
@@ -131,11 +207,21 @@ int main(void)
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strcmp(line, "status\n")) {
-			/* PIE code takes an imported function's address from its GOT. */
-			void *got = (void *)pthread_mutex_lock;
-			void *libc = dlsym(RTLD_NEXT, "pthread_mutex_lock");
+			printf("got=%s\n", got_owner());
+			fflush(stdout);
+		} else if (!strcmp(line, "fork\n")) {
+			pid_t child;
+			int status = 0;
 
-			printf("got=%s\n", got == libc ? "libc" : "other");
+			fflush(stdout);
+			child = fork();
+			if (child == 0)
+				forked_child();
+			if (child < 0 || waitpid(child, &status, 0) != child)
+				printf("fork failed\n");
+			else
+				printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status)
+									: -1);
 			fflush(stdout);
 		} else if (!strcmp(line, "quit\n")) {
 			break;

@@ -1,7 +1,9 @@
 /*
  * trace_fuzz_seed.c - writes small, valid trace files into DIR as the
  * starting corpus of fuzz_trace_reader: user events of every argument
- * count, lock events (instrumented sites), drops, two threads.
+ * count, lock events (instrumented sites), drops, two threads, lock
+ * names (LOCK_NAME records: one at the file's start from the second
+ * file on, one written when named, one that ends a name).
  *
  * Usage: trace_fuzz_seed DIR
  */
@@ -50,6 +52,11 @@ int main(int argc, char **argv)
 			id = syncprof_trace_register(name, names, n);
 			for (int k = 0; k < 3 + variant * 10; k++)
 				syncprof_trace_emit((unsigned)id, n, args);
+		}
+		SYNCPROF_NAME_LOCK(&m, variant ? "seed lock, again" : "seed lock");
+		if (variant == 1) {
+			pthread_mutex_destroy(&m); /* the name ends at the next init */
+			pthread_mutex_init(&m, NULL);
 		}
 		pthread_create(&th, NULL, other, NULL);
 		for (int i = 0; i < 20; i++) {

@@ -419,6 +419,8 @@ static void test_blocking(void)
 		LIBC(barrier_wait, "pthread_barrier_wait"),
 		LIBC(join, "pthread_join"),
 		LIBC(bs_thrd_join, "thrd_join"),
+		LIBC(timedjoin_np, "pthread_timedjoin_np"),
+		LIBC(clockjoin_np, "pthread_clockjoin_np"),
 	};
 #undef LIBC
 	const struct bs_api prof = {
@@ -426,6 +428,7 @@ static void test_blocking(void)
 		pthread_rwlock_clockrdlock, pthread_rwlock_clockwrlock, sem_wait,
 		sem_trywait,	       sem_timedwait,		  sem_clockwait,
 		pthread_barrier_wait,  pthread_join,		  thrd_join,
+		pthread_timedjoin_np,  pthread_clockjoin_np,
 	};
 
 	bs_run(&real);
@@ -466,6 +469,8 @@ int main(void)
 	T_ASSERT_CONTAINS(json, "\"type\":\"semaphore\"");
 	T_ASSERT_CONTAINS(json, "\"type\":\"barrier\"");
 	T_ASSERT_CONTAINS(json, "\"type\":\"join\"");
+	/* pthread_timedjoin_np / clockjoin_np, interposed (join rows). */
+	T_ASSERT_CONTAINS(json, "\"function\":\"bs_timedjoin\"");
 	free(json);
 	puts("preload_semantics: ok");
 	return 0;

@@ -57,8 +57,10 @@ static const char dump_usage[] =
 	"\n"
 	"Print every event and drop record of FILE, one line each: time since the\n"
 	"trace started (us), thread, event and its arguments; lock events name their\n"
-	"call site.  Records come in file order: each thread's in time order, threads\n"
-	"interleaved in chunks; --sort merges all threads by time (stable).\n"
+	"call site.  Lock names (lock_name lines) give a lock's address, its name and\n"
+	"where it was created.  Records come in file order: each thread's in time\n"
+	"order, threads interleaved in chunks; --sort merges all threads by time\n"
+	"(stable).\n"
 	"--json prints one JSON object per line instead (a \"header\" object first).\n"
 	"Exit status: 0 complete, 1 error or corrupt file, 3 incomplete file.\n";
 
@@ -76,8 +78,9 @@ static const char export_usage[] =
 	"Write FILE as a timeline that ui.perfetto.dev opens:\n"
 	"  perfetto  Perfetto's native protobuf (perfetto.protos.Trace; OUT.pftrace):\n"
 	"            a track per thread with its name; a track per lock named by type,\n"
-	"            address and the site that first took it, with its holders and a\n"
-	"            'waiters' counter; interned names\n"
+	"            address (its name instead, when the program named it) and the\n"
+	"            site that first took it, with its holders and a 'waiters'\n"
+	"            counter; interned names\n"
 	"  chrome    Chrome Trace Event JSON (OUT.json; also chrome://tracing)\n"
 	"Both show, per thread, \"wait SITE\", \"cond wait SITE\" and \"hold SITE\" slices\n"
 	"(SITE named as profiles name it: function file:line, or file:line), a flow\n"
@@ -247,10 +250,65 @@ static const char *thread_name(const struct sp_trace_reader *r, uint32_t tid)
 
 /* ---- dump ------------------------------------------------------------- */
 
+/* A LOCK_NAME record's creation site, or NULL when it has none. */
+static const char *created_site(const struct sp_trace_reader *r, const struct sp_trace_rec *rec,
+				char *buf, size_t size)
+{
+	if (!rec->args[SP_LA_SITE] && !rec->args[SP_LA_LINE])
+		return NULL;
+	return site_name(r, rec, buf, size);
+}
+
+/* How that site was learnt (JSON's words, as profiles say "created_by"). */
+static const char *created_how(const struct sp_trace_rec *rec)
+{
+	return rec->aux == SP_CREATED_INIT  ? "init"
+	       : rec->aux == SP_CREATED_USE ? "first_use"
+					    : NULL;
+}
+
+static void dump_lock_name_text(const struct sp_trace_reader *r, const struct sp_trace_rec *rec)
+{
+	char site[1024];
+	const char *created = created_site(r, rec, site, sizeof(site)), *how = created_how(rec);
+
+	printf("%14.3f  %-27s lock_name obj=0x%" PRIx64 " name=",
+	       (double)sp_trace_reader_rel_ns(r, rec->ts) / 1e3, "(lock)", rec->args[SP_LA_OBJ]);
+	sp_json_string(stdout, rec->str); /* quoted, control bytes escaped */
+	if (created)
+		printf(" created=%s%s%s", created, how ? " by " : "", how ? how : "");
+	putchar('\n');
+}
+
+static void dump_lock_name_json(const struct sp_trace_reader *r, const struct sp_trace_rec *rec)
+{
+	char site[1024];
+	const char *created = created_site(r, rec, site, sizeof(site)), *how = created_how(rec);
+
+	printf("{\"type\":\"lock_name\",\"ts_ns\":%" PRId64 ",\"obj\":\"0x%" PRIx64 "\",\"name\":",
+	       sp_trace_reader_rel_ns(r, rec->ts), rec->args[SP_LA_OBJ]);
+	sp_json_string(stdout, rec->str);
+	printf(",\"created_at\":");
+	if (created)
+		sp_json_string(stdout, created);
+	else
+		printf("null");
+	printf(",\"created_by\":");
+	if (created && how)
+		sp_json_string(stdout, how);
+	else
+		printf("null");
+	printf("}\n");
+}
+
 static void dump_text(const struct sp_trace_reader *r, const struct sp_trace_rec *rec)
 {
 	char nb[64], ab[32], site[1024];
 
+	if (rec->type == SP_REC_LOCK_NAME) {
+		dump_lock_name_text(r, rec);
+		return;
+	}
 	if (rec->type == SP_REC_WRITE_LOSS) {
 		printf("%14.3f  %-27s LOST %" PRIu64 " events to a write error: %s (%.3f .. %.3f us)\n",
 		       (double)sp_trace_reader_rel_ns(r, rec->ts) / 1e3, "(all threads)", rec->count,
@@ -289,6 +347,10 @@ static void dump_json(const struct sp_trace_reader *r, const struct sp_trace_rec
 {
 	char nb[64], ab[32], site[1024];
 
+	if (rec->type == SP_REC_LOCK_NAME) {
+		dump_lock_name_json(r, rec);
+		return;
+	}
 	if (rec->type == SP_REC_WRITE_LOSS) {
 		printf("{\"type\":\"write_loss\",\"ts_ns\":%" PRId64 ",\"last_ts_ns\":%" PRId64
 		       ",\"count\":%" PRIu64 ",\"error\":",
@@ -398,7 +460,7 @@ static int cmd_dump(int argc, char **argv)
 	}
 	while (sp_trace_reader_next(tf.r, &rec) > 0) {
 		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
-		    rec.type != SP_REC_WRITE_LOSS)
+		    rec.type != SP_REC_WRITE_LOSS && rec.type != SP_REC_LOCK_NAME)
 			continue;
 		if (sort) {
 			if (n_order == cap_order) {

@@ -177,6 +177,25 @@ static const char *lock_type(int type)
 									   : sp_type_name(type);
 }
 
+/* A lock in text: its address, and its name in quotes when it has one. */
+static const char *lock_label(const struct sp_tm_lock *l, char *buf, size_t size)
+{
+	if (l->name)
+		snprintf(buf, size, "0x%" PRIx64 " \"%s\"", l->obj, l->name);
+	else
+		snprintf(buf, size, "0x%" PRIx64, l->obj);
+	return buf;
+}
+
+/* JSON: ,"name":"..." when the lock has one. */
+static void json_lock_name(const struct sp_tm_lock *l)
+{
+	if (!l->name)
+		return;
+	printf(",\"name\":");
+	sp_json_string(stdout, l->name);
+}
+
 static int parse_top(const char *cmd, const char *v, unsigned *top)
 {
 	char *end;
@@ -290,8 +309,11 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 
 		if (!wl->acquisitions)
 			continue;
-		snprintf(obj, sizeof(obj), "0x%" PRIx64, l->obj);
-		printf("%-18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n",
+		if (l->name)
+			snprintf(obj, sizeof(obj), "%s", l->name);
+		else
+			snprintf(obj, sizeof(obj), "0x%" PRIx64, l->obj);
+		printf("%-18.18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n",
 		       obj, lock_type(l->type), m->sites[l->site].name, wl->acquisitions,
 		       wl->contended_measured, ms(wl->wait_measured), ms(wl->wait_predicted),
 		       ms(wl->wait_predicted - wl->wait_measured));
@@ -358,7 +380,9 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 
 		if (!wl->acquisitions)
 			continue;
-		printf("%s{\"object\":\"0x%" PRIx64 "\",\"type\":", first ? "" : ",", l->obj);
+		printf("%s{\"object\":\"0x%" PRIx64 "\"", first ? "" : ",", l->obj);
+		json_lock_name(l);
+		printf(",\"type\":");
 		sp_json_string(stdout, lock_type(l->type));
 		printf(",\"site\":");
 		sp_json_string(stdout, m->sites[l->site].name);
@@ -531,7 +555,7 @@ static void thread_label(const struct sp_trace_model *m, uint32_t t, char *buf, 
 static void chains_text(const struct analysed *a, const struct sp_chains *c, unsigned top)
 {
 	const struct sp_trace_model *m = &a->m;
-	char wb[64], hb[64];
+	char wb[64], hb[64], lb[128];
 	size_t locks_shown = 0;
 	uint32_t cur = UINT32_MAX;
 
@@ -552,8 +576,9 @@ static void chains_text(const struct analysed *a, const struct sp_chains *c, uns
 
 			thread_label(m, l->waiter, wb, sizeof(wb));
 			thread_label(m, l->holder, hb, sizeof(hb));
-			printf("  %s waits at %s for 0x%" PRIx64 " (%s), held by %s since %s%s\n",
-			       wb, m->sites[l->site].name, m->locks[l->lock].obj,
+			printf("  %s waits at %s for %s (%s), held by %s since %s%s\n",
+			       wb, m->sites[l->site].name,
+			       lock_label(&m->locks[l->lock], lb, sizeof(lb)),
 			       lock_type(m->locks[l->lock].type), hb, m->sites[l->hold_site].name,
 			       k + 1 < ch->n ? ","
 			       : ch->cycle   ? " (a waiter above)"
@@ -572,8 +597,9 @@ static void chains_text(const struct analysed *a, const struct sp_chains *c, uns
 				break;
 			cur = e->lock;
 			locks_shown++;
-			printf("\nlock 0x%" PRIx64 " (%s, first taken at %s): %.3f ms waited\n",
-			       m->locks[cur].obj, lock_type(m->locks[cur].type),
+			printf("\nlock %s (%s, first taken at %s): %.3f ms waited\n",
+			       lock_label(&m->locks[cur], lb, sizeof(lb)),
+			       lock_type(m->locks[cur].type),
 			       m->sites[m->locks[cur].site].name, ms(c->lock_wait[cur]));
 			printf("  %-24s %-24s %12s %10s\n", "waiter", "holder", "wait", "holds");
 		}
@@ -615,7 +641,9 @@ static void chains_json(const struct analysed *a, const struct sp_chains *c, uns
 
 			printf("%s{", k ? "," : "");
 			json_thread(m, "waiter", l->waiter);
-			printf(",\"object\":\"0x%" PRIx64 "\",\"site\":", m->locks[l->lock].obj);
+			printf(",\"object\":\"0x%" PRIx64 "\"", m->locks[l->lock].obj);
+			json_lock_name(&m->locks[l->lock]);
+			printf(",\"site\":");
 			sp_json_string(stdout, m->sites[l->site].name);
 			putchar(',');
 			json_thread(m, "holder", l->holder);
@@ -636,7 +664,9 @@ static void chains_json(const struct analysed *a, const struct sp_chains *c, uns
 				printf("]},");
 			cur = e->lock;
 			locks_shown++;
-			printf("{\"object\":\"0x%" PRIx64 "\",\"type\":", m->locks[cur].obj);
+			printf("{\"object\":\"0x%" PRIx64 "\"", m->locks[cur].obj);
+			json_lock_name(&m->locks[cur]);
+			printf(",\"type\":");
 			sp_json_string(stdout, lock_type(m->locks[cur].type));
 			printf(",\"site\":");
 			sp_json_string(stdout, m->sites[m->locks[cur].site].name);

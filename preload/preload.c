@@ -384,7 +384,7 @@ static SP_ALWAYS_INLINE int with_entry(int f, struct sp_thread *t, struct sp_ent
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
 		if ((t = sp_tls_self) &&
-		    !sp_hold_acquired_fast(t, e->obj, e->op, NULL, NULL, e->pc, 0))
+		    !sp_hold_acquired_fast(t, e->obj, e->op, NULL, NULL, e->pc, 0, e))
 			hold_acquired_pc(t, (void *)e->obj, e->op, e->pc);
 		return rc;
 	}
@@ -441,7 +441,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		sp_entry_acquired(e);
 		if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
 			order_acquired_pc(t, obj, op, pc);
-		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0))
+		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0, e))
 			hold_acquired_pc(t, obj, op, pc);
 		return rc;
 	}

@@ -153,14 +153,22 @@ static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, cons
 	}
 }
 
+/* The push of a sampled hold whose entry the caller knows (hold.c): 1
+ * when pushed, 0 when sp_hold_acquired() must do it. */
+int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, int op, const char *file,
+			 const char *func, uintptr_t pc, uint32_t line, struct sp_entry *e);
+
 /*
  * After a successful acquisition: 1 when recorded, 0 when the caller must
  * call sp_hold_acquired().  @file, @func, @pc and @line are the site's
- * fields, passed apart so that an interposer's constants fold.
+ * fields, passed apart so that an interposer's constants fold.  @e: the
+ * acquisition's entry when the caller knows it (its fast path), else NULL;
+ * with it, a hold due to be sampled is pushed here too (the countdown at 1;
+ * 0 is sp_hold_waited()'s "time this one", left to sp_hold_acquired()).
  */
 static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uintptr_t obj,
 						  int op, const char *file, const char *func,
-						  uintptr_t pc, uint32_t line)
+						  uintptr_t pc, uint32_t line, struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	unsigned left = sp_hold_sample_left;
@@ -169,8 +177,11 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	struct sp_held *h;
 	pid_t owner;
 
-	if (SP_UNLIKELY(!p || left <= 1))
+	if (SP_UNLIKELY(!p))
 		return 0;
+	if (SP_UNLIKELY(left <= 1))
+		return left == 1 && e ? sp_hold_push_sampled(t, obj, op, file, func, pc, line, e)
+				      : 0;
 	state = p->state;
 	n = SP_PUB_N(state);
 	if (SP_UNLIKELY(n)) {
@@ -191,6 +202,9 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	sp_store_release(&h->since_ns, 0);
 	h->depth = 1;
 	h->timed = SP_HOLD_UNTIMED;
+	/* Never the entry of an earlier hold in this slot: a hold that ends
+	 * long is added to h->e when set (hold.c, held_entry()). */
+	h->e = e;
 	h->tick = sp_load_relaxed(&sp_hold_tick);
 	sp_pub_set_n(p, state, n + 1);
 	return 1;

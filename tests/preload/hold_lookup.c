@@ -31,7 +31,7 @@ static unsigned long cycles, seen;
 static void acquired(struct sp_thread *t, pthread_mutex_t *m, const struct sp_site *site)
 {
 	if (!sp_hold_acquired_fast(t, (uintptr_t)m, SP_TYPE_MUTEX, site->file, site->func,
-				   site->pc, site->line))
+				   site->pc, site->line, NULL))
 		sp_hold_acquired(t, (uintptr_t)m, SP_TYPE_MUTEX, site);
 }
 

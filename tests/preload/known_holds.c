@@ -8,7 +8,13 @@
  *   A: ten holds of 30 ms;
  *   B: one hold of 800 ms;
  *   C: 1000 short holds (a few hundred ns of work);
- *   D: five holds of 2 ms among 500 short ones of the same lock and site.
+ *   D: five holds of 2 ms among 500 short ones of the same lock and site;
+ *   E and F: one slot of the thread's held list used by two locks in
+ *      turn: F taken once (short), E held 4 ms (which has E's next
+ *      acquisitions timed) and taken again (timed: the slot then names
+ *      E's entry), then F held 5 ms.  Until 2026-11-25 the fast push left
+ *      the slot's entry from E's timed hold in place, and F's 5 ms went
+ *      to E's row.
  * Each hold is measured by the program itself twice: from the return of
  * the lock call to the unlock call (inner: a lower bound of what syncprof
  * can see) and from before the lock call to the return of the unlock
@@ -49,6 +55,8 @@ static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_d = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_e = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_f = PTHREAD_MUTEX_INITIALIZER;
 
 struct truth {
 	const char *name;
@@ -62,7 +70,10 @@ static struct truth truths[] = {
 	{ "B", &lock_b, 0, 0, 1 },
 	{ "C", &lock_c, 0, 0, 0 },
 	{ "D", &lock_d, 0, 0, 1 },
+	{ "E", &lock_e, 0, 0, 1 },
+	{ "F", &lock_f, 0, 0, 1 },
 };
+#define N_TRUTHS (sizeof(truths) / sizeof(*truths))
 
 static volatile unsigned sink;
 
@@ -150,6 +161,31 @@ static void hold_d(struct truth *tr)
 	}
 }
 
+/* One hold of @ns (0: short work) of @tr's lock, measured as above. */
+static void hold_once(struct truth *tr, uint64_t ns)
+{
+	uint64_t t0 = now_ns(), t1, t2;
+
+	pthread_mutex_lock(tr->m);
+	t1 = now_ns();
+	if (ns)
+		sleep_ns(ns);
+	else
+		work();
+	t2 = now_ns();
+	pthread_mutex_unlock(tr->m);
+	tr->inner += t2 - t1;
+	tr->outer += now_ns() - t0;
+}
+
+static void hold_e_f(struct truth *e, struct truth *f)
+{
+	hold_once(f, 0);
+	hold_once(e, 4000000);
+	hold_once(e, 0);
+	hold_once(f, 5000000);
+}
+
 typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
 
 static __attribute__((noinline)) char *report_json(void)
@@ -198,12 +234,13 @@ int main(void)
 	char *json, obj[64];
 	int failed = 0, rows = 0, said;
 	long long late, gap;
-	long long sum[4] = { 0 };
+	long long sum[N_TRUTHS] = { 0 };
 
 	hold_a(&truths[0]);
 	hold_c(&truths[2]);
 	hold_b(&truths[1]);
 	hold_d(&truths[3]);
+	hold_e_f(&truths[4], &truths[5]);
 	json = report_json();
 	late = row_value(json, NULL, "hold_ticker_late");
 	gap = row_value(json, NULL, "hold_ticker_gap_max_ns");
@@ -226,7 +263,7 @@ int main(void)
 				row, ns, holds, acq, max);
 			failed = 1;
 		}
-		for (int i = 0; i < 4; i++) {
+		for (size_t i = 0; i < N_TRUTHS; i++) {
 			snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)truths[i].m);
 			if (strstr(row, obj) && (!end || strstr(row, obj) < end))
 				sum[i] += ns;
@@ -236,7 +273,7 @@ int main(void)
 		fprintf(stderr, "known_holds: FAIL: no row with hold times (hold=1?)\n");
 		failed = 1;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < N_TRUTHS; i++) {
 		const struct truth *tr = &truths[i];
 		double mid = (double)(tr->inner + tr->outer) / 2;
 		int bad = tr->checked && ((double)sum[i] < 0.9 * (double)tr->inner ||

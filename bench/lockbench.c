@@ -125,31 +125,6 @@ static int libc_resolve(void)
 	return libc_lock && libc_trylock && libc_unlock ? 0 : -1;
 }
 
-static void *loop_libc(void *arg)
-{
-	struct worker *w = arg;
-	unsigned long ops = 0;
-
-	wait_go();
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
-
-		if (nested)
-			libc_lock(&outer);
-		if (spin_try)
-			while (libc_trylock(&c->lock))
-				;
-		else
-			libc_lock(&c->lock);
-		c->value++;
-		libc_unlock(&c->lock);
-		if (nested)
-			libc_unlock(&outer);
-		ops++;
-	}
-	w->ops = ops;
-	return NULL;
-}
 
 /* floor: a thread's counters, slot by lock address (4096 slots: no
  * collisions for -m up to 4096 counters 64 bytes apart). */
@@ -165,22 +140,24 @@ struct floor_held {
 	uint64_t tick;
 };
 static uint64_t floor_tick; /* stands for the hold ticker's tick */
-static int floor_hold;      /* floorhold mode */
 
-static void *loop_floor(void *arg)
+/*
+ * glibc's own calls, and with @extra (a constant: each caller gets its own
+ * copy, so the libc baseline has none of the rest) the floor's counter
+ * (1) or the counter and the held list (2).
+ */
+static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, int extra)
 {
-	struct worker *w = arg;
 	struct floor_held held[8];
 	volatile unsigned n_held = 0;
 	unsigned long ops = 0;
-	struct floor_entry *t = calloc(FLOOR_SLOTS, sizeof(*t));
+	struct floor_entry *t = NULL;
 
-	if (!t)
+	if (extra && !(t = calloc(FLOOR_SLOTS, sizeof(*t))))
 		return NULL;
 	wait_go();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
-		struct floor_entry *e;
 
 		if (nested)
 			libc_lock(&outer);
@@ -189,20 +166,23 @@ static void *loop_floor(void *arg)
 				;
 		else
 			libc_lock(&c->lock);
-		e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
-		if (__builtin_expect(e->obj != &c->lock, 0))
-			e->obj = &c->lock; /* first use of the slot */
-		e->acquisitions++;
-		if (floor_hold) {
+		if (extra) {
+			struct floor_entry *e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
+
+			if (__builtin_expect(e->obj != &c->lock, 0))
+				e->obj = &c->lock; /* first use of the slot */
+			e->acquisitions++;
+		}
+		if (extra == 2) {
 			unsigned n = n_held;
 
 			held[n].obj = &c->lock;
-			held[n].site = (const void *)loop_floor;
+			held[n].site = (const void *)libc_loop;
 			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
 			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
 		}
 		c->value++;
-		if (floor_hold) {
+		if (extra == 2) {
 			unsigned n = n_held;
 
 			if (__builtin_expect(held[n - 1].obj == &c->lock &&
@@ -218,6 +198,21 @@ static void *loop_floor(void *arg)
 	w->ops = ops;
 	free(t);
 	return NULL;
+}
+
+static void *loop_libc(void *arg)
+{
+	return libc_loop(arg, 0);
+}
+
+static void *loop_floor(void *arg)
+{
+	return libc_loop(arg, 1);
+}
+
+static void *loop_floorhold(void *arg)
+{
+	return libc_loop(arg, 2);
 }
 
 #include <syncprof/instrument.h>
@@ -254,7 +249,7 @@ static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "
 						 "floorhold" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
 						 loop_instrumented, loop_libc,
-						 loop_floor,	     loop_floor };
+						 loop_floor,	     loop_floorhold };
 
 static double now_s(void)
 {
@@ -278,7 +273,6 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 	}
 	for (unsigned i = 0; i < n_locks; i++)
 		counters[i].value = 0;
-	floor_hold = mode == MODE_FLOORHOLD;
 	/* plain leaves profiling as it was at start-up: off, or - under the
 	 * preload library - on unless SYNCPROF_OPTIONS says enabled=0. */
 	if (mode == MODE_ON || ((mode == MODE_PLAIN || mode == MODE_LIBC) && initially_enabled))

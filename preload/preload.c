@@ -361,17 +361,19 @@ static SP_NOINLINE int tried_entry(int rc, struct sp_entry *e, const struct sp_l
 	return tried(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->pc);
 }
 
-/* With the fast flags and the call's entry @e known (its site is @pc): the
- * real try, then one counter (and with --hold, the inlined push, its
- * arguments taken from the entry and the thread reloaded after the try
- * for the same reason). */
-static SP_ALWAYS_INLINE int with_entry(int f, struct sp_thread *t, struct sp_entry *e, void *obj,
-				       int op, const struct sp_lock_ops *ops,
-				       const struct timespec *abstime, int blocking, uintptr_t pc)
+/* With the fast flags and the call's entry @e known (its key is the
+ * call's object, op and site): the real try, then one counter (and with
+ * --hold, the inlined push, its arguments taken from the entry and the
+ * thread reloaded after the try for the same reason).  The two flag words
+ * have a copy each: with one path, @f lived across the try and gcc saved
+ * a register more on every call. */
+static SP_ALWAYS_INLINE int with_entry(int f, struct sp_entry *e, void *obj,
+				       const struct sp_lock_ops *ops,
+				       const struct timespec *abstime, int blocking)
 {
+	struct sp_thread *t;
 	int rc;
 
-	(void)t, (void)op, (void)pc;
 	if (f != SP_FLAGS_HOLD) {
 		rc = ops->try_lock(obj);
 		if (SP_LIKELY(rc == ops->ok)) {
@@ -477,7 +479,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		if (FAST_FLAGS(f) && (t = sp_tls_self)) {                             \
 			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
 				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
-			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, site.pc); \
+			return with_entry(f, e, obj, &ops, abstime, blocking);        \
 		}                                                                     \
 		if (f == SP_FLAGS_ORDER && (t = sp_tls_self)) {                       \
 			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
@@ -512,7 +514,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		struct sp_entry *e;                                                   \
                                                                                       \
 		if (SP_LIKELY(FAST_FLAGS(f)) && (e = cached_entry(t = sp_tls_self, obj, op, ra))) \
-			return with_entry(f, t, e, obj, op, &ops, abstime, blocking, ra); \
+			return with_entry(f, e, obj, &ops, abstime, blocking);        \
 		return name##_general(obj, abstime, f, ra, cfa, fp);                  \
 	}
 

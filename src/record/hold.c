@@ -557,14 +557,10 @@ SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, i
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	uint64_t state = p->state;
 	uint32_t n = SP_PUB_N(state);
-	struct sp_held *h;
-	pid_t owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
+	struct sp_held *h = &p->e[n];
 
-	if (n >= SP_HELD_MAX || held_find(p, obj) ||
-	    (op != SP_TYPE_RWLOCK_READ ? owner != t->tid : owner >> SP_OWNER_LONG_SHIFT != 0))
+	if (!sp_hold_push_ok(t, p, n, obj, op))
 		return 0;
-	h = &p->e[n];
-
 	sp_held_fill(h, obj, file, func, pc, line, op);
 	h->depth = 1;
 	h->paused = 0;

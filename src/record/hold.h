@@ -153,6 +153,31 @@ static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, cons
 	}
 }
 
+/*
+ * What a push outside sp_hold_acquired() needs: the thread's list of @n
+ * holds has room, @obj is not in it yet (else a recursive or read lock
+ * taken again), and its owner slot has no countdown and, for an exclusive
+ * lock, names this thread (no owner change to count).
+ */
+static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_thread *t,
+					    const struct sp_hold_pub *p, uint32_t n,
+					    uintptr_t obj, int op)
+{
+	pid_t owner;
+
+	if (SP_UNLIKELY(n)) {
+		if (n >= SP_HELD_MAX)
+			return 0;
+		for (unsigned i = 0; i < n; i++)
+			if (p->e[i].obj == obj)
+				return 0;
+	}
+	/* A read lock has no owner; its slot can still say "held long". */
+	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
+	return SP_LIKELY(op != SP_TYPE_RWLOCK_READ ? owner == t->tid
+						   : owner >> SP_OWNER_LONG_SHIFT == 0);
+}
+
 /* The push of a sampled hold whose entry the caller knows (hold.c): 1
  * when pushed, 0 when sp_hold_acquired() must do it. */
 int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, int op, const char *file,
@@ -175,7 +200,6 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	uint64_t state;
 	uint32_t n;
 	struct sp_held *h;
-	pid_t owner;
 
 	if (SP_UNLIKELY(!p))
 		return 0;
@@ -184,17 +208,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 				      : 0;
 	state = p->state;
 	n = SP_PUB_N(state);
-	if (SP_UNLIKELY(n)) {
-		if (n >= SP_HELD_MAX)
-			return 0;
-		for (unsigned i = 0; i < n; i++)
-			if (p->e[i].obj == obj)
-				return 0;
-	}
-	/* A read lock has no owner; its slot can still say "held long". */
-	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
-	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != t->tid
-						  : owner >> SP_OWNER_LONG_SHIFT != 0))
+	if (!sp_hold_push_ok(t, p, n, obj, op))
 		return 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];

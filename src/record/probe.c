@@ -234,9 +234,9 @@ SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd
  * hold tracking, lock-event trace or lock order, so there is nothing to
  * do after the acquisition but count it) and the thread's last entry being
  * this call's, the real try and one counter; with hold tracking as the
- * only extra (SP_FLAGS_HOLD), also the inlined push of hold.h (until
- * 2026-11-25 hold=1 took the general path: 291 instructions per
- * lock+unlock of bench/condloop against 235 preloaded).  Anything else - another
+ * only extra (SP_FLAGS_HOLD), also the inlined push of hold.h, tried in
+ * the general functions so that the entry points' code stays as it was
+ * (bench/README.md, "hold=1 compiled in: a fast path").  Anything else - another
  * entry, other flags, a try that did not succeed - goes to the general
  * probe (probe.h) or to tried__slowpath().  Before it, the compiled-in
  * path tested three flags and spilled its site to the stack on every call
@@ -295,7 +295,8 @@ static SP_NOINLINE void hold_acquired__slowpath(struct sp_thread *t, void *obj, 
  * flags this copy is for, a constant (SP_FLAGS_ON in the entry points,
  * SP_FLAGS_HOLD in the general paths, so that the push adds nothing to
  * the entry points' code). */
-static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op, const struct sp_lock_ops *ops,
+static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
+				     const struct sp_lock_ops *ops,
 				     const struct timespec *abstime, int blocking,
 				     const struct sp_site *site, int *rcp)
 {
@@ -333,14 +334,14 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op, const s
  * the entry point itself is spilled to the stack on every call, fast path
  * included.
  */
-#define SP_GENERAL(name, type, var, op, ops, blocking, ok, expr)                              \
+#define SP_GENERAL(name, type, var, op, ops, blocking, ok, expr)                             \
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
 	{                                                                                    \
 		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
 		int rc_;                                                                     \
-		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL, blocking, \
-			     site, &rc_))                                                    \
+		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL,         \
+			     blocking, site, &rc_))                                          \
 			return rc_;                                                          \
 		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
 	}
@@ -433,7 +434,7 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 		int f = FLAGS_NOW(), rc;                                                     \
 		if (IS_OFF(f))                                                               \
 			return call;                                                         \
-		if (fast_try(f, SP_FLAGS_ON, l, SP_UNPAREN fast, site, &rc))                              \
+		if (fast_try(f, SP_FLAGS_ON, l, SP_UNPAREN fast, site, &rc))                 \
 			return rc;                                                           \
 		return GENERAL(rwlock_##name, l);                                            \
 	}

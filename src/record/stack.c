@@ -838,38 +838,20 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 	uintptr_t pc = ret;
 	unsigned skip = sp_skip_frames;
 
-	if (skip) {
-		/* Up @skip frames through their learned rules, then past the
-		 * wrappers as below; an address without a rule yet unwinds
-		 * (and gets it learned). */
-		for (unsigned k = 0; k < skip; k++) {
-			const struct cfi_row *r = row_of(pc);
-
-			if (!r || cfi_step(r, &pc, &cfa, &fp))
-				return site_by_unwind(ret, skip);
-		}
-		for (int depth = 0; depth < MAX_WRAP_DEPTH; depth++) {
-			const struct cfi_row *r;
-
-			if (outside_wrappers(pc))
-				return pc;
-			r = row_of(pc);
-			if (!r || cfi_step(r, &pc, &cfa, &fp))
-				return site_by_unwind(ret, skip);
-		}
-		return site_by_unwind(ret, skip);
-	}
-	if (wrap_slot(ret)->ret != ret && outside_wrappers(ret))
+	if (!skip && wrap_slot(ret)->ret != ret && outside_wrappers(ret))
 		return ret; /* not in a wrapper (sp_site_pc() missed its cache) */
-	for (int depth = 0; depth < MAX_WRAP_DEPTH; depth++) {
+	/* Up @skip frames (--skip-frames: their rules learned), then on while
+	 * inside a wrapper; an address without a rule unwinds instead (and
+	 * with --skip-frames has the rules of its frames learned). */
+	for (unsigned k = 0; k < skip + MAX_WRAP_DEPTH; k++) {
 		const struct cfi_row *r = row_of(pc);
 
 		if (!r || cfi_step(r, &pc, &cfa, &fp))
-			return site_by_unwind(ret, 0);
-		if (outside_wrappers(pc))
+			break;
+		if (k + 1 >= skip && outside_wrappers(pc))
 			return pc;
 	}
-	return site_by_unwind(ret, 0);
+	return site_by_unwind(ret, skip);
 }
 
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)

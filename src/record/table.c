@@ -258,8 +258,7 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	/* The cold part is fresh mmap'd memory, all zero: written only when
 	 * it is to say something, so that the cold pages of entries that
 	 * never wait stay untouched (not resident: docs/layout.md). */
-	if (site->func && site->file && sp_site_func(site->file, site->line) != site->func &&
-	    !site_func_put(site->file, site->line, site->func))
+	if (site->func && site->file && !site_func_put(site->file, site->line, site->func))
 		e->cold->func = site->func;
 	epoch = sp_load_relaxed(&sp_reset_epoch);
 	if (epoch)

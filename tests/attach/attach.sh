@@ -28,25 +28,21 @@ pid=$!
 exec 3> "$dir/in"
 for i in $(seq 100); do grep -q ready "$dir/attached.out" && break; sleep 0.05; done
 
-ask_status() {
-	n=$(grep -c '^got=' "$dir/attached.out")
-	echo status >&3
-	for i in $(seq 100); do
-		[ "$(grep -c '^got=' "$dir/attached.out")" -gt "$n" ] && break
+# ask COMMAND PATTERN TRIES: send the target COMMAND, wait (TRIES x 50 ms
+# at most) for one more output line starting with PATTERN, print the last.
+ask() {
+	n=$(grep -c "^$2" "$dir/attached.out")
+	echo "$1" >&3
+	for i in $(seq "$3"); do
+		[ "$(grep -c "^$2" "$dir/attached.out")" -gt "$n" ] && break
 		sleep 0.05
 	done
-	grep '^got=' "$dir/attached.out" | tail -1
+	grep "^$2" "$dir/attached.out" | tail -1
 }
-
+# ask_status: which function the target's GOT slot holds ("got=NAME").
+ask_status() { ask status got= 100; }
 # ask_fork: the target forks a child and waits for it ("child exited N").
-ask_fork() {
-	n=$(grep -c '^child exited' "$dir/attached.out")
-	echo fork >&3
-	for i in $(seq 200); do
-		[ "$(grep -c '^child exited' "$dir/attached.out")" -gt "$n" ] && break
-		sleep 0.05
-	done
-}
+ask_fork() { ask fork 'child exited' 200 > /dev/null; }
 
 [ "$(ask_status)" = got=libc ] || fail "before attach: $(ask_status)"
 threads=$(ls /proc/$pid/task | wc -l)

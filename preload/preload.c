@@ -361,28 +361,33 @@ static SP_NOINLINE int tried_entry(int rc, struct sp_entry *e, const struct sp_l
 	return tried(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->pc);
 }
 
-/* With the fast flags and the call's entry @e known (its key is the
- * call's object, op and site): the real try, then one counter (and with
- * --hold, the inlined push, its arguments taken from the entry and the
- * thread reloaded after the try for the same reason).  The two flag words
- * have a copy each: with one path, @f lived across the try and gcc saved
- * a register more on every call. */
-static SP_ALWAYS_INLINE int with_entry(int f, struct sp_entry *e, void *obj,
+/* With profiling on and nothing else (SP_FLAGS_ON) and the call's entry
+ * @e known (its key is the call's object, op and site): the real try, then
+ * one counter. */
+static SP_ALWAYS_INLINE int with_entry(struct sp_entry *e, void *obj,
 				       const struct sp_lock_ops *ops,
 				       const struct timespec *abstime, int blocking)
 {
-	struct sp_thread *t;
-	int rc;
+	int rc = ops->try_lock(obj);
 
-	if (f != SP_FLAGS_HOLD) {
-		rc = ops->try_lock(obj);
-		if (SP_LIKELY(rc == ops->ok)) {
-			sp_entry_acquired(e);
-			return rc;
-		}
-		return tried_entry(rc, e, ops, abstime, blocking);
+	if (SP_LIKELY(rc == ops->ok)) {
+		sp_entry_acquired(e);
+		return rc;
 	}
-	rc = ops->try_lock(obj);
+	return tried_entry(rc, e, ops, abstime, blocking);
+}
+
+/* The same with hold tracking (SP_FLAGS_HOLD), then the inlined push, its
+ * arguments taken from the entry and the thread reloaded after the try.
+ * Its own function per shim (NAME_hold()): inlined beside with_entry(),
+ * its registers were saved on every call without --hold too. */
+static SP_ALWAYS_INLINE int with_entry_hold(struct sp_entry *e, void *obj,
+					    const struct sp_lock_ops *ops,
+					    const struct timespec *abstime, int blocking)
+{
+	struct sp_thread *t;
+	int rc = ops->try_lock(obj);
+
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
 		if ((t = sp_tls_self) &&
@@ -469,6 +474,11 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
  * probe.h as instrumented code runs it.
  */
 #define SHIM_PATHS(name, op, ops, blocking)                                           \
+	static SP_NOINLINE int name##_hold(struct sp_entry *e, void *obj,               \
+					   const struct timespec *abstime)              \
+	{                                                                             \
+		return with_entry_hold(e, obj, &ops, abstime, blocking);              \
+	}                                                                             \
 	static SP_NOINLINE int name##_site(void *obj, const struct timespec *abstime,    \
 					   int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \
 	{                                                                             \
@@ -479,7 +489,8 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		if (FAST_FLAGS(f) && (t = sp_tls_self)) {                             \
 			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
 				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
-			return with_entry(f, e, obj, &ops, abstime, blocking);        \
+			return f == SP_FLAGS_HOLD ? name##_hold(e, obj, abstime)      \
+						  : with_entry(e, obj, &ops, abstime, blocking); \
 		}                                                                     \
 		if (f == SP_FLAGS_ORDER && (t = sp_tls_self)) {                       \
 			if (SP_UNLIKELY(!(e = lookup_pc(t, obj, op, site.pc))))       \
@@ -514,7 +525,8 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		struct sp_entry *e;                                                   \
                                                                                       \
 		if (SP_LIKELY(FAST_FLAGS(f)) && (e = cached_entry(t = sp_tls_self, obj, op, ra))) \
-			return with_entry(f, e, obj, &ops, abstime, blocking);        \
+			return f == SP_FLAGS_HOLD ? name##_hold(e, obj, abstime)      \
+						  : with_entry(e, obj, &ops, abstime, blocking); \
 		return name##_general(obj, abstime, f, ra, cfa, fp);                  \
 	}
 

@@ -550,10 +550,10 @@ static unsigned next_sample_gap(const struct sp_thread *t)
  * checks what the fast push checks (not held yet, room, owner unchanged,
  * no countdown) and leaves anything else to sp_hold_acquired().
  */
-SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, int op,
-				     const char *file, const char *func, uintptr_t pc,
-				     uint32_t line, struct sp_entry *e)
+SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry *e)
 {
+	uintptr_t obj = e->obj;
+	int op = e->op;
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	uint64_t state = p->state;
 	uint32_t n = SP_PUB_N(state);
@@ -561,7 +561,7 @@ SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, i
 
 	if (!sp_hold_push_ok(t, p, n, obj, op))
 		return 0;
-	sp_held_fill(h, obj, file, func, pc, line, op);
+	sp_held_fill(h, obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, op);
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = SP_HOLD_SAMPLED;

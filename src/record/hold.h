@@ -174,14 +174,16 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_thread *t,
 	}
 	/* A read lock has no owner; its slot can still say "held long". */
 	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
-	return SP_LIKELY(op != SP_TYPE_RWLOCK_READ ? owner == t->tid
-						   : owner >> SP_OWNER_LONG_SHIFT == 0);
+	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != t->tid
+						  : owner >> SP_OWNER_LONG_SHIFT != 0))
+		return 0;
+	return 1;
 }
 
-/* The push of a sampled hold whose entry the caller knows (hold.c): 1
- * when pushed, 0 when sp_hold_acquired() must do it. */
-int sp_hold_push_sampled(const struct sp_thread *t, uintptr_t obj, int op, const char *file,
-			 const char *func, uintptr_t pc, uint32_t line, struct sp_entry *e);
+/* The push of a sampled hold whose entry @e the caller knows (hold.c): 1
+ * when pushed, 0 when sp_hold_acquired() must do it.  The entry's key is
+ * the acquisition's object, op and site, so it is all the push needs. */
+int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry *e);
 
 /*
  * After a successful acquisition: 1 when recorded, 0 when the caller must
@@ -204,11 +206,10 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	if (SP_UNLIKELY(!p))
 		return 0;
 	if (SP_UNLIKELY(left <= 1))
-		return left == 1 && e ? sp_hold_push_sampled(t, obj, op, file, func, pc, line, e)
-				      : 0;
+		return left == 1 && e ? sp_hold_push_sampled(t, e) : 0;
 	state = p->state;
 	n = SP_PUB_N(state);
-	if (!sp_hold_push_ok(t, p, n, obj, op))
+	if (SP_UNLIKELY(!sp_hold_push_ok(t, p, n, obj, op)))
 		return 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];

@@ -6,7 +6,11 @@
  * Built plain (for the preload library) and with
  * -include syncprof/instrument.h.
  *
- * Usage: condloop lock|signal [N]   (N: iterations, default 1000000)
+ * "many" locks one of 1024 mutexes per iteration, picked at random as
+ * lockbench -m 1024 does: the case where a per-thread one-entry cache
+ * misses.
+ *
+ * Usage: condloop lock|signal|many [N]   (N: iterations, default 1000000)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,12 +19,40 @@
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+#define N_MANY 1024
+static struct {
+	pthread_mutex_t m;
+} __attribute__((aligned(64))) many[N_MANY];
+
+static unsigned xorshift(unsigned *s)
+{
+	unsigned x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
 
 int main(int argc, char **argv)
 {
 	int sig = argc > 1 && !strcmp(argv[1], "signal");
 	long n = argc > 2 ? atol(argv[2]) : 1000000, x = 0;
+	unsigned seed = 12345;
 
+	if (argc > 1 && !strcmp(argv[1], "many")) {
+		for (int i = 0; i < N_MANY; i++)
+			pthread_mutex_init(&many[i].m, NULL);
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_t *mm = &many[xorshift(&seed) % N_MANY].m;
+
+			pthread_mutex_lock(mm);
+			x++;
+			pthread_mutex_unlock(mm);
+		}
+		printf("%ld\n", x);
+		return 0;
+	}
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_lock(&m);
 		x++;

@@ -19,7 +19,11 @@
  *   floorhold  floor, plus the least hold tracking must do: publish the
  *          lock as held by this thread (object, site and the coarse tick
  *          in a thread-local list, the list's length stored last) and
- *          take it off at the unlock (compare, store the length).
+ *          take it off at the unlock (compare, store the length);
+ *   floornear  floor with the counter found through a table of pointers
+ *          (slot from the lock's address) to counters allocated in order
+ *          of first use: what one more dependent load costs, the shape of
+ *          syncprof's near[] cache (record.h);
  * and prints the median ns per operation (lock + increment + unlock) and
  * throughput of each mode, and each mode's ratio to the baseline: libc if
  * it is measured, else plain.  Run it under LD_PRELOAD=libsyncprof-preload.so
@@ -152,8 +156,12 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 	volatile unsigned n_held = 0;
 	unsigned long ops = 0;
 	struct floor_entry *t = NULL;
+	struct floor_entry **nearp = NULL;
+	unsigned n_used = 0;
 
 	if (extra && !(t = calloc(FLOOR_SLOTS, sizeof(*t))))
+		return NULL;
+	if (extra == 3 && !(nearp = calloc(FLOOR_SLOTS, sizeof(*nearp))))
 		return NULL;
 	wait_go();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
@@ -166,7 +174,16 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 				;
 		else
 			libc_lock(&c->lock);
-		if (extra) {
+		if (extra == 3) {
+			struct floor_entry **np = &nearp[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
+			struct floor_entry *e = *np;
+
+			if (__builtin_expect(!e || e->obj != &c->lock, 0)) {
+				e = *np = &t[n_used++];
+				e->obj = &c->lock;
+			}
+			e->acquisitions++;
+		} else if (extra) {
 			struct floor_entry *e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 
 			if (__builtin_expect(e->obj != &c->lock, 0))
@@ -215,6 +232,11 @@ static void *loop_floorhold(void *arg)
 	return libc_loop(arg, 2);
 }
 
+static void *loop_floornear(void *arg)
+{
+	return libc_loop(arg, 3);
+}
+
 #include <syncprof/instrument.h>
 
 /* The same loop, instrumented: lock calls go through syncprof. */
@@ -244,12 +266,12 @@ static void *loop_instrumented(void *arg)
 	return NULL;
 }
 
-enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, N_MODES };
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, MODE_FLOORNEAR, N_MODES };
 static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor",
-						 "floorhold" };
+						 "floorhold", "floornear" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
 						 loop_instrumented, loop_libc,
-						 loop_floor,	     loop_floorhold };
+						 loop_floor,	     loop_floorhold, loop_floornear };
 
 static double now_s(void)
 {
@@ -330,7 +352,8 @@ static void usage(FILE *f)
 	      "  -o  take one more mutex, the same for all, around each counter's\n"
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
-	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold\n"
+	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold,\n"
+	      "      floornear\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
@@ -373,7 +396,7 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
-	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD]) && libc_resolve()) {
+	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD] || want[MODE_FLOORNEAR]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}

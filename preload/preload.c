@@ -352,6 +352,16 @@ static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op,
 	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
 }
 
+/* The push the inlined one left (hold.h), from the entry alone, so that
+ * nothing but the entry lives across the try before it. */
+static SP_NOINLINE void hold_acquired_entry(struct sp_entry *e)
+{
+	struct sp_thread *t = sp_tls_self;
+
+	if (t)
+		hold_acquired_pc(t, (void *)e->obj, e->op, e->pc);
+}
+
 /* tried() from the entry alone: its key is the call's object, op and site
  * (it matched), so only the entry lives across the try (with the call's
  * arguments kept, gcc saved five registers on every call). */
@@ -381,18 +391,18 @@ static SP_ALWAYS_INLINE int with_entry(struct sp_entry *e, void *obj,
  * arguments taken from the entry and the thread reloaded after the try.
  * Its own function per shim (NAME_hold()): inlined beside with_entry(),
  * its registers were saved on every call without --hold too. */
-static SP_ALWAYS_INLINE int with_entry_hold(struct sp_entry *e, void *obj,
+static SP_ALWAYS_INLINE int with_entry_hold(struct sp_entry *e, void *obj, int op,
 					    const struct sp_lock_ops *ops,
 					    const struct timespec *abstime, int blocking)
 {
-	struct sp_thread *t;
 	int rc = ops->try_lock(obj);
 
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
-		if ((t = sp_tls_self) &&
-		    !sp_hold_acquired_fast(t, e->obj, e->op, NULL, NULL, e->pc, 0, e))
-			hold_acquired_pc(t, (void *)e->obj, e->op, e->pc);
+		/* @op, the shim's constant, is the entry's: the slot's words
+		 * for it fold. */
+		if (!sp_hold_acquired_fast(e->obj, op, NULL, NULL, e->pc, 0, e))
+			hold_acquired_entry(e);
 		return rc;
 	}
 	return tried_entry(rc, e, ops, abstime, blocking);
@@ -448,7 +458,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		sp_entry_acquired(e);
 		if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
 			order_acquired_pc(t, obj, op, pc);
-		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, NULL, NULL, pc, 0, e))
+		if (!sp_hold_acquired_fast((uintptr_t)obj, op, NULL, NULL, pc, 0, e))
 			hold_acquired_pc(t, obj, op, pc);
 		return rc;
 	}
@@ -477,7 +487,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 	static SP_NOINLINE int name##_hold(struct sp_entry *e, void *obj,               \
 					   const struct timespec *abstime)              \
 	{                                                                             \
-		return with_entry_hold(e, obj, &ops, abstime, blocking);              \
+		return with_entry_hold(e, obj, op, &ops, abstime, blocking);          \
 	}                                                                             \
 	static SP_NOINLINE int name##_site(void *obj, const struct timespec *abstime,    \
 					   int f, uintptr_t ra, uintptr_t cfa, uintptr_t fp) \

@@ -330,7 +330,7 @@ static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
 int sp_hold_ready;
 
 /* Last owner of each lock (hold.h); written only when it changes. */
-pid_t *sp_hold_last_owner;
+pid_t sp_hold_last_owner[1u << SP_OWNER_BITS];
 
 static uint64_t pubs_activity(int *holding)
 {
@@ -550,8 +550,9 @@ static unsigned next_sample_gap(const struct sp_thread *t)
  * checks what the fast push checks (not held yet, room, owner unchanged,
  * no countdown) and leaves anything else to sp_hold_acquired().
  */
-SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry *e)
+SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 {
+	const struct sp_thread *t = sp_tls_self;
 	uintptr_t obj = e->obj;
 	int op = e->op;
 	struct sp_hold_pub *p = sp_hold_my_pub;
@@ -559,7 +560,7 @@ SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry 
 	uint32_t n = SP_PUB_N(state);
 	struct sp_held *h = &p->e[n];
 
-	if (!sp_hold_push_ok(t, p, n, obj, op))
+	if (!t || !sp_hold_push_ok(p, n, obj, op))
 		return 0;
 	sp_held_fill(h, obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, op);
 	h->depth = 1;
@@ -570,7 +571,7 @@ SP_NOINLINE int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry 
 	h->e = e;
 	h->t0 = ticks();
 	sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
-	sp_pub_set_n(p, state, n + 1);
+	sp_pub_push(p, state);
 	if (SP_UNLIKELY(sp_load_relaxed(&ticker_wanted)))
 		ticker_start_lazy__slowpath();
 	return 1;
@@ -643,7 +644,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		h->e = NULL;
 		sp_store_release(&h->since_ns, 0);
 	}
-	sp_pub_set_n(p, state, n + 1);
+	sp_pub_push(p, state);
 	if (SP_UNLIKELY(sp_load_relaxed(&ticker_wanted)))
 		ticker_start_lazy__slowpath();
 }
@@ -1053,8 +1054,7 @@ int sp_hold_init(unsigned sample, int with_times)
 	}
 	sample_period = sample ? sample : 1;
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
-	sp_hold_last_owner = sp_mmap(sizeof(*sp_hold_last_owner) << SP_OWNER_BITS);
-	if (!blame || !sp_hold_last_owner || pthread_key_create(&pub_key, pub_exit))
+	if (!blame || pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
 	/* Without a ticker, every hold counts as short: sampled, as before. */
 	if (times)

@@ -107,7 +107,7 @@ extern uint64_t sp_hold_tick;
 #define SP_OWNER_BITS 14
 #define SP_OWNER_TID_MASK ((1 << 22) - 1)
 #define SP_OWNER_LONG_SHIFT 22
-extern pid_t *sp_hold_last_owner;
+extern pid_t sp_hold_last_owner[1u << SP_OWNER_BITS]; /* untouched pages cost nothing */
 
 static inline size_t sp_owner_slot(uintptr_t obj)
 {
@@ -118,6 +118,18 @@ static inline size_t sp_owner_slot(uintptr_t obj)
 static SP_ALWAYS_INLINE void sp_pub_set_n(struct sp_hold_pub *p, uint64_t state, uint32_t n)
 {
 	sp_store_release(&p->state, ((state + 2 * SP_PUB_SEQ1) & ~0xffffffffull) | n);
+}
+
+/* The same for a push (n + 1, n below SP_HELD_MAX) and a pop (n - 1, n
+ * above 0): seq and n move in one add, no carry or borrow between them. */
+static SP_ALWAYS_INLINE void sp_pub_push(struct sp_hold_pub *p, uint64_t state)
+{
+	sp_store_release(&p->state, state + 2 * SP_PUB_SEQ1 + 1);
+}
+
+static SP_ALWAYS_INLINE void sp_pub_pop(struct sp_hold_pub *p, uint64_t state)
+{
+	sp_store_release(&p->state, state + 2 * SP_PUB_SEQ1 - 1);
 }
 
 /* In-place changes below n: seq odd from sp_pub_begin() to sp_pub_end(). */
@@ -154,13 +166,14 @@ static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, cons
 }
 
 /*
- * What a push outside sp_hold_acquired() needs: the thread's list of @n
- * holds has room, @obj is not in it yet (else a recursive or read lock
+ * What a push outside sp_hold_acquired() needs: the thread's list @p of
+ * @n holds has room, @obj is not in it yet (else a recursive or read lock
  * taken again), and its owner slot has no countdown and, for an exclusive
- * lock, names this thread (no owner change to count).
+ * lock, names this thread (no owner change to count).  The thread's tid
+ * is its block's (the same as its record's, fork included: hold.c), so
+ * that the push needs no thread record.
  */
-static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_thread *t,
-					    const struct sp_hold_pub *p, uint32_t n,
+static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_hold_pub *p, uint32_t n,
 					    uintptr_t obj, int op)
 {
 	pid_t owner;
@@ -174,7 +187,7 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_thread *t,
 	}
 	/* A read lock has no owner; its slot can still say "held long". */
 	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
-	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != t->tid
+	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != p->tid
 						  : owner >> SP_OWNER_LONG_SHIFT != 0))
 		return 0;
 	return 1;
@@ -183,7 +196,7 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_thread *t,
 /* The push of a sampled hold whose entry @e the caller knows (hold.c): 1
  * when pushed, 0 when sp_hold_acquired() must do it.  The entry's key is
  * the acquisition's object, op and site, so it is all the push needs. */
-int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry *e);
+int sp_hold_push_sampled(struct sp_entry *e);
 
 /*
  * After a successful acquisition: 1 when recorded, 0 when the caller must
@@ -193,9 +206,9 @@ int sp_hold_push_sampled(const struct sp_thread *t, struct sp_entry *e);
  * with it, a hold due to be sampled is pushed here too (the countdown at 1;
  * 0 is sp_hold_waited()'s "time this one", left to sp_hold_acquired()).
  */
-static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uintptr_t obj,
-						  int op, const char *file, const char *func,
-						  uintptr_t pc, uint32_t line, struct sp_entry *e)
+static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const char *file,
+						  const char *func, uintptr_t pc, uint32_t line,
+						  struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	unsigned left = sp_hold_sample_left;
@@ -206,10 +219,10 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	if (SP_UNLIKELY(!p))
 		return 0;
 	if (SP_UNLIKELY(left <= 1))
-		return left == 1 && e ? sp_hold_push_sampled(t, e) : 0;
+		return left == 1 && e ? sp_hold_push_sampled(e) : 0;
 	state = p->state;
 	n = SP_PUB_N(state);
-	if (SP_UNLIKELY(!sp_hold_push_ok(t, p, n, obj, op)))
+	if (SP_UNLIKELY(!sp_hold_push_ok(p, n, obj, op)))
 		return 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];
@@ -221,7 +234,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(const struct sp_thread *t, uin
 	 * long is added to h->e when set (hold.c, held_entry()). */
 	h->e = e;
 	h->tick = sp_load_relaxed(&sp_hold_tick);
-	sp_pub_set_n(p, state, n + 1);
+	sp_pub_push(p, state);
 	return 1;
 }
 
@@ -243,7 +256,7 @@ static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 	if (SP_UNLIKELY(h->obj != obj || h->depth != 1 || h->timed ||
 			h->tick != sp_load_relaxed(&sp_hold_tick)))
 		return 0;
-	sp_pub_set_n(p, state, n - 1);
+	sp_pub_pop(p, state);
 	return 1;
 }
 

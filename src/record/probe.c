@@ -320,7 +320,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
 		if (want == SP_FLAGS_HOLD &&
-		    !sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func,
+		    !sp_hold_acquired_fast((uintptr_t)obj, op, site->file, site->func,
 					   site->pc, site->line, e))
 			hold_acquired__slowpath(t, obj, op, site->file, site->func, site->pc,
 						site->line);

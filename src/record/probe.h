@@ -174,7 +174,7 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 	    (t = sp_tls_self)) {
 		if (SP_UNLIKELY(sp_order_is_on()) && blocking)
 			sp_order_acquired_call(t, (uintptr_t)obj, op, site);
-		if (!sp_hold_acquired_fast(t, (uintptr_t)obj, op, site->file, site->func, site->pc,
+		if (!sp_hold_acquired_fast((uintptr_t)obj, op, site->file, site->func, site->pc,
 					   site->line, NULL))
 			sp_hold_acquired(t, (uintptr_t)obj, op, site);
 	}

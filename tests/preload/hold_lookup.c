@@ -30,7 +30,7 @@ static unsigned long cycles, seen;
 /* What the probes do after an acquisition and before a release. */
 static void acquired(struct sp_thread *t, pthread_mutex_t *m, const struct sp_site *site)
 {
-	if (!sp_hold_acquired_fast(t, (uintptr_t)m, SP_TYPE_MUTEX, site->file, site->func,
+	if (!sp_hold_acquired_fast((uintptr_t)m, SP_TYPE_MUTEX, site->file, site->func,
 				   site->pc, site->line, NULL))
 		sp_hold_acquired(t, (uintptr_t)m, SP_TYPE_MUTEX, site);
 }

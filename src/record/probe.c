@@ -281,14 +281,15 @@ static SP_NOINLINE int tried_entry__slowpath(int rc, struct sp_entry *e,
 			       sp_entry_func(e), e->pc, e->line);
 }
 
-/* The push of a hold that the inlined fast push did not take. */
-static SP_NOINLINE void hold_acquired__slowpath(struct sp_thread *t, void *obj, int op,
-						const char *file, const char *func, uintptr_t pc,
-						uint32_t line)
+/* The push of a hold that the inlined fast push did not take, from the
+ * entry (the acquisition's key) and the site's function. */
+static SP_NOINLINE void hold_acquired__slowpath(const struct sp_entry *e, const char *func)
 {
-	const struct sp_site site = { file, func, pc, line };
+	const struct sp_site site = { e->file, func, e->pc, e->line };
+	struct sp_thread *t = sp_tls_self;
 
-	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
+	if (t)
+		sp_hold_acquired(t, e->obj, e->op, &site);
 }
 
 /* 1 and *rcp when the call was made on the fast path; 0 when it was not
@@ -306,6 +307,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 {
 	struct sp_thread *t;
 	struct sp_entry *e;
+	const char *func;
 	int rc;
 
 	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)))
@@ -316,17 +318,16 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 			return 0;
 		t->last = e;
 	}
+	/* Across the try only the entry (the call's key) lives, and with
+	 * hold tracking the site's function, which the entry does not keep:
+	 * each more was one more register saved on every call. */
+	func = site->func;
 	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
 		if (want == SP_FLAGS_HOLD &&
-		    !sp_hold_acquired_fast((uintptr_t)obj, op, site->file, site->func,
-					   site->pc, site->line, e))
-			hold_acquired__slowpath(t, obj, op, site->file, site->func, site->pc,
-						site->line);
-	} else if (want == SP_FLAGS_HOLD) {
-		rc = tried__slowpath(rc, e, obj, op, ops, abstime, blocking, site->file,
-				     site->func, site->pc, site->line);
+		    !sp_hold_acquired_fast(e->obj, op, e->file, func, e->pc, e->line, e))
+			hold_acquired__slowpath(e, func);
 	} else {
 		rc = tried_entry__slowpath(rc, e, ops, abstime, blocking);
 	}
@@ -341,9 +342,19 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
  * The general path of a call that the fast path did not take, out of
  * line and given its site's fields apart: a site whose address is taken in
  * the entry point itself is spilled to the stack on every call, fast path
- * included.
+ * included.  NAME_general() tries the hold-tracking fast path, then
+ * tail-calls NAME_probe(), the probe of probe.h: inlined in one function,
+ * the probe's registers were saved for the fast path too (compiled in,
+ * hold=1,hold_sample=1000000: 247 -> bench/README.md instructions per
+ * lock+unlock).
  */
 #define SP_GENERAL(name, type, var, op, ops, blocking, ok, expr)                             \
+	static SP_NOINLINE int name##_probe(type var, const char *file, const char *func,    \
+					    uintptr_t pc, uint32_t line)                     \
+	{                                                                                    \
+		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
+		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
+	}                                                                                    \
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
 	{                                                                                    \
@@ -352,7 +363,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL,         \
 			     blocking, site, &rc_))                                          \
 			return rc_;                                                          \
-		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
+		return name##_probe(var, file, func, pc, line);                              \
 	}
 #define GENERAL(name, obj) name##_general(obj, site->file, site->func, site->pc, site->line)
 
@@ -411,9 +422,33 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 			     m, SP_TYPE_MUTEX, site, 1);
 }
 
+/*
+ * Before a release: with hold tracking the only unlock hook (the flag
+ * word, but for profiling, equal to SP_FLAGS_HOLD), the inlined pop of
+ * hold.h, as the preload's released(); anything else, or a pop that the
+ * inlined one leaves (a timed hold, a hold that saw the tick move), the
+ * probe's release out of line, given the site's fields apart: with the
+ * site's address taken here, every unlock spilled it to the stack.
+ */
+static SP_NOINLINE void released__slowpath(void *obj, int type, const char *file,
+					   const char *func, uintptr_t pc, uint32_t line)
+{
+	const struct sp_site site = { file, func, pc, line };
+
+	sp_probe_released(obj, type, &site);
+}
+
+static SP_ALWAYS_INLINE void do_released(void *obj, int type, const struct sp_site *site)
+{
+	if (SP_LIKELY((FLAGS_NOW() | SYNCPROF__PROFILING) == SP_FLAGS_HOLD) &&
+	    SP_LIKELY(sp_hold_released_fast((uintptr_t)obj)))
+		return;
+	released__slowpath(obj, type, site->file, site->func, site->pc, site->line);
+}
+
 static SP_ALWAYS_INLINE int do_mutex_unlock(pthread_mutex_t *m, const struct sp_site *site)
 {
-	sp_probe_released((void *)m, SP_TYPE_MUTEX, site);
+	do_released((void *)m, SP_TYPE_MUTEX, site);
 	return pthread_mutex_unlock(m);
 }
 
@@ -476,7 +511,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 
 static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
 {
-	sp_probe_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, site);
+	do_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, site);
 	return pthread_rwlock_unlock(l);
 }
 
@@ -504,7 +539,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 
 static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
 {
-	sp_probe_released((void *)s, SP_TYPE_SPINLOCK, site);
+	do_released((void *)s, SP_TYPE_SPINLOCK, site);
 	return pthread_spin_unlock(s);
 }
 
@@ -541,7 +576,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 
 static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)
 {
-	sp_probe_released((void *)m, SP_TYPE_MUTEX, site);
+	do_released((void *)m, SP_TYPE_MUTEX, site);
 	return mtx_unlock(m);
 }
 

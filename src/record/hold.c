@@ -688,20 +688,27 @@ static void held_end(const struct sp_held *h, uint64_t now)
 
 /*
  * The end of a sampled hold released in order at the tick it began at,
- * from the probes' inlined pop (hold.h): what sp_hold_released() and
- * held_end() do for it - it is short, so it is the sample of the short
- * holds - without finding it again (until 2026-11-26 every sampled
- * release took the general path: ~260 instructions, ~16 per lock+unlock
- * with the default sample; bench/README.md has the figures after).
+ * the common case of what the inlined pop (hold.h) leaves here: what
+ * held_end() and held_remove() do for it - it is short, so it is the
+ * sample of the short holds - without their lookups (until 2026-11-26
+ * ~260 instructions, ~16 per lock+unlock with the default sample;
+ * bench/README.md has the figures after).  Not in the inlined pop: a call
+ * there made every unlock shim save a register.
  */
-SP_NOINLINE int sp_hold_released_sampled(struct sp_hold_pub *p, struct sp_held *h, uint64_t state)
+static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj)
 {
-	uint64_t now = ticks();
-	struct sp_entry *e = h->e;
+	uint64_t state = p->state, now;
+	uint32_t n = SP_PUB_N(state);
+	struct sp_held *h;
 
-	if (SP_UNLIKELY(!e))
+	if (!n)
 		return 0;
-	entry_add_sample(e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)));
+	h = &p->e[n - 1];
+	if (h->obj != obj || h->depth != 1 || h->timed != SP_HOLD_SAMPLED || !h->e ||
+	    h->tick != sp_load_relaxed(&sp_hold_tick))
+		return 0;
+	now = ticks();
+	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)));
 	sp_pub_pop(p, state);
 	return 1;
 }
@@ -711,6 +718,8 @@ SP_NOINLINE void sp_hold_released(uintptr_t obj)
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	struct sp_held *h;
 
+	if (SP_LIKELY(p) && released_sampled(p, obj))
+		return;
 	if (SP_UNLIKELY(!p) || !(h = held_find(p, obj)))
 		return; /* not ours: another thread's lock, or taken before */
 	if (--h->depth)

@@ -238,10 +238,6 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	return 1;
 }
 
-/* The pop of the sampled hold @h, the last of @p's, that ends at the tick
- * it began at (hold.c): 1 when done, 0 when sp_hold_released() must. */
-int sp_hold_released_sampled(struct sp_hold_pub *p, struct sp_held *h, uint64_t state);
-
 /* Before an unlock: 1 when done, 0 when the caller must call
  * sp_hold_released(). */
 static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
@@ -257,12 +253,9 @@ static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 	if (!(n = SP_PUB_N(state)))
 		return 1; /* holds nothing: not ours, or taken before */
 	h = &p->e[n - 1];
-	if (SP_UNLIKELY(h->obj != obj || h->tick != sp_load_relaxed(&sp_hold_tick)))
+	if (SP_UNLIKELY(h->obj != obj || h->depth != 1 || h->timed ||
+			h->tick != sp_load_relaxed(&sp_hold_tick)))
 		return 0;
-	if (SP_UNLIKELY(h->depth != 1 || h->timed))
-		return h->depth == 1 && h->timed == SP_HOLD_SAMPLED
-			       ? sp_hold_released_sampled(p, h, state)
-			       : 0;
 	sp_pub_pop(p, state);
 	return 1;
 }

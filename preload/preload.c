@@ -226,6 +226,18 @@ static void resolve_all(void)
 REAL_FUNCTIONS(X_GETTER)
 REAL_WAITS(X_GETTER)
 
+/* The same for the probe's own sources, as compiled into this library
+ * (real_calls.h): sp_real_NAME() is NAME's real function. */
+#define SP_REAL_CALLS_DEFINE
+#include "real_calls.h"
+#define X_REAL_CALL(name)                                                              \
+	__typeof__(&name) sp_real_##name(void)                                         \
+	{                                                                              \
+		return real_##name();                                                  \
+	}
+SP_REAL_CALLS(X_REAL_CALL)
+#undef X_REAL_CALL
+
 /* ---- adapters from the real calls to the probe's signatures ---------------- */
 
 #define SP_PRELOAD_OPS(name, try_expr, lock_expr, ok_, busy_)                     \

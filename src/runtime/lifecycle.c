@@ -22,6 +22,7 @@
  * that prints each as one line in one write(2) (say()): no stdio lock and
  * no allocation in the trace writer or in a thread that is exiting.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -758,10 +759,38 @@ static void runtime_start(const char *attach_options)
 
 int sp_runtime_deferred;
 
+/*
+ * A program linked with libsyncprof.so (compiled-in instrumentation) and
+ * run under the preload library ('syncprof run', LD_PRELOAD) has two
+ * copies of this runtime.  The preload's, first in the global scope, is
+ * the one the program's calls reach: its syncprof_NAME entry points and
+ * flag word interpose on this copy's.  This copy then stands down - no
+ * options, no report at exit, no threads - or the process printed two
+ * reports, the second one empty.  Told by the first definition of
+ * syncprof_enable() lying in another object than this one, while a
+ * preload library (syncprof__attach_start, its own) is loaded.
+ */
+static int shadowed_by_preload(void)
+{
+	Dl_info mine, first;
+	void *f;
+
+	if (!dlsym(RTLD_DEFAULT, "syncprof__attach_start"))
+		return 0;
+	f = dlsym(RTLD_DEFAULT, "syncprof_enable");
+	return f && dladdr((void *)shadowed_by_preload, &mine) && dladdr(f, &first) &&
+	       mine.dli_fbase != first.dli_fbase;
+}
+
 void sp_runtime_init(void)
 {
-	if (!sp_load_relaxed(&sp_runtime_deferred))
-		runtime_start(NULL);
+	if (sp_load_relaxed(&sp_runtime_deferred))
+		return;
+	if (shadowed_by_preload()) {
+		sp_store_relaxed(&sp_runtime_deferred, 1);
+		return;
+	}
+	runtime_start(NULL);
 }
 
 int sp_runtime_attach(const char *options)

@@ -511,7 +511,8 @@ static int report_to_file(void)
  * no symbolizer, no debug information read into this process), as profile
  * JSON to DIR/profile.json, and with output=FILE the name of FILE (%p
  * expanded, made absolute against the directory the program is in now)
- * to DIR/output, first.  Both are written whole or not at all.  Returns
+ * to DIR/output, first.  Both are written whole or not at all (a
+ * temporary file renamed).  Returns
  * 1 when handed off; 0 when the report is to be made here as before
  * (symbolize=inprocess, not run's program, or a failure, said in one line).
  */
@@ -519,9 +520,8 @@ static int report_hand_off(void)
 {
 	struct sp_thread *saved;
 	struct sp_profile p;
-	char file[4096 + 16], out[4096], abs_out[8192], *data = NULL;
-	size_t len = 0;
-	FILE *m;
+	char file[4096 + 32], tmp[4096 + 32], out[4096], abs_out[8192];
+	FILE *f;
 	int rc, created;
 
 	if (!run_dir[0] || getpid() != run_root_pid || sp_opts.symbolize_inprocess)
@@ -543,8 +543,12 @@ static int report_hand_off(void)
 		if (rc)
 			goto failed;
 	}
-	m = open_memstream(&data, &len);
-	if (!m) {
+	/* Streamed into a file of its own, renamed when whole: the JSON of a
+	 * large profile is not held in memory (DIR is ours alone). */
+	snprintf(tmp, sizeof(tmp), "%s/profile.json.tmp", run_dir);
+	snprintf(file, sizeof(file), "%s/profile.json", run_dir);
+	f = fopen(tmp, "we");
+	if (!f) {
 		rc = -errno;
 		goto failed;
 	}
@@ -552,20 +556,20 @@ static int report_hand_off(void)
 	sp_lock(&report_lock);
 	rc = profile_build_locked(&p, &sp_opts.report, 0);
 	if (!rc) {
-		rc = sp_render_json(m, &p, &sp_opts.report);
+		rc = sp_render_json(f, &p, &sp_opts.report);
 		sp_profile_free(&p);
 	}
 	sp_unlock(&report_lock);
 	sp_thread_leave(saved);
-	if (fclose(m) && !rc)
-		rc = -ENOMEM;
-	if (!rc) {
-		snprintf(file, sizeof(file), "%s/profile.json", run_dir);
-		rc = sp_report_file_write(file, data, len, &created);
-	}
-	free(data);
+	if (!rc && (fflush(f) || ferror(f)))
+		rc = -(errno ? errno : EIO);
+	if (fclose(f) && !rc)
+		rc = -(errno ? errno : EIO);
+	if (!rc && rename(tmp, file))
+		rc = -errno;
 	if (!rc)
 		return 1;
+	unlink(tmp);
 failed:
 	say("syncprof: cannot hand the profile to syncprof run (%s: %s); the program reports "
 	    "itself\n",

@@ -42,6 +42,7 @@
  * life); symbolizing in the program and unmapping the debug information
  * afterwards (the peak RSS is what counts, and it is reached during).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,15 +93,21 @@ static void dir_file(const struct run_report *r, const char *name, char *buf, si
 	snprintf(buf, size, "%s/%s", r->dir, name);
 }
 
+/* The directory and what the program left in it (a temporary file too,
+ * when it was killed while writing): it is ours alone. */
 static void remove_dir(struct run_report *r)
 {
-	static const char *const names[] = { "profile.json", "output" };
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 300];
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		dir_file(r, names[i], path, sizeof(path));
-		unlink(path);
-	}
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			dir_file(r, e->d_name, path, sizeof(path));
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
 	if (rmdir(r->dir) && errno != ENOENT)
 		cli_error("run", "cannot remove '%s': %s", r->dir, strerror(errno));
 	r->dir[0] = '\0';

@@ -15,9 +15,12 @@
 #     itself; a hand-off that fails (RLIMIT_FSIZE): said, the same;
 #   - a forked child still reports itself; exec, _exit and a death by a
 #     signal leave no report and nothing in TMPDIR.
+#   - lock-order cycles (tests/lockorder's case "wrapped"): their ends'
+#     sites and stacks named alike.
 # Usage: run_offline.sh SYNCPROF_CLI RUN_OFFLINE RUN_OFFLINE_INSTRUMENTED WORKDIR
+#        LOCKORDER_CASES
 set -u
-cli=$1 plain=$2 inst=$3 work=$4
+cli=$1 plain=$2 inst=$3 work=$4 cases=$5
 rm -rf "$work" && mkdir -p "$work/tmp" && cd "$work" || exit 1
 export TMPDIR=$work/tmp SYNCPROF_CONTROL_DIR=$work/ctl
 unset SYNCPROF_OPTIONS
@@ -31,7 +34,7 @@ tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "
 norm() {
 	sed -E 's/^syncprof: pid [0-9]+: /syncprof: pid N: /;
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
-		s/waited [0-9.]+ s/waited T s/' "$1"
+		s/waited [0-9.]+ s/waited T s/; s/^  thread [0-9]+ took/  thread N took/' "$1"
 }
 # JSON without what depends on time or on the pid.
 jnorm() {
@@ -40,7 +43,7 @@ import json, re, sys
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^thread)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
@@ -52,11 +55,12 @@ PY
 # same NAME PROGRAM -- RUN OPTIONS: the program's report named in it and
 # named by run, compared.
 same() {
-	local name=$1 prog=$2
+	local name=$1 prog=$2 arg=
 	shift 3
-	setarch -R "$cli" run --symbolize inprocess "$@" -- "$prog" > "$name.in.out" 2> "$name.in.err" ||
+	case $prog in *lockorder_cases) arg=wrapped ;; esac
+	setarch -R "$cli" run --symbolize inprocess "$@" -- "$prog" $arg > "$name.in.out" 2> "$name.in.err" ||
 		fail "$name: inprocess: exit $?: $(head -c 300 "$name.in.err")"
-	setarch -R "$cli" run "$@" -- "$prog" > "$name.off.out" 2> "$name.off.err" ||
+	setarch -R "$cli" run "$@" -- "$prog" $arg > "$name.off.out" 2> "$name.off.err" ||
 		fail "$name: offline: exit $?: $(head -c 300 "$name.off.err")"
 	tmp_empty "$name"
 	grep -Eq '^(syncprof: pid|\{"format":"syncprof-profile")' "$name.off.err" ||
@@ -92,6 +96,11 @@ same plain-json-coalesced "$plain" -- -f json -s count
 same inst-table "$inst" -- "${cols[@]}"
 grep -q "run_offline.c:" inst-table.off.err || fail "inst-table: no instrumented site: $(cat inst-table.off.err)"
 same inst-json "$inst" -- -f json -s count --no-coalesce --hold
+lo=(--lock-order --frames 4 --skip '^acct_lock$' --skip '^acct_unlock$')
+same lockorder-table "$cases" -- "${lo[@]}" "${cols[@]}"
+grep -q "^  thread [0-9]* took mutex 0x[0-9a-f]* at transfer lockorder_cases.c:" lockorder-table.off.err ||
+	fail "lockorder-table: no named cycle: $(cat lockorder-table.off.err)"
+same lockorder-json "$cases" -- "${lo[@]}" -f json --no-coalesce
 
 # -o FILE.%p: the program's pid; nothing on stderr.
 setarch -R "$cli" run -s count --columns type,site,count -o "out.%p.txt" -- "$plain" > o.out 2> o.err ||

@@ -407,16 +407,14 @@ static void run_role_init(void)
 {
 	extern char **environ;
 
-	if (another_copy_records()) {
-		run_child = 1;
-		return;
-	}
 	for (char **e = environ; e && *e; e++) {
 		char *v = *e + 13;
 
 		if (strncmp(*e, "SYNCPROF_RUN=", 13))
 			continue;
-		if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
+		if (another_copy_records()) {
+			run_child = 1; /* the role, if any, is the other copy's */
+		} else if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
 			if (v[4] == ':' && v[5] == '/' && strlen(v + 5) < sizeof(run_dir)) {
 				strcpy(run_dir, v + 5);
 				run_root_pid = getpid();

@@ -18,6 +18,9 @@
 #   trace event           tracebench -t 1, ns per event                     <= 15 ns
 #   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
 #                         with hold=1 against without                       <= 4 MB
+#                         and under 'syncprof run' with its report at exit
+#                         (named by run, and --symbolize inprocess: by
+#                         pigz itself), pigz's own peak (SYNCPROF_RUN_RUSAGE)
 #
 # Usage: bench/goals_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
 set -eu
@@ -103,4 +106,27 @@ if command -v pigz >/dev/null && [ -x /usr/bin/time ]; then
 	done
 	bare=$(median <"$tmp/rss-bare") on=$(median <"$tmp/rss-on") hold=$(median <"$tmp/rss-hold")
 	awk -v b="$bare" -v o="$on" -v h="$hold" 'BEGIN { printf "pigz -p 4 peak RSS: bare %.1f MB, preloaded %.1f MB (+%.1f), hold=1 %.1f MB (+%.1f); goal: +4 MB at most\n", b / 1024, o / 1024, (o - b) / 1024, h / 1024, (h - b) / 1024 }'
+	# With the report at exit: 'syncprof run' (default options), pigz's own
+	# peak as run got it from wait4 (/usr/bin/time would show run's, which
+	# names the sites).
+	cli=$b/syncprof
+	runrss() {
+		SYNCPROF_RUN_RUSAGE=1 "$cli" run "$@" -- pigz -p 4 -c "$tmp/data" 2>&1 >/dev/null |
+			sed -n 's/.*peak RSS \([0-9]*\) kB$/\1/p'
+	}
+	if [ -x "$cli" ]; then
+		for ((i = 0; i < 3; i++)); do
+			runrss >>"$tmp/rss-run"
+			runrss --hold >>"$tmp/rss-run-hold"
+			runrss --symbolize inprocess >>"$tmp/rss-run-in"
+			runrss --hold --symbolize inprocess >>"$tmp/rss-run-in-hold"
+		done
+		for m in run run-hold run-in run-in-hold; do
+			median <"$tmp/rss-$m" >"$tmp/m-$m"
+		done
+		awk -v b="$bare" -v r="$(cat "$tmp/m-run")" -v rh="$(cat "$tmp/m-run-hold")" \
+			-v i="$(cat "$tmp/m-run-in")" -v ih="$(cat "$tmp/m-run-in-hold")" 'BEGIN {
+			printf "pigz -p 4 peak RSS with the report at exit (syncprof run): %.1f MB (+%.1f), --hold %.1f MB (+%.1f); named in pigz (--symbolize inprocess): %.1f MB (+%.1f), --hold %.1f MB (+%.1f)\n",
+				r / 1024, (r - b) / 1024, rh / 1024, (rh - b) / 1024, i / 1024, (i - b) / 1024, ih / 1024, (ih - b) / 1024 }'
+	fi
 fi

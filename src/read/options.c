@@ -317,6 +317,17 @@ static int opt_deadlock(struct sp_options *o, const char *v)
 	return parse_bool(v, &o->deadlock);
 }
 
+static int opt_symbolize(struct sp_options *o, const char *v)
+{
+	if (!strcmp(v, "offline"))
+		o->symbolize_inprocess = 0;
+	else if (!strcmp(v, "inprocess"))
+		o->symbolize_inprocess = 1;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 struct option_row {
 	const char *name;
 	int (*set)(struct sp_options *o, const char *value);
@@ -355,6 +366,9 @@ static const struct option_row option_table[] = {
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },
 	{ "deadlock", opt_deadlock, "1 or 0 (report threads that wait for each other in a cycle)" },
+	{ "symbolize", opt_symbolize,
+	  "offline (under syncprof run, run names the call sites of the report at exit) or "
+	  "inprocess (the program does)" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(*option_table))

@@ -41,6 +41,7 @@ struct sp_options {
 	int report_signal;     /* 0, or the signal that prints a report */
 	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
+	int symbolize_inprocess; /* symbolize=inprocess: no hand-off to syncprof run */
 };
 
 /* Parse "key=value,..." into @o (which holds defaults); items separated by

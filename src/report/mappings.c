@@ -66,7 +66,8 @@ static int addrs_add(struct addrs *a, uintptr_t pc)
 	return 0;
 }
 
-static int addrs_names(struct addrs *a, const struct sp_names *nm)
+/* @all: also the creation site (unnamed profiles, see addrs_collect). */
+static int addrs_names(struct addrs *a, const struct sp_names *nm, int all)
 {
 	int rc = 0;
 
@@ -75,10 +76,20 @@ static int addrs_names(struct addrs *a, const struct sp_names *nm)
 	rc = addrs_add(a, nm->site.address);
 	for (unsigned i = 0; i < nm->n_frames && !rc; i++)
 		rc = addrs_add(a, nm->frames[i].address);
+	if (!rc && all && nm->created)
+		rc = addrs_add(a, nm->created->address);
 	return rc;
 }
 
-static int addrs_collect(const struct sp_profile *p, struct addrs *a)
+/*
+ * The code addresses of @p's names whose mappings a profile carries:
+ * sites, stacks, blame holders and lock-order ends.  @all adds the
+ * creation sites and the root holders of wait chains: an unnamed profile
+ * (sp_profile_resolve_unnamed) needs a mapping for every address it will
+ * name offline, and sp_profile_mappings_trim() then drops the mappings
+ * that only those hold, so the list is the one a live report gives.
+ */
+static int addrs_collect(const struct sp_profile *p, struct addrs *a, int all)
 {
 	int rc = 0;
 
@@ -86,18 +97,21 @@ static int addrs_collect(const struct sp_profile *p, struct addrs *a)
 		const struct sp_row *r = &p->rows.v[i];
 		const struct sp_row_detail *d = sp_row_d(r);
 
-		rc = addrs_names(a, r->names);
-		for (uint32_t k = 0; k < d->n_blame && !rc; k++)
+		rc = addrs_names(a, r->names, all);
+		for (uint32_t k = 0; k < d->n_blame && !rc; k++) {
 			if (d->blame[k].names)
 				rc = addrs_add(a, d->blame[k].names->address);
+			if (!rc && all && d->blame[k].root_names)
+				rc = addrs_add(a, d->blame[k].root_names->address);
+		}
 	}
 	for (size_t i = 0; i < p->order.n_cycles && !rc; i++)
 		for (unsigned k = 0; k < p->order.cycles[i].n_edges && !rc; k++) {
 			const struct sp_order_edge *e = &p->order.cycles[i].edges[k];
 
-			rc = addrs_names(a, e->held.names);
+			rc = addrs_names(a, e->held.names, all);
 			if (!rc)
-				rc = addrs_names(a, e->acquired.names);
+				rc = addrs_names(a, e->acquired.names, all);
 		}
 	return rc;
 }
@@ -219,7 +233,7 @@ int sp_profile_mappings(struct sp_profile *p)
 
 	if (p->n_mappings)
 		return 0; /* read back from a saved profile */
-	rc = addrs_collect(p, &a);
+	rc = addrs_collect(p, &a, p->unnamed);
 	if (rc || !a.n) {
 		free(a.v);
 		return rc;
@@ -242,6 +256,25 @@ int sp_profile_mappings(struct sp_profile *p)
 	free(w.m);
 	free(a.v);
 	return rc;
+}
+
+void sp_profile_mappings_trim(struct sp_profile *p)
+{
+	struct addrs a = { 0 };
+	size_t n = 0;
+
+	if (!p->n_mappings)
+		return;
+	if (addrs_collect(p, &a, 0)) {
+		free(a.v);
+		return; /* out of memory: keep them all, more is harmless */
+	}
+	qsort(a.v, a.n, sizeof(*a.v), cmp_addr);
+	for (size_t i = 0; i < p->n_mappings; i++)
+		if (addrs_any(&a, p->mappings[i].start, p->mappings[i].limit))
+			p->mappings[n++] = p->mappings[i];
+	p->n_mappings = n;
+	free(a.v);
 }
 
 const struct sp_mapping *sp_mapping_find(const struct sp_profile *p, uintptr_t addr)

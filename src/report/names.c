@@ -24,36 +24,52 @@
  * is not thread-safe: callers serialise reports (report_lock).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/profile.h"
 
+/* @out from what is known of @pc, strings interned into @p. */
+static int frame_from_symbol(struct sp_profile *p, uintptr_t pc, const struct sp_symbol *sym,
+			     struct sp_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->function = sp_profile_intern(p, sym->function);
+	out->file = sp_profile_intern(p, sym->file);
+	out->dso = sp_profile_intern(p, sym->dso);
+	out->line = sym->line;
+	out->address = pc;
+	out->offset = sym->offset;
+	if (sym->n_inline) {
+		struct sp_inline *inl = sp_profile_alloc(p, sym->n_inline * sizeof(*inl));
+
+		if (!inl)
+			return -ENOMEM;
+		for (unsigned i = 0; i < sym->n_inline; i++) {
+			inl[i].function = sp_profile_intern(p, sym->inl[i].function);
+			inl[i].file = sp_profile_intern(p, sym->inl[i].file);
+			inl[i].line = sym->inl[i].line;
+		}
+		out->inlined = inl;
+		out->n_inline = sym->n_inline;
+	}
+	return sp_profile_error(p);
+}
+
+/* @pc named in this process (sp_symbolize), or with its address alone
+ * when @p->unnamed (names come later, from the files: sp_profile_name_files). */
 static int frame_from_pc(struct sp_profile *p, uintptr_t pc, struct sp_frame *out)
 {
 	struct sp_symbol sym;
 
-	sp_symbolize(pc, &sym);
-	memset(out, 0, sizeof(*out));
-	out->function = sp_profile_intern(p, sym.function);
-	out->file = sp_profile_intern(p, sym.file);
-	out->dso = sp_profile_intern(p, sym.dso);
-	out->line = sym.line;
-	out->address = pc;
-	out->offset = sym.offset;
-	if (sym.n_inline) {
-		struct sp_inline *inl = sp_profile_alloc(p, sym.n_inline * sizeof(*inl));
-
-		if (!inl)
-			return -ENOMEM;
-		for (unsigned i = 0; i < sym.n_inline; i++) {
-			inl[i].function = sp_profile_intern(p, sym.inl[i].function);
-			inl[i].file = sp_profile_intern(p, sym.inl[i].file);
-			inl[i].line = sym.inl[i].line;
-		}
-		out->inlined = inl;
-		out->n_inline = sym.n_inline;
+	if (p->unnamed) {
+		memset(out, 0, sizeof(*out));
+		out->address = pc;
+		return 0;
 	}
-	return sp_profile_error(p);
+	sp_symbolize(pc, &sym);
+	return frame_from_symbol(p, pc, &sym, out);
 }
 
 /* The frame of a site: instrumented sites are named by their key. */
@@ -169,6 +185,94 @@ int sp_profile_resolve(struct sp_profile *p)
 		}
 	}
 	return sp_profile_mappings(p); /* of the addresses just named */
+}
+
+int sp_profile_resolve_unnamed(struct sp_profile *p)
+{
+	int rc;
+
+	p->unnamed = 1;
+	rc = sp_profile_resolve(p);
+	p->unnamed = 0;
+	return rc;
+}
+
+/*
+ * Offline naming ('syncprof run', run_report.c): a frame that has its
+ * address and nothing else is named from the file of the mapping that
+ * holds it, as the profiled process would have named it: the file as
+ * /proc/PID/maps shows it (symbolic links resolved: the name the live
+ * symbolizer's libdw session gives a module) at the file offset of the
+ * address, through sp_symbolize_file(), which runs the same lookup
+ * (function, file:line, inline chain, system-header wrappers skipped).
+ * An address the file cannot name keeps the DSO and its offset from
+ * where the file was mapped, as dladdr() gives them live.
+ */
+static int frame_name_file(struct sp_profile *p, const struct sp_frame *cf)
+{
+	struct sp_frame *f = (struct sp_frame *)cf; /* in @p's arena */
+	const struct sp_mapping *m;
+	struct sp_symbol sym;
+	char real[PATH_MAX];
+	const char *path;
+	uintptr_t base;
+
+	if (!f || !f->address || f->function || f->file || f->dso)
+		return 0;
+	m = sp_mapping_find(p, f->address);
+	if (!m || !m->file)
+		return 0;
+	path = realpath(m->file, real) ? real : m->file;
+	base = m->start - m->offset;
+	if (sp_symbolize_file(path, f->address - base, &sym)) {
+		memset(&sym, 0, sizeof(sym));
+		sym.dso = path;
+		sym.offset = f->address - base;
+	}
+	return frame_from_symbol(p, f->address, &sym, f);
+}
+
+static int names_name_files(struct sp_profile *p, const struct sp_names *nm)
+{
+	int rc;
+
+	if (!nm)
+		return 0;
+	rc = frame_name_file(p, &nm->site);
+	for (unsigned i = 0; !rc && i < nm->n_frames; i++)
+		rc = frame_name_file(p, &nm->frames[i]);
+	if (!rc)
+		rc = frame_name_file(p, nm->created);
+	return rc;
+}
+
+int sp_profile_name_files(struct sp_profile *p)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < p->rows.n; i++) {
+		const struct sp_row *r = &p->rows.v[i];
+		const struct sp_row_detail *d = sp_row_d(r);
+
+		rc = names_name_files(p, r->names);
+		for (uint32_t k = 0; !rc && k < d->n_blame; k++) {
+			rc = frame_name_file(p, d->blame[k].names);
+			if (!rc)
+				rc = frame_name_file(p, d->blame[k].root_names);
+		}
+	}
+	for (size_t i = 0; !rc && i < p->order.n_cycles; i++)
+		for (unsigned k = 0; !rc && k < p->order.cycles[i].n_edges; k++) {
+			const struct sp_order_edge *e = &p->order.cycles[i].edges[k];
+
+			rc = names_name_files(p, e->held.names);
+			if (!rc)
+				rc = names_name_files(p, e->acquired.names);
+		}
+	sp_symbolize_files_end();
+	if (!rc)
+		sp_profile_mappings_trim(p);
+	return rc;
 }
 
 static const char *base_name(const char *path)

@@ -240,6 +240,9 @@ struct sp_profile {
 	 * first; in the arena; set by sp_profile_resolve() or the loader */
 	struct sp_mapping *mappings;
 	size_t n_mappings;
+	/* sp_profile_resolve_unnamed() at work: addresses are not named, and
+	 * the mappings cover every address (creation sites, root holders) */
+	int unnamed;
 	struct sp_arena *arena; /* names and strings */
 };
 
@@ -326,6 +329,20 @@ const char *sp_path_strip(const char *file, const char *root, size_t auto_len);
 /* "names.c" */
 /* Name every row of @p (site, stack, blame), symbolizing addresses. */
 int sp_profile_resolve(struct sp_profile *p);
+/*
+ * The same without naming any address (the report at exit under 'syncprof
+ * run'): instrumented sites keep file, line and function, interposed ones
+ * their address alone; the mappings hold every code address of @p, so
+ * that sp_profile_name_files() can name them later in another process.
+ */
+int sp_profile_resolve_unnamed(struct sp_profile *p);
+/*
+ * Name the frames of @p (a loaded profile) that have an address and
+ * nothing else, from the files of @p's mappings (sp_symbolize_file), as
+ * sp_profile_resolve() names them in the process; then keep only the
+ * mappings that sp_profile_resolve() would have kept.  0 or -ENOMEM.
+ */
+int sp_profile_name_files(struct sp_profile *p);
 /* The Call site cell: "function file:line", "file:line", "function+0x1f",
  * "dso+0x1f" or "0x...". */
 const char *sp_frame_format(const struct sp_frame *f, const char *src_root, size_t auto_len,
@@ -340,8 +357,23 @@ const char *sp_site_name(const struct sp_site *s, const char *src_root, char *bu
  * addresses of @p's resolved rows and cycles (none when @p has its
  * mappings already); report path only. */
 int sp_profile_mappings(struct sp_profile *p);
+/* Keep only the mappings of @p that sp_profile_mappings() would have
+ * found for its names (after sp_profile_resolve_unnamed() kept more). */
+void sp_profile_mappings_trim(struct sp_profile *p);
 /* The mapping of @p that holds @addr, or NULL. */
 const struct sp_mapping *sp_mapping_find(const struct sp_profile *p, uintptr_t addr);
+
+/* "report_file.c" */
+/*
+ * sp_report_file_write() - write the @len bytes of a rendered report to
+ * @path whole or not at all (a temporary file renamed over it; written in
+ * place when @path is not a regular file).  Prints nothing.
+ * Return: 0, or a negative errno; *@created says whether a file was made
+ * (0: it could not even be opened, nothing was written).
+ */
+int sp_report_file_write(const char *path, const char *data, size_t len, int *created);
+/* All @len bytes to @fd (EINTR retried): 0 or a negative errno. */
+int sp_write_all(int fd, const char *data, size_t len);
 
 /* "symbolize.c" */
 #define SP_MAX_INLINE 8

@@ -452,10 +452,30 @@ void sp_symbolize_end(void)
 #endif
 }
 
+/*
+ * Test point: SYNCPROF_TEST_NO_SYMBOLIZE=1 makes naming an address of this
+ * process abort it, so that a test can tell that a process never did
+ * (tests/preload/run_offline.sh: under 'syncprof run' the program must not).
+ * Read once; the report path only.
+ */
+static int test_no_symbolize(void)
+{
+	static int v = -1;
+
+	if (v < 0) {
+		const char *e = getenv("SYNCPROF_TEST_NO_SYMBOLIZE");
+
+		v = e && !strcmp(e, "1");
+	}
+	return v;
+}
+
 void sp_symbolize(uintptr_t pc, struct sp_symbol *out)
 {
 	Dl_info info;
 
+	if (test_no_symbolize())
+		abort();
 	memset(out, 0, sizeof(*out));
 	if (!pc)
 		return;

@@ -193,9 +193,12 @@ void sp_report_unlock(void)
 
 /*
  * The profile of this process, as @o shapes it: collect, subtract the
- * reset's snapshot, coalesce, sort, cut, name.  Caller holds report_lock.
+ * reset's snapshot, coalesce, sort, cut, name (with @named 0, interposed
+ * sites keep their addresses: sp_profile_resolve_unnamed()).  Caller
+ * holds report_lock.
  */
-static int profile_build_locked(struct sp_profile *p, const struct syncprof_report_options *o)
+static int profile_build_locked(struct sp_profile *p, const struct syncprof_report_options *o,
+				int named)
 {
 	int rc = sp_profile_init(p);
 
@@ -221,7 +224,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 		rc = sp_profile_shape(p, o);
 	if (!rc) {
 		sp_collect_names(p);
-		rc = sp_profile_resolve(p);
+		rc = named ? sp_profile_resolve(p) : sp_profile_resolve_unnamed(p);
 	}
 	if (rc)
 		sp_profile_free(p);
@@ -234,7 +237,7 @@ int sp_report_profile(struct sp_profile *p, const struct syncprof_report_options
 	int rc;
 
 	sp_lock(&report_lock);
-	rc = profile_build_locked(p, o);
+	rc = profile_build_locked(p, o, 1);
 	sp_unlock(&report_lock);
 	sp_thread_leave(saved);
 	return rc;
@@ -254,7 +257,7 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
 		return -EINVAL;
 	saved = sp_thread_enter();
 	sp_lock(&report_lock);
-	rc = profile_build_locked(&p, opts);
+	rc = profile_build_locked(&p, opts, 1);
 	if (!rc) {
 		rc = sp_render(out, &p, opts);
 		sp_profile_free(&p);
@@ -362,25 +365,64 @@ static void say(const char *fmt, ...)
  * activity prints no report at exit: wrappers and shell scripts start many
  * helper processes, and pages of empty reports would bury the one that
  * matters.  The program itself always reports.
+ *
+ * SYNCPROF_RUN=root:DIR (internal, set by 'syncprof run' only): the
+ * program does not name its call sites itself; at exit it writes its
+ * profile unnamed into DIR, a private directory of run's, and run names
+ * and renders it once the program is gone (report_hand_off()).  Only
+ * this process does: the value is rewritten before main() runs, so
+ * neither the programs it execs nor their children see DIR, and a child
+ * it forks (which keeps this memory) is told apart by its pid.
+ *
+ * A process may hold two copies of the library: a program built with
+ * instrument.h (libsyncprof.so) run under the preload.  The program's
+ * calls, instrumented ones included, bind to the copy found first (the
+ * preload's, LD_PRELOAD comes first), but the other one's constructor
+ * may run first (a dependency of the program).  The role is the copy
+ * that records's: a copy that is not the one syncprof_report() resolves
+ * to leaves SYNCPROF_RUN for the other and reports only what it recorded,
+ * as a child does (nothing, usually).
  */
 static int run_child;
+static char run_dir[4096];
+static pid_t run_root_pid;
+
+static void run_role_init(void);
 
 /*
  * The value is rewritten in place, not with setenv(): programs such as
  * bash build their children's environment from main()'s envp, which keeps
  * pointing at the original strings.
  */
+static int another_copy_records(void)
+{
+	void *f = dlsym(RTLD_DEFAULT, "syncprof_report");
+	Dl_info first, self;
+
+	return f && dladdr(f, &first) && dladdr((void *)run_role_init, &self) &&
+	       first.dli_fbase != self.dli_fbase;
+}
+
 static void run_role_init(void)
 {
 	extern char **environ;
 
 	for (char **e = environ; e && *e; e++) {
+		char *v = *e + 13;
+
 		if (strncmp(*e, "SYNCPROF_RUN=", 13))
 			continue;
-		if (!strcmp(*e + 13, "root"))
-			memcpy(*e + 13, "kids", 4); /* what this process starts */
-		else
+		if (another_copy_records()) {
+			run_child = 1; /* the role, if any, is the other copy's */
+		} else if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
+			if (v[4] == ':' && v[5] == '/' && strlen(v + 5) < sizeof(run_dir)) {
+				strcpy(run_dir, v + 5);
+				run_root_pid = getpid();
+			}
+			memcpy(v, "kids", 5); /* what this process starts */
+		} else {
 			run_child = 1;
+		}
 		return;
 	}
 }
@@ -399,18 +441,9 @@ static int nothing_recorded(void)
 }
 
 /*
- * The report at exit into output=FILE.  A partial report must never be
- * left as if it were whole (a full disk, a quota, RLIMIT_FSIZE): the report
- * is rendered into memory, written to a temporary file next to FILE
- * ("FILE.PID.tmp") and renamed over FILE once every byte is in, so FILE is
- * either the whole new report or untouched.  When writing fails, the
- * temporary file is removed, one line says so, and the report goes to
- * stderr.  A FILE that is not a regular file (a device such as
- * /dev/stderr, a FIFO, a symbolic link) is written in place, as before,
- * and a regular file behind a symbolic link is emptied on failure.  An
- * existing FILE keeps its mode, and is replaced only if we may write it;
- * another hard link to it keeps the old report.  No fsync: the report
- * survives the program, not a crash of the machine.
+ * The report at exit into output=FILE: rendered into memory, then written
+ * whole or not at all (report/report_file.c).  When writing fails, one
+ * line says so and the report goes to stderr.
  */
 static int report_render(char **data, size_t *len)
 {
@@ -422,88 +455,6 @@ static int report_render(char **data, size_t *len)
 	rc = syncprof_report(m, &sp_opts.report);
 	if (fclose(m) && !rc)
 		rc = -ENOMEM;
-	return rc;
-}
-
-static int write_all_fd(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Write @data to @fd and close it: 0 or a negative errno. */
-static int write_close(int fd, const char *data, size_t len)
-{
-	int rc = write_all_fd(fd, data, len);
-
-	if (close(fd) && !rc)
-		rc = -errno;
-	return rc;
-}
-
-/* Into a temporary file, renamed over @path: 0, or a negative errno with
- * *@created 0 when not even the temporary file could be made. */
-static int report_replace(const char *path, const struct stat *old, const char *data,
-			  size_t len, int *created)
-{
-	char tmp[4096 + 32];
-	int fd = -1, rc;
-
-	if (old && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS)) {
-		*created = 0; /* as open() of a file we may not write would fail */
-		return -errno;
-	}
-	/* EEXIST: left by a killed process that had our pid; try another. */
-	for (int i = 0; i < 100 && fd < 0; i++) {
-		if (i)
-			snprintf(tmp, sizeof(tmp), "%s.%d.%d.tmp", path, (int)getpid(), i);
-		else
-			snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	*created = fd >= 0;
-	if (fd < 0)
-		return -errno;
-	if (old && fchmod(fd, old->st_mode & 07777)) {
-		/* the mode of a file we do not own: the report is what counts */
-	}
-	rc = write_close(fd, data, len);
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
-/* In place (not a regular file): 0, or a negative errno with *@created 0
- * when it could not be opened. */
-static int report_in_place(const char *path, const char *data, size_t len, int *created)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc;
-	struct stat st;
-
-	*created = fd >= 0;
-	if (fd < 0)
-		return -errno;
-	rc = write_all_fd(fd, data, len);
-	if (rc && !fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
-		/* what it got stays: said on stderr all the same */
-	}
-	if (close(fd) && !rc)
-		rc = -errno;
 	return rc;
 }
 
@@ -522,8 +473,7 @@ static int report_to_file(void)
 {
 	char path[4096], *data = NULL;
 	size_t len = 0;
-	struct stat st;
-	int rc, created, exists, regular;
+	int rc, created;
 
 	if (!sp_path_expand(sp_opts.output, path, sizeof(path))) {
 		say("syncprof: cannot write the report to '%s' (name too long); writing it to "
@@ -537,12 +487,7 @@ static int report_to_file(void)
 		free(data);
 		return 1;
 	}
-	exists = !lstat(path, &st);
-	regular = exists ? S_ISREG(st.st_mode) : errno == ENOENT;
-	if (regular)
-		rc = report_replace(path, exists ? &st : NULL, data, len, &created);
-	else
-		rc = report_in_place(path, data, len, &created);
+	rc = sp_report_file_write(path, data, len, &created);
 	if (rc) {
 		if (created)
 			say("syncprof: writing the report to '%s' failed: %s; the report follows on "
@@ -557,6 +502,79 @@ static int report_to_file(void)
 	return 1;
 }
 
+/*
+ * Under 'syncprof run' (SYNCPROF_RUN=root:DIR), the program's report is
+ * named and rendered by run: write the profile, shaped by the report
+ * options but with interposed sites unnamed (sp_profile_resolve_unnamed:
+ * no symbolizer, no debug information read into this process), as profile
+ * JSON to DIR/profile.json, and with output=FILE the name of FILE (%p
+ * expanded, made absolute against the directory the program is in now)
+ * to DIR/output, first.  Both are written whole or not at all (a
+ * temporary file renamed).  Returns
+ * 1 when handed off; 0 when the report is to be made here as before
+ * (symbolize=inprocess, not run's program, or a failure, said in one line).
+ */
+static int report_hand_off(void)
+{
+	struct sp_thread *saved;
+	struct sp_profile p;
+	char file[4096 + 32], tmp[4096 + 32], out[4096], abs_out[8192];
+	FILE *f;
+	int rc, created;
+
+	if (!run_dir[0] || getpid() != run_root_pid || sp_opts.symbolize_inprocess)
+		return 0;
+	if (sp_opts.output) {
+		if (!sp_path_expand(sp_opts.output, out, sizeof(out)))
+			return 0; /* report_to_file() says it */
+		if (out[0] != '/') {
+			char cwd[4096];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				return 0;
+			snprintf(abs_out, sizeof(abs_out), "%s/%s", cwd, out);
+		} else {
+			snprintf(abs_out, sizeof(abs_out), "%s", out);
+		}
+		snprintf(file, sizeof(file), "%s/output", run_dir);
+		rc = sp_report_file_write(file, abs_out, strlen(abs_out), &created);
+		if (rc)
+			goto failed;
+	}
+	/* Streamed into a file of its own, renamed when whole: the JSON of a
+	 * large profile is not held in memory (DIR is ours alone). */
+	snprintf(tmp, sizeof(tmp), "%s/profile.json.tmp", run_dir);
+	snprintf(file, sizeof(file), "%s/profile.json", run_dir);
+	f = fopen(tmp, "we");
+	if (!f) {
+		rc = -errno;
+		goto failed;
+	}
+	saved = sp_thread_enter();
+	sp_lock(&report_lock);
+	rc = profile_build_locked(&p, &sp_opts.report, 0);
+	if (!rc) {
+		rc = sp_render_json(f, &p, &sp_opts.report);
+		sp_profile_free(&p);
+	}
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+	if (!rc && (fflush(f) || ferror(f)))
+		rc = -(errno ? errno : EIO);
+	if (fclose(f) && !rc)
+		rc = -(errno ? errno : EIO);
+	if (!rc && rename(tmp, file))
+		rc = -errno;
+	if (!rc)
+		return 1;
+	unlink(tmp);
+failed:
+	say("syncprof: cannot hand the profile to syncprof run (%s: %s); the program reports "
+	    "itself\n",
+	    run_dir, strerror(-rc));
+	return 0;
+}
+
 static void do_report_at_exit(void)
 {
 	FILE *f;
@@ -566,6 +584,8 @@ static void do_report_at_exit(void)
 	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&ever_enabled)))
 		return;
 	if (run_child && sp_opts.report_at_exit < 0 && nothing_recorded())
+		return;
+	if (report_hand_off())
 		return;
 	if (sp_opts.output && report_to_file())
 		return;

@@ -8,8 +8,12 @@
  * SYNCPROF_OPTIONS already in the environment (later keys win), puts the
  * preload library first in LD_PRELOAD (keeping the user's entries, e.g. a
  * malloc replacement), and execs the program in a child.  The program
- * keeps our stdin/stdout/stderr; the report is written by the program
- * itself at exit (stderr, or -o FILE).  run waits and exits with the
+ * keeps our stdin/stdout/stderr.  The report at exit is the program's,
+ * shaped there with its options, but named and rendered here: the program
+ * hands its profile over unnamed, and run names its call sites from the
+ * files after the program is gone, so that the program never reads debug
+ * information (run_report.c; --symbolize inprocess: the program does it
+ * all, as before 2026-11-26).  run waits and exits with the
  * program's status, and when the program is killed by a signal, run says
  * so and kills itself with the same signal (below).
  *
@@ -82,6 +86,7 @@
 
 #include "cli.h"
 #include "read/options.h"
+#include "run_report.h"
 #include "syncprof.h"
 
 #ifndef SYNCPROF_INSTALL_LIBDIR
@@ -155,6 +160,12 @@ static const struct run_option run_options[] = {
 	  "report at once, on stderr, threads that wait for each other in a\n"
 	  "cycle (a deadlock): each thread, the lock it waits for and where,\n"
 	  "where it took the lock the next one waits for" },
+	{ "symbolize", 0, ARG_VALUE, "symbolize", NULL, "WHERE",
+	  "who names the call sites of the report at exit: offline (the\n"
+	  "default: run, after the program exits, from the files the program\n"
+	  "mapped; the program reads no debug information, which can add tens\n"
+	  "of MB to its memory) or inprocess (the program, as the preload does\n"
+	  "without run); the output is the same" },
 	{ "no-control", 0, ARG_NONE, "control", "0", NULL,
 	  "do not listen on the control socket (syncprof ctl PID ...)" },
 	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, "SIG",
@@ -246,7 +257,11 @@ static void usage(FILE *f)
 	      "1: other errors.\n"
 	      "\n"
 	      "Environment: SYNCPROF_PRELOAD overrides where " PRELOAD_NAME " is\n"
-	      "looked for; SYNCPROF_OPTIONS already set is kept, options given here win.\n",
+	      "looked for; SYNCPROF_OPTIONS already set is kept, options given here win.\n"
+	      "TMPDIR: where run makes the private directory the program hands its\n"
+	      "profile over in (default /tmp; when it cannot, the program names its\n"
+	      "call sites itself).  SYNCPROF_RUN_RUSAGE=1: run prints PROGRAM's peak\n"
+	      "RSS when it ends (for measurements).\n",
 	      f);
 }
 
@@ -607,14 +622,15 @@ static int should_forward(const siginfo_t *si, pid_t pid)
 
 /*
  * Wait for @pid to end, passing the signals in @s on to it.  Returns 0 with
- * *status set, or a negative errno.
+ * *status and *ru (its resource usage) set, or a negative errno.
  */
-static int wait_forwarding(pid_t pid, const struct run_signals *s, int *status)
+static int wait_forwarding(pid_t pid, const struct run_signals *s, int *status,
+			   struct rusage *ru)
 {
 	siginfo_t si;
 
 	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG);
+		pid_t r = wait4(pid, status, WNOHANG, ru);
 		int sig;
 
 		if (r == pid)
@@ -658,11 +674,11 @@ static int die_of(int sig)
 
 /* ---- running ------------------------------------------------------------------ */
 
-static int setup_env(const char *preload, struct strbuf *opts)
+static int setup_env(const char *preload, struct strbuf *opts, struct run_report *rr)
 {
 	const char *old_pre = getenv("LD_PRELOAD");
 	const char *old_opts = getenv("SYNCPROF_OPTIONS");
-	struct strbuf pre = { 0 }, all = { 0 };
+	struct strbuf pre = { 0 }, all = { 0 }, role = { 0 };
 	int rc = 0;
 
 	if (sb_add(&pre, preload) || (old_pre && *old_pre && (sb_add(&pre, ":") ||
@@ -674,17 +690,26 @@ static int setup_env(const char *preload, struct strbuf *opts)
 		    (opts->n && (sb_add(&all, ",") || sb_add(&all, opts->s)))))
 		rc = -ENOMEM;
 	/* The program reports even when it locked nothing; the processes it
-	 * starts only when they did (runtime.c). */
+	 * starts only when they did (lifecycle.c).  root:DIR: it hands its
+	 * report over to us in DIR (run_report.c). */
+	if (!rc)
+		run_report_prepare(rr, all.s);
+	if (!rc && (sb_add(&role, "root") ||
+		    (rr->dir[0] && (sb_add(&role, ":") || sb_add(&role, rr->dir)))))
+		rc = -ENOMEM;
 	if (!rc && (setenv("LD_PRELOAD", pre.s, 1) || setenv("SYNCPROF_OPTIONS", all.s, 1) ||
-		    setenv("SYNCPROF_RUN", "root", 1)))
+		    setenv("SYNCPROF_RUN", role.s, 1)))
 		rc = -errno;
 	free(pre.s);
 	free(all.s);
+	free(role.s);
 	return rc;
 }
 
-static int run_child(char **argv)
+static int run_child(char **argv, struct run_report *rr)
 {
+	const char *rusage_env = getenv("SYNCPROF_RUN_RUSAGE");
+	struct rusage ru;
 	struct run_signals sigs;
 	int fds[2], err = 0, status, rc;
 	pid_t pid;
@@ -724,11 +749,16 @@ static int run_child(char **argv)
 	while ((n = read(fds[0], &err, sizeof(err))) < 0 && errno == EINTR)
 		;
 	close(fds[0]);
-	rc = wait_forwarding(pid, &sigs, &status);
+	rc = wait_forwarding(pid, &sigs, &status, &ru);
 	if (rc) {
 		cli_error("run", "waiting for %s: %s", argv[0], strerror(-rc));
 		return 1;
 	}
+	/* The program's report at exit, before what run says of its end, as
+	 * when the program printed it itself. */
+	run_report_finish(rr);
+	if (rusage_env && !strcmp(rusage_env, "1"))
+		cli_error("run", "%s: peak RSS %ld kB", argv[0], ru.ru_maxrss);
 	if (n == (ssize_t)sizeof(err)) {
 		cli_error("run", "cannot execute %s: %s", argv[0], strerror(err));
 		return err == ENOENT ? 127 : 126;
@@ -747,6 +777,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct strbuf opts = { 0 };
 	const char *preload;
+	struct run_report rr = { 0 };
 	int prog, rc;
 
 	rc = parse_args(argc, argv, &opts, &prog);
@@ -769,11 +800,14 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	warn_if_static(argv[prog]);
-	rc = setup_env(preload, &opts);
+	rc = setup_env(preload, &opts, &rr);
 	free(opts.s);
 	if (rc) {
 		cli_error("run", "cannot set up the environment: %s", strerror(-rc));
+		run_report_finish(&rr);
 		return 1;
 	}
-	return run_child(argv + prog);
+	rc = run_child(argv + prog, &rr);
+	run_report_finish(&rr); /* done already, unless run_child() failed early */
+	return rc;
 }

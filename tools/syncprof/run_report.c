@@ -1,0 +1,215 @@
+/*
+ * run_report.c - the report at exit of 'syncprof run''s program, named and
+ * rendered by run once the program is gone (issue 14: at most 4 MB of RSS
+ * added to the profiled process).
+ *
+ * Why: naming return addresses with libdw reads debug information into
+ * the process that does it - tens of MB for a program whose libraries have
+ * debug packages installed (pigz -p 4: 5.8 MB bare, 2 MB more profiled,
+ * ~34 MB at its exit report).  Run is a process of its own that outlives
+ * the program: it can pay that.
+ *
+ * How: before the fork, run_report_prepare() makes a private directory
+ * (mkdtemp in $TMPDIR or /tmp, mode 0700) and tells the program through
+ * SYNCPROF_RUN=root:DIR (see lifecycle.c: only the program itself acts on
+ * it; what it execs and its children do not see DIR, a child it forks is
+ * told apart by its pid).  At exit the program shapes its profile with the
+ * report options as always, names nothing that needs the symbolizer
+ * (instrumented sites keep file, line and function; interposed ones their
+ * address) and writes it as profile JSON, with the mappings of every
+ * address (file, offset, build ID), to DIR/profile.json, and the expanded,
+ * absolute output=FILE to DIR/output.  run_report_finish() reads it back
+ * (profile_load.c), shapes it again with the same options (the same rows:
+ * shaping is idempotent), names each unnamed address from the file of its
+ * mapping (sp_profile_name_files: the lookup the program would have made),
+ * renders it in the user's format and writes it where the program would
+ * have: stderr, or FILE whole or not at all (report_file.c), with the same
+ * messages.  The report options are parsed from the SYNCPROF_OPTIONS the
+ * program gets, by the program's own parser (src/read/options.c), so the
+ * two cannot disagree.
+ *
+ * When it cannot: symbolize=inprocess (--symbolize inprocess) or no
+ * report at exit asked for: nothing is prepared; no private directory:
+ * one line says so, and the program reports itself as before; the
+ * program fails to write there: it says so and reports itself.  A program
+ * killed by a signal, or that leaves by _exit() or exec(), writes
+ * nothing, as it reported nothing before.
+ *
+ * Alternatives considered: a SYNCPROF_OPTIONS key for DIR (every child
+ * and exec'd program inherits SYNCPROF_OPTIONS unchanged: all would write
+ * the same file); a pipe instead of a file (the program's exit would
+ * block on run, and an fd of ours would be visible to the program all its
+ * life); symbolizing in the program and unmapping the debug information
+ * afterwards (the peak RSS is what counts, and it is reached during).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "read/options.h"
+#include "read/profile_load.h"
+#include "run_report.h"
+
+int run_report_prepare(struct run_report *r, const char *options)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(r, 0, sizeof(*r));
+	sp_options_defaults(&r->opts);
+	sp_options_parse(&r->opts, options, NULL); /* the program warns */
+	r->parsed = 1;
+	if (r->opts.symbolize_inprocess || r->opts.report_at_exit == 0)
+		return 0;
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/syncprof-run.XXXXXX", tmp) >=
+	    sizeof(r->dir) - 32) {
+		cli_error("run", "cannot create a private directory in '%s' (name too long): the "
+				 "program names its report's call sites itself",
+			  tmp);
+		r->dir[0] = '\0';
+		return 0;
+	}
+	if (!mkdtemp(r->dir)) {
+		cli_error("run", "cannot create a private directory in '%s' (%s): the program "
+				 "names its report's call sites itself",
+			  tmp, strerror(errno));
+		r->dir[0] = '\0';
+		return 0;
+	}
+	return 0;
+}
+
+/* DIR/@name */
+static void dir_file(const struct run_report *r, const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", r->dir, name);
+}
+
+/* The directory and what the program left in it (a temporary file too,
+ * when it was killed while writing): it is ours alone. */
+static void remove_dir(struct run_report *r)
+{
+	char path[PATH_MAX + 300];
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			dir_file(r, e->d_name, path, sizeof(path));
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	if (rmdir(r->dir) && errno != ENOENT)
+		cli_error("run", "cannot remove '%s': %s", r->dir, strerror(errno));
+	r->dir[0] = '\0';
+}
+
+/* The whole small file @path into @buf (NUL-terminated); 0 or -errno. */
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < size) {
+		ssize_t k = read(fd, buf + n, size - 1 - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return n ? 0 : -EINVAL;
+}
+
+/* The profile of @path named, shaped and rendered as the program would
+ * have rendered it, into *@data: 0 or prints why and returns -1. */
+static int render(struct run_report *r, const char *path, char **data, size_t *len)
+{
+	struct sp_profile p;
+	char err[512];
+	FILE *m;
+	int rc;
+
+	if (sp_profile_load(path, &p, err, sizeof(err))) {
+		cli_error("run", "cannot read the profile the program left: %s", err);
+		return -1;
+	}
+	rc = sp_profile_shape(&p, &r->opts.report);
+	if (!rc)
+		rc = sp_profile_name_files(&p);
+	m = rc ? NULL : open_memstream(data, len);
+	if (!rc && !m)
+		rc = -errno;
+	if (m) {
+		rc = sp_render(m, &p, &r->opts.report);
+		if (fclose(m) && !rc)
+			rc = -ENOMEM;
+	}
+	sp_profile_free(&p);
+	if (rc) {
+		/* the words of the report at exit (lifecycle.c) */
+		fprintf(stderr, "syncprof: the report at exit failed: %s\n", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+void run_report_finish(struct run_report *r)
+{
+	char path[PATH_MAX + 32], out[8192], *data = NULL;
+	struct sp_sigguard g;
+	size_t len = 0;
+	int created, rc;
+
+	if (!r->dir[0])
+		goto done;
+	dir_file(r, "profile.json", path, sizeof(path));
+	if (access(path, F_OK))
+		goto done; /* nothing handed off: the program reported itself, or not at all */
+	if (render(r, path, &data, &len))
+		goto done;
+	/* A file beyond RLIMIT_FSIZE or a closed stderr pipe fails the write,
+	 * rather than kill run before it has passed on the program's status. */
+	sp_sigguard_enter(&g);
+	dir_file(r, "output", path, sizeof(path));
+	if (!r->opts.output || read_small(path, out, sizeof(out))) {
+		if (r->opts.output)
+			fprintf(stderr, "syncprof: cannot write the report to '%s' (the program did "
+					"not say where); writing it to stderr\n",
+				r->opts.output);
+		sp_write_all(2, data, len);
+	} else if ((rc = sp_report_file_write(out, data, len, &created))) {
+		/* the words of the report at exit (lifecycle.c) */
+		if (created)
+			fprintf(stderr, "syncprof: writing the report to '%s' failed: %s; the report "
+					"follows on stderr\n",
+				out, strerror(-rc));
+		else
+			fprintf(stderr, "syncprof: cannot write the report to '%s' (%s); writing it "
+					"to stderr\n",
+				out, strerror(-rc));
+		sp_write_all(2, data, len);
+	}
+	sp_sigguard_leave(&g);
+done:
+	free(data);
+	if (r->dir[0])
+		remove_dir(r);
+	if (r->parsed)
+		sp_options_free(&r->opts);
+	r->parsed = 0;
+}

@@ -37,19 +37,9 @@ norm() {
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
 		s/waited [0-9.]+ s/waited T s/; s/^  thread [0-9]+ took/  thread N took/' "$1"
 }
-# The instrumented program under the preload: the preload's probe calls
-# the real lock functions through its own interposed ones, which records
-# some calls a second time, at sites in src/record/, as often as its slow
-# path is taken (not the same from run to run: known, not the naming's);
-# those rows are left out (and the counts of rows with them).
-internal() {
-	awk '/src\/record\// && !/^    / { skip = 1; next }
-	     skip && /^    / { next }
-	     { skip = 0; sub(/[0-9]+ rows,/, "N rows,"); sub(/top [0-9]+ of [0-9]+ rows/, "top N rows"); print }'
-}
 # JSON without what depends on time or on the pid.
 jnorm() {
-	python3 - "$1" "${2:-}" <<'PY'
+	python3 - "$1" <<'PY'
 import json, re, sys
 def strip(v):
     if isinstance(v, dict):
@@ -58,22 +48,17 @@ def strip(v):
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
-p = json.loads(open(sys.argv[1]).read())
-if sys.argv[2] == "internal":
-    p["rows"] = [r for r in p["rows"] if "/src/record/" not in (r["site"]["file"] or "")]
-    p.pop("rows_total")
-    p.pop("mappings", None)  # the dropped rows' code in the preload library
-print(json.dumps(strip(p), indent=1, sort_keys=True))
+text = open(sys.argv[1]).read()
+print(json.dumps(strip(json.loads(text)), indent=1, sort_keys=True))
 PY
 }
 
 # same NAME PROGRAM -- RUN OPTIONS: the program's report named in it and
 # named by run, compared.
 same() {
-	local name=$1 prog=$2 arg= filter=cat internal=
+	local name=$1 prog=$2 arg=
 	shift 3
 	case $prog in *lockorder_cases) arg=wrapped ;; esac
-	[ "$prog" = "$inst" ] && filter=internal internal=internal
 	setarch -R "$cli" run --symbolize inprocess "$@" -- "$prog" $arg > "$name.in.out" 2> "$name.in.err" ||
 		fail "$name: inprocess: exit $?: $(head -c 300 "$name.in.err")"
 	setarch -R "$cli" run "$@" -- "$prog" $arg > "$name.off.out" 2> "$name.off.err" ||
@@ -82,11 +67,11 @@ same() {
 	grep -Eq '^(syncprof: pid|\{"format":"syncprof-profile")' "$name.off.err" ||
 		fail "$name: no report: $(head -c 300 "$name.off.err")"
 	if grep -q "^{" "$name.off.err"; then
-		jnorm "$name.in.err" $internal > "$name.in.norm" &&
-			jnorm "$name.off.err" $internal > "$name.off.norm" || fail "$name: not JSON"
+		jnorm "$name.in.err" > "$name.in.norm" && jnorm "$name.off.err" > "$name.off.norm" ||
+			fail "$name: not JSON"
 	else
-		norm "$name.in.err" | $filter > "$name.in.norm"
-		norm "$name.off.err" | $filter > "$name.off.norm"
+		norm "$name.in.err" > "$name.in.norm"
+		norm "$name.off.err" > "$name.off.norm"
 	fi
 	cmp -s "$name.in.norm" "$name.off.norm" ||
 		fail "$name: named by run differs: $(diff "$name.in.norm" "$name.off.norm" | head -n 8)"

@@ -377,11 +377,12 @@ static void say(const char *fmt, ...)
  * A process may hold two copies of the library: a program built with
  * instrument.h (libsyncprof.so) run under the preload.  The program's
  * calls, instrumented ones included, bind to the copy found first (the
- * preload's, LD_PRELOAD comes first), but the other one's constructor
- * may run first (a dependency of the program).  The role is the copy
- * that records's: a copy that is not the one syncprof_report() resolves
- * to leaves SYNCPROF_RUN for the other and reports only what it recorded,
- * as a child does (nothing, usually).
+ * preload's, LD_PRELOAD comes first); libsyncprof.so's copy stands down
+ * at start-up (shadowed_by_preload()) and never gets here.  For any
+ * other pair (a program linked with libsyncprof.a, which keeps its own
+ * calls), the role is the copy that records's: a copy that is not the
+ * one syncprof_report() resolves to leaves SYNCPROF_RUN for the other
+ * and reports only what it recorded, as a child does.
  */
 static int run_child;
 static char run_dir[4096];

@@ -14,7 +14,9 @@
 #    per operation)
 #   floor, floorhold      lockbench -M libc,floor|floorhold: glibc plus the
 #                         least a per-(site, object) counter (and a held
-#                         list) must do inline - lower bounds, not goals
+#                         list) must do inline - lower bounds, not goals;
+#                         floornear: the floor's counter found through a
+#                         table of pointers, as syncprof's near[] finds it
 #   trace event           tracebench -t 1, ns per event                     <= 15 ns
 #   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
 #                         with hold=1 against without                       <= 4 MB
@@ -39,7 +41,7 @@ ratio() {
 	local way=$1 opts=$2 mode=on
 	shift 2
 	[ "$way" = preload ] && mode=plain
-	case $way in floor | floorhold) mode=$way way=compiled ;; esac
+	case $way in floor | floorhold | floornear) mode=$way way=compiled ;; esac
 	if [ "$way" = preload ]; then
 		env LD_PRELOAD="$pre" SYNCPROF_OPTIONS="report_at_exit=0$opts" \
 			"$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
@@ -63,6 +65,7 @@ cases=(
 	"floor-1024|floor||-t 1 -m 1024"
 	"floorhold-1|floorhold||-t 1 -m 1"
 	"floorhold-1024|floorhold||-t 1 -m 1024"
+	"floornear-1024|floornear||-t 1 -m 1024"
 )
 for ((i = 0; i < repeats; i++)); do
 	for c in "${cases[@]}"; do
@@ -91,6 +94,7 @@ goal floor-1 "floor (lockbench -M floor), 1 lock" "(lower bound)"
 goal floor-1024 "floor, 1024 locks" "(lower bound)"
 goal floorhold-1 "floor with hold lists (floorhold), 1 lock" "(lower bound)"
 goal floorhold-1024 "floor with hold lists, 1024 locks" "(lower bound)"
+goal floornear-1024 "floor through a pointer table, 1024 locks" "(lower bound)"
 if [ -s "$tmp/trace" ]; then
 	printf "%-44s %8.1f ns  goal <= 15 ns\n" "trace event, 1 thread (tracebench)" "$(median <"$tmp/trace")"
 fi

@@ -325,12 +325,14 @@ static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const
 	e = t->last;
 	if (SP_LIKELY(e && entry_is(e, obj, op, ra)))
 		return e;
-	e = t->near[sp_near_slot((uintptr_t)obj)];
-	if (e && entry_is(e, obj, op, ra)) {
-		t->last = e;
-		return e;
+	e = sp_home_entry(&t->table, (uintptr_t)obj);
+	if (!e || !entry_is(e, obj, op, ra)) {
+		e = t->near[sp_near_slot((uintptr_t)obj)];
+		if (!e || !entry_is(e, obj, op, ra))
+			return NULL;
 	}
-	return NULL;
+	t->last = e;
+	return e;
 }
 
 /* The try of a call whose entry is known did not succeed: a busy lock is

@@ -313,9 +313,12 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)))
 		return 0;
 	if (!(e = t->last) || !sp_entry_matches(e, site, (uintptr_t)obj, op)) {
-		e = t->near[sp_near_slot((uintptr_t)obj)];
-		if (!e || !sp_entry_matches(e, site, (uintptr_t)obj, op))
-			return 0;
+		e = sp_home_entry(&t->table, (uintptr_t)obj);
+		if (!e || !sp_entry_matches(e, site, (uintptr_t)obj, op)) {
+			e = t->near[sp_near_slot((uintptr_t)obj)];
+			if (!e || !sp_entry_matches(e, site, (uintptr_t)obj, op))
+				return 0;
+		}
 		t->last = e;
 	}
 	/* Across the try only the entry (the call's key) lives, and with

@@ -71,6 +71,11 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 
 	if (SP_LIKELY(e && sp_entry_matches(e, site, obj, op)))
 		return e;
+	e = sp_home_entry(&t->table, obj);
+	if (e && sp_entry_matches(e, site, obj, op)) {
+		t->last = e;
+		return e;
+	}
 	near = &t->near[sp_near_slot(obj)];
 	e = *near;
 	if (!e || !sp_entry_matches(e, site, obj, op)) {

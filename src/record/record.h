@@ -70,7 +70,8 @@ struct sp_entry {
 	uint32_t line;
 	uint8_t op;   /* enum sp_type of the call made (mutex for rec_mutex) */
 	uint8_t type; /* enum sp_type reported (rec_mutex found at insertion) */
-	uint8_t pad_[2];
+	uint8_t live; /* a home slot's entry: 1 once published (release) */
+	uint8_t pad_;
 	struct sp_entry_cold *cold;
 	/* counters: written by the owner only, relaxed stores */
 	uint64_t acquisitions;
@@ -110,6 +111,23 @@ struct sp_hist_pool {
 	void *slabs;         /* list through each slab's first word */
 };
 
+/*
+ * A thread's table also has home slots (use_home): the first entry of a
+ * lock goes in the slot its address picks (sp_home_slot()) when that slot
+ * is free, so that the probe's fast path finds it with one load where the
+ * near[] cache of struct sp_thread needs two, dependent (lockbench -m 1024:
+ * bench/README.md); other entries of the same lock (other sites, other
+ * ops) and locks whose slot is taken go to the chunks.  Readers see the
+ * home slots as indices 0 to SP_HOME_SLOTS - 1 of sp_table_at(), NULL
+ * where unused, and the chunks' entries after them.
+ */
+#define SP_HOME_SLOTS 2048
+
+static inline size_t sp_home_slot(uintptr_t obj)
+{
+	return (size_t)(obj >> 5) & (SP_HOME_SLOTS - 1);
+}
+
 struct sp_table {
 	struct sp_entry **index; /* owner only; NULL slots are free */
 	size_t index_mask;
@@ -118,6 +136,11 @@ struct sp_table {
 	struct sp_entry *chunks[SP_MAX_CHUNKS];
 	struct sp_entry_cold *cold_chunks[SP_MAX_CHUNKS];
 	struct sp_hist_pool hist_pool;
+	int use_home;                /* set before the table is shared, then constant */
+	int home_failed;             /* owner only: the home arrays could not be mapped */
+	struct sp_entry *home;       /* SP_HOME_SLOTS entries, mmap'd at the first insert */
+	struct sp_entry_cold *home_cold;
+	size_t n_home;               /* home slots used; published with release */
 };
 
 /*
@@ -192,8 +215,9 @@ const char *sp_site_func(const char *file, uint32_t line);
 struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
 				 int op, int type);
 /* Any thread; entries [0, n) are fully initialised. */
-size_t sp_table_count(const struct sp_table *t);
-struct sp_entry *sp_table_at(const struct sp_table *t, size_t i);
+size_t sp_table_count(const struct sp_table *t); /* entries */
+size_t sp_table_span(const struct sp_table *t);  /* indices of sp_table_at() */
+struct sp_entry *sp_table_at(const struct sp_table *t, size_t i); /* NULL: none there */
 /* Fold @from into @into (owner of @into, i.e. under the registry lock). */
 int sp_table_fold(struct sp_table *into, const struct sp_table *from);
 
@@ -253,6 +277,15 @@ static inline struct sp_entry *sp_table_find(const struct sp_table *t, const str
 static inline size_t sp_near_slot(uintptr_t obj)
 {
 	return (size_t)(obj >> 5) & (SP_NEAR_SLOTS - 1);
+}
+
+/* Owner only: the home slot of @obj in @t (free, or another key's), or
+ * NULL before the table has home slots. */
+static inline struct sp_entry *sp_home_entry(const struct sp_table *t, uintptr_t obj)
+{
+	struct sp_entry *home = t->home;
+
+	return home ? &home[sp_home_slot(obj)] : NULL;
 }
 
 /* ---- "registry.c" ----------------------------------------------------- */

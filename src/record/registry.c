@@ -167,6 +167,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 		return NULL;
 	}
 	sp_table_init(&t->table);
+	t->table.use_home = 1; /* a thread's own table: the probe's fast path */
 	t->tid = sp_gettid();
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	if (pthread_setspecific(exit_key, t)) {

@@ -82,14 +82,17 @@ struct collect_ctx {
 static void collect_table(const struct sp_table *t, void *arg)
 {
 	struct collect_ctx *c = arg;
-	size_t n = sp_table_count(t);
+	size_t n = sp_table_span(t);
 
 	for (size_t i = 0; i < n && !c->err; i++) {
+		const struct sp_entry *e = sp_table_at(t, i);
 		struct sp_row_detail tmp;
 		struct sp_row r;
 		struct sp_row *d;
 
-		entry_to_row(sp_table_at(t, i), c->epoch, &r, &tmp, &c->hists);
+		if (!e)
+			continue; /* a free home slot */
+		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
 		d = sp_row_map_get(&c->map, c->rows, &r);
 		if (!d || sp_row_add(c->rows, d, &r)) {
 			c->err = -ENOMEM;

@@ -187,7 +187,9 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_hold_pub *p, uint32_
 	}
 	/* A read lock has no owner; its slot can still say "held long". */
 	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
-	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != p->tid
+	/* p->tid: relaxed, as other threads look for a free block with a CAS
+	 * on it (hold.c, pub_get__slowpath(); it fails on ours). */
+	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != sp_load_relaxed(&p->tid)
 						  : owner >> SP_OWNER_LONG_SHIFT != 0))
 		return 0;
 	return 1;

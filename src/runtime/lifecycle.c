@@ -378,11 +378,13 @@ static void say(const char *fmt, ...)
  * instrument.h (libsyncprof.so) run under the preload.  The program's
  * calls, instrumented ones included, bind to the copy found first (the
  * preload's, LD_PRELOAD comes first); libsyncprof.so's copy stands down
- * at start-up (shadowed_by_preload()) and never gets here.  For any
- * other pair (a program linked with libsyncprof.a, which keeps its own
- * calls), the role is the copy that records's: a copy that is not the
- * one syncprof_report() resolves to leaves SYNCPROF_RUN for the other
- * and reports only what it recorded, as a child does.
+ * at start-up (shadowed_by_preload()) and never gets here, and so does a
+ * copy linked into the program (libsyncprof.a), whose instrumented calls
+ * then take their off path to the real functions, which the preload
+ * interposes.  Should two copies still both start, the role is the copy
+ * that records's: a copy that is not the one syncprof_report() resolves
+ * to leaves SYNCPROF_RUN for the other and reports only what it
+ * recorded, as a child does.
  */
 static int run_child;
 static char run_dir[4096];
@@ -787,7 +789,10 @@ int sp_runtime_deferred;
  * the one the program's calls reach: its syncprof_NAME entry points and
  * flag word interpose on this copy's.  This copy then stands down - no
  * options, no report at exit, no threads - or the process printed two
- * reports, the second one empty.  Told by the first definition of
+ * reports, the second one empty.  A copy linked into the program
+ * (libsyncprof.a) stands down too: its flag word stays 0, so its
+ * instrumented calls go to the real functions from the program's code,
+ * where the preload records them by return address.  Told by the first definition of
  * syncprof_enable() lying in another object than this one, while a
  * preload library (syncprof__attach_start, its own) is loaded.
  */

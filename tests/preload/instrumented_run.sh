@@ -8,11 +8,14 @@
 # hours) and counted every instrumented call twice: once at its file:line,
 # once at a site inside src/record/probe.c.
 #
+# The same with the program linked with libsyncprof.a: its runtime stands
+# down too, and the preload records its calls by return address.
+#
 # The profile under 'syncprof run' (with and without --hold) must have the
 # same rows as the compiled-in profile alone, with the same counts where
 # the program's work fixes them, no row inside syncprof's own sources, and
 # exactly one report.
-# Usage: instrumented_run.sh SYNCPROF_CLI BANK_INSTRUMENTED PYTHON WORKDIR
+# Usage: instrumented_run.sh SYNCPROF_CLI BANK_INSTRUMENTED[_STATIC] PYTHON WORKDIR
 set -u
 cli=$1 bank=$2 py=$3 work=$4
 mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.err

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xorshift.h"
+
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 #define N_MANY 1024
@@ -24,15 +26,6 @@ static struct {
 	pthread_mutex_t m;
 } __attribute__((aligned(64))) many[N_MANY];
 
-static unsigned xorshift(unsigned *s)
-{
-	unsigned x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
 
 int main(int argc, char **argv)
 {

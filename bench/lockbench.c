@@ -46,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xorshift.h"
 #include <time.h>
 
 struct counter {
@@ -69,15 +71,6 @@ static int stop;
 static int go;
 static int initially_enabled; /* profiling state before main() */
 
-static unsigned xorshift(unsigned *s)
-{
-	unsigned x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
 
 static void wait_go(void)
 {

@@ -35,13 +35,6 @@ extern "C" {
 #else
 #define SYNCPROF_API
 #endif
-/* The profiled lock calls: with gcc, called through the GOT, without a PLT
- * stub - one jump less on every instrumented call. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define SYNCPROF_CALL_API __attribute__((visibility("default"), noplt))
-#else
-#define SYNCPROF_CALL_API SYNCPROF_API
-#endif
 
 #define SYNCPROF_VERSION_MAJOR 0
 #define SYNCPROF_VERSION_MINOR 1
@@ -157,29 +150,29 @@ SYNCPROF_API unsigned long long syncprof_lost_events(void);
  */
 #define SYNCPROF_SITE_PARAMS const char *file, int line, const char *func
 
-SYNCPROF_CALL_API int syncprof_mutex_lock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mutex_trylock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
+SYNCPROF_API int syncprof_mutex_lock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mutex_trylock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime,
 					  SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mutex_unlock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mutex_unlock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
 
-SYNCPROF_CALL_API int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+SYNCPROF_API int syncprof_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 					 const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
 
-SYNCPROF_CALL_API int syncprof_rwlock_rdlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_wrlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_tryrdlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_trywrlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
+SYNCPROF_API int syncprof_rwlock_rdlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_wrlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_tryrdlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_trywrlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime,
 					     SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
+SYNCPROF_API int syncprof_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime,
 					     SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_unlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_rwlock_unlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS);
 
-SYNCPROF_CALL_API int syncprof_spin_lock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_spin_trylock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_spin_unlock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_spin_lock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_spin_trylock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_spin_unlock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS);
 
 /*
  * The same calls with the site given by their return address (the
@@ -190,38 +183,38 @@ SYNCPROF_CALL_API int syncprof_spin_unlock(pthread_spinlock_t *s, SYNCPROF_SITE_
  * __gthread_mutex_lock, inlined into the program's function by
  * std::mutex::lock() - where __FILE__ and __LINE__ would name the header.
  */
-SYNCPROF_CALL_API int syncprof_mutex_lock_pc(pthread_mutex_t *m);
-SYNCPROF_CALL_API int syncprof_mutex_trylock_pc(pthread_mutex_t *m);
-SYNCPROF_CALL_API int syncprof_mutex_timedlock_pc(pthread_mutex_t *m, const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_mutex_unlock_pc(pthread_mutex_t *m);
-SYNCPROF_CALL_API int syncprof_cond_wait_pc(pthread_cond_t *c, pthread_mutex_t *m);
-SYNCPROF_CALL_API int syncprof_cond_timedwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+SYNCPROF_API int syncprof_mutex_lock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_trylock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_mutex_timedlock_pc(pthread_mutex_t *m, const struct timespec *abstime);
+SYNCPROF_API int syncprof_mutex_unlock_pc(pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_wait_pc(pthread_cond_t *c, pthread_mutex_t *m);
+SYNCPROF_API int syncprof_cond_timedwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
 					    const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_rwlock_rdlock_pc(pthread_rwlock_t *l);
-SYNCPROF_CALL_API int syncprof_rwlock_wrlock_pc(pthread_rwlock_t *l);
-SYNCPROF_CALL_API int syncprof_rwlock_tryrdlock_pc(pthread_rwlock_t *l);
-SYNCPROF_CALL_API int syncprof_rwlock_trywrlock_pc(pthread_rwlock_t *l);
-SYNCPROF_CALL_API int syncprof_rwlock_timedrdlock_pc(pthread_rwlock_t *l,
+SYNCPROF_API int syncprof_rwlock_rdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_wrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_tryrdlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_trywrlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_rwlock_timedrdlock_pc(pthread_rwlock_t *l,
 						const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_rwlock_timedwrlock_pc(pthread_rwlock_t *l,
+SYNCPROF_API int syncprof_rwlock_timedwrlock_pc(pthread_rwlock_t *l,
 						const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_rwlock_unlock_pc(pthread_rwlock_t *l);
-SYNCPROF_CALL_API int syncprof_spin_lock_pc(pthread_spinlock_t *s);
-SYNCPROF_CALL_API int syncprof_spin_trylock_pc(pthread_spinlock_t *s);
-SYNCPROF_CALL_API int syncprof_spin_unlock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_rwlock_unlock_pc(pthread_rwlock_t *l);
+SYNCPROF_API int syncprof_spin_lock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_trylock_pc(pthread_spinlock_t *s);
+SYNCPROF_API int syncprof_spin_unlock_pc(pthread_spinlock_t *s);
 
 /*
  * C11 <threads.h>.  Declared with opaque pointers so that this header does
  * not need <threads.h> (C++ and old C libraries lack it); instrument.h
  * passes mtx_t * and cnd_t *.
  */
-SYNCPROF_CALL_API int syncprof_mtx_lock(void *mtx, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mtx_trylock(void *mtx, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mtx_timedlock(void *mtx, const struct timespec *abstime,
+SYNCPROF_API int syncprof_mtx_lock(void *mtx, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mtx_trylock(void *mtx, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_mtx_timedlock(void *mtx, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mtx_unlock(void *mtx, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_cnd_wait(void *cnd, void *mtx, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct timespec *abstime,
+SYNCPROF_API int syncprof_mtx_unlock(void *mtx, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cnd_wait(void *cnd, void *mtx, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cnd_timedwait(void *cnd, void *mtx, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
 
 /**
@@ -246,7 +239,7 @@ SYNCPROF_API void syncprof_lock_forget(const void *lock);
  * Return: 0; -EINVAL (NULL @lock or @name); -ENOSPC (the name table, 65536
  * locks, is full) or -EBUSY: not kept, counted in "names_lost".
  */
-SYNCPROF_CALL_API int syncprof_name_lock(void *lock, const char *name);
+SYNCPROF_API int syncprof_name_lock(void *lock, const char *name);
 
 /**
  * syncprof_lock_created() - the lock at @lock is being initialised at
@@ -267,44 +260,44 @@ SYNCPROF_API void syncprof_lock_destroyed(const void *lock);
  * Semaphore calls return 0, or -1 with errno set.  Semaphores, barriers
  * and joins are not hold-tracked: they have no owner.
  */
-SYNCPROF_CALL_API int syncprof_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+SYNCPROF_API int syncprof_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 					  const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+SYNCPROF_API int syncprof_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 					 const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+SYNCPROF_API int syncprof_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
 					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+SYNCPROF_API int syncprof_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
 					     const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_mutex_clocklock_pc(pthread_mutex_t *m, clockid_t clock,
+SYNCPROF_API int syncprof_mutex_clocklock_pc(pthread_mutex_t *m, clockid_t clock,
 					     const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
+SYNCPROF_API int syncprof_cond_clockwait_pc(pthread_cond_t *c, pthread_mutex_t *m,
 					    clockid_t clock, const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t clock,
+SYNCPROF_API int syncprof_rwlock_clockrdlock_pc(pthread_rwlock_t *l, clockid_t clock,
 						const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t clock,
+SYNCPROF_API int syncprof_rwlock_clockwrlock_pc(pthread_rwlock_t *l, clockid_t clock,
 						const struct timespec *abstime);
-SYNCPROF_CALL_API int syncprof_sem_wait(sem_t *s, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_sem_trywait(sem_t *s, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_sem_timedwait(sem_t *s, const struct timespec *abstime,
+SYNCPROF_API int syncprof_sem_wait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_trywait(sem_t *s, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_sem_timedwait(sem_t *s, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime,
+SYNCPROF_API int syncprof_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime,
 					SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_barrier_wait(pthread_barrier_t *b, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_join(pthread_t thread, void **retval, SYNCPROF_SITE_PARAMS);
 /* The GNU joins with a deadline (CLOCK_REALTIME, or @clock): type join,
  * a wait whether the thread ended or the deadline passed (ETIMEDOUT); a
  * clock glibc rejects is answered by glibc alone (EINVAL, not recorded).
  * pthread_tryjoin_np never blocks and is not profiled. */
-SYNCPROF_CALL_API int syncprof_timedjoin_np(pthread_t thread, void **retval,
+SYNCPROF_API int syncprof_timedjoin_np(pthread_t thread, void **retval,
 				       const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_clockjoin_np(pthread_t thread, void **retval, clockid_t clock,
+SYNCPROF_API int syncprof_clockjoin_np(pthread_t thread, void **retval, clockid_t clock,
 				       const struct timespec *abstime, SYNCPROF_SITE_PARAMS);
 /* C11 thrd_join; @thr is a thrd_t (an unsigned long in glibc). */
-SYNCPROF_CALL_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_thrd_join(unsigned long thr, int *res, SYNCPROF_SITE_PARAMS);
 /* Signals: the real call, and its site remembered for the watchdog's
  * warnings about condition waits (warn_wait). */
-SYNCPROF_CALL_API int syncprof_cond_signal(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
-SYNCPROF_CALL_API int syncprof_cond_broadcast(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_signal(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
+SYNCPROF_API int syncprof_cond_broadcast(pthread_cond_t *c, SYNCPROF_SITE_PARAMS);
 
 /*
  * The flags behind syncprof_is_enabled(), exported so that instrument.h can
@@ -357,7 +350,7 @@ SYNCPROF_API extern int syncprof__enabled;
  * Return: 0, or a negative errno from creating the file or writing its
  * header, e.g. -ENOSPC (the previous file, if any, then stays open).
  */
-SYNCPROF_CALL_API int syncprof_trace_open(const char *path);
+SYNCPROF_API int syncprof_trace_open(const char *path);
 
 /**
  * syncprof_trace_close() - write out every buffer and close the trace file.
@@ -373,7 +366,7 @@ SYNCPROF_CALL_API int syncprof_trace_open(const char *path);
  * syncprof_trace_dropped()) and reported on stderr (docs/trace-format.md,
  * "Write errors").
  */
-SYNCPROF_CALL_API int syncprof_trace_close(void);
+SYNCPROF_API int syncprof_trace_close(void);
 
 /**
  * syncprof_trace_flush() - write every thread's buffered events to the
@@ -387,7 +380,7 @@ SYNCPROF_CALL_API int syncprof_trace_close(void);
  * write that failed (-ENOSPC, ...): from then on, at every call, as
  * nothing more reaches the file (see syncprof_trace_close()).
  */
-SYNCPROF_CALL_API int syncprof_trace_flush(void);
+SYNCPROF_API int syncprof_trace_flush(void);
 
 /**
  * syncprof_trace_enable() / syncprof_trace_disable() - switch tracing on or
@@ -409,27 +402,27 @@ SYNCPROF_API void syncprof_trace_disable(void);
  * Return: the event id (> 0, < SYNCPROF_TRACE_MAX_EVENTS), -EINVAL for a bad
  * name or count, -ENOSPC when the table is full.
  */
-SYNCPROF_CALL_API int syncprof_trace_register(const char *name, const char *const *arg_names,
+SYNCPROF_API int syncprof_trace_register(const char *name, const char *const *arg_names,
 					 unsigned nargs);
 
 /**
  * syncprof_trace_event_id() - the id of event @name ("lock_acquired", ...,
  * or a registered one); -ENOENT when there is none.
  */
-SYNCPROF_CALL_API int syncprof_trace_event_id(const char *name);
+SYNCPROF_API int syncprof_trace_event_id(const char *name);
 
 /**
  * syncprof_trace_set_event() - enable (@on != 0) or disable one event.
  * Return: 0, or -EINVAL when @id is not a defined event.
  */
-SYNCPROF_CALL_API int syncprof_trace_set_event(int id, int on);
+SYNCPROF_API int syncprof_trace_set_event(int id, int on);
 
 /**
  * syncprof_trace_set_buffer_size() - size in bytes of the buffer of each
  * thread that emits its first event from now on (rounded up to a power of
  * two, 256 bytes to 1 GiB; default 1 MiB).  Return 0 or -EINVAL.
  */
-SYNCPROF_CALL_API int syncprof_trace_set_buffer_size(size_t bytes);
+SYNCPROF_API int syncprof_trace_set_buffer_size(size_t bytes);
 
 #define SYNCPROF_TRACE_CONTENDED 0 /* lock events that explain waiting (default) */
 #define SYNCPROF_TRACE_ALL 1       /* every acquisition, release and failed try */
@@ -450,7 +443,7 @@ SYNCPROF_CALL_API int syncprof_trace_set_buffer_size(size_t bytes);
  * Takes effect for acquisitions from now on; the trace file records the
  * change (docs/trace-format.md, LOCK_MODE).  Return 0 or -EINVAL.
  */
-SYNCPROF_CALL_API int syncprof_trace_set_lock_events(int which, uint64_t min_wait_ns);
+SYNCPROF_API int syncprof_trace_set_lock_events(int which, uint64_t min_wait_ns);
 
 /**
  * syncprof_trace_emit() - record event @id with @nargs (at most 6) values.

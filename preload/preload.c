@@ -318,21 +318,11 @@ static SP_ALWAYS_INLINE int entry_is(const struct sp_entry *e, const void *obj, 
 static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const void *obj,
 						      int op, uintptr_t ra)
 {
-	struct sp_entry *e;
-
 	if (SP_UNLIKELY(!t))
 		return NULL;
-	e = t->last;
-	if (SP_LIKELY(e && entry_is(e, obj, op, ra)))
-		return e;
-	e = sp_home_entry(&t->table, (uintptr_t)obj);
-	if (!e || !entry_is(e, obj, op, ra)) {
-		e = t->near[sp_near_slot((uintptr_t)obj)];
-		if (!e || !entry_is(e, obj, op, ra))
-			return NULL;
-	}
-	t->last = e;
-	return e;
+#define IS_CALLS(e) entry_is((e), obj, op, ra)
+	return SP_ENTRY_CACHED(t, (uintptr_t)obj, IS_CALLS);
+#undef IS_CALLS
 }
 
 /* The try of a call whose entry is known did not succeed: a busy lock is
@@ -438,7 +428,7 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 		return sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
 	}
 	t->last = e;
-	t->near[sp_near_slot((uintptr_t)obj)] = e;
+	t->near[sp_lock_slot((uintptr_t)obj)] = e;
 	return e;
 }
 
@@ -1131,18 +1121,7 @@ int thrd_join(thrd_t th, int *res)
  * dynamic linker, which under dlopen() finds libc's definition first.
  */
 #define ATTACH_SHIMS(X)                                                                \
-	X(pthread_mutex_lock) X(pthread_mutex_trylock) X(pthread_mutex_timedlock)      \
-	X(pthread_mutex_unlock) X(pthread_mutex_clocklock)                             \
-	X(pthread_cond_wait) X(pthread_cond_timedwait) X(pthread_cond_clockwait)        \
-	X(pthread_rwlock_rdlock) X(pthread_rwlock_wrlock) X(pthread_rwlock_tryrdlock)  \
-	X(pthread_rwlock_trywrlock) X(pthread_rwlock_timedrdlock)                      \
-	X(pthread_rwlock_timedwrlock) X(pthread_rwlock_clockrdlock)                    \
-	X(pthread_rwlock_clockwrlock) X(pthread_rwlock_unlock)                         \
-	X(pthread_spin_lock) X(pthread_spin_trylock) X(pthread_spin_unlock)            \
-	X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) X(cnd_wait)          \
-	X(cnd_timedwait) X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)  \
-	X(pthread_barrier_wait) X(pthread_join) X(thrd_join) X(pthread_timedjoin_np)   \
-	X(pthread_clockjoin_np)                                                        \
+	SP_PRELOAD_LOCK_CALLS(X)                                                       \
 	X(pthread_mutex_init) X(pthread_mutex_destroy) X(pthread_rwlock_init)          \
 	X(pthread_rwlock_destroy) X(pthread_spin_init) X(pthread_spin_destroy)         \
 	X(mtx_init) X(mtx_destroy) X(pthread_cond_init) X(pthread_cond_destroy)         \

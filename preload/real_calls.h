@@ -27,12 +27,12 @@
 #include <threads.h>
 #include <time.h>
 
-/* Each name: the getter of its real function, declared with its type. */
-#define SP_REAL_CALLS(X)                                                                    \
+/* The interposed calls that lock, unlock or wait (preload.c's attach
+ * shims are these and the inits and destroys). */
+#define SP_PRELOAD_LOCK_CALLS(X)                                                            \
 	X(pthread_mutex_lock) X(pthread_mutex_trylock) X(pthread_mutex_timedlock)          \
-	X(pthread_mutex_unlock) X(pthread_mutex_clocklock) X(pthread_mutex_init)            \
+	X(pthread_mutex_unlock) X(pthread_mutex_clocklock)                                 \
 	X(pthread_cond_wait) X(pthread_cond_timedwait) X(pthread_cond_clockwait)            \
-	X(pthread_cond_signal) X(pthread_cond_broadcast)                                    \
 	X(pthread_rwlock_rdlock) X(pthread_rwlock_wrlock) X(pthread_rwlock_tryrdlock)      \
 	X(pthread_rwlock_trywrlock) X(pthread_rwlock_timedrdlock)                          \
 	X(pthread_rwlock_timedwrlock) X(pthread_rwlock_clockrdlock)                        \
@@ -42,6 +42,11 @@
 	X(cnd_timedwait) X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)      \
 	X(pthread_barrier_wait) X(pthread_join) X(thrd_join) X(pthread_timedjoin_np)       \
 	X(pthread_clockjoin_np)
+
+/* The probe's real calls: each name's getter, declared with its type. */
+#define SP_REAL_CALLS(X)                                                                    \
+	SP_PRELOAD_LOCK_CALLS(X)                                                            \
+	X(pthread_mutex_init) X(pthread_cond_signal) X(pthread_cond_broadcast)
 
 #define SP_REAL_DECLARE(name)                                                               \
 	__attribute__((visibility("hidden"))) __typeof__(&name) sp_real_##name(void);

@@ -11,7 +11,7 @@
 #include "harness.h"
 #include "record/record.h"
 
-#define ALIAS (SP_HOME_SLOTS * 32) /* the same home slot (sp_home_slot()) */
+#define ALIAS (SP_LOCK_SLOTS * 32) /* the same home slot (sp_lock_slot()) */
 
 static const struct sp_site site_a = { "table.c", "a", 0, 10 };
 static const struct sp_site site_b = { "table.c", "b", 0, 20 };

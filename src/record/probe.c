@@ -87,7 +87,7 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 		return NULL;
 	}
 	t->last = e;
-	t->near[sp_near_slot(obj)] = e;
+	t->near[sp_lock_slot(obj)] = e;
 	/* The lock's creation site when no init was seen (lockname.c); a
 	 * joined thread is no lock. */
 	if (op != SP_TYPE_JOIN)
@@ -233,8 +233,8 @@ SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd
  * on and nothing else (one load of the flag word equal to SP_FLAGS_ON: no
  * hold tracking, lock-event trace or lock order, so there is nothing to
  * do after the acquisition but count it) and this call's entry in the
- * thread's last-entry cache or its near[] cache by the lock's address (as
- * the preload's cached_entry()), the real try and one counter; with hold tracking as the
+ * thread's caches (SP_ENTRY_CACHED(): the last entry, the lock's home
+ * slot, near[]), the real try and one counter; with hold tracking as the
  * only extra (SP_FLAGS_HOLD), also the inlined push of hold.h, tried in
  * the general functions so that the entry points' code stays as it was
  * (bench/README.md, "hold=1 compiled in: a fast path").  Anything else - another
@@ -293,11 +293,11 @@ static SP_NOINLINE void hold_acquired__slowpath(const struct sp_entry *e, const 
 }
 
 /* 1 and *rcp when the call was made on the fast path; 0 when it was not
- * tried yet.  Without the near[] check, calls that go round many locks
- * missed t->last every time and found their entry twice, here and in the
- * general path (condloop many, 1024 locks: 185 -> 133 instructions per
- * lock+unlock, bare 77; lockbench -m 1024: ~1.64x -> ~1.20x).  @f: the flag word, loaded once by the caller; @want: the
- * flags this copy is for, a constant (SP_FLAGS_ON in the entry points,
+ * tried yet.  (With t->last its only cache, calls that go round many
+ * locks found their entry twice, here and in the general path: condloop
+ * many, 1024 locks, 185 -> 134 instructions per lock+unlock, bare 77.)
+ * @f: the flag word, loaded once by the caller; @want: the flags this
+ * copy is for, a constant (SP_FLAGS_ON in the entry points,
  * SP_FLAGS_HOLD in the general paths, so that the push adds nothing to
  * the entry points' code). */
 static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
@@ -310,17 +310,11 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	const char *func;
 	int rc;
 
-	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)))
+#define IS_CALLS(e) sp_entry_matches((e), site, (uintptr_t)obj, op)
+	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)) ||
+	    !(e = SP_ENTRY_CACHED(t, (uintptr_t)obj, IS_CALLS)))
 		return 0;
-	if (!(e = t->last) || !sp_entry_matches(e, site, (uintptr_t)obj, op)) {
-		e = sp_home_entry(&t->table, (uintptr_t)obj);
-		if (!e || !sp_entry_matches(e, site, (uintptr_t)obj, op)) {
-			e = t->near[sp_near_slot((uintptr_t)obj)];
-			if (!e || !sp_entry_matches(e, site, (uintptr_t)obj, op))
-				return 0;
-		}
-		t->last = e;
-	}
+#undef IS_CALLS
 	/* Across the try only the entry (the call's key) lives, and with
 	 * hold tracking the site's function, which the entry does not keep:
 	 * each more was one more register saved on every call. */
@@ -348,8 +342,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
  * included.  NAME_general() tries the hold-tracking fast path, then
  * tail-calls NAME_probe(), the probe of probe.h: inlined in one function,
  * the probe's registers were saved for the fast path too (compiled in,
- * hold=1,hold_sample=1000000: 247 -> bench/README.md instructions per
- * lock+unlock).
+ * hold=1,hold_sample=1000000: 247 -> 231 instructions per lock+unlock).
  */
 #define SP_GENERAL(name, type, var, op, ops, blocking, ok, expr)                             \
 	static SP_NOINLINE int name##_probe(type var, const char *file, const char *func,    \

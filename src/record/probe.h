@@ -66,24 +66,16 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 						      const struct sp_site *site, uintptr_t obj,
 						      int op)
 {
-	struct sp_entry *e = t->last;
-	struct sp_entry **near;
+#define IS_CALLS(e) sp_entry_matches((e), site, obj, op)
+	struct sp_entry *e = SP_ENTRY_CACHED(t, obj, IS_CALLS);
+#undef IS_CALLS
 
-	if (SP_LIKELY(e && sp_entry_matches(e, site, obj, op)))
+	if (SP_LIKELY(e))
 		return e;
-	e = sp_home_entry(&t->table, obj);
-	if (e && sp_entry_matches(e, site, obj, op)) {
-		t->last = e;
-		return e;
-	}
-	near = &t->near[sp_near_slot(obj)];
-	e = *near;
-	if (!e || !sp_entry_matches(e, site, obj, op)) {
-		e = sp_table_find(&t->table, site, obj, op);
-		if (SP_UNLIKELY(!e))
-			return sp_entry_insert__slowpath(t, site, obj, op);
-		*near = e;
-	}
+	e = sp_table_find(&t->table, site, obj, op);
+	if (SP_UNLIKELY(!e))
+		return sp_entry_insert__slowpath(t, site, obj, op);
+	t->near[sp_lock_slot(obj)] = e;
 	t->last = e;
 	return e;
 }

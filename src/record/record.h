@@ -112,22 +112,28 @@ struct sp_hist_pool {
 };
 
 /*
- * A thread's table also has home slots (use_home): the first entry of a
- * lock goes in the slot its address picks (sp_home_slot()) when that slot
- * is free, so that the probe's fast path finds it with one load where the
- * near[] cache of struct sp_thread needs two, dependent (lockbench -m 1024:
- * bench/README.md); other entries of the same lock (other sites, other
- * ops) and locks whose slot is taken go to the chunks.  Readers see the
- * home slots as indices 0 to SP_HOME_SLOTS - 1 of sp_table_at(), NULL
- * where unused, and the chunks' entries after them.
+ * Slots by a lock's address, in 32-byte granules (no two pthread locks
+ * share one): a thread's home slots (below) and its near[] cache (struct
+ * sp_thread).  Locks that lie together in memory use neighbouring slots,
+ * so a walk over an array of locks touches few lines and computes no hash.
  */
-#define SP_HOME_SLOTS 2048
+#define SP_LOCK_SLOTS 2048
 
-static inline size_t sp_home_slot(uintptr_t obj)
+static inline size_t sp_lock_slot(uintptr_t obj)
 {
-	return (size_t)(obj >> 5) & (SP_HOME_SLOTS - 1);
+	return (size_t)(obj >> 5) & (SP_LOCK_SLOTS - 1);
 }
 
+/*
+ * A thread's table also has home slots (use_home): the first entry of a
+ * lock goes in the slot its address picks when that slot is free, so that
+ * the probe's fast path finds it with one load where the near[] cache
+ * needs two, dependent (lockbench -m 1024: bench/README.md); other entries
+ * of the same lock (other sites, other ops) and locks whose slot is taken
+ * go to the chunks.  Readers see the home slots as indices 0 to
+ * SP_LOCK_SLOTS - 1 of sp_table_at(), NULL where unused, and the chunks'
+ * entries after them.
+ */
 struct sp_table {
 	struct sp_entry **index; /* owner only; NULL slots are free */
 	size_t index_mask;
@@ -138,7 +144,7 @@ struct sp_table {
 	struct sp_hist_pool hist_pool;
 	int use_home;                /* set before the table is shared, then constant */
 	int home_failed;             /* owner only: the home arrays could not be mapped */
-	struct sp_entry *home;       /* SP_HOME_SLOTS entries, mmap'd at the first insert */
+	struct sp_entry *home;       /* SP_LOCK_SLOTS entries, mmap'd at the first insert */
 	struct sp_entry_cold *home_cold;
 	size_t n_home;               /* home slots used; published with release */
 };
@@ -186,15 +192,13 @@ struct sp_thread {
 	struct sp_table table;
 	struct sp_entry *last; /* one-entry cache in front of the index */
 	/*
-	 * The second cache level: entries direct-mapped by the object's
-	 * address in 32-byte granules (no two pthread locks share one; see
-	 * sp_near_slot()), checked against their key.  Locks that lie together
-	 * in memory use neighbouring slots, so a walk over an array of locks
-	 * touches few lines here and computes no hash (lockbench -m 1024:
-	 * ~1.45x -> ~1.25x plain under the preload).
+	 * The third cache level, after t->last and the lock's home slot:
+	 * entries by the lock's address (sp_lock_slot()), checked against
+	 * their key - a lock's entries at other sites, and locks whose home
+	 * slot is another's (lockbench -m 1024: ~1.45x -> ~1.25x plain under
+	 * the preload, before home slots).
 	 */
-#define SP_NEAR_SLOTS 2048
-	struct sp_entry *near[SP_NEAR_SLOTS];
+	struct sp_entry *near[SP_LOCK_SLOTS];
 	struct sp_thread *next, *prev;
 	pid_t tid;
 	char name[16];
@@ -214,7 +218,8 @@ const char *sp_entry_func(const struct sp_entry *e);
 const char *sp_site_func(const char *file, uint32_t line);
 struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site, uintptr_t obj,
 				 int op, int type);
-/* Any thread; entries [0, n) are fully initialised. */
+/* Any thread: the number of entries; the indices of sp_table_at(), whose
+ * entries are fully initialised (NULL: a free home slot). */
 size_t sp_table_count(const struct sp_table *t); /* entries */
 size_t sp_table_span(const struct sp_table *t);  /* indices of sp_table_at() */
 struct sp_entry *sp_table_at(const struct sp_table *t, size_t i); /* NULL: none there */
@@ -274,19 +279,37 @@ static inline struct sp_entry *sp_table_find(const struct sp_table *t, const str
 	return sp_table_find_key(t, site->file, site->pc, site->line, obj, op);
 }
 
-static inline size_t sp_near_slot(uintptr_t obj)
-{
-	return (size_t)(obj >> 5) & (SP_NEAR_SLOTS - 1);
-}
-
 /* Owner only: the home slot of @obj in @t (free, or another key's), or
  * NULL before the table has home slots. */
 static inline struct sp_entry *sp_home_entry(const struct sp_table *t, uintptr_t obj)
 {
 	struct sp_entry *home = t->home;
 
-	return home ? &home[sp_home_slot(obj)] : NULL;
+	return home ? &home[sp_lock_slot(obj)] : NULL;
 }
+
+/*
+ * Owner only: the entry of a call on the lock at @obj that thread @t finds
+ * without its index - its last entry, the lock's home slot, the lock's
+ * near[] slot - or NULL; a hit becomes the last entry.  @IS(e) is the
+ * call's key compare, a macro of the caller's (the probe compares a site,
+ * the preload a return address), so that each fast path keeps its own.
+ */
+#define SP_ENTRY_CACHED(t, obj, IS)                                                        \
+	({                                                                                 \
+		struct sp_entry *e_ = (t)->last;                                           \
+		if (SP_UNLIKELY(!e_ || !IS(e_))) {                                         \
+			e_ = sp_home_entry(&(t)->table, (obj));                            \
+			if (!e_ || !IS(e_)) {                                              \
+				e_ = (t)->near[sp_lock_slot(obj)];                         \
+				if (e_ && !IS(e_))                                         \
+					e_ = NULL;                                         \
+			}                                                                  \
+			if (e_)                                                            \
+				(t)->last = e_;                                            \
+		}                                                                          \
+		e_;                                                                        \
+	})
 
 /* ---- "registry.c" ----------------------------------------------------- */
 

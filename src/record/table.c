@@ -12,10 +12,10 @@
  * entry's key is written, and loaded with acquire.
  *
  * A thread's table (use_home) puts the first entry of a lock in the home
- * slot its address picks, when free: SP_HOME_SLOTS entries mapped at the
+ * slot its address picks, when free: SP_LOCK_SLOTS entries mapped at the
  * first insertion, pages touched as used, published one by one (the
  * entry's live byte, stored with release after its key); readers see
- * them as the first SP_HOME_SLOTS indices of sp_table_at(), NULL where
+ * them as the first SP_LOCK_SLOTS indices of sp_table_at(), NULL where
  * free.  The probe's fast path then finds such an entry from the lock's
  * address with one load, where the near[] cache needs two, dependent
  * (lockbench -t 1 -m 1024: ~1.54x -> ~1.33x, compiled in and preloaded;
@@ -172,8 +172,8 @@ void sp_table_init(struct sp_table *t)
 void sp_table_destroy(struct sp_table *t)
 {
 	if (t->home) {
-		sp_munmap(t->home, SP_HOME_SLOTS * sizeof(*t->home));
-		sp_munmap(t->home_cold, SP_HOME_SLOTS * sizeof(*t->home_cold));
+		sp_munmap(t->home, SP_LOCK_SLOTS * sizeof(*t->home));
+		sp_munmap(t->home_cold, SP_LOCK_SLOTS * sizeof(*t->home_cold));
 	}
 	for (unsigned k = 0; k < SP_MAX_CHUNKS; k++) {
 		sp_munmap(t->chunks[k], chunk_bytes(k));
@@ -192,7 +192,7 @@ size_t sp_table_count(const struct sp_table *t)
 
 size_t sp_table_span(const struct sp_table *t)
 {
-	return (t->use_home ? SP_HOME_SLOTS : 0) + sp_load_acquire(&t->n_entries);
+	return (t->use_home ? SP_LOCK_SLOTS : 0) + sp_load_acquire(&t->n_entries);
 }
 
 struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
@@ -201,12 +201,12 @@ struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
 	size_t off;
 
 	if (t->use_home) {
-		if (i < SP_HOME_SLOTS) {
+		if (i < SP_LOCK_SLOTS) {
 			struct sp_entry *home = sp_load_acquire(&t->home);
 
 			return home && sp_load_acquire(&home[i].live) ? &home[i] : NULL;
 		}
-		i -= SP_HOME_SLOTS;
+		i -= SP_LOCK_SLOTS;
 	}
 	entry_locate(i, &k, &off);
 	return &t->chunks[k][off];
@@ -248,15 +248,15 @@ static int index_grow(struct sp_table *t)
  * first use), else NULL. */
 static struct sp_entry *home_alloc(struct sp_table *t, uintptr_t obj)
 {
-	size_t i = sp_home_slot(obj);
+	size_t i = sp_lock_slot(obj);
 
 	if (!t->home) {
-		struct sp_entry_cold *cold = sp_mmap(SP_HOME_SLOTS * sizeof(*cold));
-		struct sp_entry *home = cold ? sp_mmap(SP_HOME_SLOTS * sizeof(*home)) : NULL;
+		struct sp_entry_cold *cold = sp_mmap(SP_LOCK_SLOTS * sizeof(*cold));
+		struct sp_entry *home = cold ? sp_mmap(SP_LOCK_SLOTS * sizeof(*home)) : NULL;
 
 		if (!home) {
 			if (cold)
-				sp_munmap(cold, SP_HOME_SLOTS * sizeof(*cold));
+				sp_munmap(cold, SP_LOCK_SLOTS * sizeof(*cold));
 			t->home_failed = 1; /* the span stays: its slots are NULL */
 			return NULL;
 		}

@@ -375,37 +375,18 @@ static void say(const char *fmt, ...)
  * it forks (which keeps this memory) is told apart by its pid.
  *
  * A process may hold two copies of the library: a program built with
- * instrument.h (libsyncprof.so) run under the preload.  The program's
- * calls, instrumented ones included, bind to the copy found first (the
- * preload's, LD_PRELOAD comes first); libsyncprof.so's copy stands down
- * at start-up (shadowed_by_preload()) and never gets here, and so does a
- * copy linked into the program (libsyncprof.a), whose instrumented calls
- * then take their off path to the real functions, which the preload
- * interposes.  Should two copies still both start, the role is the copy
- * that records's: a copy that is not the one syncprof_report() resolves
- * to leaves SYNCPROF_RUN for the other and reports only what it
- * recorded, as a child does.
+ * instrument.h (libsyncprof.so or libsyncprof.a) run under the preload.
+ * Only the preload's starts (shadowed_by_preload()), so only it gets here.
  */
 static int run_child;
 static char run_dir[4096];
 static pid_t run_root_pid;
-
-static void run_role_init(void);
 
 /*
  * The value is rewritten in place, not with setenv(): programs such as
  * bash build their children's environment from main()'s envp, which keeps
  * pointing at the original strings.
  */
-static int another_copy_records(void)
-{
-	void *f = dlsym(RTLD_DEFAULT, "syncprof_report");
-	Dl_info first, self;
-
-	return f && dladdr(f, &first) && dladdr((void *)run_role_init, &self) &&
-	       first.dli_fbase != self.dli_fbase;
-}
-
 static void run_role_init(void)
 {
 	extern char **environ;
@@ -415,9 +396,7 @@ static void run_role_init(void)
 
 		if (strncmp(*e, "SYNCPROF_RUN=", 13))
 			continue;
-		if (another_copy_records()) {
-			run_child = 1; /* the role, if any, is the other copy's */
-		} else if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
+		if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
 			if (v[4] == ':' && v[5] == '/' && strlen(v + 5) < sizeof(run_dir)) {
 				strcpy(run_dir, v + 5);
 				run_root_pid = getpid();

@@ -20,6 +20,13 @@
  *          lock as held by this thread (object, site and the coarse tick
  *          in a thread-local list, the list's length stored last) and
  *          take it off at the unlock (compare, store the length);
+ *   floortry  floor, plus what a probe needs that can be switched on and
+ *          off at run time and tells a contended acquisition from an
+ *          uncontended one without reading a clock: a flag tested before
+ *          the lock and before the unlock, the lock tried first (a failed
+ *          try would be timed), and a key of two words (object and site)
+ *          - syncprof's compiled-in fast path without the thread's record
+ *          and with one site field where it compares three;
  *   floornear  floor with the counter found through a table of pointers
  *          (slot from the lock's address) to counters allocated in order
  *          of first use: what one more dependent load costs, the shape of
@@ -128,8 +135,10 @@ static int libc_resolve(void)
 #define FLOOR_SLOTS 4096
 struct floor_entry {
 	const void *obj;
+	const void *site;
 	unsigned long acquisitions;
 } __attribute__((aligned(64)));
+static int floor_flags = 1; /* floortry's "profiling on" */
 
 struct floor_held {
 	const void *obj;
@@ -162,11 +171,27 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 
 		if (nested)
 			libc_lock(&outer);
-		if (spin_try)
+		if (spin_try) {
 			while (libc_trylock(&c->lock))
 				;
-		else
+		} else if (extra == 4) {
+			if (__atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
+				struct floor_entry *e =
+					&t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
+
+				if (__builtin_expect(e->obj != &c->lock || e->site != (void *)libc_loop, 0)) {
+					e->obj = &c->lock; /* first use of the slot */
+					e->site = (void *)libc_loop;
+				}
+				if (__builtin_expect(libc_trylock(&c->lock), 0))
+					libc_lock(&c->lock); /* contended: would be timed */
+				e->acquisitions++;
+			} else {
+				libc_lock(&c->lock);
+			}
+		} else {
 			libc_lock(&c->lock);
+		}
 		if (extra == 3) {
 			struct floor_entry **np = &nearp[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 			struct floor_entry *e = *np;
@@ -176,7 +201,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 				e->obj = &c->lock;
 			}
 			e->acquisitions++;
-		} else if (extra) {
+		} else if (extra && extra != 4) {
 			struct floor_entry *e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 
 			if (__builtin_expect(e->obj != &c->lock, 0))
@@ -200,6 +225,8 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 										 __ATOMIC_RELAXED), 1))
 				__atomic_store_n(&n_held, n - 1, __ATOMIC_RELEASE);
 		}
+		if (extra == 4 && __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
+			__atomic_store_n(&floor_tick, 0, __ATOMIC_RELAXED); /* stands for an unlock hook */
 		libc_unlock(&c->lock);
 		if (nested)
 			libc_unlock(&outer);
@@ -228,6 +255,11 @@ static void *loop_floorhold(void *arg)
 static void *loop_floornear(void *arg)
 {
 	return libc_loop(arg, 3);
+}
+
+static void *loop_floortry(void *arg)
+{
+	return libc_loop(arg, 4);
 }
 
 #include <syncprof/instrument.h>
@@ -259,12 +291,14 @@ static void *loop_instrumented(void *arg)
 	return NULL;
 }
 
-enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, MODE_FLOORNEAR, N_MODES };
+enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, MODE_FLOORNEAR,
+       MODE_FLOORTRY, N_MODES };
 static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor",
-						 "floorhold", "floornear" };
+						 "floorhold", "floornear", "floortry" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
 						 loop_instrumented, loop_libc,
-						 loop_floor,	     loop_floorhold, loop_floornear };
+						 loop_floor,	     loop_floorhold, loop_floornear,
+						 loop_floortry };
 
 static double now_s(void)
 {
@@ -346,7 +380,7 @@ static void usage(FILE *f)
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
 	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold,\n"
-	      "      floornear\n"
+	      "      floornear,floortry\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
@@ -389,7 +423,8 @@ int main(int argc, char **argv)
 		fputs("lockbench: THREADS 1..256, LOCKS >= 1, MS >= 1, ROUNDS 1..64\n", stderr);
 		return 2;
 	}
-	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD] || want[MODE_FLOORNEAR]) && libc_resolve()) {
+	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD] || want[MODE_FLOORNEAR] ||
+	     want[MODE_FLOORTRY]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}

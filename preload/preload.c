@@ -55,6 +55,11 @@
 /* Preloaded, profiling is on unless SYNCPROF_OPTIONS says enabled=0. */
 const int sp_preload_enabled_default = 1;
 
+/* A program built with instrument.h and run under this library takes the
+ * library's path: instrument.h's inline one would try its locks through
+ * the interposers here, which record them a second time (record.h). */
+const int sp_home_inline = 0;
+
 /* glibc's link-time aliases, for bootstrapping (see above). */
 extern int __pthread_mutex_lock(pthread_mutex_t *m);
 extern int __pthread_mutex_trylock(pthread_mutex_t *m);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <threads.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -432,6 +433,132 @@ static void test_blocking_rows(void)
 	sem_destroy(&rows_sem);
 }
 
+/*
+ * instrument.h's inline fast path (SYNCPROF__FAST): with profiling alone
+ * on, a call whose entry sits in the thread's home slot is tried and
+ * counted in the program, a failed try goes to the library's wait.  The
+ * same counts as the library's path, every kind of call; after fork() the
+ * child's first call goes through the library (syncprof__home cleared).
+ */
+static pthread_mutex_t fast_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fast_busy = PTHREAD_MUTEX_INITIALIZER;
+
+static void *hold_fast_busy(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&fast_busy);
+	__atomic_store_n(&phase, 3, __ATOMIC_RELEASE);
+	usleep(30000);
+	pthread_mutex_unlock(&fast_busy);
+	return NULL;
+}
+
+#if defined(__x86_64__)
+static unsigned l_fast_m;
+
+static void lock_fast_m(void)
+{
+	l_fast_m = __LINE__ + 1;
+	T_ASSERT_INT(pthread_mutex_lock(&fast_m), ==, 0);
+	T_ASSERT_INT(pthread_mutex_unlock(&fast_m), ==, 0);
+}
+
+static void test_inline_fast_path(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_spinlock_t s;
+	pthread_mutex_t ec;
+	pthread_mutexattr_t a;
+	pthread_t th;
+	mtx_t c;
+	unsigned l_m = 0, l_rd = 0, l_wr = 0, l_s = 0, l_c = 0, l_ec = 0, l_busy = 0;
+	const struct sp_row *r;
+	pid_t pid;
+	int status;
+
+	if (syncprof_is_enabled() != 1 || (syncprof__enabled != SYNCPROF__PROFILING))
+		return; /* the hold=1 and trace runs: the library's path only */
+	pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+	T_ASSERT_INT(mtx_init(&c, mtx_plain), ==, thrd_success);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&ec, &a);
+	for (int i = 0; i < 100; i++) {
+		lock_fast_m();
+		l_rd = __LINE__ + 1;
+		T_ASSERT_INT(pthread_rwlock_rdlock(&l), ==, 0);
+		T_ASSERT_INT(pthread_rwlock_unlock(&l), ==, 0);
+		l_wr = __LINE__ + 1;
+		T_ASSERT_INT(pthread_rwlock_wrlock(&l), ==, 0);
+		T_ASSERT_INT(pthread_rwlock_unlock(&l), ==, 0);
+		l_s = __LINE__ + 1;
+		T_ASSERT_INT(pthread_spin_lock(&s), ==, 0);
+		T_ASSERT_INT(pthread_spin_unlock(&s), ==, 0);
+		l_c = __LINE__ + 1;
+		T_ASSERT_INT(mtx_lock(&c), ==, thrd_success);
+		T_ASSERT_INT(mtx_unlock(&c), ==, thrd_success);
+	}
+	/* The entries are the thread's home slots, found inline. */
+	T_ASSERT(syncprof__home != NULL);
+	T_ASSERT_UINT(syncprof__home[SYNCPROF__HOME_SLOT(&fast_m)].acquisitions, ==, 100);
+	T_ASSERT(syncprof__home[SYNCPROF__HOME_SLOT(&fast_m)].obj == &fast_m);
+	/* A failed try inline: errorcheck relocked (EBUSY, then the library's
+	 * lock says EDEADLK), and a real wait. */
+	for (int i = 0; i < 5; i++) {
+		l_ec = __LINE__ + 1;
+		T_ASSERT_INT(pthread_mutex_lock(&ec), ==, i ? EDEADLK : 0);
+	}
+	T_ASSERT_INT(pthread_mutex_unlock(&ec), ==, 0);
+	for (int i = 0; i < 2; i++) {
+		if (i) {
+			T_ASSERT_INT(pthread_create(&th, NULL, hold_fast_busy, NULL), ==, 0);
+			while (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 3)
+				usleep(1000);
+		}
+		l_busy = __LINE__ + 1;
+		T_ASSERT_INT(pthread_mutex_lock(&fast_busy), ==, 0);
+		T_ASSERT_INT(pthread_mutex_unlock(&fast_busy), ==, 0);
+	}
+	pthread_join(th, NULL);
+	/* fork(): the child goes on counting in its copy of the thread's
+	 * table (the parent's 100 and its own 10), the parent is untouched. */
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 10; i++)
+			lock_fast_m();
+		collect(0);
+		T_ASSERT_UINT(find(l_fast_m, SP_TYPE_MUTEX)->acquisitions, ==, 110);
+		_exit(0);
+	}
+	T_ASSERT_INT(waitpid(pid, &status, 0), ==, pid);
+	T_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	l_m = l_fast_m;
+	collect(0);
+	T_ASSERT_UINT(find(l_m, SP_TYPE_MUTEX)->acquisitions, ==, 100);
+	T_ASSERT_UINT(find(l_m, SP_TYPE_MUTEX)->contended, ==, 0);
+	T_ASSERT_UINT(find(l_rd, SP_TYPE_RWLOCK_READ)->acquisitions, ==, 100);
+	T_ASSERT_UINT(find(l_wr, SP_TYPE_RWLOCK_WRITE)->acquisitions, ==, 100);
+	T_ASSERT_UINT(find(l_s, SP_TYPE_SPINLOCK)->acquisitions, ==, 100);
+	T_ASSERT_UINT(find(l_c, SP_TYPE_MUTEX)->acquisitions, ==, 100);
+	r = find(l_ec, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 1);
+	T_ASSERT_UINT(r->contended, ==, 4);
+	r = find(l_busy, SP_TYPE_MUTEX);
+	T_ASSERT_UINT(r->acquisitions, ==, 2);
+	T_ASSERT_UINT(r->contended, ==, 1);
+	T_ASSERT_UINT(r->wait_ns, >=, 10000000);
+	pthread_spin_destroy(&s);
+	mtx_destroy(&c);
+	pthread_mutex_destroy(&ec);
+}
+#else
+static void test_inline_fast_path(void)
+{
+}
+#endif
+
 int main(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, rec, ec;
@@ -611,6 +738,7 @@ int main(void)
 	bs_run(&real_bs);
 	bs_run(&prof_bs);
 	test_blocking_rows();
+	test_inline_fast_path();
 
 	/* Disabled: calls still work and are not recorded. */
 	syncprof_disable();

@@ -88,6 +88,8 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 	}
 	t->last = e;
 	t->near[sp_lock_slot(obj)] = e;
+	if (t == sp_tls_self)
+		sp_tls_home_sync(t); /* home slots mapped by the insert */
 	/* The lock's creation site when no init was seen (lockname.c); a
 	 * joined thread is no lock. */
 	if (op != SP_TYPE_JOIN)
@@ -279,6 +281,22 @@ static SP_NOINLINE int tried_entry__slowpath(int rc, struct sp_entry *e,
 {
 	return tried__slowpath(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->file,
 			       sp_entry_func(e), e->pc, e->line);
+}
+
+/*
+ * instrument.h's inline fast path, its try failed: the wait, as the fast
+ * path here would have gone on (syncprof.h).  @e is the calling thread's
+ * own entry, from its home slots; @call says which lock call it was.
+ */
+SYNCPROF_API int syncprof__tried(struct syncprof__entry *pub, int rc, int call)
+{
+	static const struct sp_lock_ops *const ops[] = {
+		[SYNCPROF__TRIED_MUTEX] = &mutex_ops, [SYNCPROF__TRIED_RDLOCK] = &rd_ops,
+		[SYNCPROF__TRIED_WRLOCK] = &wr_ops,   [SYNCPROF__TRIED_SPIN] = &spin_ops,
+		[SYNCPROF__TRIED_MTX] = &c11_ops,
+	};
+
+	return tried_entry__slowpath(rc, (struct sp_entry *)(void *)pub, ops[call], NULL, 1);
 }
 
 /* The push of a hold that the inlined fast push did not take, from the

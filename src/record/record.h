@@ -317,6 +317,49 @@ extern SP_TLS struct sp_thread *sp_tls_self;
 extern uint32_t sp_reset_epoch;
 
 /*
+ * instrument.h's inline fast path (syncprof.h, struct syncprof__entry)
+ * reads a thread's home slots through syncprof__home, a copy of
+ * sp_tls_self->table.home: set and cleared with sp_tls_self, so that a
+ * thread the probes leave alone (torn down, inside the profiler, after
+ * fork) is left alone inline too, and set once the home slots are mapped.
+ */
+_Static_assert(offsetof(struct syncprof__entry, obj) == offsetof(struct sp_entry, obj) &&
+		       offsetof(struct syncprof__entry, file) == offsetof(struct sp_entry, file) &&
+		       offsetof(struct syncprof__entry, pc) == offsetof(struct sp_entry, pc) &&
+		       offsetof(struct syncprof__entry, line) == offsetof(struct sp_entry, line) &&
+		       offsetof(struct syncprof__entry, op) == offsetof(struct sp_entry, op) &&
+		       offsetof(struct syncprof__entry, acquisitions) ==
+			       offsetof(struct sp_entry, acquisitions) &&
+		       sizeof(struct syncprof__entry) == sizeof(struct sp_entry),
+	       "instrument.h's view of an entry is the entry");
+_Static_assert(SYNCPROF__HOME_SLOT(~0ul) == SP_LOCK_SLOTS - 1 &&
+		       SYNCPROF__HOME_SLOT(1ul << 5) == 1,
+	       "instrument.h's home slot is sp_lock_slot()");
+_Static_assert(SYNCPROF__OP_MUTEX == SP_TYPE_MUTEX &&
+		       SYNCPROF__OP_RWLOCK_READ == SP_TYPE_RWLOCK_READ &&
+		       SYNCPROF__OP_RWLOCK_WRITE == SP_TYPE_RWLOCK_WRITE &&
+		       SYNCPROF__OP_SPINLOCK == SP_TYPE_SPINLOCK,
+	       "instrument.h's ops are the entries'");
+
+/* 1 in libsyncprof; 0 in the preload library (preload.c), whose
+ * syncprof__home an instrumented program run under it would read: the
+ * inline path's try would then be the preload's interposed one, which
+ * records the call a second time, by its return address. */
+extern const int sp_home_inline;
+
+static inline void sp_tls_home_sync(const struct sp_thread *t)
+{
+	syncprof__home =
+		t && sp_home_inline ? (struct syncprof__entry *)(void *)t->table.home : NULL;
+}
+
+static inline void sp_tls_self_set(struct sp_thread *t)
+{
+	sp_tls_self = t;
+	sp_tls_home_sync(t);
+}
+
+/*
  * Owner only, before it updates a maximum: a reset (which bumps
  * sp_reset_epoch) is applied to an entry lazily, by zeroing its maxima
  * the first time its owner writes one after the reset; reports read the

@@ -39,6 +39,8 @@ enum tls_state {
 };
 
 SP_TLS struct sp_thread *sp_tls_self;
+SYNCPROF_API SP_TLS struct syncprof__entry *syncprof__home;
+__attribute__((weak)) const int sp_home_inline = 1; /* record.h */
 static SP_TLS struct sp_thread *tls_record; /* kept while busy */
 static SP_TLS int tls_state;
 
@@ -92,7 +94,7 @@ static void thread_exit(void *arg)
 {
 	struct sp_thread *t = arg;
 
-	sp_tls_self = NULL;
+	sp_tls_self_set(NULL);
 	tls_state = TLS_DEAD;
 	tls_record = NULL;
 	sp_lock(&registry_lock);
@@ -153,7 +155,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 		/* First call after fork() in the child: control.c cleared
 		 * sp_tls_self to get here and restart its helper thread now,
 		 * outside the atfork handler. */
-		sp_tls_self = tls_record;
+		sp_tls_self_set(tls_record);
 		after_fork_hook();
 		return tls_record;
 	}
@@ -184,7 +186,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	sp_unlock(&registry_lock);
 	tls_record = t;
 	tls_state = TLS_LIVE;
-	sp_tls_self = t;
+	sp_tls_self_set(t);
 	after_fork_hook(); /* a new thread in a forked child, see above */
 	return t;
 }
@@ -194,14 +196,14 @@ struct sp_thread *sp_thread_enter(void)
 	struct sp_thread *saved = sp_tls_self;
 
 	sp_tls_busy++;
-	sp_tls_self = NULL;
+	sp_tls_self_set(NULL);
 	return saved;
 }
 
 void sp_thread_leave(struct sp_thread *saved)
 {
 	if (--sp_tls_busy == 0 && tls_state == TLS_LIVE)
-		sp_tls_self = saved ? saved : tls_record;
+		sp_tls_self_set(saved ? saved : tls_record);
 }
 
 void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg)

@@ -450,7 +450,7 @@ void sp_control_fork_child(void)
 	sp_store_relaxed(&restart_pending, 1);
 	/* The forking thread's next profiled lock call takes the registry's
 	 * slow path, which calls sp_control_after_fork(). */
-	sp_tls_self = NULL;
+	sp_tls_self_set(NULL);
 }
 
 void sp_control_after_fork(void)

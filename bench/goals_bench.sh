@@ -16,7 +16,13 @@
 #                         least a per-(site, object) counter (and a held
 #                         list) must do inline - lower bounds, not goals;
 #                         floornear: the floor's counter found through a
-#                         table of pointers, as syncprof's near[] finds it
+#                         table of pointers, as syncprof's near[] finds it;
+#                         floortry: the floor with a run-time flag, the
+#                         lock tried first and a two-word key, the least a
+#                         switchable probe that tells contention without a
+#                         clock does; floorshim: LD_PRELOAD=libfloorshim.so,
+#                         the same as an interposer (bench/floorshim.c), the
+#                         floor of the preloaded goal
 #   trace event           tracebench -t 1, ns per event                     <= 15 ns
 #   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
 #                         with hold=1 against without                       <= 4 MB
@@ -29,7 +35,8 @@ set -eu
 b=${1:-build} repeats=${2:-7} ms=${3:-30} rounds=${4:-21}
 lb=$b/bench/lockbench tb=$b/bench/tracebench
 pre=$(cd "$b" && pwd)/libsyncprof-preload.so
-for f in "$lb" "$tb" "$pre"; do
+shim=$(cd "$b" && pwd)/bench/libfloorshim.so
+for f in "$lb" "$tb" "$pre" "$shim"; do
 	[ -e "$f" ] || { echo "goals_bench: build $f first (make build)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -41,8 +48,11 @@ ratio() {
 	local way=$1 opts=$2 mode=on
 	shift 2
 	[ "$way" = preload ] && mode=plain
-	case $way in floor | floorhold | floornear) mode=$way way=compiled ;; esac
-	if [ "$way" = preload ]; then
+	[ "$way" = floorshim ] && mode=plain
+	case $way in floor | floorhold | floornear | floortry) mode=$way way=compiled ;; esac
+	if [ "$way" = floorshim ]; then
+		env LD_PRELOAD="$shim" "$lb" -M libc,plain -d "$ms" -r "$rounds" "$@"
+	elif [ "$way" = preload ]; then
 		env LD_PRELOAD="$pre" SYNCPROF_OPTIONS="report_at_exit=0$opts" \
 			"$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
 	else
@@ -66,6 +76,10 @@ cases=(
 	"floorhold-1|floorhold||-t 1 -m 1"
 	"floorhold-1024|floorhold||-t 1 -m 1024"
 	"floornear-1024|floornear||-t 1 -m 1024"
+	"floortry-1|floortry||-t 1 -m 1"
+	"floortry-1024|floortry||-t 1 -m 1024"
+	"floorshim-1|floorshim||-t 1 -m 1"
+	"floorshim-1024|floorshim||-t 1 -m 1024"
 )
 for ((i = 0; i < repeats; i++)); do
 	for c in "${cases[@]}"; do
@@ -95,6 +109,10 @@ goal floor-1024 "floor, 1024 locks" "(lower bound)"
 goal floorhold-1 "floor with hold lists (floorhold), 1 lock" "(lower bound)"
 goal floorhold-1024 "floor with hold lists, 1024 locks" "(lower bound)"
 goal floornear-1024 "floor through a pointer table, 1024 locks" "(lower bound)"
+goal floortry-1 "floor switchable, tried first (floortry), 1 lock" "(lower bound)"
+goal floortry-1024 "floor switchable, tried first, 1024 locks" "(lower bound)"
+goal floorshim-1 "floor interposed (floorshim.c), 1 lock" "(lower bound)"
+goal floorshim-1024 "floor interposed, 1024 locks" "(lower bound)"
 if [ -s "$tmp/trace" ]; then
 	printf "%-44s %8.1f ns  goal <= 15 ns\n" "trace event, 1 thread (tracebench)" "$(median <"$tmp/trace")"
 fi

@@ -114,8 +114,9 @@
  */
 #define SYNCPROF__FAST(f, l, op_, try_call, ok, call)                                         \
 	do {                                                                                 \
-		struct syncprof__entry *e_ = syncprof__home;                                \
-		if (__builtin_expect((f) == SYNCPROF__PROFILING && e_, 1)) {                 \
+		struct syncprof__entry *e_;                                                 \
+		if (__builtin_expect((f) == SYNCPROF__PROFILING, 1) &&                       \
+		    __builtin_expect((e_ = syncprof__home) != 0, 1)) {                       \
 			e_ += SYNCPROF__HOME_SLOT(l);                                        \
 			if (__builtin_expect(e_->obj == (const void *)(l) && e_->file == file && \
 						     e_->line == (unsigned int)line &&               \

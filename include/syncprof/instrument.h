@@ -135,16 +135,20 @@
 #define SYNCPROF__FAST(f, l, op_, try_call, ok, call) ((void)(f))
 #endif
 
-SYNCPROF__INLINE int syncprof__mutex_lock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
-{
-	int f = SYNCPROF__FLAGS();
+/* A blocking acquisition: off, the real call; on, the fast path above,
+ * else the library's profiled twin @lib. */
+#define SYNCPROF__BLOCKING(name, type, lock, trylock, op_, ok, call, lib)                     \
+	SYNCPROF__INLINE int syncprof__##name(type *l, SYNCPROF_SITE_PARAMS)                 \
+	{                                                                                    \
+		int f = SYNCPROF__FLAGS();                                                   \
+		if (!SYNCPROF__UNLIKELY(f))                                                  \
+			return (lock)(l);                                                    \
+		SYNCPROF__FAST(f, l, op_, (trylock)(l), ok, call);                           \
+		return lib(l, file, line, func);                                             \
+	}
 
-	if (!SYNCPROF__UNLIKELY(f))
-		return (pthread_mutex_lock)(m);
-	SYNCPROF__FAST(f, m, SYNCPROF__OP_MUTEX, (pthread_mutex_trylock)(m), 0,
-		       SYNCPROF__TRIED_MUTEX);
-	return syncprof_mutex_lock(m, file, line, func);
-}
+SYNCPROF__BLOCKING(mutex_lock, pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
+		   SYNCPROF__OP_MUTEX, 0, SYNCPROF__TRIED_MUTEX, syncprof_mutex_lock)
 
 SYNCPROF__INLINE int syncprof__mutex_trylock(pthread_mutex_t *m, SYNCPROF_SITE_PARAMS)
 {
@@ -197,27 +201,12 @@ SYNCPROF__RW(trywrlock, ~0)
 SYNCPROF__RW(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__RW
 
-SYNCPROF__INLINE int syncprof__rwlock_rdlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS)
-{
-	int f = SYNCPROF__FLAGS();
-
-	if (!SYNCPROF__UNLIKELY(f))
-		return (pthread_rwlock_rdlock)(l);
-	SYNCPROF__FAST(f, l, SYNCPROF__OP_RWLOCK_READ, (pthread_rwlock_tryrdlock)(l), 0,
-		       SYNCPROF__TRIED_RDLOCK);
-	return syncprof_rwlock_rdlock(l, file, line, func);
-}
-
-SYNCPROF__INLINE int syncprof__rwlock_wrlock(pthread_rwlock_t *l, SYNCPROF_SITE_PARAMS)
-{
-	int f = SYNCPROF__FLAGS();
-
-	if (!SYNCPROF__UNLIKELY(f))
-		return (pthread_rwlock_wrlock)(l);
-	SYNCPROF__FAST(f, l, SYNCPROF__OP_RWLOCK_WRITE, (pthread_rwlock_trywrlock)(l), 0,
-		       SYNCPROF__TRIED_WRLOCK);
-	return syncprof_rwlock_wrlock(l, file, line, func);
-}
+SYNCPROF__BLOCKING(rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_rdlock,
+		   pthread_rwlock_tryrdlock, SYNCPROF__OP_RWLOCK_READ, 0, SYNCPROF__TRIED_RDLOCK,
+		   syncprof_rwlock_rdlock)
+SYNCPROF__BLOCKING(rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_wrlock,
+		   pthread_rwlock_trywrlock, SYNCPROF__OP_RWLOCK_WRITE, 0, SYNCPROF__TRIED_WRLOCK,
+		   syncprof_rwlock_wrlock)
 
 SYNCPROF__INLINE int syncprof__rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t,
 						  SYNCPROF_SITE_PARAMS)
@@ -243,16 +232,8 @@ SYNCPROF__INLINE int syncprof__rwlock_timedwrlock(pthread_rwlock_t *l, const str
 			return (pthread_spin_##op)(s);                            \
 		return syncprof_spin_##op(s, file, line, func);                   \
 	}
-SYNCPROF__INLINE int syncprof__spin_lock(pthread_spinlock_t *s, SYNCPROF_SITE_PARAMS)
-{
-	int f = SYNCPROF__FLAGS();
-
-	if (!SYNCPROF__UNLIKELY(f))
-		return (pthread_spin_lock)(s);
-	SYNCPROF__FAST(f, s, SYNCPROF__OP_SPINLOCK, (pthread_spin_trylock)(s), 0,
-		       SYNCPROF__TRIED_SPIN);
-	return syncprof_spin_lock(s, file, line, func);
-}
+SYNCPROF__BLOCKING(spin_lock, pthread_spinlock_t, pthread_spin_lock, pthread_spin_trylock,
+		   SYNCPROF__OP_SPINLOCK, 0, SYNCPROF__TRIED_SPIN, syncprof_spin_lock)
 SYNCPROF__SPIN(trylock, ~0)
 SYNCPROF__SPIN(unlock, SYNCPROF__UNLOCK_HOOKS)
 #undef SYNCPROF__SPIN
@@ -592,16 +573,8 @@ SYNCPROF__INLINE int syncprof__cond_broadcast(pthread_cond_t *c, SYNCPROF_SITE_P
 #define pthread_cond_broadcast(c) syncprof__cond_broadcast((c), SYNCPROF__SITE)
 
 #ifdef SYNCPROF__HAVE_C11_THREADS
-SYNCPROF__INLINE int syncprof__mtx_lock(mtx_t *m, SYNCPROF_SITE_PARAMS)
-{
-	int f = SYNCPROF__FLAGS();
-
-	if (!SYNCPROF__UNLIKELY(f))
-		return (mtx_lock)(m);
-	SYNCPROF__FAST(f, m, SYNCPROF__OP_MUTEX, (mtx_trylock)(m), thrd_success,
-		       SYNCPROF__TRIED_MTX);
-	return syncprof_mtx_lock(m, file, line, func);
-}
+SYNCPROF__BLOCKING(mtx_lock, mtx_t, mtx_lock, mtx_trylock, SYNCPROF__OP_MUTEX, thrd_success,
+		   SYNCPROF__TRIED_MTX, syncprof_mtx_lock)
 
 SYNCPROF__INLINE int syncprof__mtx_trylock(mtx_t *m, SYNCPROF_SITE_PARAMS)
 {

@@ -296,6 +296,8 @@ SYNCPROF_API int syncprof__tried(struct syncprof__entry *pub, int rc, int call)
 		[SYNCPROF__TRIED_MTX] = &c11_ops,
 	};
 
+	if ((unsigned)call > SYNCPROF__TRIED_MTX)
+		call = SYNCPROF__TRIED_MUTEX; /* not instrument.h's: no table overrun */
 	return tried_entry__slowpath(rc, (struct sp_entry *)(void *)pub, ops[call], NULL, 1);
 }
 

@@ -22,7 +22,9 @@
 #                         switchable probe that tells contention without a
 #                         clock does; floorshim: LD_PRELOAD=libfloorshim.so,
 #                         the same as an interposer (bench/floorshim.c), the
-#                         floor of the preloaded goal
+#                         floor of the preloaded goal; floortryhold and
+#                         FLOORSHIM=hold: those with hold lists and one
+#                         hold in 16 timed, the floors of the hold=1 goal
 #   trace event           tracebench -t 1, ns per event                     <= 15 ns
 #   RSS added             pigz -p 4 of a 64 MiB file, peak RSS preloaded
 #                         with hold=1 against without                       <= 4 MB
@@ -48,10 +50,12 @@ ratio() {
 	local way=$1 opts=$2 mode=on
 	shift 2
 	[ "$way" = preload ] && mode=plain
-	[ "$way" = floorshim ] && mode=plain
-	case $way in floor | floorhold | floornear | floortry) mode=$way way=compiled ;; esac
+	[ "$way" = floorshim ] || [ "$way" = floorshimhold ] && mode=plain
+	case $way in floor | floorhold | floornear | floortry | floortryhold) mode=$way way=compiled ;; esac
 	if [ "$way" = floorshim ]; then
 		env LD_PRELOAD="$shim" "$lb" -M libc,plain -d "$ms" -r "$rounds" "$@"
+	elif [ "$way" = floorshimhold ]; then
+		env FLOORSHIM=hold LD_PRELOAD="$shim" "$lb" -M libc,plain -d "$ms" -r "$rounds" "$@"
 	elif [ "$way" = preload ]; then
 		env LD_PRELOAD="$pre" SYNCPROF_OPTIONS="report_at_exit=0$opts" \
 			"$lb" -M libc,$mode -d "$ms" -r "$rounds" "$@"
@@ -80,6 +84,10 @@ cases=(
 	"floortry-1024|floortry||-t 1 -m 1024"
 	"floorshim-1|floorshim||-t 1 -m 1"
 	"floorshim-1024|floorshim||-t 1 -m 1024"
+	"floortryhold-1|floortryhold||-t 1 -m 1"
+	"floortryhold-1024|floortryhold||-t 1 -m 1024"
+	"floorshimhold-1|floorshimhold||-t 1 -m 1"
+	"floorshimhold-1024|floorshimhold||-t 1 -m 1024"
 )
 for ((i = 0; i < repeats; i++)); do
 	for c in "${cases[@]}"; do
@@ -113,6 +121,10 @@ goal floortry-1 "floor switchable, tried first (floortry), 1 lock" "(lower bound
 goal floortry-1024 "floor switchable, tried first, 1024 locks" "(lower bound)"
 goal floorshim-1 "floor interposed (floorshim.c), 1 lock" "(lower bound)"
 goal floorshim-1024 "floor interposed, 1024 locks" "(lower bound)"
+goal floortryhold-1 "floortry with hold lists, sampled, 1 lock" "(lower bound)"
+goal floortryhold-1024 "floortry with hold lists, sampled, 1024 locks" "(lower bound)"
+goal floorshimhold-1 "floorshim with hold lists, sampled, 1 lock" "(lower bound)"
+goal floorshimhold-1024 "floorshim with hold lists, sampled, 1024" "(lower bound)"
 if [ -s "$tmp/trace" ]; then
 	printf "%-44s %8.1f ns  goal <= 15 ns\n" "trace event, 1 thread (tracebench)" "$(median <"$tmp/trace")"
 fi

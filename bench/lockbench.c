@@ -27,6 +27,10 @@
  *          try would be timed), and a key of two words (object and site)
  *          - syncprof's compiled-in fast path without the thread's record
  *          and with one site field where it compares three;
+ *   floortryhold  floortry, plus floorhold's held list, and one hold in 16
+ *          (LOCKBENCH_HOLD_SAMPLE=N: in N; 0: none) timed with two TSC
+ *          reads (the sample of issue 14's design): the floor of the
+ *          hold=1 goal compiled in;
  *   floornear  floor with the counter found through a table of pointers
  *          (slot from the lock's address) to counters allocated in order
  *          of first use: what one more dependent load costs, the shape of
@@ -144,13 +148,19 @@ struct floor_held {
 	const void *obj;
 	const void *site;
 	uint64_t tick;
+	uint64_t t0; /* floortryhold: a sampled hold's TSC at acquisition, else 0 */
 };
 static uint64_t floor_tick; /* stands for the hold ticker's tick */
+static uint64_t floor_sampled_ns; /* floortryhold's sampled holds */
+static unsigned floor_sample = 16; /* floortryhold: 1 in this many timed; 0: none
+				    * (LOCKBENCH_HOLD_SAMPLE) */
 
 /*
  * glibc's own calls, and with @extra (a constant: each caller gets its own
  * copy, so the libc baseline has none of the rest) the floor's counter
- * (1) or the counter and the held list (2).
+ * (1), the counter and the held list (2), the counter through a pointer
+ * table (3), floortry (4) or floortry with the held list and one hold in
+ * 16 timed (5).
  */
 static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, int extra)
 {
@@ -159,7 +169,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 	unsigned long ops = 0;
 	struct floor_entry *t = NULL;
 	struct floor_entry **nearp = NULL;
-	unsigned n_used = 0;
+	unsigned n_used = 0, left = floor_sample;
 
 	if (extra && !(t = calloc(FLOOR_SLOTS, sizeof(*t))))
 		return NULL;
@@ -174,7 +184,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 		if (spin_try) {
 			while (libc_trylock(&c->lock))
 				;
-		} else if (extra == 4) {
+		} else if (extra == 4 || extra == 5) {
 			if (__atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
 				struct floor_entry *e =
 					&t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
@@ -201,7 +211,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 				e->obj = &c->lock;
 			}
 			e->acquisitions++;
-		} else if (extra && extra != 4) {
+		} else if (extra && extra < 4) {
 			struct floor_entry *e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 
 			if (__builtin_expect(e->obj != &c->lock, 0))
@@ -216,7 +226,34 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
 			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
 		}
+		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
+			unsigned n = n_held;
+
+			held[n].obj = &c->lock;
+			held[n].site = (const void *)libc_loop;
+			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
+			held[n].t0 = 0;
+			if (__builtin_expect(floor_sample && --left == 0, 0)) {
+				left = floor_sample;
+				held[n].t0 = __builtin_ia32_rdtsc();
+			}
+			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
+		}
 		c->value++;
+		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
+			unsigned n = n_held;
+
+			if (__builtin_expect(held[n - 1].obj == &c->lock &&
+					     held[n - 1].tick == __atomic_load_n(&floor_tick,
+										 __ATOMIC_RELAXED), 1)) {
+				if (__builtin_expect(held[n - 1].t0 != 0, 0))
+					__atomic_store_n(&floor_sampled_ns,
+							 floor_sampled_ns + __builtin_ia32_rdtsc() -
+								 held[n - 1].t0,
+							 __ATOMIC_RELAXED);
+				__atomic_store_n(&n_held, n - 1, __ATOMIC_RELEASE);
+			}
+		}
 		if (extra == 2) {
 			unsigned n = n_held;
 
@@ -262,6 +299,11 @@ static void *loop_floortry(void *arg)
 	return libc_loop(arg, 4);
 }
 
+static void *loop_floortryhold(void *arg)
+{
+	return libc_loop(arg, 5);
+}
+
 #include <syncprof/instrument.h>
 
 /* The same loop, instrumented: lock calls go through syncprof. */
@@ -292,13 +334,14 @@ static void *loop_instrumented(void *arg)
 }
 
 enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, MODE_FLOORNEAR,
-       MODE_FLOORTRY, N_MODES };
+       MODE_FLOORTRY, MODE_FLOORTRYHOLD, N_MODES };
 static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor",
-						 "floorhold", "floornear", "floortry" };
+						 "floorhold", "floornear", "floortry",
+						 "floortryhold" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
 						 loop_instrumented, loop_libc,
 						 loop_floor,	     loop_floorhold, loop_floornear,
-						 loop_floortry };
+						 loop_floortry, loop_floortryhold };
 
 static double now_s(void)
 {
@@ -380,7 +423,7 @@ static void usage(FILE *f)
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
 	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold,\n"
-	      "      floornear,floortry\n"
+	      "      floornear,floortry,floortryhold\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n",
 	      f);
@@ -424,10 +467,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD] || want[MODE_FLOORNEAR] ||
-	     want[MODE_FLOORTRY]) && libc_resolve()) {
+	     want[MODE_FLOORTRY] || want[MODE_FLOORTRYHOLD]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}
+	if (getenv("LOCKBENCH_HOLD_SAMPLE"))
+		floor_sample = (unsigned)strtoul(getenv("LOCKBENCH_HOLD_SAMPLE"), NULL, 10);
 	initially_enabled = syncprof_is_enabled();
 	if (posix_memalign((void **)&counters, 64, n_locks * sizeof(*counters))) {
 		perror("lockbench");

@@ -18,9 +18,9 @@
 #                         floornear: the floor's counter found through a
 #                         table of pointers, as syncprof's near[] finds it;
 #                         floortry: the floor with a run-time flag, the
-#                         lock tried first and a two-word key, the least a
-#                         switchable probe that tells contention without a
-#                         clock does; floorshim: LD_PRELOAD=libfloorshim.so,
+#                         lock tried first, a two-word key and its counters
+#                         through TLS, the least a switchable probe that
+#                         tells contention without a clock does; floorshim: LD_PRELOAD=libfloorshim.so,
 #                         the same as an interposer (bench/floorshim.c), the
 #                         floor of the preloaded goal; floortryhold and
 #                         FLOORSHIM=hold: those with hold lists and one

@@ -24,13 +24,16 @@
  *          off at run time and tells a contended acquisition from an
  *          uncontended one without reading a clock: a flag tested before
  *          the lock and before the unlock, the lock tried first (a failed
- *          try would be timed), and a key of two words (object and site)
- *          - syncprof's compiled-in fast path without the thread's record
- *          and with one site field where it compares three;
- *   floortryhold  floortry, plus floorhold's held list, and one hold in 16
- *          (LOCKBENCH_HOLD_SAMPLE=N: in N; 0: none) timed with two TSC
- *          reads (the sample of issue 14's design): the floor of the
- *          hold=1 goal compiled in;
+ *          try would be timed), a key of two words (object and site),
+ *          and the thread's counters reached through TLS on every
+ *          operation, as a probe called per lock call must - syncprof's
+ *          compiled-in fast path with one site field where it compares
+ *          three;
+ *   floortryhold  floortry, plus a held list reached through TLS (object,
+ *          site, tick, the state word stored last; the pop compares
+ *          object and tick), and one hold in 16 (LOCKBENCH_HOLD_SAMPLE=N:
+ *          in N; 0: none) timed with two TSC reads (the sample of issue
+ *          14's design): the floor of the hold=1 goal compiled in;
  *   floornear  floor with the counter found through a table of pointers
  *          (slot from the lock's address) to counters allocated in order
  *          of first use: what one more dependent load costs, the shape of
@@ -152,6 +155,16 @@ struct floor_held {
 };
 static uint64_t floor_tick; /* stands for the hold ticker's tick */
 static uint64_t floor_sampled_ns; /* floortryhold's sampled holds */
+
+/* floortry and floortryhold reach the thread's counters and held list
+ * through TLS on every operation, as a probe called per lock must (the
+ * other floors keep them in the loop's registers). */
+struct floor_block {
+	uint64_t state; /* seq << 32 | n, stored last */
+	struct floor_held e[8];
+};
+static __thread struct floor_entry *floor_tls_table __attribute__((tls_model("initial-exec")));
+static __thread struct floor_block *floor_tls_block __attribute__((tls_model("initial-exec")));
 static unsigned floor_sample = 16; /* floortryhold: 1 in this many timed; 0: none
 				    * (LOCKBENCH_HOLD_SAMPLE) */
 
@@ -175,6 +188,11 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 		return NULL;
 	if (extra == 3 && !(nearp = calloc(FLOOR_SLOTS, sizeof(*nearp))))
 		return NULL;
+	if (extra >= 4) {
+		floor_tls_table = t;
+		if (!(floor_tls_block = calloc(1, sizeof(*floor_tls_block))))
+			return NULL;
+	}
 	wait_go();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct counter *c = &counters[xorshift(&w->seed) % n_locks];
@@ -187,7 +205,8 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 		} else if (extra == 4 || extra == 5) {
 			if (__atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
 				struct floor_entry *e =
-					&t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
+					&__atomic_load_n(&floor_tls_table, __ATOMIC_RELAXED)
+						 [((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 
 				if (__builtin_expect(e->obj != &c->lock || e->site != (void *)libc_loop, 0)) {
 					e->obj = &c->lock; /* first use of the slot */
@@ -227,31 +246,35 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
 		}
 		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
-			unsigned n = n_held;
+			struct floor_block *b = __atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED);
+			uint64_t state = b->state;
+			struct floor_held *h = &b->e[(uint32_t)state];
 
-			held[n].obj = &c->lock;
-			held[n].site = (const void *)libc_loop;
-			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
-			held[n].t0 = 0;
+			h->obj = &c->lock;
+			h->site = (const void *)libc_loop;
+			h->tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
+			h->t0 = 0;
 			if (__builtin_expect(floor_sample && --left == 0, 0)) {
 				left = floor_sample;
-				held[n].t0 = __builtin_ia32_rdtsc();
+				h->t0 = __builtin_ia32_rdtsc();
 			}
-			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&b->state, state + (2ull << 32) + 1, __ATOMIC_RELEASE);
 		}
 		c->value++;
 		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
-			unsigned n = n_held;
+			struct floor_block *b = __atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED);
+			uint64_t state = b->state;
+			struct floor_held *h = &b->e[(uint32_t)state - 1];
 
-			if (__builtin_expect(held[n - 1].obj == &c->lock &&
-					     held[n - 1].tick == __atomic_load_n(&floor_tick,
-										 __ATOMIC_RELAXED), 1)) {
-				if (__builtin_expect(held[n - 1].t0 != 0, 0))
+			if (__builtin_expect(h->obj == &c->lock &&
+						     h->tick == __atomic_load_n(&floor_tick,
+										__ATOMIC_RELAXED),
+					     1)) {
+				if (__builtin_expect(h->t0 != 0, 0))
 					__atomic_store_n(&floor_sampled_ns,
-							 floor_sampled_ns + __builtin_ia32_rdtsc() -
-								 held[n - 1].t0,
+							 floor_sampled_ns + __builtin_ia32_rdtsc() - h->t0,
 							 __ATOMIC_RELAXED);
-				__atomic_store_n(&n_held, n - 1, __ATOMIC_RELEASE);
+				__atomic_store_n(&b->state, state + (2ull << 32) - 1, __ATOMIC_RELEASE);
 			}
 		}
 		if (extra == 2) {
@@ -271,6 +294,11 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 	}
 	w->ops = ops;
 	free(t);
+	if (extra >= 4) {
+		free(floor_tls_block);
+		floor_tls_block = NULL;
+		floor_tls_table = NULL;
+	}
 	return NULL;
 }
 

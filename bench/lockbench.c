@@ -453,7 +453,8 @@ static void usage(FILE *f)
 	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold,\n"
 	      "      floornear,floortry,floortryhold\n"
 	      "      (default plain,off,on)\n"
-	      "Ratios are against libc when it is measured, else against plain.\n",
+	      "Ratios are against libc when it is measured, else against plain.\n"
+	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 16; 0: none).\n",
 	      f);
 }
 

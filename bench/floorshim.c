@@ -20,14 +20,9 @@
  * the flag test (the interposition alone).
  *
  * FLOORSHIM=hold adds the least hold tracking as issue 14 designs it must
- * do, for the preloaded hold=1 goal: publish the lock as held (object,
- * return address and the coarse tick in the thread's block, whose state
- * word - a sequence and the count - is stored last, so that other threads
- * can read it), take it off at the unlock (the top's object and tick
- * compared, the state word), and time one hold in FLOORSHIM_SAMPLE
- * (default 16, 0: none) with two TSC reads, its time added to a counter.
- * No recursion check, no owner changes, no random sample gap, no ticker
- * (the tick is read, never moves).
+ * do, for the preloaded hold=1 goal: floor_held.h's push and pop on the
+ * thread's block, one hold in FLOORSHIM_SAMPLE (default 16, 0: none)
+ * timed.
  *
  * Alternatives: measuring syncprof's preload with profiling off gives the
  * interposition with syncprof's shims (their frame set-up included), not a
@@ -40,6 +35,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "floor_held.h"
+
 #define SLOTS 2048
 
 struct slot {
@@ -48,21 +45,6 @@ struct slot {
 	unsigned long acquisitions;
 } __attribute__((aligned(32)));
 
-#define HELD_MAX 32
-
-struct held {
-	const void *obj;
-	uintptr_t site;
-	uint64_t tick;
-	uint64_t t0; /* a sampled hold's TSC at acquisition, else 0 */
-};
-
-struct block {
-	uint64_t state; /* seq << 32 | n, stored last */
-	struct held e[HELD_MAX];
-	uint64_t sampled_ns, sampled_n;
-};
-
 static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_unlock)(pthread_mutex_t *);
@@ -70,7 +52,7 @@ static int flags = 1; /* 1: on; 0: FLOORSHIM=off; 3: FLOORSHIM=hold */
 static unsigned sample = 16;
 static uint64_t tick; /* stands for the hold ticker's tick */
 static __thread struct slot *table __attribute__((tls_model("initial-exec")));
-static __thread struct block *blk __attribute__((tls_model("initial-exec")));
+static __thread struct floor_block *blk __attribute__((tls_model("initial-exec")));
 static __thread unsigned left __attribute__((tls_model("initial-exec")));
 
 __attribute__((constructor)) static void floorshim_init(void)
@@ -98,7 +80,7 @@ __attribute__((noinline)) static int lock_miss(pthread_mutex_t *m, uintptr_t ra)
 	struct slot *t = table, *s;
 
 	if (!t) {
-		struct block *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+		struct floor_block *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		t = mmap(NULL, SLOTS * sizeof(*t), PROT_READ | PROT_WRITE,
@@ -133,24 +115,8 @@ static inline __attribute__((always_inline)) int lock_probe(pthread_mutex_t *m, 
 	if (__builtin_expect(rc != 0, 0))
 		return real_lock(m); /* contended: a profiler times this */
 	s->acquisitions++;
-	if (hold) {
-		struct block *b = blk;
-		uint64_t state = b->state;
-		uint32_t n = (uint32_t)state;
-		struct held *h = &b->e[n];
-
-		if (__builtin_expect(n >= HELD_MAX, 0))
-			return 0; /* untracked */
-		__atomic_store_n(&h->obj, m, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->site, ra, __ATOMIC_RELAXED);
-		h->tick = __atomic_load_n(&tick, __ATOMIC_RELAXED);
-		h->t0 = 0;
-		if (__builtin_expect(sample && --left == 0, 0)) {
-			left = sample;
-			h->t0 = __builtin_ia32_rdtsc();
-		}
-		__atomic_store_n(&b->state, state + (2ull << 32) + 1, __ATOMIC_RELEASE);
-	}
+	if (hold)
+		floor_push(blk, m, ra, &tick, &left, sample);
 	return 0;
 }
 
@@ -167,25 +133,7 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	if (__builtin_expect(__atomic_load_n(&flags, __ATOMIC_RELAXED) & 2, 0)) {
-		struct block *b = blk;
-
-		if (__builtin_expect(b != NULL, 1)) {
-			uint64_t state = b->state;
-			uint32_t n = (uint32_t)state;
-			struct held *h = &b->e[n - 1];
-
-			if (__builtin_expect(n && h->obj == m &&
-						     h->tick == __atomic_load_n(&tick, __ATOMIC_RELAXED),
-					     1)) {
-				if (__builtin_expect(h->t0 != 0, 0)) {
-					b->sampled_ns += __builtin_ia32_rdtsc() - h->t0;
-					b->sampled_n++;
-				}
-				__atomic_store_n(&b->state, state + (2ull << 32) - 1,
-						 __ATOMIC_RELEASE);
-			}
-		}
-	}
+	if (__builtin_expect(__atomic_load_n(&flags, __ATOMIC_RELAXED) & 2, 0) && blk)
+		floor_pop(blk, m, &tick);
 	return real_unlock(m);
 }

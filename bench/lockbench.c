@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floor_held.h"
 #include "xorshift.h"
 #include <time.h>
 
@@ -147,51 +148,49 @@ struct floor_entry {
 } __attribute__((aligned(64)));
 static int floor_flags = 1; /* floortry's "profiling on" */
 
-struct floor_held {
-	const void *obj;
-	const void *site;
-	uint64_t tick;
-	uint64_t t0; /* floortryhold: a sampled hold's TSC at acquisition, else 0 */
-};
 static uint64_t floor_tick; /* stands for the hold ticker's tick */
-static uint64_t floor_sampled_ns; /* floortryhold's sampled holds */
 
 /* floortry and floortryhold reach the thread's counters and held list
  * through TLS on every operation, as a probe called per lock must (the
- * other floors keep them in the loop's registers). */
-struct floor_block {
-	uint64_t state; /* seq << 32 | n, stored last */
-	struct floor_held e[8];
-};
+ * other floors keep them in the loop's registers and on its stack). */
 static __thread struct floor_entry *floor_tls_table __attribute__((tls_model("initial-exec")));
 static __thread struct floor_block *floor_tls_block __attribute__((tls_model("initial-exec")));
 static unsigned floor_sample = 16; /* floortryhold: 1 in this many timed; 0: none
 				    * (LOCKBENCH_HOLD_SAMPLE) */
 
-/*
- * glibc's own calls, and with @extra (a constant: each caller gets its own
- * copy, so the libc baseline has none of the rest) the floor's counter
- * (1), the counter and the held list (2), the counter through a pointer
- * table (3), floortry (4) or floortry with the held list and one hold in
- * 16 timed (5).
- */
-static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, int extra)
+/* What libc_loop() adds to glibc's own calls (lockbench's modes). */
+enum floor_kind {
+	LIBC,          /* nothing */
+	FLOOR,         /* the counter, in a table by the lock's address */
+	FLOOR_HOLD,    /* and a held list on the loop's stack */
+	FLOOR_NEAR,    /* the counter through a table of pointers */
+	FLOOR_TRY,     /* FLOOR with a flag, the try first, a site, TLS */
+	FLOOR_TRYHOLD, /* FLOOR_TRY with a held list through TLS, sampled */
+};
+
+/* glibc's own calls and what @kind adds (a constant: each caller gets its
+ * own copy, so the libc baseline has none of the rest). */
+static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
+							     enum floor_kind kind)
 {
-	struct floor_held held[8];
-	volatile unsigned n_held = 0;
+	struct floor_block stack_block = { 0 };
 	unsigned long ops = 0;
 	struct floor_entry *t = NULL;
 	struct floor_entry **nearp = NULL;
-	unsigned n_used = 0, left = floor_sample;
+	unsigned n_used = 0, left = floor_sample, no_left = 0;
 
-	if (extra && !(t = calloc(FLOOR_SLOTS, sizeof(*t))))
+	if (kind != LIBC && !(t = calloc(FLOOR_SLOTS, sizeof(*t))))
 		return NULL;
-	if (extra == 3 && !(nearp = calloc(FLOOR_SLOTS, sizeof(*nearp))))
+	if (kind == FLOOR_NEAR && !(nearp = calloc(FLOOR_SLOTS, sizeof(*nearp)))) {
+		free(t);
 		return NULL;
-	if (extra >= 4) {
+	}
+	if (kind >= FLOOR_TRY) {
 		floor_tls_table = t;
-		if (!(floor_tls_block = calloc(1, sizeof(*floor_tls_block))))
+		if (!(floor_tls_block = calloc(1, sizeof(*floor_tls_block)))) {
+			free(t);
 			return NULL;
+		}
 	}
 	wait_go();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
@@ -202,7 +201,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 		if (spin_try) {
 			while (libc_trylock(&c->lock))
 				;
-		} else if (extra == 4 || extra == 5) {
+		} else if (kind >= FLOOR_TRY) {
 			if (__atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
 				struct floor_entry *e =
 					&__atomic_load_n(&floor_tls_table, __ATOMIC_RELAXED)
@@ -221,7 +220,7 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 		} else {
 			libc_lock(&c->lock);
 		}
-		if (extra == 3) {
+		if (kind == FLOOR_NEAR) {
 			struct floor_entry **np = &nearp[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 			struct floor_entry *e = *np;
 
@@ -230,62 +229,25 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 				e->obj = &c->lock;
 			}
 			e->acquisitions++;
-		} else if (extra && extra < 4) {
+		} else if (kind == FLOOR || kind == FLOOR_HOLD) {
 			struct floor_entry *e = &t[((uintptr_t)&c->lock >> 6) & (FLOOR_SLOTS - 1)];
 
 			if (__builtin_expect(e->obj != &c->lock, 0))
 				e->obj = &c->lock; /* first use of the slot */
 			e->acquisitions++;
 		}
-		if (extra == 2) {
-			unsigned n = n_held;
-
-			held[n].obj = &c->lock;
-			held[n].site = (const void *)libc_loop;
-			held[n].tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
-			__atomic_store_n(&n_held, n + 1, __ATOMIC_RELEASE);
-		}
-		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
-			struct floor_block *b = __atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED);
-			uint64_t state = b->state;
-			struct floor_held *h = &b->e[(uint32_t)state];
-
-			h->obj = &c->lock;
-			h->site = (const void *)libc_loop;
-			h->tick = __atomic_load_n(&floor_tick, __ATOMIC_RELAXED);
-			h->t0 = 0;
-			if (__builtin_expect(floor_sample && --left == 0, 0)) {
-				left = floor_sample;
-				h->t0 = __builtin_ia32_rdtsc();
-			}
-			__atomic_store_n(&b->state, state + (2ull << 32) + 1, __ATOMIC_RELEASE);
-		}
+		if (kind == FLOOR_HOLD)
+			floor_push(&stack_block, &c->lock, (uintptr_t)libc_loop, &floor_tick, &no_left, 0);
+		if (kind == FLOOR_TRYHOLD && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
+			floor_push(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
+				   (uintptr_t)libc_loop, &floor_tick, &left, floor_sample);
 		c->value++;
-		if (extra == 5 && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED)) {
-			struct floor_block *b = __atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED);
-			uint64_t state = b->state;
-			struct floor_held *h = &b->e[(uint32_t)state - 1];
-
-			if (__builtin_expect(h->obj == &c->lock &&
-						     h->tick == __atomic_load_n(&floor_tick,
-										__ATOMIC_RELAXED),
-					     1)) {
-				if (__builtin_expect(h->t0 != 0, 0))
-					__atomic_store_n(&floor_sampled_ns,
-							 floor_sampled_ns + __builtin_ia32_rdtsc() - h->t0,
-							 __ATOMIC_RELAXED);
-				__atomic_store_n(&b->state, state + (2ull << 32) - 1, __ATOMIC_RELEASE);
-			}
-		}
-		if (extra == 2) {
-			unsigned n = n_held;
-
-			if (__builtin_expect(held[n - 1].obj == &c->lock &&
-					     held[n - 1].tick == __atomic_load_n(&floor_tick,
-										 __ATOMIC_RELAXED), 1))
-				__atomic_store_n(&n_held, n - 1, __ATOMIC_RELEASE);
-		}
-		if (extra == 4 && __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
+		if (kind == FLOOR_TRYHOLD && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
+			floor_pop(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
+				  &floor_tick);
+		if (kind == FLOOR_HOLD)
+			floor_pop(&stack_block, &c->lock, &floor_tick);
+		if (kind == FLOOR_TRY && __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
 			__atomic_store_n(&floor_tick, 0, __ATOMIC_RELAXED); /* stands for an unlock hook */
 		libc_unlock(&c->lock);
 		if (nested)
@@ -294,7 +256,8 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 	}
 	w->ops = ops;
 	free(t);
-	if (extra >= 4) {
+	free(nearp);
+	if (kind >= FLOOR_TRY) {
 		free(floor_tls_block);
 		floor_tls_block = NULL;
 		floor_tls_table = NULL;
@@ -302,35 +265,18 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w, i
 	return NULL;
 }
 
-static void *loop_libc(void *arg)
-{
-	return libc_loop(arg, 0);
-}
-
-static void *loop_floor(void *arg)
-{
-	return libc_loop(arg, 1);
-}
-
-static void *loop_floorhold(void *arg)
-{
-	return libc_loop(arg, 2);
-}
-
-static void *loop_floornear(void *arg)
-{
-	return libc_loop(arg, 3);
-}
-
-static void *loop_floortry(void *arg)
-{
-	return libc_loop(arg, 4);
-}
-
-static void *loop_floortryhold(void *arg)
-{
-	return libc_loop(arg, 5);
-}
+#define LIBC_LOOP(name, kind)                                                         \
+	static void *loop_##name(void *arg)                                           \
+	{                                                                             \
+		return libc_loop(arg, kind);                                          \
+	}
+LIBC_LOOP(libc, LIBC)
+LIBC_LOOP(floor, FLOOR)
+LIBC_LOOP(floorhold, FLOOR_HOLD)
+LIBC_LOOP(floornear, FLOOR_NEAR)
+LIBC_LOOP(floortry, FLOOR_TRY)
+LIBC_LOOP(floortryhold, FLOOR_TRYHOLD)
+#undef LIBC_LOOP
 
 #include <syncprof/instrument.h>
 

@@ -699,14 +699,12 @@ static void held_end(const struct sp_held *h, uint64_t now)
 static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj)
 {
 	uint64_t state = p->state, now;
-	uint32_t n = SP_PUB_N(state);
 	struct sp_held *h;
 
-	if (!n)
+	if (!SP_PUB_N(state))
 		return 0;
-	h = &p->e[n - 1];
-	if (h->obj != obj || h->depth != 1 || h->timed != SP_HOLD_SAMPLED || !h->e ||
-	    h->tick != sp_load_relaxed(&sp_hold_tick))
+	h = &p->e[SP_PUB_N(state) - 1];
+	if (!SP_HELD_IN_ORDER(h, obj, SP_HOLD_SAMPLED) || !h->e)
 		return 0;
 	now = ticks();
 	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)));

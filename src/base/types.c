@@ -7,7 +7,7 @@
 
 static const char *const type_names[SP_TYPE_COUNT] = {
 	"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
-	"semaphore", "barrier", "join",
+	"semaphore", "barrier", "join", "futex", "glibc_lock",
 };
 
 const char *sp_type_name(int type)

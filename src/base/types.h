@@ -20,10 +20,32 @@ enum sp_type {
 	SP_TYPE_SEMAPHORE, /* sem_wait & co.: contended when the count was 0 */
 	SP_TYPE_BARRIER,   /* pthread_barrier_wait: always a wait */
 	SP_TYPE_JOIN,      /* pthread_join, thrd_join: always a wait */
+	/* Locks that never call pthread, seen where they wait. */
+	SP_TYPE_FUTEX,      /* a futex wait through libc's syscall(): Rust std,
+			     * parking_lot, Abseil, folly, TBB */
+	SP_TYPE_GLIBC_LOCK, /* glibc's internal locks (stdio FILE, malloc
+			     * arenas, other __libc_lock), on their slow path */
 	SP_TYPE_COUNT
 };
 /* "rwlock_read", ...; "?" for a number that is no type (base/types.c). */
 const char *sp_type_name(int type);
+
+/*
+ * The kind of a type: a lock that some thread holds while others wait
+ * (mutex, rwlock, spinlock, futex, glibc lock), or a wait for an event
+ * that no single holder ends (condition, semaphore, barrier, join).
+ * Reports lead with locks.
+ */
+static inline int sp_type_is_lock(int type)
+{
+	return (type >= SP_TYPE_MUTEX && type <= SP_TYPE_SPINLOCK && type != SP_TYPE_CONDVAR) ||
+	       type == SP_TYPE_FUTEX || type == SP_TYPE_GLIBC_LOCK;
+}
+/* "lock" or "event". */
+static inline const char *sp_type_kind(int type)
+{
+	return sp_type_is_lock(type) ? "lock" : "event";
+}
 /* What an rwlock unlock passes to sp_probe_released(): the mode it releases
  * is found there, only when a trace event needs it; never recorded. */
 #define SP_TYPE_RWLOCK_UNLOCK SP_TYPE_COUNT

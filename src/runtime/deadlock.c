@@ -164,7 +164,7 @@ struct sp_wg_node *sp_wg_find(struct sp_wg *g, const struct sp_thread *t)
 static int has_holder(int type)
 {
 	return type != SP_TYPE_CONDVAR && type != SP_TYPE_SEMAPHORE && type != SP_TYPE_BARRIER &&
-	       type != SP_TYPE_JOIN;
+	       type != SP_TYPE_JOIN && type != SP_TYPE_FUTEX && type != SP_TYPE_GLIBC_LOCK;
 }
 
 /* Look up the holder of @n's lock into @h (as the node's fields). */
@@ -369,6 +369,9 @@ static void put_holder(struct text *t, const struct sp_wg *g, const struct sp_wg
 		else if (n->type == SP_TYPE_BARRIER)
 			put(t, "no single thread holds a barrier: it waits for the others to "
 			       "arrive");
+		else if (n->type == SP_TYPE_FUTEX || n->type == SP_TYPE_GLIBC_LOCK)
+			put(t, "its holder is not known: the lock takes no call that syncprof sees "
+			       "until it waits (the waker's site names who released it)");
 		else
 			put(t, "no thread holds a join: it waits for the thread to end");
 		return;

@@ -15,7 +15,7 @@ import re
 import sys
 
 TYPES = {"mutex", "rec_mutex", "condvar", "rwlock_read", "rwlock_write", "spinlock",
-         "semaphore", "barrier", "join"}
+         "semaphore", "barrier", "join", "futex", "glibc_lock"}
 SORTS = {"total", "avg", "max", "count", "contended", "hold"}
 HEX = re.compile(r"^0x[0-9a-f]+$")
 

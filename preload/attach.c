@@ -136,7 +136,8 @@ struct object {
 	uintptr_t relro_lo, relro_hi; /* pages made read-only after relocation */
 };
 
-static const char *shim_name_ok[] = { "pthread_", "mtx_", "cnd_", "sem_", "thrd_", NULL };
+static const char *shim_name_ok[] = { "pthread_", "mtx_", "cnd_", "sem_", "thrd_", "syscall",
+				       NULL };
 
 static const struct sp_attach_shim *shim_find(const char *name)
 {
@@ -434,7 +435,7 @@ static void *rescan_main(void *arg)
 		unsigned long long adds = 0;
 		uint32_t cmd;
 
-		syscall(SYS_futex, &rescan_futex, FUTEX_WAIT_PRIVATE, RESCAN_RUN, &t, NULL, 0);
+		sp_futex(&rescan_futex, FUTEX_WAIT_PRIVATE, RESCAN_RUN, &t);
 		cmd = __atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE);
 		if (cmd == RESCAN_STOP)
 			break;
@@ -468,7 +469,7 @@ static void rescan_start(void)
 static void rescan_tell(uint32_t cmd)
 {
 	__atomic_store_n(&rescan_futex, cmd, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &rescan_futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	sp_futex(&rescan_futex, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* Stop the thread (done with its report, if it was rendering one). */

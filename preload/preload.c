@@ -2,7 +2,8 @@
  * preload.c - libsyncprof-preload.so: the pthread and C11 lock calls of an
  * unmodified, dynamically linked program, interposed and profiled.
  *
- * Design.  This file defines pthread_mutex_lock & co.  Loaded with
+ * Design.  This file defines pthread_mutex_lock & co. (and syscall(), for
+ * the futex waits of lock libraries that never call pthread).  Loaded with
  * LD_PRELOAD, its definitions come first in the global lookup scope, so
  * the program's calls (and those of its libraries, libstdc++ included)
  * land here; each forwards to the next definition, libc's, found with
@@ -14,17 +15,11 @@
  * sp_site_pc() (stack.c).  Unlock shims only forward, unless hold
  * tracking is on (then they time the hold first, see hold.c).
  *
- * Bootstrapping.  Calls can arrive before the constructor ran (from other
- * libraries' constructors) and from inside dlsym() (which may malloc, and
- * a malloc replacement such as jemalloc locks a pthread mutex).  So:
- *   - real pointers are resolved lazily by the first call that needs one,
- *     all at once, and in the constructor;
- *   - while a thread is resolving, its own lock calls use glibc's
- *     __pthread_mutex_lock & co. aliases (exported by glibc for
- *     mutexes and rwlocks, bound at link time, no dlsym), and for spin
- *     locks an equivalent of glibc's implementation; other calls then
- *     resolve their own symbol directly (nothing in dlsym waits on them);
- *   - until the constructor enabled profiling, calls only forward.
+ * Real functions.  Every call forwards to the next definition,
+ * SP_REAL(name) of base/lock_calls.h (this file is compiled with
+ * SP_REAL_NEXT): resolved with dlsym(RTLD_NEXT) by base/real.c, which
+ * also bootstraps calls made before the constructor or from inside
+ * dlsym(); until the constructor enabled profiling, calls only forward.
  * The profiler's own lock calls (reports, thread registration, unwinding)
  * pass through unrecorded: sp_thread_enter() marks the thread busy.
  *
@@ -32,22 +27,19 @@
  * followed by the real blocking call; errors are returned unchanged
  * (EDEADLK, EPERM, ETIMEDOUT, EOWNERDEAD... see probe.h), and a try that
  * glibc's trylock left holding a not-recoverable mutex is undone first.
- *
- * Alternatives considered: calling glibc's __pthread_* aliases directly
- * always (no dlsym, no indirect call) would bypass other interposers
- * preloaded after us and does not exist for cond, spin and C11 calls;
- * mutrace-style "resolve in the constructor, abort if called earlier"
- * breaks programs whose libraries lock in constructors.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <threads.h>
 
 #include "attach.h"
+#include "base/lock_calls.h"
 #include "record/hold.h"
 #include "record/probe.h"
 #include "runtime/runtime.h"
@@ -60,233 +52,9 @@ const int sp_preload_enabled_default = 1;
  * the interposers here, which record them a second time (record.h). */
 const int sp_home_inline = 0;
 
-/* glibc's link-time aliases, for bootstrapping (see above). */
-extern int __pthread_mutex_lock(pthread_mutex_t *m);
-extern int __pthread_mutex_trylock(pthread_mutex_t *m);
-extern int __pthread_mutex_unlock(pthread_mutex_t *m);
-extern int __pthread_rwlock_rdlock(pthread_rwlock_t *l);
-extern int __pthread_rwlock_wrlock(pthread_rwlock_t *l);
-extern int __pthread_rwlock_tryrdlock(pthread_rwlock_t *l);
-extern int __pthread_rwlock_trywrlock(pthread_rwlock_t *l);
-extern int __pthread_rwlock_unlock(pthread_rwlock_t *l);
-extern int __pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
-extern int __pthread_mutex_destroy(pthread_mutex_t *m);
-extern int __pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a);
-extern int __pthread_rwlock_destroy(pthread_rwlock_t *l);
-
-static int boot_spin_lock(pthread_spinlock_t *s)
-{
-	while (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(s, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
-	return 0;
-}
-
-static int boot_spin_trylock(pthread_spinlock_t *s)
-{
-	return __atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
-}
-
-static int boot_spin_unlock(pthread_spinlock_t *s)
-{
-	__atomic_store_n(s, 0, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static int boot_spin_init(pthread_spinlock_t *s, int pshared)
-{
-	(void)pshared;
-	__atomic_store_n(s, 0, __ATOMIC_RELAXED);
-	return 0;
-}
-
-static int boot_spin_destroy(pthread_spinlock_t *s)
-{
-	(void)s;
-	return 0;
-}
-
-/* ---- the real functions ----------------------------------------------------- */
-
-#define REAL_FUNCTIONS(X)                                                             \
-	X(pthread_mutex_lock, int, (pthread_mutex_t *), __pthread_mutex_lock)          \
-	X(pthread_mutex_trylock, int, (pthread_mutex_t *), __pthread_mutex_trylock)    \
-	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *), NULL) \
-	X(pthread_mutex_unlock, int, (pthread_mutex_t *), __pthread_mutex_unlock)      \
-	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *), NULL)         \
-	X(pthread_cond_timedwait, int,                                                 \
-	  (pthread_cond_t *, pthread_mutex_t *, const struct timespec *), NULL)        \
-	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *), __pthread_rwlock_rdlock)   \
-	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *), __pthread_rwlock_wrlock)   \
-	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *), __pthread_rwlock_tryrdlock) \
-	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *), __pthread_rwlock_trywrlock) \
-	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *), NULL) \
-	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *), NULL) \
-	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *), __pthread_rwlock_unlock)   \
-	X(pthread_spin_lock, int, (pthread_spinlock_t *), boot_spin_lock)              \
-	X(pthread_spin_trylock, int, (pthread_spinlock_t *), boot_spin_trylock)        \
-	X(pthread_spin_unlock, int, (pthread_spinlock_t *), boot_spin_unlock)          \
-	X(mtx_lock, int, (mtx_t *), NULL)                                              \
-	X(mtx_trylock, int, (mtx_t *), NULL)                                           \
-	X(mtx_timedlock, int, (mtx_t *__restrict, const struct timespec *__restrict), NULL) \
-	X(mtx_unlock, int, (mtx_t *), NULL)                                            \
-	X(cnd_wait, int, (cnd_t *, mtx_t *), NULL)                                     \
-	X(cnd_timedwait, int, (cnd_t *__restrict, mtx_t *__restrict,                   \
-			       const struct timespec *__restrict), NULL)                \
-	X(pthread_mutex_init, int, (pthread_mutex_t *, const pthread_mutexattr_t *),   \
-	  __pthread_mutex_init)                                                        \
-	X(pthread_mutex_destroy, int, (pthread_mutex_t *), __pthread_mutex_destroy)    \
-	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *), \
-	  __pthread_rwlock_init)                                                       \
-	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *), __pthread_rwlock_destroy) \
-	X(pthread_spin_init, int, (pthread_spinlock_t *, int), boot_spin_init)         \
-	X(pthread_spin_destroy, int, (pthread_spinlock_t *), boot_spin_destroy)        \
-	X(mtx_init, int, (mtx_t *, int), NULL)                                         \
-	X(mtx_destroy, void, (mtx_t *), NULL)
-
-/* The blocking calls that are not plain locks (no boot aliases needed:
- * nothing in dlsym waits on them). */
-#define REAL_WAITS(X)                                                                 \
-	X(pthread_mutex_clocklock, int,                                                \
-	  (pthread_mutex_t *, clockid_t, const struct timespec *), NULL)               \
-	X(pthread_cond_clockwait, int,                                                 \
-	  (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *), NULL) \
-	X(pthread_rwlock_clockrdlock, int,                                             \
-	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
-	X(pthread_rwlock_clockwrlock, int,                                             \
-	  (pthread_rwlock_t *, clockid_t, const struct timespec *), NULL)              \
-	X(sem_wait, int, (sem_t *), NULL)                                              \
-	X(sem_trywait, int, (sem_t *), NULL)                                           \
-	X(sem_timedwait, int, (sem_t *, const struct timespec *), NULL)                \
-	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *), NULL)     \
-	X(pthread_barrier_wait, int, (pthread_barrier_t *), NULL)                      \
-	X(pthread_join, int, (pthread_t, void **), NULL)                               \
-	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *), NULL) \
-	X(pthread_clockjoin_np, int,                                                   \
-	  (pthread_t, void **, clockid_t, const struct timespec *), NULL)              \
-	X(thrd_join, int, (thrd_t, int *), NULL)                                       \
-	X(pthread_cond_signal, int, (pthread_cond_t *), NULL)                          \
-	X(pthread_cond_broadcast, int, (pthread_cond_t *), NULL)                       \
-	X(cnd_signal, int, (cnd_t *), NULL)                                            \
-	X(cnd_broadcast, int, (cnd_t *), NULL)                                         \
-	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *), NULL) \
-	X(pthread_cond_destroy, int, (pthread_cond_t *), NULL)                         \
-	X(sem_init, int, (sem_t *, int, unsigned int), NULL)                           \
-	X(sem_destroy, int, (sem_t *), NULL)                                           \
-	X(pthread_barrier_init, int,                                                   \
-	  (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned int), NULL)    \
-	X(pthread_barrier_destroy, int, (pthread_barrier_t *), NULL)                   \
-	X(cnd_init, int, (cnd_t *), NULL)                                              \
-	X(cnd_destroy, void, (cnd_t *), NULL)
-
-#define X_TYPEDEF(name, ret, args, boot) typedef ret(*name##_fn) args;
-REAL_FUNCTIONS(X_TYPEDEF)
-REAL_WAITS(X_TYPEDEF)
-
-static struct {
-#define X_FIELD(name, ret, args, boot) name##_fn name;
-	REAL_FUNCTIONS(X_FIELD)
-	REAL_WAITS(X_FIELD)
-} real;
-
-static SP_TLS int resolving; /* this thread is inside dlsym() */
-
-static void *resolve_one(const char *name)
-{
-	void *p;
-
-	resolving++;
-	p = dlsym(RTLD_NEXT, name);
-	resolving--;
-	return p;
-}
-
-static void resolve_all(void)
-{
-#define X_RESOLVE(name, ret, args, boot)                                               \
-	if (!sp_load_acquire(&real.name))                                              \
-		sp_store_release(&real.name, (name##_fn)resolve_one(#name));
-	REAL_FUNCTIONS(X_RESOLVE)
-	REAL_WAITS(X_RESOLVE)
-}
-
-/* real_NAME(): the next definition of NAME; never NULL for the glibc ones. */
-#define X_GETTER(name, ret, args, boot)                                                \
-	static SP_NOINLINE name##_fn name##__slowpath(void)                            \
-	{                                                                              \
-		name##_fn boot_fn = (name##_fn)(boot);                                 \
-		if (resolving && boot_fn)                                              \
-			return boot_fn;                                                \
-		if (!resolving)                                                        \
-			resolve_all();                                                 \
-		if (!sp_load_acquire(&real.name))                                      \
-			sp_store_release(&real.name, (name##_fn)resolve_one(#name));   \
-		return real.name ? real.name : boot_fn;                                \
-	}                                                                              \
-	static SP_ALWAYS_INLINE name##_fn real_##name(void)                            \
-	{                                                                              \
-		name##_fn f = sp_load_relaxed(&real.name);                             \
-		return SP_LIKELY(f) ? f : name##__slowpath();                          \
-	}
-REAL_FUNCTIONS(X_GETTER)
-REAL_WAITS(X_GETTER)
-
-/* The same for the probe's own sources, as compiled into this library
- * (real_calls.h): sp_real_NAME() is NAME's real function. */
-#define SP_REAL_CALLS_DEFINE
-#include "real_calls.h"
-#define X_REAL_CALL(name)                                                              \
-	__typeof__(&name) sp_real_##name(void)                                         \
-	{                                                                              \
-		return real_##name();                                                  \
-	}
-SP_REAL_CALLS(X_REAL_CALL)
-#undef X_REAL_CALL
-
 /* ---- adapters from the real calls to the probe's signatures ---------------- */
 
-#define SP_PRELOAD_OPS(name, try_expr, lock_expr, ok_, busy_)                     \
-	static SP_ALWAYS_INLINE int name##_try(void *o)                           \
-	{                                                                         \
-		return try_expr;                                                  \
-	}                                                                         \
-	static SP_ALWAYS_INLINE int name##_lock(void *o, const struct timespec *t) \
-	{                                                                         \
-		(void)t;                                                          \
-		return lock_expr;                                                 \
-	}                                                                         \
-	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
-
-SP_PRELOAD_OPS(mutex, real_pthread_mutex_trylock()(o), real_pthread_mutex_lock()(o), 0, EBUSY);
-SP_PRELOAD_OPS(mutex_timed, real_pthread_mutex_trylock()(o),
-	       real_pthread_mutex_timedlock()(o, t), 0, EBUSY);
-SP_PRELOAD_OPS(rd, real_pthread_rwlock_tryrdlock()(o), real_pthread_rwlock_rdlock()(o), 0, EBUSY);
-SP_PRELOAD_OPS(rd_timed, real_pthread_rwlock_tryrdlock()(o),
-	       real_pthread_rwlock_timedrdlock()(o, t), 0, EBUSY);
-SP_PRELOAD_OPS(wr, real_pthread_rwlock_trywrlock()(o), real_pthread_rwlock_wrlock()(o), 0, EBUSY);
-SP_PRELOAD_OPS(wr_timed, real_pthread_rwlock_trywrlock()(o),
-	       real_pthread_rwlock_timedwrlock()(o, t), 0, EBUSY);
-SP_PRELOAD_OPS(spin, real_pthread_spin_trylock()(o), real_pthread_spin_lock()(o), 0, EBUSY);
-SP_PRELOAD_OPS(c11, real_mtx_trylock()(o), real_mtx_lock()(o), thrd_success, thrd_busy);
-SP_PRELOAD_OPS(c11_timed, real_mtx_trylock()(o), real_mtx_timedlock()(o, t), thrd_success,
-	       thrd_busy);
-/* Clock calls: @t is a struct sp_clock_deadline (probe.h). */
-#define CLK(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
-SP_PRELOAD_OPS(mutex_clock, real_pthread_mutex_trylock()(o),
-	       real_pthread_mutex_clocklock()(o, CLK(t)), 0, EBUSY);
-SP_PRELOAD_OPS(rd_clock, real_pthread_rwlock_tryrdlock()(o),
-	       real_pthread_rwlock_clockrdlock()(o, CLK(t)), 0, EBUSY);
-SP_PRELOAD_OPS(wr_clock, real_pthread_rwlock_trywrlock()(o),
-	       real_pthread_rwlock_clockwrlock()(o, CLK(t)), 0, EBUSY);
-/* Semaphores: 0 or the call's errno (sp_sem_result(), probe.h). */
-#define SEM(call) ((call) == 0 ? 0 : errno)
-SP_PRELOAD_OPS(sem, SEM(real_sem_trywait()(o)), SEM(real_sem_wait()(o)), 0, EAGAIN);
-SP_PRELOAD_OPS(sem_timed, SEM(real_sem_trywait()(o)), SEM(real_sem_timedwait()(o, t)), 0,
-	       EAGAIN);
-SP_PRELOAD_OPS(sem_clock, SEM(real_sem_trywait()(o)), SEM(real_sem_clockwait()(o, CLK(t))), 0,
-	       EAGAIN);
-#undef SEM
-#undef CLK
+/* The ops (try and lock of each kind of call): probe.h, with SP_REAL(). */
 
 #define FLAGS() sp_load_relaxed(&syncprof__enabled)
 #define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
@@ -654,7 +422,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	released(m, SP_TYPE_MUTEX);
-	return real_pthread_mutex_unlock()(m);
+	return SP_REAL(pthread_mutex_unlock)(m);
 }
 
 /* ---- condition variables -------------------------------------------------- */
@@ -664,20 +432,20 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	if (OFF)
-		return real_pthread_cond_wait()(c, m);
+		return SP_REAL(pthread_cond_wait)(c, m);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site,
-					      (sp_probe_cond_release(m), real_pthread_cond_wait()(c, m))),
+					      (sp_probe_cond_release(m), SP_REAL(pthread_cond_wait)(c, m))),
 				  &site);
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
 	if (OFF)
-		return real_pthread_cond_timedwait()(c, m, abstime);
+		return SP_REAL(pthread_cond_timedwait)(c, m, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_pthread_cond_timedwait()(c, m, abstime))), &site);
+			SP_REAL(pthread_cond_timedwait)(c, m, abstime))), &site);
 }
 
 /* Signals: the site is remembered while the watchdog runs (wait_pub.c),
@@ -690,7 +458,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 				SITE_AT(sp_site_pc(RA, CFA, caller_fp));               \
 			sp_cond_signalled__slowpath((c), &site, (broadcast));          \
 		}                                                                      \
-		return real_##fn()(c);                                                 \
+		return SP_REAL(fn)(c);                                                 \
 	} while (0)
 
 int pthread_cond_signal(pthread_cond_t *c)
@@ -739,21 +507,21 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (sp_rwlock_abstime_invalid(abstime)) /* EINVAL, without a try */
-		return real_pthread_rwlock_timedrdlock()(l, abstime);
+		return SP_REAL(pthread_rwlock_timedrdlock)(l, abstime);
 	SHIM(timedrdlock, l, abstime, rd_timed_ops, 1);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (sp_rwlock_abstime_invalid(abstime))
-		return real_pthread_rwlock_timedwrlock()(l, abstime);
+		return SP_REAL(pthread_rwlock_timedwrlock)(l, abstime);
 	SHIM(timedwrlock, l, abstime, wr_timed_ops, 1);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
 	released(l, SP_TYPE_RWLOCK_UNLOCK);
-	return real_pthread_rwlock_unlock()(l);
+	return SP_REAL(pthread_rwlock_unlock)(l);
 }
 
 /* ---- spin locks ------------------------------------------------------------- */
@@ -771,7 +539,7 @@ int pthread_spin_trylock(pthread_spinlock_t *s)
 int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	released((void *)s, SP_TYPE_SPINLOCK);
-	return real_pthread_spin_unlock()(s);
+	return SP_REAL(pthread_spin_unlock)(s);
 }
 
 /* ---- C11 <threads.h> -------------------------------------------------------- */
@@ -794,26 +562,26 @@ int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime
 int mtx_unlock(mtx_t *m)
 {
 	released(m, SP_TYPE_MUTEX);
-	return real_mtx_unlock()(m);
+	return SP_REAL(mtx_unlock)(m);
 }
 
 int cnd_wait(cnd_t *c, mtx_t *m)
 {
 	if (OFF)
-		return real_cnd_wait()(c, m);
+		return SP_REAL(cnd_wait)(c, m);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_cnd_wait()(c, m))), &site);
+			SP_REAL(cnd_wait)(c, m))), &site);
 }
 
 int cnd_timedwait(cnd_t *__restrict c, mtx_t *__restrict m,
 		  const struct timespec *__restrict abstime)
 {
 	if (OFF)
-		return real_cnd_timedwait()(c, m, abstime);
+		return SP_REAL(cnd_timedwait)(c, m, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_cnd_timedwait()(c, m, abstime))), &site);
+			SP_REAL(cnd_timedwait)(c, m, abstime))), &site);
 }
 
 /* ---- initialisation and destruction (creation sites, lock order) ------------ */
@@ -851,12 +619,12 @@ static SP_ALWAYS_INLINE void destroyed(const void *obj)
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	CREATED(m);
-	return real_pthread_mutex_init()(m, a);
+	return SP_REAL(pthread_mutex_init)(m, a);
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *m)
 {
-	int rc = real_pthread_mutex_destroy()(m);
+	int rc = SP_REAL(pthread_mutex_destroy)(m);
 
 	if (!rc)
 		destroyed(m);
@@ -866,12 +634,12 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 int pthread_rwlock_init(pthread_rwlock_t *__restrict l, const pthread_rwlockattr_t *__restrict a)
 {
 	CREATED(l);
-	return real_pthread_rwlock_init()(l, a);
+	return SP_REAL(pthread_rwlock_init)(l, a);
 }
 
 int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-	int rc = real_pthread_rwlock_destroy()(l);
+	int rc = SP_REAL(pthread_rwlock_destroy)(l);
 
 	if (!rc)
 		destroyed(l);
@@ -881,12 +649,12 @@ int pthread_rwlock_destroy(pthread_rwlock_t *l)
 int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	CREATED((const void *)s);
-	return real_pthread_spin_init()(s, pshared);
+	return SP_REAL(pthread_spin_init)(s, pshared);
 }
 
 int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-	int rc = real_pthread_spin_destroy()(s);
+	int rc = SP_REAL(pthread_spin_destroy)(s);
 
 	if (!rc)
 		destroyed((const void *)s);
@@ -896,12 +664,12 @@ int pthread_spin_destroy(pthread_spinlock_t *s)
 int mtx_init(mtx_t *m, int type)
 {
 	CREATED(m);
-	return real_mtx_init()(m, type);
+	return SP_REAL(mtx_init)(m, type);
 }
 
 void mtx_destroy(mtx_t *m)
 {
-	real_mtx_destroy()(m);
+	SP_REAL(mtx_destroy)(m);
 	destroyed(m);
 }
 
@@ -922,7 +690,7 @@ void mtx_destroy(mtx_t *m)
 
 int pthread_cond_init(pthread_cond_t *__restrict c, const pthread_condattr_t *__restrict a)
 {
-	int rc = real_pthread_cond_init()(c, a);
+	int rc = SP_REAL(pthread_cond_init)(c, a);
 
 	CREATED_IF(rc == 0, c);
 	return rc;
@@ -930,7 +698,7 @@ int pthread_cond_init(pthread_cond_t *__restrict c, const pthread_condattr_t *__
 
 int pthread_cond_destroy(pthread_cond_t *c)
 {
-	int rc = real_pthread_cond_destroy()(c);
+	int rc = SP_REAL(pthread_cond_destroy)(c);
 
 	if (!rc)
 		destroyed(c);
@@ -939,7 +707,7 @@ int pthread_cond_destroy(pthread_cond_t *c)
 
 int sem_init(sem_t *s, int pshared, unsigned int value)
 {
-	int rc = real_sem_init()(s, pshared, value);
+	int rc = SP_REAL(sem_init)(s, pshared, value);
 	int saved = errno;
 
 	CREATED_IF(rc == 0, s);
@@ -949,7 +717,7 @@ int sem_init(sem_t *s, int pshared, unsigned int value)
 
 int sem_destroy(sem_t *s)
 {
-	int rc = real_sem_destroy()(s);
+	int rc = SP_REAL(sem_destroy)(s);
 	int saved = errno;
 
 	if (!rc)
@@ -961,7 +729,7 @@ int sem_destroy(sem_t *s)
 int pthread_barrier_init(pthread_barrier_t *__restrict b,
 			 const pthread_barrierattr_t *__restrict a, unsigned int count)
 {
-	int rc = real_pthread_barrier_init()(b, a, count);
+	int rc = SP_REAL(pthread_barrier_init)(b, a, count);
 
 	CREATED_IF(rc == 0, b);
 	return rc;
@@ -969,7 +737,7 @@ int pthread_barrier_init(pthread_barrier_t *__restrict b,
 
 int pthread_barrier_destroy(pthread_barrier_t *b)
 {
-	int rc = real_pthread_barrier_destroy()(b);
+	int rc = SP_REAL(pthread_barrier_destroy)(b);
 
 	if (!rc)
 		destroyed(b);
@@ -978,7 +746,7 @@ int pthread_barrier_destroy(pthread_barrier_t *b)
 
 int cnd_init(cnd_t *c)
 {
-	int rc = real_cnd_init()(c);
+	int rc = SP_REAL(cnd_init)(c);
 
 	CREATED_IF(rc == thrd_success, c);
 	return rc;
@@ -986,7 +754,7 @@ int cnd_init(cnd_t *c)
 
 void cnd_destroy(cnd_t *c)
 {
-	real_cnd_destroy()(c);
+	SP_REAL(cnd_destroy)(c);
 	destroyed(c);
 }
 #undef CREATED_IF
@@ -998,7 +766,7 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct ti
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (sp_clock_invalid(clock)) /* EINVAL, without a try */
-		return real_pthread_mutex_clocklock()(m, clock, abstime);
+		return SP_REAL(pthread_mutex_clocklock)(m, clock, abstime);
 	SHIM(mutex_clocklock, m, SP_CLOCK_ARG(&d), mutex_clock_ops, 1);
 }
 
@@ -1006,10 +774,10 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 			   const struct timespec *abstime)
 {
 	if (OFF)
-		return real_pthread_cond_clockwait()(c, m, clock, abstime);
+		return SP_REAL(pthread_cond_clockwait)(c, m, clock, abstime);
 	SITE;
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, &site, (sp_probe_cond_release(m),
-			real_pthread_cond_clockwait()(c, m, clock, abstime))), &site);
+			SP_REAL(pthread_cond_clockwait)(c, m, clock, abstime))), &site);
 }
 
 /* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock. */
@@ -1021,7 +789,7 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (RW_CLOCK_INVALID(clock, abstime))
-		return real_pthread_rwlock_clockrdlock()(l, clock, abstime);
+		return SP_REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
 	SHIM(clockrdlock, l, SP_CLOCK_ARG(&d), rd_clock_ops, 1);
 }
 
@@ -1031,7 +799,7 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (RW_CLOCK_INVALID(clock, abstime))
-		return real_pthread_rwlock_clockwrlock()(l, clock, abstime);
+		return SP_REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
 	SHIM(clockwrlock, l, SP_CLOCK_ARG(&d), wr_clock_ops, 1);
 }
 #undef RW_CLOCK_INVALID
@@ -1043,7 +811,7 @@ int sem_wait(sem_t *s)
 	int saved = errno;
 
 	if (OFF)
-		return real_sem_wait()(s);
+		return SP_REAL(sem_wait)(s);
 	SITE;
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_ops, NULL, &site), saved);
 }
@@ -1053,7 +821,7 @@ int sem_trywait(sem_t *s)
 	int saved = errno;
 
 	if (OFF)
-		return real_sem_trywait()(s);
+		return SP_REAL(sem_trywait)(s);
 	SITE;
 	return sp_sem_result(sp_probe_trylock(s, SP_TYPE_SEMAPHORE, &sem_ops, &site), saved);
 }
@@ -1063,7 +831,7 @@ int sem_timedwait(sem_t *__restrict s, const struct timespec *__restrict abstime
 	int saved = errno;
 
 	if (OFF || sp_sem_abstime_invalid(abstime)) /* EINVAL, without a try */
-		return real_sem_timedwait()(s, abstime);
+		return SP_REAL(sem_timedwait)(s, abstime);
 	SITE;
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_timed_ops, abstime, &site),
 			     saved);
@@ -1075,7 +843,7 @@ int sem_clockwait(sem_t *__restrict s, clockid_t clock, const struct timespec *_
 	int saved = errno;
 
 	if (OFF || sp_clock_invalid(clock) || sp_sem_abstime_invalid(abstime))
-		return real_sem_clockwait()(s, clock, abstime);
+		return SP_REAL(sem_clockwait)(s, clock, abstime);
 	SITE;
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_clock_ops, SP_CLOCK_ARG(&d),
 					   &site),
@@ -1087,17 +855,17 @@ int sem_clockwait(sem_t *__restrict s, clockid_t clock, const struct timespec *_
 int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	if (OFF)
-		return real_pthread_barrier_wait()(b);
+		return SP_REAL(pthread_barrier_wait)(b);
 	SITE;
-	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, &site, real_pthread_barrier_wait()(b));
+	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, &site, SP_REAL(pthread_barrier_wait)(b));
 }
 
 int pthread_join(pthread_t th, void **retval)
 {
 	if (OFF)
-		return real_pthread_join()(th, retval);
+		return SP_REAL(pthread_join)(th, retval);
 	SITE;
-	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_pthread_join()(th, retval));
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, SP_REAL(pthread_join)(th, retval));
 }
 
 /* The joins with a deadline: ETIMEDOUT is a wait too; a clock glibc
@@ -1106,28 +874,51 @@ int pthread_join(pthread_t th, void **retval)
 int pthread_timedjoin_np(pthread_t th, void **retval, const struct timespec *abstime)
 {
 	if (OFF)
-		return real_pthread_timedjoin_np()(th, retval, abstime);
+		return SP_REAL(pthread_timedjoin_np)(th, retval, abstime);
 	SITE;
 	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site,
-			     real_pthread_timedjoin_np()(th, retval, abstime));
+			     SP_REAL(pthread_timedjoin_np)(th, retval, abstime));
 }
 
 int pthread_clockjoin_np(pthread_t th, void **retval, clockid_t clock,
 			 const struct timespec *abstime)
 {
 	if (OFF || sp_clock_invalid(clock))
-		return real_pthread_clockjoin_np()(th, retval, clock, abstime);
+		return SP_REAL(pthread_clockjoin_np)(th, retval, clock, abstime);
 	SITE;
 	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site,
-			     real_pthread_clockjoin_np()(th, retval, clock, abstime));
+			     SP_REAL(pthread_clockjoin_np)(th, retval, clock, abstime));
 }
 
 int thrd_join(thrd_t th, int *res)
 {
 	if (OFF)
-		return real_thrd_join()(th, res);
+		return SP_REAL(thrd_join)(th, res);
 	SITE;
-	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, real_thrd_join()(th, res));
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, &site, SP_REAL(thrd_join)(th, res));
+}
+
+/* ---- futex waits of lock libraries (record/probe_futex.c) ------------------ */
+
+/*
+ * Every syscall() of the program: a futex call goes to the probe, any
+ * other passes through with its arguments (six are read whatever the
+ * call: the registers and one stack slot of the caller's, as glibc's own
+ * syscall() passes them to the kernel) and returns as the real call
+ * returns, errno included.
+ */
+long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (SP_LIKELY(nr != SYS_futex && nr != SYS_futex_waitv) || OFF)
+		return SP_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return sp_probe_futex(nr, a, RA);
 }
 
 #pragma GCC visibility pop
@@ -1139,22 +930,16 @@ int thrd_join(thrd_t th, int *res)
  * slots.  A reference to the exported name itself would be bound by the
  * dynamic linker, which under dlopen() finds libc's definition first.
  */
-#define ATTACH_SHIMS(X)                                                                \
-	SP_PRELOAD_LOCK_CALLS(X)                                                       \
-	X(pthread_mutex_init) X(pthread_mutex_destroy) X(pthread_rwlock_init)          \
-	X(pthread_rwlock_destroy) X(pthread_spin_init) X(pthread_spin_destroy)         \
-	X(mtx_init) X(mtx_destroy) X(pthread_cond_init) X(pthread_cond_destroy)         \
-	X(sem_init) X(sem_destroy) X(pthread_barrier_init) X(pthread_barrier_destroy)  \
-	X(cnd_init) X(cnd_destroy)
+#define ATTACH_SHIMS(X) SP_LOCK_CALLS(X)
 
-#define X_ALIAS(name)                                                                  \
+#define X_ALIAS(name, ret, params, boot)                                                                \
 	extern __typeof__(name) sp_shim_##name                                         \
 		__attribute__((alias(#name), visibility("hidden"), copy(name)));
 ATTACH_SHIMS(X_ALIAS)
 #undef X_ALIAS
 
 const struct sp_attach_shim sp_attach_shims[] = {
-#define X_ENTRY(name) { #name, (void *)sp_shim_##name },
+#define X_ENTRY(name, ret, params, boot) { #name, (void *)sp_shim_##name },
 	ATTACH_SHIMS(X_ENTRY)
 #undef X_ENTRY
 	{ NULL, NULL }
@@ -1186,7 +971,7 @@ __attribute__((constructor(101))) static void preload_init(void)
 {
 	struct sp_thread *saved;
 
-	resolve_all();
+	sp_real_resolve_all();
 	if (sp_attach_loaded()) {
 		/* Loaded by 'syncprof attach': start-up waits for it (attach.c). */
 		sp_store_relaxed(&sp_runtime_deferred, 1);

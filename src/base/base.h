@@ -11,6 +11,7 @@
 #ifndef SP_BASE_BASE_H
 #define SP_BASE_BASE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +55,32 @@ typedef struct {
 #define SP_LOCK_INIT { 0 }
 void sp_lock(sp_lock_t *l);
 void sp_unlock(sp_lock_t *l);
+
+/*
+ * The futex system call, made with the `syscall` instruction: never
+ * through libc's syscall(), which the preload library interposes to see
+ * the futex waits of lock libraries (record/probe_futex.c) - the
+ * profiler's own would be recorded as the program's, or recurse.
+ * Return: >= 0 as the kernel's, or -1 with errno set, as syscall().
+ */
+static inline long sp_futex(void *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	register long r10 __asm__("r10") = (long)ts;
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = 0;
+	long rc;
+
+	__asm__ volatile("syscall"
+			 : "=a"(rc)
+			 : "0"(202L /* SYS_futex, x86-64 */), "D"(uaddr), "S"((long)op),
+			   "d"((long)val), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if (rc < 0 && rc > -4096) {
+		errno = (int)-rc;
+		return -1;
+	}
+	return rc;
+}
 
 void *sp_mmap(size_t size);
 void sp_munmap(void *p, size_t size);

@@ -31,7 +31,7 @@ SP_TLS int sp_tls_busy;
 
 static long futex(int *uaddr, int op, int val)
 {
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+	return sp_futex(uaddr, op, (uint32_t)val, NULL);
 }
 
 void sp_lock(sp_lock_t *l)

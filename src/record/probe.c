@@ -182,7 +182,7 @@ SP_NOINLINE int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_
 	if ((kind & mask) == GLIBC_MUTEX_ROBUST &&
 	    (__atomic_load_n(word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) == (unsigned)sp_gettid() &&
 	    (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) & FUTEX_WAITERS))
-		syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+		sp_futex(word, FUTEX_WAKE, 1, NULL);
 	return ops->lock(mutex, abstime);
 }
 
@@ -218,15 +218,7 @@ SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struc
 /* ---- adapters from the real calls to the probe's signatures ----------- */
 
 
-SP_DEFINE_OPS(mutex, pthread_mutex_trylock(o), pthread_mutex_lock(o), 0, EBUSY);
-SP_DEFINE_OPS(mutex_timed, pthread_mutex_trylock(o), pthread_mutex_timedlock(o, t), 0, EBUSY);
-SP_DEFINE_OPS(rd, pthread_rwlock_tryrdlock(o), pthread_rwlock_rdlock(o), 0, EBUSY);
-SP_DEFINE_OPS(rd_timed, pthread_rwlock_tryrdlock(o), pthread_rwlock_timedrdlock(o, t), 0, EBUSY);
-SP_DEFINE_OPS(wr, pthread_rwlock_trywrlock(o), pthread_rwlock_wrlock(o), 0, EBUSY);
-SP_DEFINE_OPS(wr_timed, pthread_rwlock_trywrlock(o), pthread_rwlock_timedwrlock(o, t), 0, EBUSY);
-SP_DEFINE_OPS(spin, pthread_spin_trylock(o), pthread_spin_lock(o), 0, EBUSY);
-SP_DEFINE_OPS(c11, mtx_trylock(o), mtx_lock(o), thrd_success, thrd_busy);
-SP_DEFINE_OPS(c11_timed, mtx_trylock(o), mtx_timedlock(o, t), thrd_success, thrd_busy);
+/* The ops: probe.h (one set for every build). */
 
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
@@ -412,7 +404,7 @@ static SP_ALWAYS_INLINE int do_mutex_lock(pthread_mutex_t *m, const struct sp_si
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return pthread_mutex_lock(m);
+		return SP_REAL(pthread_mutex_lock)(m);
 	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(mutex_lock, m);
@@ -423,7 +415,7 @@ static SP_ALWAYS_INLINE int do_mutex_trylock(pthread_mutex_t *m, const struct sp
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return pthread_mutex_trylock(m);
+		return SP_REAL(pthread_mutex_trylock)(m);
 	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &mutex_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(mutex_trylock, m);
@@ -433,7 +425,7 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 					       const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_mutex_timedlock(m, abstime);
+		return SP_REAL(pthread_mutex_timedlock)(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, site), 0,
 			     m, SP_TYPE_MUTEX, site, 1);
 }
@@ -465,16 +457,16 @@ static SP_ALWAYS_INLINE void do_released(void *obj, int type, const struct sp_si
 static SP_ALWAYS_INLINE int do_mutex_unlock(pthread_mutex_t *m, const struct sp_site *site)
 {
 	do_released((void *)m, SP_TYPE_MUTEX, site);
-	return pthread_mutex_unlock(m);
+	return SP_REAL(pthread_mutex_unlock)(m);
 }
 
 static SP_ALWAYS_INLINE int do_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 					 const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_cond_wait(c, m);
+		return SP_REAL(pthread_cond_wait)(c, m);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_wait(c, m))), site);
+				  SP_REAL(pthread_cond_wait)(c, m))), site);
 }
 
 static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -482,9 +474,9 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 					      const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_cond_timedwait(c, m, abstime);
+		return SP_REAL(pthread_cond_timedwait)(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_timedwait(c, m, abstime))), site);
+				  SP_REAL(pthread_cond_timedwait)(c, m, abstime))), site);
 }
 
 #define SP_DO_RW(name, call, fast)                                                           \
@@ -499,10 +491,10 @@ static SP_ALWAYS_INLINE int do_cond_timedwait(pthread_cond_t *c, pthread_mutex_t
 		return GENERAL(rwlock_##name, l);                                            \
 	}
 
-SP_DO_RW(rdlock, pthread_rwlock_rdlock(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 1))
-SP_DO_RW(wrlock, pthread_rwlock_wrlock(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 1))
-SP_DO_RW(tryrdlock, pthread_rwlock_tryrdlock(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 0))
-SP_DO_RW(trywrlock, pthread_rwlock_trywrlock(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 0))
+SP_DO_RW(rdlock, SP_REAL(pthread_rwlock_rdlock)(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 1))
+SP_DO_RW(wrlock, SP_REAL(pthread_rwlock_wrlock)(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 1))
+SP_DO_RW(tryrdlock, SP_REAL(pthread_rwlock_tryrdlock)(l), (SP_TYPE_RWLOCK_READ, &rd_ops, NULL, 0))
+SP_DO_RW(trywrlock, SP_REAL(pthread_rwlock_trywrlock)(l), (SP_TYPE_RWLOCK_WRITE, &wr_ops, NULL, 0))
 #undef SP_DO_RW
 
 static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
@@ -510,7 +502,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
 						  const struct sp_site *site)
 {
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
-		return pthread_rwlock_timedrdlock(l, abstime);
+		return SP_REAL(pthread_rwlock_timedrdlock)(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, site),
 			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
 }
@@ -520,7 +512,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 						  const struct sp_site *site)
 {
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
-		return pthread_rwlock_timedwrlock(l, abstime);
+		return SP_REAL(pthread_rwlock_timedwrlock)(l, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
 }
@@ -528,7 +520,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
 {
 	do_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, site);
-	return pthread_rwlock_unlock(l);
+	return SP_REAL(pthread_rwlock_unlock)(l);
 }
 
 static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_site *site)
@@ -536,7 +528,7 @@ static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return pthread_spin_lock(s);
+		return SP_REAL(pthread_spin_lock)(s);
 	if (fast_try(f, SP_FLAGS_ON, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(spin_lock, s);
@@ -547,7 +539,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return pthread_spin_trylock(s);
+		return SP_REAL(pthread_spin_trylock)(s);
 	if (fast_try(f, SP_FLAGS_ON, (void *)s, SP_TYPE_SPINLOCK, &spin_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(spin_trylock, s);
@@ -556,7 +548,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
 {
 	do_released((void *)s, SP_TYPE_SPINLOCK, site);
-	return pthread_spin_unlock(s);
+	return SP_REAL(pthread_spin_unlock)(s);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
@@ -564,7 +556,7 @@ static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return mtx_lock(m);
+		return SP_REAL(mtx_lock)(m);
 	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &c11_ops, NULL, 1, site, &rc))
 		return rc;
 	return GENERAL(mtx_lock, m);
@@ -575,7 +567,7 @@ static SP_ALWAYS_INLINE int do_mtx_trylock(void *m, const struct sp_site *site)
 	int f = FLAGS_NOW(), rc;
 
 	if (IS_OFF(f))
-		return mtx_trylock(m);
+		return SP_REAL(mtx_trylock)(m);
 	if (fast_try(f, SP_FLAGS_ON, m, SP_TYPE_MUTEX, &c11_ops, NULL, 0, site, &rc))
 		return rc;
 	return GENERAL(mtx_trylock, m);
@@ -585,7 +577,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 					     const struct sp_site *site)
 {
 	if (OFF)
-		return mtx_timedlock(m, abstime);
+		return SP_REAL(mtx_timedlock)(m, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, site),
 			     thrd_success, m, SP_TYPE_MUTEX, site, 1);
 }
@@ -593,24 +585,24 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)
 {
 	do_released((void *)m, SP_TYPE_MUTEX, site);
-	return mtx_unlock(m);
+	return SP_REAL(mtx_unlock)(m);
 }
 
 static SP_ALWAYS_INLINE int do_cnd_wait(void *c, void *m, const struct sp_site *site)
 {
 	if (OFF)
-		return cnd_wait(c, m);
+		return SP_REAL(cnd_wait)(c, m);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  cnd_wait(c, m))), site);
+				  SP_REAL(cnd_wait)(c, m))), site);
 }
 
 static SP_ALWAYS_INLINE int do_cnd_timedwait(void *c, void *m, const struct timespec *abstime,
 					     const struct sp_site *site)
 {
 	if (OFF)
-		return cnd_timedwait(c, m, abstime);
+		return SP_REAL(cnd_timedwait)(c, m, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  cnd_timedwait(c, m, abstime))), site);
+				  SP_REAL(cnd_timedwait)(c, m, abstime))), site);
 }
 
 void syncprof_lock_forget(const void *lock)

@@ -25,8 +25,11 @@
 #define SP_PROBE_H
 
 #include <errno.h>
+#include <semaphore.h>
+#include <threads.h>
 #include <time.h>
 
+#include "base/lock_calls.h"
 #include "hold.h"
 #include "record/lockorder.h"
 #include "record/record.h"
@@ -364,15 +367,54 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
  * probe_wait.c): NAME_ops, whose try and lock run the given expressions
  * on `o` (the lock) and `t` (the deadline, unused by untimed calls). */
 #define SP_DEFINE_OPS(name, try_expr, lock_expr, ok_, busy_)                      \
-	static int name##_try(void *o)                                            \
+	static SP_ALWAYS_INLINE int name##_try(void *o)                           \
 	{                                                                         \
 		return try_expr;                                                  \
 	}                                                                         \
-	static int name##_lock(void *o, const struct timespec *t)                 \
+	static SP_ALWAYS_INLINE int name##_lock(void *o, const struct timespec *t) \
 	{                                                                         \
 		(void)t;                                                          \
 		return lock_expr;                                                 \
 	}                                                                         \
 	static const struct sp_lock_ops name##_ops = { name##_try, name##_lock, ok_, busy_ }
+
+/*
+ * The ops of every kind of call, for the compiled-in entry points
+ * (probe.c, probe_wait.c) and the preload's shims alike: each calls
+ * SP_REAL(), libc's function as the build means it (base/lock_calls.h).
+ */
+SP_DEFINE_OPS(mutex, SP_REAL(pthread_mutex_trylock)(o), SP_REAL(pthread_mutex_lock)(o), 0, EBUSY);
+SP_DEFINE_OPS(mutex_timed, SP_REAL(pthread_mutex_trylock)(o),
+	      SP_REAL(pthread_mutex_timedlock)(o, t), 0, EBUSY);
+SP_DEFINE_OPS(rd, SP_REAL(pthread_rwlock_tryrdlock)(o), SP_REAL(pthread_rwlock_rdlock)(o), 0,
+	      EBUSY);
+SP_DEFINE_OPS(rd_timed, SP_REAL(pthread_rwlock_tryrdlock)(o),
+	      SP_REAL(pthread_rwlock_timedrdlock)(o, t), 0, EBUSY);
+SP_DEFINE_OPS(wr, SP_REAL(pthread_rwlock_trywrlock)(o), SP_REAL(pthread_rwlock_wrlock)(o), 0,
+	      EBUSY);
+SP_DEFINE_OPS(wr_timed, SP_REAL(pthread_rwlock_trywrlock)(o),
+	      SP_REAL(pthread_rwlock_timedwrlock)(o, t), 0, EBUSY);
+SP_DEFINE_OPS(spin, SP_REAL(pthread_spin_trylock)(o), SP_REAL(pthread_spin_lock)(o), 0, EBUSY);
+SP_DEFINE_OPS(c11, SP_REAL(mtx_trylock)(o), SP_REAL(mtx_lock)(o), thrd_success, thrd_busy);
+SP_DEFINE_OPS(c11_timed, SP_REAL(mtx_trylock)(o), SP_REAL(mtx_timedlock)(o, t), thrd_success,
+	      thrd_busy);
+/* Clock calls: @t is a struct sp_clock_deadline. */
+#define SP_CLK_(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
+SP_DEFINE_OPS(mutex_clock, SP_REAL(pthread_mutex_trylock)(o),
+	      SP_REAL(pthread_mutex_clocklock)(o, SP_CLK_(t)), 0, EBUSY);
+SP_DEFINE_OPS(rd_clock, SP_REAL(pthread_rwlock_tryrdlock)(o),
+	      SP_REAL(pthread_rwlock_clockrdlock)(o, SP_CLK_(t)), 0, EBUSY);
+SP_DEFINE_OPS(wr_clock, SP_REAL(pthread_rwlock_trywrlock)(o),
+	      SP_REAL(pthread_rwlock_clockwrlock)(o, SP_CLK_(t)), 0, EBUSY);
+/* Semaphores: 0 or the call's errno (sp_sem_result()). */
+#define SP_SEM_(call) ((call) == 0 ? 0 : errno)
+SP_DEFINE_OPS(sem, SP_SEM_(SP_REAL(sem_trywait)(o)), SP_SEM_(SP_REAL(sem_wait)(o)), 0, EAGAIN);
+SP_DEFINE_OPS(sem_timed, SP_SEM_(SP_REAL(sem_trywait)(o)),
+	      SP_SEM_(SP_REAL(sem_timedwait)(o, t)), 0, EAGAIN);
+SP_DEFINE_OPS(sem_clock, SP_SEM_(SP_REAL(sem_trywait)(o)),
+	      SP_SEM_(SP_REAL(sem_clockwait)(o, SP_CLK_(t))), 0, EAGAIN);
+#undef SP_SEM_
+#undef SP_CLK_
+#undef SP_DEFINE_OPS
 
 #endif /* SP_PROBE_H */

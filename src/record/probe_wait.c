@@ -66,21 +66,7 @@ SP_NOINLINE void sp_probe_waited(struct sp_entry *e, void *obj, int op, const st
 /* ---- adapters from the real calls to the probe's signatures ------------ */
 
 
-#define CLK(t) sp_clock_of(t)->clock, sp_clock_of(t)->abstime
-SP_DEFINE_OPS(mutex_clock, pthread_mutex_trylock(o), pthread_mutex_clocklock(o, CLK(t)), 0,
-	      EBUSY);
-SP_DEFINE_OPS(rd_clock, pthread_rwlock_tryrdlock(o), pthread_rwlock_clockrdlock(o, CLK(t)), 0,
-	      EBUSY);
-SP_DEFINE_OPS(wr_clock, pthread_rwlock_trywrlock(o), pthread_rwlock_clockwrlock(o, CLK(t)), 0,
-	      EBUSY);
-/* Semaphores: 0 or the call's errno (sp_sem_result()). */
-#define SEM(call) ((call) == 0 ? 0 : errno)
-SP_DEFINE_OPS(sem, SEM(sem_trywait(o)), SEM(sem_wait(o)), 0, EAGAIN);
-SP_DEFINE_OPS(sem_timed, SEM(sem_trywait(o)), SEM(sem_timedwait(o, t)), 0, EAGAIN);
-SP_DEFINE_OPS(sem_clock, SEM(sem_trywait(o)), SEM(sem_clockwait(o, CLK(t))), 0, EAGAIN);
-#undef SEM
-#undef CLK
-#undef SP_DEFINE_OPS
+/* The ops: probe.h (one set for every build). */
 
 #define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
 
@@ -93,7 +79,7 @@ static SP_ALWAYS_INLINE int do_mutex_clocklock(pthread_mutex_t *m, clockid_t clo
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (OFF || sp_clock_invalid(clock)) /* EINVAL, without a try */
-		return pthread_mutex_clocklock(m, clock, abstime);
+		return SP_REAL(pthread_mutex_clocklock)(m, clock, abstime);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_clock_ops, SP_CLOCK_ARG(&d),
 					   site),
 			     0, m, SP_TYPE_MUTEX, site, 1);
@@ -104,9 +90,9 @@ static SP_ALWAYS_INLINE int do_cond_clockwait(pthread_cond_t *c, pthread_mutex_t
 					      const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_cond_clockwait(c, m, clock, abstime);
+		return SP_REAL(pthread_cond_clockwait)(c, m, clock, abstime);
 	return sp_probe_cond_held(m, SP_PROBE_COND_WAIT(c, m, site, (sp_probe_cond_release(m),
-				  pthread_cond_clockwait(c, m, clock, abstime))), site);
+				  SP_REAL(pthread_cond_clockwait)(c, m, clock, abstime))), site);
 }
 
 /* glibc: EINVAL for a bad clock or tv_nsec, before it looks at the lock
@@ -123,7 +109,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (OFF || rwlock_clock_invalid(clock, abstime))
-		return pthread_rwlock_clockrdlock(l, clock, abstime);
+		return SP_REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
 			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
@@ -136,7 +122,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t
 	const struct sp_clock_deadline d = { abstime, clock };
 
 	if (OFF || rwlock_clock_invalid(clock, abstime))
-		return pthread_rwlock_clockwrlock(l, clock, abstime);
+		return SP_REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
@@ -147,7 +133,7 @@ static SP_ALWAYS_INLINE int do_sem_wait(sem_t *s, const struct sp_site *site)
 	int saved = errno;
 
 	if (OFF)
-		return sem_wait(s);
+		return SP_REAL(sem_wait)(s);
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_ops, NULL, site), saved);
 }
 
@@ -156,7 +142,7 @@ static SP_ALWAYS_INLINE int do_sem_trywait(sem_t *s, const struct sp_site *site)
 	int saved = errno;
 
 	if (OFF)
-		return sem_trywait(s);
+		return SP_REAL(sem_trywait)(s);
 	return sp_sem_result(sp_probe_trylock(s, SP_TYPE_SEMAPHORE, &sem_ops, site), saved);
 }
 
@@ -166,7 +152,7 @@ static SP_ALWAYS_INLINE int do_sem_timedwait(sem_t *s, const struct timespec *ab
 	int saved = errno;
 
 	if (OFF || sp_sem_abstime_invalid(abstime))
-		return sem_timedwait(s, abstime);
+		return SP_REAL(sem_timedwait)(s, abstime);
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_timed_ops, abstime, site),
 			     saved);
 }
@@ -179,7 +165,7 @@ static SP_ALWAYS_INLINE int do_sem_clockwait(sem_t *s, clockid_t clock,
 	int saved = errno;
 
 	if (OFF || sp_clock_invalid(clock) || sp_sem_abstime_invalid(abstime))
-		return sem_clockwait(s, clock, abstime);
+		return SP_REAL(sem_clockwait)(s, clock, abstime);
 	return sp_sem_result(sp_probe_lock(s, SP_TYPE_SEMAPHORE, &sem_clock_ops, SP_CLOCK_ARG(&d),
 					   site),
 			     saved);
@@ -188,22 +174,22 @@ static SP_ALWAYS_INLINE int do_sem_clockwait(sem_t *s, clockid_t clock,
 static SP_ALWAYS_INLINE int do_barrier_wait(pthread_barrier_t *b, const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_barrier_wait(b);
-	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, site, pthread_barrier_wait(b));
+		return SP_REAL(pthread_barrier_wait)(b);
+	return SP_PROBE_WAIT(b, SP_TYPE_BARRIER, site, SP_REAL(pthread_barrier_wait)(b));
 }
 
 static SP_ALWAYS_INLINE int do_join(pthread_t th, void **retval, const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_join(th, retval);
-	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, pthread_join(th, retval));
+		return SP_REAL(pthread_join)(th, retval);
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, SP_REAL(pthread_join)(th, retval));
 }
 
 static SP_ALWAYS_INLINE int do_thrd_join(thrd_t th, int *res, const struct sp_site *site)
 {
 	if (OFF)
-		return thrd_join(th, res);
-	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, thrd_join(th, res));
+		return SP_REAL(thrd_join)(th, res);
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, SP_REAL(thrd_join)(th, res));
 }
 
 static SP_ALWAYS_INLINE int do_timedjoin_np(pthread_t th, void **retval,
@@ -211,8 +197,8 @@ static SP_ALWAYS_INLINE int do_timedjoin_np(pthread_t th, void **retval,
 					    const struct sp_site *site)
 {
 	if (OFF)
-		return pthread_timedjoin_np(th, retval, abstime);
-	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, pthread_timedjoin_np(th, retval, abstime));
+		return SP_REAL(pthread_timedjoin_np)(th, retval, abstime);
+	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site, SP_REAL(pthread_timedjoin_np)(th, retval, abstime));
 }
 
 static SP_ALWAYS_INLINE int do_clockjoin_np(pthread_t th, void **retval, clockid_t clock,
@@ -220,9 +206,9 @@ static SP_ALWAYS_INLINE int do_clockjoin_np(pthread_t th, void **retval, clockid
 					    const struct sp_site *site)
 {
 	if (OFF || sp_clock_invalid(clock)) /* EINVAL at once */
-		return pthread_clockjoin_np(th, retval, clock, abstime);
+		return SP_REAL(pthread_clockjoin_np)(th, retval, clock, abstime);
 	return SP_PROBE_WAIT(th, SP_TYPE_JOIN, site,
-			     pthread_clockjoin_np(th, retval, clock, abstime));
+			     SP_REAL(pthread_clockjoin_np)(th, retval, clock, abstime));
 }
 
 /* ---- public entry points (as in probe.c) -------------------------------- */

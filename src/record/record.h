@@ -716,6 +716,25 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 	/* Not known: searched out of line, wrappers' callers cached there. */
 	return sp_site_pc__slowpath(ret, cfa, fp);
 }
+/* ---- "locklib.c" ------------------------------------------------------- */
+
+/* Whether @pc lies in a lock library's code (Rust std, parking_lot,
+ * Abseil...), as far as the once-per-process scan found. */
+int sp_pc_in_locklib(uintptr_t pc);
+/* The site of a futex call returning to @ret: the first caller outside
+ * lock libraries and skipped wrappers.  Scans the symbol tables at its
+ * first call (once per process); may unwind.  Not for the lock path. */
+uintptr_t sp_locklib_site_pc(uintptr_t ret);
+
+/* ---- "probe_futex.c" --------------------------------------------------- */
+
+/* Whether syscall(@nr, addr, @op...) may sleep on a futex. */
+int sp_futex_op_waits(long nr, long op);
+/* syscall(@nr, @a[0..5]) of a futex call, profiled; @ra the return
+ * address of syscall().  Returns what the real syscall() returns, with
+ * its errno. */
+long sp_probe_futex(long nr, const long *a, uintptr_t ra);
+
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
 /*

@@ -545,7 +545,7 @@ static void learn_request(uintptr_t pc)
 		if (__atomic_compare_exchange_n(w, &none, pc, 0, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED)) {
 			__atomic_add_fetch(&wanted_seq, 1, __ATOMIC_RELEASE);
-			syscall(SYS_futex, &wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+			sp_futex(&wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 			return;
 		}
 	}
@@ -601,7 +601,7 @@ static void *learner_main(void *arg)
 		uint32_t seq = sp_load_acquire(&wanted_seq);
 
 		if (seq == seen) {
-			syscall(SYS_futex, &wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			sp_futex(&wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
 			continue;
 		}
 		seen = seq;
@@ -734,12 +734,12 @@ static uintptr_t site_by_unwind(uintptr_t ret, unsigned skip)
 	for (int k = i; skip && k < i + (int)skip; k++)
 		learn_request(frames[k]);
 	i += (int)skip;
-	if (!sp_pc_skipped(frames[i]))
+	if (!sp_pc_skipped(frames[i]) && !sp_pc_in_locklib(frames[i]))
 		return frames[i];
 	while (++i < n) {
 		if (skip)
 			learn_request(frames[i - 1]);
-		if (!sp_pc_skipped(frames[i]))
+		if (!sp_pc_skipped(frames[i]) && !sp_pc_in_locklib(frames[i]))
 			return frames[i];
 	}
 	return ret;
@@ -789,7 +789,7 @@ static int outside_wrappers(uintptr_t pc)
 
 	if (*slot == pc)
 		return 1;
-	if (sp_pc_skipped(pc))
+	if (sp_pc_skipped(pc) || sp_pc_in_locklib(pc))
 		return 0;
 	*slot = pc;
 	return 1;

@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/lock_calls.h"
 #include "hold.h"
 
 unsigned sp_watch_on;
@@ -300,7 +301,7 @@ SYNCPROF_API int syncprof_cond_signal(pthread_cond_t *c, const char *file, int l
 	const struct sp_site site = { file, func, 0, (uint32_t)line };
 
 	sp_cond_signalled(c, &site, 0);
-	return pthread_cond_signal(c);
+	return SP_REAL(pthread_cond_signal)(c);
 }
 
 SYNCPROF_API int syncprof_cond_broadcast(pthread_cond_t *c, const char *file, int line,
@@ -309,5 +310,5 @@ SYNCPROF_API int syncprof_cond_broadcast(pthread_cond_t *c, const char *file, in
 	const struct sp_site site = { file, func, 0, (uint32_t)line };
 
 	sp_cond_signalled(c, &site, 1);
-	return pthread_cond_broadcast(c);
+	return SP_REAL(pthread_cond_broadcast)(c);
 }

@@ -233,11 +233,16 @@ static const char *path_lexical(const char *path, char *buf, size_t size)
 
 /* A header of the system's: the C library's, the compilers' and their C++
  * libraries' (libstdc++ is under /usr/lib/gcc on some distributions, libc++
- * under /usr/lib/llvm-N on Debian).  instrument.h tests the same
- * directories at compile time. */
+ * under /usr/lib/llvm-N on Debian), Abseil's among them.  instrument.h
+ * tests the same directories at compile time.  Also the sources of lock
+ * libraries that a Rust program inlines: std (its library/ tree, as
+ * Debian's rustc and rustup's record it) and the parking_lot crates. */
 static int system_header(const char *file)
 {
 	static const char *const dirs[] = { "/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm-" };
+	static const char *const parts[] = { "/library/std/src/", "/library/core/src/",
+					     "/library/alloc/src/", "/parking_lot-",
+					     "/parking_lot_core-", "/lock_api-" };
 	char buf[1024];
 
 	if (!file)
@@ -245,6 +250,9 @@ static int system_header(const char *file)
 	file = path_lexical(file, buf, sizeof(buf));
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
 		if (!strncmp(file, dirs[i], strlen(dirs[i])))
+			return 1;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(*parts); i++)
+		if (strstr(file, parts[i]))
 			return 1;
 	return 0;
 }

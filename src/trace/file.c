@@ -75,6 +75,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/lock_calls.h"
 #include "base/maps.h"
 #include "trace.h"
 
@@ -132,7 +133,7 @@ static int writer_stop;
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+	return sp_futex(uaddr, op, val, ts);
 }
 
 /* ---- output: whole records into the sink ----------------------------- */
@@ -655,16 +656,10 @@ static void writer_stop_locked(void)
 	sp_store_release(&writer_stop, 1);
 	sp_add_relaxed(&kick_seq, 1);
 	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-	/* Not pthread_join(): the preload library interposes that, and the
-	 * profiler's own join would be a program's "join" row.  Except under
-	 * ThreadSanitizer, which does not know pthread_clockjoin_np() as a
-	 * join and then reports the writer as a leaked thread (sanitizer
-	 * builds do not preload). */
-#if defined(__SANITIZE_THREAD__)
-	pthread_join(writer, NULL);
-#else
-	pthread_clockjoin_np(writer, NULL, CLOCK_MONOTONIC, NULL);
-#endif
+	/* The real join (base/lock_calls.h): in the preload library, the
+	 * interposed one would record the profiler's own join as a program's
+	 * "join" row. */
+	SP_REAL(pthread_join)(writer, NULL);
 }
 
 /* ---- rings ------------------------------------------------------------ */

@@ -195,8 +195,11 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 
 		sp_frame_format(b->names ? b->names : &unknown, o->src_root, auto_len, site,
 				sizeof(site));
+		/* A futex lock's holder is not seen: its waker is. */
 		fprintf(out,
-			"    blame: waited %.5f s (%llu time%s) for holders that took it at %s",
+			r->type == SP_TYPE_FUTEX
+				? "    blame: waited %.5f s (%llu time%s), woken by releases at %s"
+				: "    blame: waited %.5f s (%llu time%s) for holders that took it at %s",
 			(double)b->wait_ns / 1e9, (unsigned long long)b->count,
 			b->count == 1 ? "" : "s", site);
 		if (sp_blame_has_root(b)) {

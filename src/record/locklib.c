@@ -1,0 +1,233 @@
+/*
+ * locklib.c - the code of lock libraries that wait with futexes of their
+ * own (Rust std, parking_lot, lock_api, Abseil, folly, TBB), and the site
+ * of such a wait: the first caller outside them.
+ *
+ * Design.  A futex wait reaches syscall() from inside its lock library
+ * (std's Mutex::lock_contended, parking_lot_core's ThreadParker), which is
+ * never the line a user wants to see.  The libraries are found by symbol
+ * name, once per process, at the first futex wait or wake that syncprof
+ * records (sp_locklib_site_pc()): every loaded object's symbol table
+ * (libdw: .symtab, else .dynsym) is scanned for function names that begin
+ * with a lock library's mangled prefix (Rust legacy `_ZN3std3sys`,
+ * `_ZN11parking_lot`..., Rust v0 paths that contain `_3std3sys`..., C++
+ * `_ZN4absl`...), and their ranges are sorted into a table published once
+ * (release store of its state; threads that wait meanwhile wait for it,
+ * 200 ms at most).  A site is then the first frame of the
+ * calling thread's stack (backtrace(), libgcc's unwinder) that lies
+ * neither in those ranges nor in syncprof's other skipped ranges (libc,
+ * libstdc++, --skip: sp_pc_skipped()).
+ *
+ * Cost: the scan, once per process (a few ms for a large Rust program,
+ * paid by its first futex wait, before the wait is timed); an unwind per
+ * recorded futex wait whose return address lies in a lock library (a few
+ * microseconds, also before the wait is timed: a thread that is about to
+ * sleep).  Processes that never wait on a futex through syscall() pay
+ * nothing.
+ *
+ * Invariants: the table is written by the one thread that wins `state`
+ * (0 -> 1, CAS) and read only after `state` is 2 (acquire); a fork child
+ * keeps the parent's table (the same code is mapped).  The scanning
+ * thread is marked busy (sp_thread_enter()): libdw's own lock calls and
+ * mallocs pass through unrecorded.  Others that wait meanwhile wait for
+ * the scan, bounded: past 200 ms their site is their return address.
+ *
+ * Alternatives considered: default --skip regexes at start-up would make
+ * every profiled process pay a symbol scan (issue 25: start-up <= 1 ms)
+ * for libraries few use; a fixed number of frames above syscall() differs
+ * per library and version (std: 1, parking_lot: 4-6); naming the frames at
+ * report time would need every futex wait's whole stack kept and rows
+ * re-keyed after the fact.
+ * Limits: libraries loaded with dlopen() after the scan are not known;
+ * a stripped program has no .symtab, so Rust's statically linked std is
+ * not found in it (its waits are then at std's own frames).
+ */
+#include <execinfo.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/libdw.h"
+#include "record/record.h"
+
+#define LOCKLIB_MAX 4096
+static struct sp_range locklib[LOCKLIB_MAX];
+static unsigned locklib_n;
+static int state; /* 0: not scanned, 1: scanning, 2: done */
+
+/* Mangled prefixes of lock libraries' functions (Rust legacy, C++). */
+static const char *const prefixes[] = {
+	"_ZN3std3sys",        /* std::sys: futex, locks, thread parker */
+	"_ZN3std4sync",       /* std::sync: Mutex, RwLock, Condvar, Once, mpmc */
+	"_ZN3std6thread",     /* std::thread::park, JoinInner::join */
+	"_ZN11parking_lot",   /* parking_lot (and parking_lot_core below) */
+	"_ZN16parking_lot_core",
+	"_ZN8lock_api",
+	"_ZN4absl",           /* Abseil (inline namespace or not) */
+	"AbslInternal",       /* Abseil's C-linkage hooks (spin lock waits) */
+	"_ZN5folly",
+	"_ZN3tbb",
+	"_ZN3rml",            /* TBB's thread pool */
+};
+/* The same crates inside Rust v0 paths: `Cs<hash>_3std3sys`... */
+static const char *const v0_parts[] = {
+	"_3std3sys", "_3std4sync", "_3std6thread", "_11parking_lot", "_16parking_lot_core",
+	"_8lock_api",
+};
+
+static int locklib_name(const char *s)
+{
+	if (s[0] != '_' && s[0] != 'A')
+		return 0;
+	if (s[1] == 'R') {
+		for (size_t i = 0; i < sizeof(v0_parts) / sizeof(*v0_parts); i++)
+			if (strstr(s, v0_parts[i]))
+				return 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+static void locklib_add(uintptr_t lo, uintptr_t hi)
+{
+	if (lo < hi && locklib_n < LOCKLIB_MAX) {
+		locklib[locklib_n].lo = lo;
+		locklib[locklib_n].hi = hi;
+		locklib_n++;
+	}
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sp_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+#ifdef SYNCPROF_HAVE_LIBDW
+/* libc and libstdc++ are skipped whole already (stack.c): not scanned. */
+static int scanned_already(const char *name)
+{
+	const char *b = name ? strrchr(name, '/') : NULL;
+
+	b = b ? b + 1 : name;
+	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libstdc++.so", 12) ||
+		     !strncmp(b, "ld-linux", 8) || !strncmp(b, "libsyncprof", 11) ||
+		     !strncmp(b, "libdw", 5) || !strncmp(b, "libelf", 6));
+}
+
+static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, void *arg)
+{
+	int n;
+
+	(void)ud, (void)base, (void)arg;
+	if (scanned_already(name))
+		return DWARF_CB_OK;
+	n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size && locklib_name(s))
+			locklib_add((uintptr_t)addr, (uintptr_t)(addr + sym.st_size));
+	}
+	return DWARF_CB_OK;
+}
+
+static void scan(void)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_build_id_find_debuginfo,
+	};
+	Dwfl *dwfl;
+
+	if (!sp_libdw_present() || !(dwfl = dwfl_begin(&cb)))
+		return;
+	if (!dwfl_linux_proc_report(dwfl, getpid()) && !dwfl_report_end(dwfl, NULL, NULL))
+		dwfl_getmodules(dwfl, scan_module, NULL, 0);
+	dwfl_end(dwfl);
+}
+#else
+static void scan(void)
+{
+}
+#endif
+
+static void locklib_scan_once(void)
+{
+	struct sp_thread *saved;
+	int expect = 0;
+
+	if (sp_load_acquire(&state) == 2)
+		return;
+	if (!__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* Another thread scans: wait for it, 200 ms at most (it waits
+		 * for nothing of ours; a bound all the same, so that a scan
+		 * stuck behind a lock this thread holds cannot stop it). */
+		const struct timespec step = { 0, 10 * 1000 * 1000 };
+
+		for (int i = 0; i < 20 && sp_load_acquire(&state) == 1; i++)
+			sp_futex(&state, FUTEX_WAIT_PRIVATE, 1, &step);
+		return;
+	}
+	saved = sp_thread_enter();
+	scan();
+	qsort(locklib, locklib_n, sizeof(*locklib), range_cmp);
+	sp_store_release(&state, 2);
+	sp_futex(&state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	sp_thread_leave(saved);
+}
+
+int sp_pc_in_locklib(uintptr_t pc)
+{
+	unsigned lo = 0, hi;
+
+	if (sp_load_acquire(&state) != 2)
+		return 0;
+	hi = locklib_n;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (pc < locklib[mid].lo)
+			hi = mid;
+		else if (pc >= locklib[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static int skipped(uintptr_t pc)
+{
+	return sp_pc_in_locklib(pc) || sp_pc_skipped(pc);
+}
+
+SP_NOINLINE uintptr_t sp_locklib_site_pc(uintptr_t ret)
+{
+	uintptr_t frames[64];
+	struct sp_thread *saved;
+	int n, i;
+
+	locklib_scan_once();
+	if (!skipped(ret))
+		return ret;
+	saved = sp_thread_enter();
+	n = backtrace((void **)frames, 64);
+	sp_thread_leave(saved);
+	for (i = 0; i < n && frames[i] != ret; i++)
+		;
+	while (++i < n)
+		if (!skipped(frames[i]))
+			return frames[i];
+	return ret;
+}
+

@@ -247,6 +247,25 @@ static uintptr_t trampoline(uintptr_t near, uintptr_t to)
 	return 0;
 }
 
+/*
+ * The 8 aligned bytes at @f, read and written by single movq instructions
+ * (aligned 8-byte accesses are atomic on x86-64), in asm rather than
+ * __atomic builtins: under TSan those are instrumented, and libc's code
+ * has no shadow memory to record them in.
+ */
+static uint64_t code_load(uintptr_t f)
+{
+	uint64_t v;
+
+	__asm__ volatile("movq (%1), %0" : "=r"(v) : "r"(f) : "memory");
+	return v;
+}
+
+static void code_store(uintptr_t f, uint64_t v)
+{
+	__asm__ volatile("movq %1, (%0)\n\tmfence" : : "r"(f), "r"(v) : "memory");
+}
+
 static int fail(char *why, size_t n, int rc, const char *text)
 {
 	snprintf(why, n, "%s", text);
@@ -286,7 +305,7 @@ int sp_glibc_locks_start(char *why, size_t n)
 			return fail(why, n, -ENOMEM, "no page within 2 GiB of libc for a jump");
 	}
 	rel = (int32_t)(intptr_t)(to - (f + JMP_LEN));
-	old = __atomic_load_n((const uint64_t *)f, __ATOMIC_RELAXED);
+	old = code_load(f);
 	jmp = (old & ~0xffffffffffull) | 0xe9 | ((uint64_t)(uint32_t)rel << 8);
 	base = f & ~(page - 1);
 	if (mprotect((void *)base, page, PROT_READ | PROT_WRITE | PROT_EXEC)) {
@@ -296,7 +315,7 @@ int sp_glibc_locks_start(char *why, size_t n)
 	}
 	/* One aligned 8-byte store: an entering thread sees the old first
 	 * instruction or the whole jump, and +5..+7 keep their bytes. */
-	__atomic_store_n((uint64_t *)f, jmp, __ATOMIC_SEQ_CST);
+	code_store(f, jmp);
 	mprotect((void *)base, page, PROT_READ | PROT_EXEC);
 	sp_store_release(&active, 1);
 	return 0;

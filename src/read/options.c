@@ -55,6 +55,7 @@ void sp_options_defaults(struct sp_options *o)
 	o->hold_sample = SP_DEFAULT_HOLD_SAMPLE;
 	o->trace_min_wait_ns = SP_TRACE_MIN_WAIT_DEFAULT;
 	o->report_at_exit = -1;
+	o->glibc_locks = 1;
 	syncprof_report_options_init(&o->report);
 }
 
@@ -328,6 +329,11 @@ static int opt_symbolize(struct sp_options *o, const char *v)
 	return 0;
 }
 
+static int opt_glibc_locks(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->glibc_locks);
+}
+
 struct option_row {
 	const char *name;
 	int (*set)(struct sp_options *o, const char *value);
@@ -366,6 +372,8 @@ static const struct option_row option_table[] = {
 	{ "report_signal", opt_report_signal, "USR1, USR2 or none" },
 	{ "warn_wait", opt_warn_wait, "milliseconds a lock wait may last before a warning; 0 off" },
 	{ "deadlock", opt_deadlock, "1 or 0 (report threads that wait for each other in a cycle)" },
+	{ "glibc_locks", opt_glibc_locks,
+	  "1 or 0 (time waits on glibc's own locks: stdio FILE locks, malloc arenas)" },
 	{ "symbolize", opt_symbolize,
 	  "offline (under syncprof run, run names the call sites of the report at exit) or "
 	  "inprocess (the program does)" },

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "record/glibc_lock.h"
 #include "report/collect.h"
 
 /* Counts of an entry's histograms, read into the stack of the collection. */
@@ -209,6 +210,9 @@ void sp_collect_names(struct sp_profile *p)
 		if (r->n_objects != 1 || !r->obj || r->type == SP_TYPE_JOIN)
 			continue;
 		r->created_how = (uint8_t)sp_lockname_get(r->obj, name, &r->created);
+		/* glibc's own locks: named by what they are (glibc_lockname.c) */
+		if (!name[0] && r->type == SP_TYPE_GLIBC_LOCK)
+			sp_glibc_lock_name(r->obj, name, sizeof(name));
 		if (name[0])
 			r->lock_name = sp_profile_intern(p, name);
 	}

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/glibc_lock.h"
 #include "record/lockorder.h"
 #include "runtime/runtime.h"
 #include "trace/trace.h"
@@ -704,6 +705,29 @@ static void trace_start(void)
 }
 
 /*
+ * glibc_locks=1 (the default): glibc's own locks, timed on their slow path
+ * (record/glibc_lock.c).  The wrapper ranges first, so that a wait's site
+ * skips libc's frames (the preload and attach call sp_stack_init() again
+ * later, with the same options: a no-op then); then the patch, which says
+ * in one line why when it cannot be made, and the rest runs on.
+ */
+static void glibc_locks_start(void)
+{
+	char why[256];
+
+	if (!sp_opts.glibc_locks)
+		return;
+	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
+		      sp_opts.skip_frames);
+	/* said only when profiling is on from the start: a program linked with
+	 * libsyncprof that nobody profiles stays quiet */
+	if (sp_glibc_locks_start(why, sizeof(why)) && sp_opts.enabled)
+		fprintf(stderr, "syncprof: warning: glibc's own locks (stdio, malloc) are not "
+				"profiled: %s\n",
+			why);
+}
+
+/*
  * Start-up.  @attach_options is NULL at a normal start-up (options from
  * SYNCPROF_OPTIONS); under 'syncprof attach' it is the attach's options,
  * and the process's environment is not read: the program was not started
@@ -751,6 +775,7 @@ static void runtime_start(const char *attach_options)
 		fputs("syncprof: warning: lock-order checking could not start (out of memory)\n",
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
+	glibc_locks_start();
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);

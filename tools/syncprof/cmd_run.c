@@ -166,6 +166,10 @@ static const struct run_option run_options[] = {
 	  "mapped; the program reads no debug information, which can add tens\n"
 	  "of MB to its memory) or inprocess (the program, as the preload does\n"
 	  "without run); the output is the same" },
+	{ "no-glibc-locks", 0, ARG_NONE, "glibc_locks", "0", NULL,
+	  "do not time waits on glibc's own locks (stdio FILE locks, malloc\n"
+	  "arenas), which a jump patched into libc's lock slow path records\n"
+	  "by default (docs/glibc-locks.md)" },
 	{ "no-control", 0, ARG_NONE, "control", "0", NULL,
 	  "do not listen on the control socket (syncprof ctl PID ...)" },
 	{ "report-signal", 0, ARG_VALUE, "report_signal", NULL, "SIG",

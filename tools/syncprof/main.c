@@ -41,7 +41,7 @@ static const char usage[] =
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
 	"report_at_exit, src_root, frames, skip, skip_frames, hold, hold_sample,\n"
 	"lock_order, columns, control, warn_wait, deadlock, report_signal, trace,\n"
-	"trace_buffer, trace_events, trace_min_wait\n"
+	"trace_buffer, trace_events, trace_min_wait, glibc_locks\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

@@ -32,9 +32,10 @@
  * demangler (the Itanium grammar alone is thousands of lines that
  * binutils and GCC maintain); calling c++filt (a process per report and
  * output parsing, and it is absent where binutils is not installed).
- * Measured: demangling the 6,400 function symbols of libstdc++.so.6
- * takes 9 ms (1.4 us each), paid once per printed frame in a report or
- * once per symbol at start-up for skip= regexes.
+ * Measured: demangling the 4,494 exported functions of libstdc++.so.6
+ * (4,451 of them mangled) takes 8.1 ms, 1.8 us each (-O2, mean of 5
+ * passes), paid once per distinct printed name in a report, or once per
+ * function symbol at start-up when skip= regexes are given.
  */
 #include <stddef.h>
 #include <stdlib.h>

@@ -53,7 +53,7 @@
  * (base/demangle.h: "util::Locker::acquire()", Rust's "app::lock_it"), and
  * for C++ demangled without the parameter list ("util::Locker::acquire"),
  * so a pattern anchored with '$' matches too.  Demangling every function
- * symbol costs ~1.4 us each at start-up, and only when a regex is given.
+ * symbol costs ~1.8 us each at start-up, and only when a regex is given.
  *
  * Alternatives considered: keying entries by the raw return address and
  * re-keying rows by their first non-wrapper frame at report time merges

@@ -73,7 +73,7 @@ def check_json(marks, data):
         keyed_by_address = s.get("address") is not None
         if keyed_by_address != (k["name"] != "pthread_mutex_lock"):
             problems.append(f"json: {k['name']}: address {s.get('address')!r}")
-    if marks and len({(k["line"]) for k in marks if k["function"] in ("guard_a", "guard_b")}) != 2:
+    if marks and len({(k["line"]) for k in marks if k["function"] in ("guard_a()", "guard_b()")}) != 2:
         problems.append("json: the two lock_guard marks are one line")
 
 

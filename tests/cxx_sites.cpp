@@ -6,7 +6,8 @@
  * line and function of this file that took the lock, one row per line.
  *
  * Each marked site stores its own __LINE__, written on the line of the
- * lock; main prints "mark NAME FUNCTION TYPE LINE" for each, and
+ * lock; main prints "mark NAME FUNCTION TYPE LINE" for each (FUNCTION as
+ * demangled: "guard_a()"; the pthread call's is __func__), and
  * check_cxx_sites.py runs this program once per report format and looks
  * for those rows.  Deterministic: a trylock on a lock that another thread
  * holds fails (a contended attempt), and a condition wait with a deadline
@@ -116,19 +117,19 @@ int main()
 		const char *name, *function, *type;
 		unsigned line;
 	} marks[] = {
-		{ "guard_a", "guard_a", "mutex", at_guard_a },
-		{ "guard_b", "guard_b", "mutex", at_guard_b },
-		{ "unique_lock", "unique", "mutex", at_unique },
-		{ "scoped_lock", "scoped", "mutex", at_scoped },
-		{ "mutex::lock", "member", "mutex", at_member },
-		{ "shared_lock", "reader", "rwlock_read", at_shared },
-		{ "unique_lock<shared_mutex>", "writer", "rwlock_write", at_exclusive },
-		{ "timed_mutex::try_lock_until", "timed", "mutex", at_timed },
-		{ "recursive_mutex", "recursive", "rec_mutex", at_recursive },
-		{ "cond_lock", "cond_until", "mutex", at_cond_lock },
-		{ "condition_variable::wait_until", "cond_until", "condvar", at_cond },
-		{ "mutex::try_lock", "try_fail", "mutex", at_try },
-		{ "shared_mutex::try_lock_shared", "try_fail_shared", "rwlock_read", at_try_shared },
+		{ "guard_a", "guard_a()", "mutex", at_guard_a },
+		{ "guard_b", "guard_b()", "mutex", at_guard_b },
+		{ "unique_lock", "unique()", "mutex", at_unique },
+		{ "scoped_lock", "scoped()", "mutex", at_scoped },
+		{ "mutex::lock", "member()", "mutex", at_member },
+		{ "shared_lock", "reader()", "rwlock_read", at_shared },
+		{ "unique_lock<shared_mutex>", "writer()", "rwlock_write", at_exclusive },
+		{ "timed_mutex::try_lock_until", "timed()", "mutex", at_timed },
+		{ "recursive_mutex", "recursive()", "rec_mutex", at_recursive },
+		{ "cond_lock", "cond_until()", "mutex", at_cond_lock },
+		{ "condition_variable::wait_until", "cond_until()", "condvar", at_cond },
+		{ "mutex::try_lock", "try_fail()", "mutex", at_try },
+		{ "shared_mutex::try_lock_shared", "try_fail_shared()", "rwlock_read", at_try_shared },
 		{ "pthread_mutex_lock", "raw_call", "mutex", at_raw },
 	};
 	for (const auto &k : marks)

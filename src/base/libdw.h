@@ -29,6 +29,7 @@
 #pragma weak dwarf_diename
 #pragma weak dwarf_filesrc
 #pragma weak dwarf_formref_die
+#pragma weak dwarf_formstring
 #pragma weak dwarf_formudata
 #pragma weak dwarf_getscopes
 #pragma weak dwarf_getscopes_die

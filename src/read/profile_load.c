@@ -160,6 +160,7 @@ static int read_inlined(struct loader *l, const struct jv *arr, struct sp_frame 
 		    get_u64(o, "line", 1, &line, NULL) || line > UINT32_MAX)
 			return -EINVAL;
 		inl[i].function = sp_profile_intern(l->p, get_str(o, "function"));
+		inl[i].symbol = sp_profile_intern(l->p, get_str(o, "symbol"));
 		inl[i].file = sp_profile_intern(l->p, get_str(o, "file"));
 		inl[i].line = (unsigned)line;
 	}
@@ -178,6 +179,7 @@ static int read_frame(struct loader *l, const struct jv *o, struct sp_frame *f)
 	if (!jv_is(o, JV_OBJECT))
 		return -EINVAL;
 	f->function = sp_profile_intern(l->p, get_str(o, "function"));
+	f->symbol = sp_profile_intern(l->p, get_str(o, "symbol"));
 	f->file = sp_profile_intern(l->p, get_str(o, "file"));
 	f->dso = sp_profile_intern(l->p, get_str(o, "dso"));
 	if (get_u64(o, "line", 1, &line, NULL) || line > UINT32_MAX)
@@ -609,6 +611,7 @@ static int read_meta(struct loader *l, const struct jv *root)
 	const char *s;
 
 	p->command = sp_profile_intern(p, get_str(root, "command"));
+	p->interrupted = sp_profile_intern(p, get_str(root, "interrupted"));
 	if (!get_u64(root, "pid", 0, &u, NULL))
 		p->pid = (int)u;
 	s = get_str(root, "clock");

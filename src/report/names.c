@@ -36,6 +36,7 @@ static int frame_from_symbol(struct sp_profile *p, uintptr_t pc, const struct sp
 {
 	memset(out, 0, sizeof(*out));
 	out->function = sp_profile_intern(p, sym->function);
+	out->symbol = sp_profile_intern(p, sym->symbol);
 	out->file = sp_profile_intern(p, sym->file);
 	out->dso = sp_profile_intern(p, sym->dso);
 	out->line = sym->line;
@@ -48,6 +49,7 @@ static int frame_from_symbol(struct sp_profile *p, uintptr_t pc, const struct sp
 			return -ENOMEM;
 		for (unsigned i = 0; i < sym->n_inline; i++) {
 			inl[i].function = sp_profile_intern(p, sym->inl[i].function);
+			inl[i].symbol = sp_profile_intern(p, sym->inl[i].symbol);
 			inl[i].file = sp_profile_intern(p, sym->inl[i].file);
 			inl[i].line = sym->inl[i].line;
 		}

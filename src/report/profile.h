@@ -49,11 +49,13 @@
 struct sp_inline {
 	const char *function, *file;
 	unsigned line;
+	const char *symbol; /* raw (mangled) name where it differs from function */
 };
 
 /* A resolved frame.  Strings are NULL when unknown. */
 struct sp_frame {
-	const char *function;
+	const char *function;            /* as the language writes it (demangled) */
+	const char *symbol;              /* the raw (mangled) name where it differs */
 	const char *file;
 	const char *dso;
 	unsigned line;                   /* 0 when unknown */
@@ -221,6 +223,8 @@ struct sp_profile {
 	/* where it came from */
 	int pid;
 	const char *command;
+	const char *interrupted; /* "SIGTERM": the program was stopped by that signal
+				  * (syncprof run); NULL when it ran to its end */
 	const char *clock;      /* "tsc" or "monotonic" */
 	uint64_t elapsed_ns;
 	uint64_t lost;          /* lock calls that could not be recorded */
@@ -379,7 +383,8 @@ int sp_write_all(int fd, const char *data, size_t len);
 #define SP_MAX_INLINE 8
 /* What is known of a code address; pointers valid until the next call. */
 struct sp_symbol {
-	const char *function; /* NULL when unknown */
+	const char *function; /* NULL when unknown; demangled (base/demangle.h) */
+	const char *symbol;   /* the raw (mangled) name, when it differs; else NULL */
 	const char *file;     /* NULL when there is no debug info */
 	const char *dso;      /* NULL when unknown */
 	unsigned line;        /* 0 when unknown */
@@ -388,7 +393,7 @@ struct sp_symbol {
 	 * each with the file:line of the inlined call inside it */
 	unsigned n_inline;
 	struct {
-		const char *function, *file;
+		const char *function, *symbol, *file;
 		unsigned line;
 	} inl[SP_MAX_INLINE];
 };

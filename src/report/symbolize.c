@@ -55,8 +55,79 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/demangle.h"
 #include "base/libdw.h"
 #include "report/profile.h"
+
+/*
+ * Names as the language writes them.  Symbol tables and DWARF linkage
+ * names are mangled; each name is demangled once per session and kept in
+ * that session's cache (live, files, offline: each freed by its own
+ * sp_symbolize*_end(), as the libdw strings they sit beside), so a
+ * returned sp_symbol's strings live as long as before.  A name that does
+ * not demangle is cached too (dem NULL).
+ */
+struct dm_entry {
+	char *raw, *dem;
+};
+
+struct dm_cache {
+	struct dm_entry *e;
+	unsigned n, cap;
+};
+
+static struct dm_cache dm_live, dm_files, dm_offline;
+
+static const char *dm_lookup(struct dm_cache *c, const char *raw)
+{
+	struct dm_entry *e;
+
+	for (unsigned i = 0; i < c->n; i++)
+		if (!strcmp(c->e[i].raw, raw))
+			return c->e[i].dem;
+	if (c->n == c->cap) {
+		unsigned cap = c->cap ? 2 * c->cap : 64;
+		struct dm_entry *ne = realloc(c->e, cap * sizeof(*ne));
+
+		if (!ne)
+			return NULL;
+		c->e = ne;
+		c->cap = cap;
+	}
+	e = &c->e[c->n];
+	e->raw = strdup(raw);
+	if (!e->raw)
+		return NULL;
+	e->dem = sp_demangle(raw);
+	c->n++;
+	return e->dem;
+}
+
+static void dm_free(struct dm_cache *c)
+{
+	for (unsigned i = 0; i < c->n; i++) {
+		free(c->e[i].raw);
+		free(c->e[i].dem);
+	}
+	free(c->e);
+	memset(c, 0, sizeof(*c));
+}
+
+/* @out's function names demangled; the raw ones kept as symbol. */
+static void demangle_symbol(struct dm_cache *c, struct sp_symbol *out)
+{
+	const char *d;
+
+	if (sp_mangled(out->function) && (d = dm_lookup(c, out->function))) {
+		out->symbol = out->function;
+		out->function = d;
+	}
+	for (unsigned i = 0; i < out->n_inline; i++)
+		if (sp_mangled(out->inl[i].function) && (d = dm_lookup(c, out->inl[i].function))) {
+			out->inl[i].symbol = out->inl[i].function;
+			out->inl[i].function = d;
+		}
+}
 
 #ifdef SYNCPROF_HAVE_LIBDW
 static Dwfl *dwfl;
@@ -106,6 +177,24 @@ static Dwfl *session(int refresh)
 	return dwfl;
 }
 
+/*
+ * The DIE's linkage (mangled) name, through its abstract origin and
+ * specification (an inlined instance, an out-of-class member definition):
+ * demangled later, it carries namespace, class, template arguments and
+ * parameters where DW_AT_name is the short "put" or "operator()".
+ */
+static const char *linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	if (!dwarf_formstring)
+		return NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		return dwarf_formstring(&a);
+	return NULL;
+}
+
 /* Function, inline chain, file:line of @addr (already pc - 1). */
 static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *out)
 {
@@ -113,6 +202,7 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
 	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
 	Dwarf_Die *scopes = NULL;
+	const char *symtab = out->function; /* the ELF symbol's name, or NULL */
 	int n, lineno = 0;
 
 	if (line) {
@@ -152,7 +242,14 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
-		name = dwarf_diename(&scopes[i]);
+		name = linkage_name(&scopes[i]);
+		/* GCC gives a lambda's operator() no linkage name: out of line,
+		 * its symbol ("_ZZ4mainENKUlvE_clEv") says which lambda */
+		if (!name && tag == DW_TAG_subprogram && symtab && symtab[0] == '_' &&
+		    symtab[1] == 'Z')
+			name = symtab;
+		if (!name)
+			name = dwarf_diename(&scopes[i]);
 		if (!name) {
 			Dwarf_Attribute a;
 			Dwarf_Die origin;
@@ -267,6 +364,23 @@ static void name_caller(struct sp_symbol *out, unsigned k)
 	memmove(out->inl, out->inl + k + 1, out->n_inline * sizeof(out->inl[0]));
 }
 
+/* instrument.h's syncprof__* wrappers, by their C name or, compiled as
+ * C++ (static inline: internal linkage), by their mangled one
+ * ("_ZL20syncprof__mutex_lockP15pthread_mutex_t"). */
+static int instrument_wrapper(const char *name)
+{
+	if (!name)
+		return 0;
+	if (name[0] == '_' && name[1] == 'Z') {
+		name += 2;
+		if (*name == 'L')
+			name++;
+		while (*name >= '0' && *name <= '9')
+			name++;
+	}
+	return !strncmp(name, "syncprof__", 10);
+}
+
 /*
  * Code inlined from the system's headers (libstdc++'s std::mutex::lock,
  * __gthread_mutex_lock...) is a lock wrapper too: name the first function
@@ -278,7 +392,7 @@ static void skip_inlined_wrappers(struct sp_symbol *out)
 {
 	unsigned k = 0;
 
-	if (out->function && !strncmp(out->function, "syncprof__", 10) && out->n_inline &&
+	if (instrument_wrapper(out->function) && out->n_inline &&
 	    out->inl[0].function)
 		name_caller(out, 0);
 	if (!system_header(out->file))
@@ -427,6 +541,7 @@ int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
 		return -ENOENT;
 	module_symbolize(mod, vaddr - 1, out);
 	out->dso = f->path;
+	demangle_symbol(&dm_files, out);
 	return out->function || out->file ? 0 : -ENOENT;
 }
 
@@ -438,6 +553,7 @@ void sp_symbolize_files_end(void)
 		free(sym_files[i].path);
 	}
 	n_sym_files = 0;
+	dm_free(&dm_files);
 }
 #else
 int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
@@ -458,6 +574,7 @@ void sp_symbolize_end(void)
 		dwfl_end(dwfl); /* its files' descriptors, maps and caches */
 	dwfl = NULL;
 #endif
+	dm_free(&dm_live);
 }
 
 /*
@@ -499,6 +616,7 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out)
 #ifdef SYNCPROF_HAVE_LIBDW
 	dw_symbolize(pc, out);
 #endif
+	demangle_symbol(&dm_live, out);
 }
 
 /*
@@ -560,6 +678,7 @@ void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct
 			return;
 		module_symbolize(mod, pc - 1, out);
 		out->dso = path; /* the path the trace names, not the module's */
+		demangle_symbol(&dm_offline, out);
 	}
 #endif
 }
@@ -575,4 +694,5 @@ void sp_symbolize_offline_end(void)
 	memset(offline, 0, sizeof(offline));
 	n_offline = 0;
 #endif
+	dm_free(&dm_offline);
 }

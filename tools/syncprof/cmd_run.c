@@ -40,6 +40,17 @@
  * shell's kill %1) reaches the program twice, once from the kernel and
  * once from run: siginfo cannot tell it from a kill of run alone.
  *
+ * Stopped (SIGTERM, SIGHUP, SIGINT to run): before passing the signal on,
+ * run fetches the program's profile over its control socket
+ * (run_report_interrupt()), so that a program that dies of the signal
+ * still gets its report, marked "interrupted"; the program's own handlers
+ * and status are untouched.  The child sets PR_SET_PDEATHSIG (SIGKILL)
+ * and checks that run is still its parent, so a SIGKILL of run, which
+ * cannot be passed on, does not leave the program running.  Limit: the
+ * terminal's ^C reaches the program at the same time as run; a program
+ * without a SIGINT handler is then usually gone before run asks, and one
+ * line says no profile could be had.
+ *
  * Exit status: the program's exit status; 126 and 127 when it is not
  * executable or not found, as a shell says.  Killed by signal N, run resets
  * N to its default action and raises it, so its own caller sees a death by
@@ -254,6 +265,12 @@ static void usage(FILE *f)
 	      "PROGRAM, so that a kill(1) of run reaches PROGRAM (SIGKILL cannot be\n"
 	      "passed on).  Not passed on: the ^C, ^\\ and hang-up that the terminal\n"
 	      "sends PROGRAM as well, and signals ignored when run started.\n"
+	      "On TERM, HUP or INT, run first fetches PROGRAM's profile over its control\n"
+	      "socket: a PROGRAM that then dies of the signal still gets its report,\n"
+	      "which says \"interrupted by SIGTERM\" (as does the report of one whose own\n"
+	      "handler makes it exit).  Killed with no profile to be had (SIGKILL), one\n"
+	      "line says so and an earlier -o FILE is removed.  PROGRAM gets SIGKILL\n"
+	      "when run itself is killed.\n"
 	      "\n"
 	      "Exit status: PROGRAM's.  When PROGRAM is killed by signal N, run kills\n"
 	      "itself with N (a shell shows 128+N; run dumps no core of its own).\n"
@@ -629,7 +646,7 @@ static int should_forward(const siginfo_t *si, pid_t pid)
  * *status and *ru (its resource usage) set, or a negative errno.
  */
 static int wait_forwarding(pid_t pid, const struct run_signals *s, int *status,
-			   struct rusage *ru)
+			   struct rusage *ru, struct run_report *rr)
 {
 	siginfo_t si;
 
@@ -649,6 +666,10 @@ static int wait_forwarding(pid_t pid, const struct run_signals *s, int *status,
 			return -errno;
 		/* Not reaped yet, so @pid is still the program (a zombie at
 		 * worst), never a process that reused its pid. */
+		/* A stop: the profile first, while the program is alive (the
+		 * terminal's ^C reached it too: it may have a handler). */
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+			run_report_interrupt(rr, (int)pid, sig);
 		if (sig != SIGCHLD && should_forward(&si, pid))
 			kill(pid, sig);
 	}
@@ -716,13 +737,14 @@ static int run_child(char **argv, struct run_report *rr)
 	struct rusage ru;
 	struct run_signals sigs;
 	int fds[2], err = 0, status, rc;
-	pid_t pid;
+	pid_t pid, parent;
 	ssize_t n;
 
 	if (pipe2(fds, O_CLOEXEC)) {
 		cli_error("run", "pipe: %s", strerror(errno));
 		return 1;
 	}
+	parent = getpid();
 	rc = signals_block(&sigs);
 	if (rc) {
 		cli_error("run", "cannot block signals: %s", strerror(-rc));
@@ -739,6 +761,11 @@ static int run_child(char **argv, struct run_report *rr)
 		return 1;
 	}
 	if (pid == 0) {
+		/* run killed (SIGKILL: nothing to pass on) kills the program too;
+		 * run may have died before this line: then the program's parent
+		 * is no longer run, and it stops here */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+			_exit(127);
 		signals_restore(&sigs);
 		close(fds[0]);
 		execvp(argv[0], argv);
@@ -753,13 +780,15 @@ static int run_child(char **argv, struct run_report *rr)
 	while ((n = read(fds[0], &err, sizeof(err))) < 0 && errno == EINTR)
 		;
 	close(fds[0]);
-	rc = wait_forwarding(pid, &sigs, &status, &ru);
+	rc = wait_forwarding(pid, &sigs, &status, &ru, rr);
 	if (rc) {
 		cli_error("run", "waiting for %s: %s", argv[0], strerror(-rc));
 		return 1;
 	}
 	/* The program's report at exit, before what run says of its end, as
 	 * when the program printed it itself. */
+	rr->pid = (int)pid;
+	rr->killed_by = WIFSIGNALED(status) && n != (ssize_t)sizeof(err) ? WTERMSIG(status) : 0;
 	run_report_finish(rr);
 	if (rusage_env && !strcmp(rusage_env, "1"))
 		cli_error("run", "%s: peak RSS %ld kB", argv[0], ru.ru_maxrss);

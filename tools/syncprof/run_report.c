@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,6 +64,7 @@ int run_report_prepare(struct run_report *r, const char *options)
 
 	memset(r, 0, sizeof(*r));
 	sp_options_defaults(&r->opts);
+	r->opts.control = 1; /* the preload's default (sp_preload_enabled_default) */
 	sp_options_parse(&r->opts, options, NULL); /* the program warns */
 	r->parsed = 1;
 	if (r->opts.symbolize_inprocess || r->opts.report_at_exit == 0)
@@ -135,6 +137,79 @@ static int read_small(const char *path, char *buf, size_t size)
 	return n ? 0 : -EINVAL;
 }
 
+/*
+ * Interrupted.  run got SIGINT, SIGTERM or SIGHUP: before passing it on,
+ * it asks the program, alive still, for its profile over the control
+ * socket, as 'syncprof ctl PID report format=json top=0' would, and keeps
+ * it as DIR/interrupted.json.  Named by the program (it answers with its
+ * names, as any ctl report), shaped and rendered here like the hand-off.
+ * A program whose own handler makes it exit hands its profile over at exit
+ * as always: that one, later and complete, is the report; one that dies of
+ * the signal has this one.
+ */
+void run_report_interrupt(struct run_report *r, int pid, int sig)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX + 32], err[256];
+	char *payload = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	if (r->interrupted)
+		return;
+	r->interrupted = sig;
+	if (!r->parsed || r->opts.report_at_exit == 0)
+		return;
+	if (!r->opts.control) {
+		snprintf(r->why, sizeof(r->why), "its control socket is off (--no-control)");
+		return;
+	}
+	if (!r->dir[0]) { /* symbolize=inprocess: no hand-off directory yet */
+		snprintf(r->dir, sizeof(r->dir), "%s/syncprof-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(r->dir)) {
+			snprintf(r->why, sizeof(r->why), "no private directory: %s", strerror(errno));
+			r->dir[0] = '\0';
+			return;
+		}
+	}
+	rc = cli_ctl_request(pid, "report format=json top=0\n", &payload, &len, err, sizeof(err));
+	if (rc) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return;
+	}
+	dir_file(r, "interrupted.json", path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || sp_write_all(fd, payload, len))
+		snprintf(r->why, sizeof(r->why), "cannot keep it: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(payload);
+}
+
+/* @tmpl with %p as @pid and %% as %, into @buf; NULL when it does not fit. */
+static const char *expand_pid(const char *tmpl, int pid, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *tmpl; tmpl++) {
+		int k;
+
+		if (tmpl[0] == '%' && tmpl[1] == 'p') {
+			k = snprintf(buf + n, size - n, "%d", pid);
+			tmpl++;
+		} else {
+			if (tmpl[0] == '%' && tmpl[1] == '%')
+				tmpl++;
+			k = snprintf(buf + n, size - n, "%c", *tmpl);
+		}
+		if (k < 0 || (size_t)k >= size - n)
+			return NULL;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* The profile of @path named, shaped and rendered as the program would
  * have rendered it, into *@data: 0 or prints why and returns -1. */
 static int render(struct run_report *r, const char *path, char **data, size_t *len)
@@ -147,6 +222,16 @@ static int render(struct run_report *r, const char *path, char **data, size_t *l
 	if (sp_profile_load(path, &p, err, sizeof(err))) {
 		cli_error("run", "cannot read the profile the program left: %s", err);
 		return -1;
+	}
+	if (r->interrupted && !p.interrupted) {
+		const char *abbrev = sigabbrev_np(r->interrupted);
+		char sn[32];
+
+		if (abbrev)
+			snprintf(sn, sizeof(sn), "SIG%s", abbrev);
+		else
+			snprintf(sn, sizeof(sn), "signal %d", r->interrupted);
+		p.interrupted = sp_profile_intern(&p, sn);
 	}
 	rc = sp_profile_shape(&p, &r->opts.report);
 	if (!rc)
@@ -168,25 +253,61 @@ static int render(struct run_report *r, const char *path, char **data, size_t *l
 	return 0;
 }
 
+/*
+ * The program died of a signal and left no profile: one line says so, and
+ * an output=FILE from an earlier run, which would look like this run's
+ * report, is removed.
+ */
+static void no_profile(struct run_report *r)
+{
+	char out[PATH_MAX];
+	const char *file = NULL;
+
+	if (!r->killed_by || !r->parsed || r->opts.report_at_exit == 0)
+		return;
+	if (r->opts.output && expand_pid(r->opts.output, r->pid, out, sizeof(out)) &&
+	    !unlink(out))
+		file = out;
+	fprintf(stderr, "syncprof: no profile: the program was killed by signal %d (%s)%s%s%s%s%s\n",
+		r->killed_by, strsignal(r->killed_by), r->why[0] ? " and " : " before it could "
+		"hand its profile over", r->why, file ? "; removed '" : "", file ? file : "",
+		file ? "', an earlier run's report" : "");
+}
+
 void run_report_finish(struct run_report *r)
 {
 	char path[PATH_MAX + 32], out[8192], *data = NULL;
 	struct sp_sigguard g;
 	size_t len = 0;
-	int created, rc;
+	int created, rc, interrupted_out = 0;
 
-	if (!r->dir[0])
+	if (!r->dir[0]) {
+		no_profile(r);
 		goto done;
+	}
 	dir_file(r, "profile.json", path, sizeof(path));
-	if (access(path, F_OK))
-		goto done; /* nothing handed off: the program reported itself, or not at all */
-	if (render(r, path, &data, &len))
+	if (access(path, F_OK)) {
+		/* nothing handed off: the program reported itself, or not at
+		 * all; killed, it has the profile fetched at the interrupt */
+		dir_file(r, "interrupted.json", path, sizeof(path));
+		if (!r->killed_by || access(path, F_OK)) {
+			no_profile(r);
+			goto done;
+		}
+		if (render(r, path, &data, &len))
+			goto done;
+		if (r->opts.output && !expand_pid(r->opts.output, r->pid, out, sizeof(out)))
+			out[0] = '\0';
+		interrupted_out = 1;
+	} else if (render(r, path, &data, &len)) {
 		goto done;
+	}
 	/* A file beyond RLIMIT_FSIZE or a closed stderr pipe fails the write,
 	 * rather than kill run before it has passed on the program's status. */
 	sp_sigguard_enter(&g);
 	dir_file(r, "output", path, sizeof(path));
-	if (!r->opts.output || read_small(path, out, sizeof(out))) {
+	if (!r->opts.output || (!interrupted_out && read_small(path, out, sizeof(out))) ||
+	    !out[0]) {
 		if (r->opts.output)
 			fprintf(stderr, "syncprof: cannot write the report to '%s' (the program did "
 					"not say where); writing it to stderr\n",

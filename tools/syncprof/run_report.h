@@ -13,7 +13,21 @@ struct run_report {
 	char dir[PATH_MAX];     /* the private directory; "" when none */
 	struct sp_options opts; /* the program's SYNCPROF_OPTIONS, parsed */
 	int parsed;
+	/* how the program ended (set by run before run_report_finish()) */
+	int pid;
+	int interrupted;        /* the signal that stopped it (run_report_interrupt) */
+	int killed_by;          /* it died of this signal; 0: it exited */
+	char why[256];          /* why no profile could be had at the interrupt */
 };
+
+/*
+ * run_report_interrupt() - run got @sig (SIGINT, SIGTERM, SIGHUP) while
+ * the program @pid is alive: fetch its profile now, over its control
+ * socket (a "report format=json top=0", saved in the private directory),
+ * before @sig is passed on, so that a program that dies of @sig still has
+ * its report.  Once per run; prints nothing (run_report_finish() says).
+ */
+void run_report_interrupt(struct run_report *r, int pid, int sig);
 
 /*
  * run_report_prepare() - parse @options (the SYNCPROF_OPTIONS the program

@@ -115,11 +115,12 @@
 			waits += r.wait_ns;
 			holds += r.hold_ns || 0;
 		});
-		[["command", P.command], ["pid", P.pid], ["elapsed", dur(P.elapsed_ns)],
-		 ["rows", shown === total ? shown : shown + " of " + total],
+		[["command", P.command], ["pid", P.pid], ["elapsed", dur(P.elapsed_ns)]]
+		 .concat(P.interrupted ? [["interrupted by", P.interrupted + " (the profile up to then)"]] : [])
+		 .concat([["rows", shown === total ? shown : shown + " of " + total],
 		 ["wait", dur(waits)], ["hold", HOLD ? dur(holds) : "not tracked (--hold)"],
 		 ["sorted by", P.sort], ["per", P.coalesced ? "call site" : "lock object"],
-		 ["clock", P.clock]].forEach(function (kv) {
+		 ["clock", P.clock]]).forEach(function (kv) {
 			var s = el("span");
 			s.appendChild(el("b", null, kv[0] + ": "));
 			s.appendChild(document.createTextNode(String(kv[1])));

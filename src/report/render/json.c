@@ -26,6 +26,10 @@ static void json_frame(FILE *out, const struct sp_frame *f)
 {
 	fputs("{\"function\":", out);
 	sp_json_string(out, f->function);
+	if (f->symbol) {
+		fputs(",\"symbol\":", out);
+		sp_json_string(out, f->symbol);
+	}
 	fputs(",\"file\":", out);
 	sp_json_string(out, f->file);
 	if (f->line)
@@ -47,6 +51,10 @@ static void json_frame(FILE *out, const struct sp_frame *f)
 		for (unsigned i = 0; i < f->n_inline; i++) {
 			fputs(i ? ",{\"function\":" : "{\"function\":", out);
 			sp_json_string(out, f->inlined[i].function);
+			if (f->inlined[i].symbol) {
+				fputs(",\"symbol\":", out);
+				sp_json_string(out, f->inlined[i].symbol);
+			}
 			fputs(",\"file\":", out);
 			sp_json_string(out, f->inlined[i].file);
 			if (f->inlined[i].line)
@@ -243,6 +251,10 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 	fprintf(out, "{\"format\":\"syncprof-profile\",\"version\":1,\"pid\":%d,\"command\":",
 		p->pid);
 	sp_json_string(out, p->command ? p->command : "");
+	if (p->interrupted) {
+		fputs(",\"interrupted\":", out);
+		sp_json_string(out, p->interrupted);
+	}
 	fputs(",\"clock\":", out);
 	sp_json_string(out, p->clock ? p->clock : "monotonic");
 	fprintf(out,

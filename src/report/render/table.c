@@ -360,6 +360,8 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 
 	fprintf(out, "syncprof: pid %d: %s\n", p->pid,
 		p->command && *p->command ? p->command : "?");
+	if (p->interrupted)
+		fprintf(out, "syncprof: interrupted by %s: the profile up to then\n", p->interrupted);
 	fprintf(out, "syncprof: %.3f s profiled, ", (double)p->elapsed_ns / 1e9);
 	if (rows->n_total > rows->n)
 		fprintf(out, "top %zu of %zu rows", rows->n, rows->n_total);

@@ -1,0 +1,121 @@
+/*
+ * futex_waits.c - a lock of the test's own that waits through libc's
+ * syscall(SYS_futex), as Rust std, parking_lot and Abseil do: a holder
+ * thread keeps it for 4 x 60 ms (sleeping inside) while 3 threads take it;
+ * each waiter measures its own waits around its lock calls.  Then the
+ * calls whose results the interposer must not change: a wait on a word
+ * that changed (EAGAIN), a bad address (EFAULT), a bad op (ENOSYS or
+ * EINVAL), a timed-out wait (ETIMEDOUT), a non-futex syscall.
+ * Prints "measured_wait_ns N" and one "rc ..." line per check, which
+ * futex_waits.sh compares with the bare run's and the profile's rows.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint32_t lock_word; /* 0 free, 1 locked, 2 locked with waiters */
+static uint64_t measured_ns;
+static pthread_mutex_t measured_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The lock slow path of a futex mutex (Drepper's "Futexes are tricky"). */
+static __attribute__((noinline)) void word_lock(void)
+{
+	uint32_t c = 0;
+
+	if (__atomic_compare_exchange_n(&lock_word, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(&lock_word, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		syscall(SYS_futex, &lock_word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0); /* LINE_WAIT */
+		c = __atomic_exchange_n(&lock_word, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+static __attribute__((noinline)) void word_unlock(void)
+{
+	if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) == 2)
+		syscall(SYS_futex, &lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); /* LINE_WAKE */
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 4; i++) {
+		word_lock();
+		usleep(60000);
+		word_unlock();
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void *waiter(void *arg)
+{
+	uint64_t mine = 0;
+
+	(void)arg;
+	usleep(10000);
+	for (int i = 0; i < 3; i++) {
+		uint64_t t0 = now_ns();
+
+		word_lock();
+		mine += now_ns() - t0;
+		word_unlock();
+		usleep(20000);
+	}
+	pthread_mutex_lock(&measured_lock);
+	measured_ns += mine;
+	pthread_mutex_unlock(&measured_lock);
+	return NULL;
+}
+
+static void check(const char *what, long rc)
+{
+	printf("rc %s %ld errno %d\n", what, rc, rc == -1 ? errno : 0);
+}
+
+int main(void)
+{
+	pthread_t h, w[3];
+	uint32_t word = 5;
+	struct timespec short_wait = { 0, 20 * 1000 * 1000 };
+
+	pthread_create(&h, NULL, holder, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&w[i], NULL, waiter, NULL);
+	pthread_join(h, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(w[i], NULL);
+	printf("measured_wait_ns %llu\n", (unsigned long long)measured_ns);
+
+	errno = 0;
+	check("eagain", syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 4, NULL, NULL, 0));
+	errno = 0;
+	check("efault", syscall(SYS_futex, (void *)8, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0));
+	errno = 0;
+	check("badop", syscall(SYS_futex, &word, 99, 0, NULL, NULL, 0));
+	errno = 0;
+	check("timedout", syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 5, &short_wait, NULL, 0));
+	errno = 0;
+	check("wake_none", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
+	errno = 0;
+	check("getppid", syscall(SYS_getppid) == getppid());
+	errno = 0;
+	check("badnr", syscall(-1L));
+	return 0;
+}

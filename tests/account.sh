@@ -6,6 +6,7 @@
 #                  as JSON and is re-rendered there: tools/syncprof/run_report.c)
 #   preload.json   preloaded by hand, the report at exit written by the process
 #   compiled.json  compiled in (-include syncprof/instrument.h)
+#   off.json       preloaded with account=0: no account
 # each checked by check_account.py against what the program measured, and
 # against the schema; then run.json re-rendered ('syncprof report') must
 # give the same bytes, its table must say what the rows explain, and a
@@ -32,6 +33,11 @@ SYNCPROF_OPTIONS=enabled=1,format=json,output=compiled.json "$prog_instr" > comp
 	fail "compiled in: $(tail -n 3 compiled.out)"
 check compiled.json compiled.out "compiled in"
 schema run.json preload.json compiled.json
+# account=0: nothing read, no account in the report
+LD_PRELOAD=$preload SYNCPROF_OPTIONS=enabled=1,account=0,format=json,output=off.json "$prog" \
+	> off.out 2>&1 || fail "account=0: $(tail -n 3 off.out)"
+grep -q '"rows":' off.json || fail "account=0: no profile"
+grep -q '"accounting"\|"threads"' off.json && fail "account=0: the profile has an account"
 
 "$cli" report -f json run.json > again.json 2> again.err || fail "report -f json: $(cat again.err)"
 cmp -s run.json again.json || fail "run.json re-rendered differs: $(diff run.json again.json | head -n 4)"

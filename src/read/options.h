@@ -42,6 +42,7 @@ struct sp_options {
 	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
 	int symbolize_inprocess; /* symbolize=inprocess: no hand-off to syncprof run */
+	int account;           /* the threads' time account (docs/accounting.md) */
 };
 
 /* Parse "key=value,..." into @o (which holds defaults); items separated by

@@ -43,6 +43,8 @@
 
 #include "record/record.h"
 
+int sp_account_on = 1;
+
 uint64_t sp_boottime_ns(void)
 {
 	struct timespec ts;

@@ -453,6 +453,9 @@ struct sp_account_retired {
 	struct sp_account_figs sum;
 };
 
+/* 0: no account is kept (account=0): exits read nothing.  Set at
+ * start-up by the runtime; relaxed loads. */
+extern int sp_account_on;
 uint64_t sp_boottime_ns(void);
 /* Read thread @tid's schedstat and stat (this process): 0 or -errno
  * (-ENOENT: no such thread, or no schedstat; -EINVAL: unparsable).

@@ -129,20 +129,22 @@ static void thread_exit(void *arg)
 	struct sp_thread *t = arg;
 	struct sp_account_figs f;
 	struct sp_sched s;
-	int rc;
+	int want = sp_load_relaxed(&sp_account_on), rc = 0;
 
 	sp_tls_self_set(NULL);
 	tls_state = TLS_DEAD;
 	tls_record = NULL;
 	/* Its own table, read by its owner; the name as the kernel has it now
 	 * (the thread may have renamed itself after registering). */
-	rc = sp_sched_read(sp_gettid(), &s);
-	if (!rc) {
+	if (want)
+		rc = sp_sched_read(sp_gettid(), &s);
+	if (want && !rc) {
 		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);
 		memcpy(t->name, s.name, sizeof(t->name));
 	}
 	sp_lock(&registry_lock);
-	account_exit_locked(t, rc, &f);
+	if (want)
+		account_exit_locked(t, rc, &f);
 	record_retire_locked(t);
 	sp_unlock(&registry_lock);
 }

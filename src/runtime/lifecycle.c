@@ -144,8 +144,11 @@ void syncprof_enable(void)
 /* The account now, kept for the reports made while profiling is off. */
 static void account_freeze(void)
 {
-	struct sp_thread *saved = sp_thread_enter();
+	struct sp_thread *saved;
 
+	if (!sp_load_relaxed(&sp_account_on))
+		return;
+	saved = sp_thread_enter();
 	sp_lock(&report_lock);
 	if (frozen.arena)
 		sp_profile_free(&frozen);
@@ -161,6 +164,8 @@ static int account_locked(struct sp_profile *p)
 {
 	struct sp_account *a = &p->account;
 
+	if (!sp_load_relaxed(&sp_account_on))
+		return 0; /* account=0: none, and the reports say nothing of it */
 	if (syncprof_is_enabled() || !sp_load_relaxed(&frozen_on))
 		return sp_collect_account(p);
 	*a = frozen.account;
@@ -810,6 +815,7 @@ static void runtime_start(const char *attach_options)
 		fputs("syncprof: warning: lock-order checking could not start (out of memory)\n",
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
+	sp_store_relaxed(&sp_account_on, sp_opts.account);
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);

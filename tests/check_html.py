@@ -16,14 +16,17 @@ tests/html_report.sh.
       <html data-js-error="...">; after the page's own script, a script
       that sorts the table by Count (twice), opens a row, zooms into the
       wait flame graph and writes what it saw into <html data-test-...>.
-  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N]
+  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N] [threads=N]
       The DOM that chromium --dump-dom printed for an injected page: no
       script error, drawn (data-rendered), ROWS table rows, both flame
       graphs drawn, sorting and zoom worked, the table and the wait flame
       graph inside a 1400x1600 window (what the screenshot shows); with
       "timeline", the timeline has slices; with edges=N, the lock-order
       cycles are drawn with N edges in all; with noflame, the flame
-      graphs are not checked (a profile that may have no wait).
+      graphs are not checked (a profile that may have no wait); with
+      threads=N, the threads section draws N bars (the profile's
+      "threads"), each running, preempted, sync and elsewhere, one at
+      least of visible length; threads=0: no threads section.
   check_html.py png SHOT.png WIDTH HEIGHT
       A PNG of that size, not of one colour.
 
@@ -204,7 +207,7 @@ def attr(dom, name):
     return m.group(1) if m else None
 
 
-def check_dom(dom_path, rows, timeline, edges, flames):
+def check_dom(dom_path, rows, timeline, edges, flames, threads=None):
     dom = open(dom_path, encoding="utf-8").read()
     err = attr(dom, "data-js-error")
     if err is not None:
@@ -236,6 +239,25 @@ def check_dom(dom_path, rows, timeline, edges, flames):
         fail("the timeline has %d slices" % slices)
     if not timeline and 'id="sp-timeline"' in dom:
         fail("a timeline without a trace")
+    m = re.search(r'<section id="sp-threads">(.*?)</section>', dom, re.S)
+    if threads is not None and threads == 0 and m:
+        fail("a threads section without an account")
+    if threads:
+        bars = re.findall(r'<g class="sp-thread" data-tid="(\d+)">(.*?)</g>', m.group(1), re.S) \
+            if m else []
+        if len(bars) != threads:
+            fail("%d thread bars drawn, the profile lists %d threads" % (len(bars), threads))
+        drawn = 0
+        for tid, g in bars:
+            parts = re.findall(r'<rect class="sp-a-(running|preempted|sync|elsewhere)"[^>]*'
+                               r'width="([0-9.e+-]+)"', g)
+            if [k for k, _ in parts] != ["running", "preempted", "sync", "elsewhere"]:
+                fail("thread %s: its bar's parts are %s" % (tid, [k for k, _ in parts]))
+            if any(float(w) < 0 for _, w in parts):
+                fail("thread %s: a part of negative width" % tid)
+            drawn += sum(float(w) for _, w in parts) > 1
+        if not drawn:
+            fail("no thread bar has a visible length")
     if edges is not None:
         m = re.search(r'<section id="sp-cycles">(.*?)</section>', dom, re.S)
         drawn = len(re.findall(r"<li>thread ", m.group(1))) if m else -1
@@ -267,10 +289,11 @@ def main(argv):
         check_static(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "inject":
         inject(argv[2], argv[3])
-    elif 4 <= len(argv) <= 7 and argv[1] == "dom":
+    elif 4 <= len(argv) <= 8 and argv[1] == "dom":
         edges = [int(a[6:]) for a in argv[4:] if a.startswith("edges=")]
+        threads = [int(a[8:]) for a in argv[4:] if a.startswith("threads=")]
         check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
-                  "noflame" not in argv[4:])
+                  "noflame" not in argv[4:], threads[0] if threads else None)
     elif len(argv) == 5 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]))
     else:

@@ -14,7 +14,9 @@
 #      loaded headless with a window.onerror hook and a script that sorts
 #      the table, opens a row and zooms the flame graph; no script error,
 #      no console message, the table and both flame graphs drawn (and the
-#      timeline when a trace was given), then a 1400x1600 screenshot.
+#      timeline when a trace was given), one bar per thread of the time
+#      account (none for docs/example-report.html, saved before it), then
+#      a 1400x1600 screenshot.
 set -eu
 cli=$1
 bank=$2
@@ -96,7 +98,8 @@ fi
 rows() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$1"; }
 edges() { python3 -c 'import json,sys
 print(sum(len(c["edges"]) for c in json.load(open(sys.argv[1]))["lock_order"]["cycles"]))' "$1"; }
-load() { # PAGE ROWS [timeline] [edges=N]
+nthreads() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("threads", [])))' "$1"; }
+load() { # PAGE ROWS [timeline] [edges=N]; threads=N from PAGE.again.json (or again.json)
 	$check inject "$1.html" "$1.test.html" || fail "inject $1"
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
 		--user-data-dir="$tmp/chromium-$1" --enable-logging=stderr --v=0 \
@@ -105,7 +108,10 @@ load() { # PAGE ROWS [timeline] [edges=N]
 	if grep 'CONSOLE' "$1.chromium.log" >&2; then
 		fail "$1.html: console messages (above)"
 	fi
-	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} || fail "$1.html in chromium"
+	j=$1.again.json
+	[ -e "$j" ] || j=again.json
+	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} "threads=$(nthreads "$j")" ||
+		fail "$1.html in chromium"
 }
 load report "$(rows again.json)"
 load trace "$(rows again.json)" timeline

@@ -32,6 +32,7 @@ int main(void)
 	T_ASSERT_STR(w, "");
 	T_ASSERT_INT(o.enabled, ==, 0);
 	T_ASSERT_INT(o.report_at_exit, ==, -1);
+	T_ASSERT_INT(o.account, ==, 1);
 	T_ASSERT_INT(o.report.coalesce, ==, 1);
 	T_ASSERT_INT(o.report.top, ==, 0);
 	T_ASSERT_INT(o.report.sort, ==, SYNCPROF_SORT_TOTAL);
@@ -42,7 +43,7 @@ int main(void)
 	/* Every key. */
 	w = parse(&o,
 		  "enabled=1,output=/tmp/r.%p,format=json,top=7,sort=avg,coalesce=0,"
-		  "report_at_exit=0,src_root=/src",
+		  "report_at_exit=0,src_root=/src,account=0",
 		  &problems);
 	T_ASSERT_INT(problems, ==, 0);
 	T_ASSERT_STR(w, "");
@@ -53,6 +54,7 @@ int main(void)
 	T_ASSERT_INT(o.report.sort, ==, SYNCPROF_SORT_AVG);
 	T_ASSERT_INT(o.report.coalesce, ==, 0);
 	T_ASSERT_INT(o.report_at_exit, ==, 0);
+	T_ASSERT_INT(o.account, ==, 0);
 	T_ASSERT_STR(o.report.src_root, "/src");
 	sp_options_free(&o);
 	free(w);

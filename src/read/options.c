@@ -56,6 +56,7 @@ void sp_options_defaults(struct sp_options *o)
 	o->trace_min_wait_ns = SP_TRACE_MIN_WAIT_DEFAULT;
 	o->report_at_exit = -1;
 	o->glibc_locks = 1;
+	o->account = 1;
 	syncprof_report_options_init(&o->report);
 }
 
@@ -121,6 +122,11 @@ static int opt_enabled(struct sp_options *o, const char *v)
 static int opt_report_at_exit(struct sp_options *o, const char *v)
 {
 	return parse_bool(v, &o->report_at_exit);
+}
+
+static int opt_account(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->account);
 }
 
 static int opt_coalesce(struct sp_options *o, const char *v)
@@ -348,6 +354,7 @@ static const struct option_row option_table[] = {
 	{ "sort", opt_sort, "total, avg, max, count, contended or hold" },
 	{ "coalesce", opt_coalesce, "1 or 0" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
+	{ "account", opt_account, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },
 	{ "trace", opt_trace, "a trace file name (%p: the pid); turns profiling on" },
 	{ "trace_buffer", opt_trace_buffer, "bytes per thread, 256 to 1073741824" },

@@ -43,6 +43,7 @@ struct sp_options {
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
 	int symbolize_inprocess; /* symbolize=inprocess: no hand-off to syncprof run */
 	int glibc_locks;       /* record/glibc_lock.c: glibc's own locks (default 1) */
+	int account;           /* the threads' time account (docs/accounting.md) */
 };
 
 /* Parse "key=value,..." into @o (which holds defaults); items separated by

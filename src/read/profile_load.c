@@ -13,7 +13,8 @@
  * rows, and the renderers, which read names only, print the same bytes.
  * "lock_order" (lock-order checking) is read back the same way: its
  * counts, and every cycle's edges with their ends' objects, types, names
- * and stacks, keyed from the names as rows are.
+ * and stacks, keyed from the names as rows are.  "accounting" and
+ * "threads" (the threads' time) are read back whole.
  * Every problem is one message naming the file, the row and the key;
  * unknown keys are ignored (version 1 allows added keys).  Profiles
  * written before "hold_tracking" existed count as hold-tracked when a row
@@ -563,6 +564,79 @@ static int read_lock_order(struct loader *l, const struct jv *root)
 	return rc;
 }
 
+static int read_figs(const struct jv *o, struct sp_thread_account *t)
+{
+	return get_u64(o, "lifetime_ns", 0, &t->lifetime_ns, NULL) ||
+	       get_u64(o, "running_ns", 0, &t->running_ns, NULL) ||
+	       get_u64(o, "preempted_ns", 0, &t->preempted_ns, NULL) ||
+	       get_u64(o, "blocked_ns", 0, &t->blocked_ns, NULL) ||
+	       get_u64(o, "sync_wait_ns", 0, &t->sync_wait_ns, NULL);
+}
+
+/* "accounting": {"threads", "exited", "exited_unread", "rows_reset", the
+ * figures} or {"unavailable": why}, and "threads": [{"tid", "name",
+ * "exited", the figures}]; absent: a profile saved before the account. */
+static int read_account(struct loader *l, const struct jv *root)
+{
+	struct sp_profile *p = l->p;
+	struct sp_account *a = &p->account;
+	struct sp_thread_account sum;
+	const struct jv *acc, *list, *v;
+	const char *why;
+	size_t n;
+
+	if (!jv_get_ex(root, "accounting", &acc) || !acc)
+		return 0;
+	if (!jv_is(acc, JV_OBJECT))
+		return fail(l, "%s: \"accounting\" is not an object", l->name);
+	why = get_str(acc, "unavailable");
+	if (why) {
+		a->state = SP_ACCOUNT_UNAVAILABLE;
+		a->unavailable = sp_profile_intern(p, why);
+		return sp_profile_error(p);
+	}
+	memset(&sum, 0, sizeof(sum));
+	if (get_u64(acc, "threads", 0, &a->threads, NULL) ||
+	    get_u64(acc, "exited", 0, &a->exited, NULL) ||
+	    get_u64(acc, "exited_unread", 1, &a->unread, NULL) || read_figs(acc, &sum))
+		return fail(l, "%s: \"accounting\" needs \"threads\", \"exited\" and the "
+			       "*_ns figures (unsigned integers)", l->name);
+	a->reset = jv_get_ex(acc, "rows_reset", &v) && jv_bool(v);
+	a->lifetime_ns = sum.lifetime_ns;
+	a->running_ns = sum.running_ns;
+	a->preempted_ns = sum.preempted_ns;
+	a->blocked_ns = sum.blocked_ns;
+	a->sync_wait_ns = sum.sync_wait_ns;
+	a->state = SP_ACCOUNT_KEPT;
+	if (!jv_get_ex(root, "threads", &list) || !list)
+		return 0;
+	if (!jv_is(list, JV_ARRAY))
+		return fail(l, "%s: \"threads\" is not an array", l->name);
+	n = jv_len(list);
+	if (!n)
+		return 0;
+	a->v = sp_profile_alloc(p, n * sizeof(*a->v));
+	if (!a->v)
+		return fail(l, "%s: out of memory", l->name);
+	for (size_t i = 0; i < n; i++) {
+		const struct jv *o = jv_idx(list, i);
+		struct sp_thread_account *t = &a->v[i];
+		uint64_t tid = 0;
+
+		memset(t, 0, sizeof(*t));
+		if (!o || !jv_is(o, JV_OBJECT) || get_u64(o, "tid", 0, &tid, NULL) ||
+		    tid > INT32_MAX || read_figs(o, t) ||
+		    (jv_get_ex(o, "name", &v) && v && !jv_is(v, JV_STRING)))
+			return fail(l, "%s: thread %zu: needs \"tid\", \"name\" (a string or "
+				       "null) and the *_ns figures", l->name, i);
+		t->tid = (int)tid;
+		t->name = sp_profile_intern(p, get_str(o, "name"));
+		t->exited = jv_get_ex(o, "exited", &v) && jv_bool(v);
+	}
+	a->n = n;
+	return sp_profile_error(p);
+}
+
 /* "mappings": [{"start", "limit", "offset", "file", "build_id"}], as
  * render/json.c writes them (optional). */
 static int read_mappings(struct loader *l, const struct jv *root)
@@ -721,6 +795,8 @@ static int parse_end(struct stream *st, struct js *js, const struct jv *root)
 	}
 	if (!rc)
 		rc = read_lock_order(l, root);
+	if (!rc)
+		rc = read_account(l, root);
 	return rc;
 }
 

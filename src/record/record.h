@@ -202,6 +202,7 @@ struct sp_thread {
 	struct sp_thread *next, *prev;
 	pid_t tid;
 	char name[16];
+	uint64_t born_ns; /* CLOCK_BOOTTIME at registration (account.c) */
 	struct sp_wait_pub wait; /* watchdog.c */
 	/* lock order (lockorder.c): edges this thread knows; its pages are
 	 * touched only by threads that take locks inside others */
@@ -415,6 +416,66 @@ void sp_registry_fork_child(void);
 extern void (*sp_registry_after_fork)(void);
 void sp_lost_add(uint64_t n);
 uint64_t sp_lost_get(void);
+
+/* ---- "account.c": the threads' time, from the kernel's accounting ------ */
+
+/* One thread's figures from /proc/self/task/TID/{schedstat,stat}. */
+struct sp_sched {
+	uint64_t start_ticks;  /* stat's starttime: clock ticks since boot */
+	uint64_t now_ns;       /* CLOCK_BOOTTIME when read */
+	uint64_t running_ns;   /* on a CPU */
+	uint64_t preempted_ns; /* runnable, on a run queue */
+	char name[16];         /* comm */
+};
+
+/* A thread's account: lifetime = running + preempted + blocked (blocked
+ * is 0, not negative, when the parts overshoot by rounding); sync_wait is
+ * the part of its life spent in the waits of its table's entries. */
+struct sp_account_figs {
+	uint64_t lifetime_ns, running_ns, preempted_ns, blocked_ns, sync_wait_ns;
+};
+
+/* An exited thread's account, kept by the registry (the last
+ * SP_ACCOUNT_EXITED_KEPT exits; all of them are in the totals). */
+struct sp_account_thread {
+	pid_t tid;
+	char name[16];
+	uint64_t seq; /* 1 for the first exit accounted, and so on */
+	struct sp_account_figs f;
+};
+#define SP_ACCOUNT_EXITED_KEPT 256
+
+/* What the registry keeps of the threads that exited. */
+struct sp_account_retired {
+	uint64_t threads;   /* exits accounted (= the last seq) */
+	uint64_t unread;    /* exits whose /proc files could not be read */
+	int unread_err;     /* the first such read's -errno */
+	struct sp_account_figs sum;
+};
+
+/* 0: no account is kept (account=0): exits read nothing.  Set at
+ * start-up by the runtime; relaxed loads. */
+extern int sp_account_on;
+uint64_t sp_boottime_ns(void);
+/* Read thread @tid's schedstat and stat (this process): 0 or -errno
+ * (-ENOENT: no such thread, or no schedstat; -EINVAL: unparsable).
+ * Keeps errno; no allocation, no lock.  Never call it on the lock path. */
+int sp_sched_read(pid_t tid, struct sp_sched *out);
+/* @f from @s; @born_ns (0: unknown) bounds the start from above. */
+void sp_account_figures(const struct sp_sched *s, uint64_t born_ns, uint64_t sync_wait_ns,
+			struct sp_account_figs *f);
+void sp_account_figs_add(struct sp_account_figs *into, const struct sp_account_figs *f);
+/* The waits of @t's entries but spinlocks' (which spin); relaxed loads,
+ * so a report may read another thread's table. */
+uint64_t sp_table_sync_wait(const struct sp_table *t);
+/* "registry.c": under the registry lock, @live on each live record, then
+ * @exited on each kept exited thread, oldest first; *@out the totals of
+ * all exits.  Report path. */
+void sp_registry_account(void (*live)(const struct sp_thread *t, void *arg),
+			 void (*exited)(const struct sp_account_thread *a, void *arg), void *arg,
+			 struct sp_account_retired *out);
+/* Exits accounted so far (a relaxed load). */
+uint64_t sp_registry_account_seq(void);
 
 /* ---- "hist.c" --------------------------------------------------------- */
 

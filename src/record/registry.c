@@ -24,6 +24,15 @@
  * does not inherit it locked; the child then folds the records of the
  * vanished threads into the retired aggregate, so their statistics (from
  * before the fork) are kept and reported once.
+ *
+ * The time account (account.c): at exit, before its table is folded, a
+ * thread reads its own schedstat and stat and adds its figures to the
+ * retired totals, and to a ring of the last SP_ACCOUNT_EXITED_KEPT exits
+ * (tid, name, figures) that reports list one by one; the /proc reads are
+ * made before registry_lock is taken.  The vanished threads of a fork
+ * child were the parent's: their time is not the child's, and is not
+ * added.  Measured: see docs/accounting.md (about 4 reads' worth of
+ * system calls per exit).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,6 +61,9 @@ static size_t n_threads;
 static struct sp_table retired;     /* owned by registry_lock */
 static uint64_t lost_events;
 static pthread_key_t exit_key;
+static struct sp_account_retired retired_account;           /* registry_lock */
+static struct sp_account_thread exited_ring[SP_ACCOUNT_EXITED_KEPT]; /* registry_lock */
+static uint64_t account_seq; /* = retired_account.threads, read without the lock */
 static int key_state; /* 0: none, 1: creating, 2: ready, 3: failed */
 
 void sp_lost_add(uint64_t n)
@@ -90,14 +102,49 @@ static void record_retire_locked(struct sp_thread *t)
 	record_free(t);
 }
 
+/* An exiting thread's account into the retired totals and the ring. */
+static void account_exit_locked(const struct sp_thread *t, int rc,
+				const struct sp_account_figs *f)
+{
+	struct sp_account_retired *r = &retired_account;
+	struct sp_account_thread *a;
+
+	if (rc) {
+		if (!r->unread++)
+			r->unread_err = rc;
+		return;
+	}
+	r->threads++;
+	sp_account_figs_add(&r->sum, f);
+	a = &exited_ring[(r->threads - 1) % SP_ACCOUNT_EXITED_KEPT];
+	a->tid = t->tid;
+	memcpy(a->name, t->name, sizeof(a->name));
+	a->seq = r->threads;
+	a->f = *f;
+	sp_store_relaxed(&account_seq, r->threads);
+}
+
 static void thread_exit(void *arg)
 {
 	struct sp_thread *t = arg;
+	struct sp_account_figs f;
+	struct sp_sched s;
+	int want = sp_load_relaxed(&sp_account_on), rc = 0;
 
 	sp_tls_self_set(NULL);
 	tls_state = TLS_DEAD;
 	tls_record = NULL;
+	/* Its own table, read by its owner; the name as the kernel has it now
+	 * (the thread may have renamed itself after registering). */
+	if (want)
+		rc = sp_sched_read(sp_gettid(), &s);
+	if (want && !rc) {
+		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);
+		memcpy(t->name, s.name, sizeof(t->name));
+	}
 	sp_lock(&registry_lock);
+	if (want)
+		account_exit_locked(t, rc, &f);
 	record_retire_locked(t);
 	sp_unlock(&registry_lock);
 }
@@ -122,8 +169,13 @@ void sp_registry_fork_child(void)
 		if (t != self)
 			record_retire_locked(t);
 	}
-	if (self)
+	if (self) {
 		self->tid = sp_gettid();
+		self->born_ns = sp_boottime_ns(); /* the child's thread starts now */
+	}
+	/* The parent's exited threads were not the child's. */
+	memset(&retired_account, 0, sizeof(retired_account));
+	sp_store_relaxed(&account_seq, 0);
 	sp_unlock(&registry_lock);
 }
 
@@ -171,6 +223,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	sp_table_init(&t->table);
 	t->table.use_home = 1; /* a thread's own table: the probe's fast path */
 	t->tid = sp_gettid();
+	t->born_ns = sp_boottime_ns();
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	if (pthread_setspecific(exit_key, t)) {
 		sp_munmap(t, sizeof(*t));
@@ -231,4 +284,25 @@ size_t sp_registry_thread_count(void)
 	n = n_threads;
 	sp_unlock(&registry_lock);
 	return n;
+}
+
+void sp_registry_account(void (*live)(const struct sp_thread *t, void *arg),
+			 void (*exited)(const struct sp_account_thread *a, void *arg), void *arg,
+			 struct sp_account_retired *out)
+{
+	uint64_t first;
+
+	sp_lock(&registry_lock);
+	for (struct sp_thread *t = threads; t; t = t->next)
+		live(t, arg);
+	*out = retired_account;
+	first = out->threads > SP_ACCOUNT_EXITED_KEPT ? out->threads - SP_ACCOUNT_EXITED_KEPT : 0;
+	for (uint64_t k = first; k < out->threads; k++)
+		exited(&exited_ring[k % SP_ACCOUNT_EXITED_KEPT], arg);
+	sp_unlock(&registry_lock);
+}
+
+uint64_t sp_registry_account_seq(void)
+{
+	return sp_load_relaxed(&account_seq);
 }

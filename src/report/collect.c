@@ -17,8 +17,19 @@
  * moments).  Maxima of entries whose epoch predates the last reset are
  * read as 0.  The caller serialises collections with resets (report_lock,
  * src/runtime), so the reset epoch cannot change under a collection.
+ *
+ * The time account (sp_collect_account): the live threads are those of
+ * /proc/self/task, read first and outside the registry lock (a /proc read
+ * costs tens of us here: exits must not wait for them); then, under the
+ * lock, the registry's records give each its sync_wait and registration
+ * time, and the exited threads come from the registry's ring.  A thread
+ * that exited between the two is in both: its exit's figures (complete)
+ * win over the earlier read, recognised by an exit sequence number above
+ * the one read before the scan.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "record/glibc_lock.h"
@@ -216,4 +227,212 @@ void sp_collect_names(struct sp_profile *p)
 		if (name[0])
 			r->lock_name = sp_profile_intern(p, name);
 	}
+}
+
+
+/* A live thread of /proc/self/task while the account is collected. */
+struct live_thread {
+	pid_t tid;
+	int registered, gone;
+	uint64_t born_ns, sync_wait_ns;
+	struct sp_sched sched;
+};
+
+struct account_ctx {
+	struct sp_profile *p;
+	struct live_thread *live;
+	size_t n_live;
+	uint64_t seq0; /* exits accounted before the scan */
+	int err;
+};
+
+static int tid_cmp(const void *a, const void *b)
+{
+	const struct live_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static struct live_thread *live_find(struct account_ctx *c, pid_t tid)
+{
+	struct live_thread key = { .tid = tid };
+
+	return bsearch(&key, c->live, c->n_live, sizeof(key), tid_cmp);
+}
+
+static void account_live(const struct sp_thread *t, void *arg)
+{
+	struct account_ctx *c = arg;
+	struct live_thread *l = live_find(c, t->tid);
+
+	if (l) {
+		l->registered = 1;
+		l->born_ns = t->born_ns;
+		l->sync_wait_ns = sp_table_sync_wait(&t->table);
+	}
+}
+
+static void thread_set(struct sp_profile *p, struct sp_thread_account *a, pid_t tid,
+		       const char *name, int exited, const struct sp_account_figs *f)
+{
+	a->tid = tid;
+	a->name = sp_profile_intern(p, name);
+	a->exited = exited;
+	a->lifetime_ns = f->lifetime_ns;
+	a->running_ns = f->running_ns;
+	a->preempted_ns = f->preempted_ns;
+	a->blocked_ns = f->blocked_ns;
+	a->sync_wait_ns = f->sync_wait_ns;
+}
+
+static void account_exited(const struct sp_account_thread *e, void *arg)
+{
+	struct account_ctx *c = arg;
+	struct sp_account *a = &c->p->account;
+
+	if (e->seq > c->seq0) {
+		struct live_thread *l = live_find(c, e->tid);
+
+		if (l)
+			l->gone = 1; /* exited during the scan: its exit's figures */
+	}
+	thread_set(c->p, &a->v[a->n++], e->tid, e->name, 1, &e->f);
+}
+
+/* The tids of /proc/self/task, sorted; -errno. */
+static int task_scan(struct account_ctx *c)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || tid <= 0)
+			continue;
+		if (c->n_live == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct live_thread *v = realloc(c->live, ncap * sizeof(*v));
+
+			if (!v) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			c->live = v;
+			cap = ncap;
+		}
+		memset(&c->live[c->n_live], 0, sizeof(*c->live));
+		c->live[c->n_live++].tid = (pid_t)tid;
+	}
+	closedir(d);
+	qsort(c->live, c->n_live, sizeof(*c->live), tid_cmp);
+	return 0;
+}
+
+static int account_unavailable(struct sp_profile *p, const char *what, int err)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "%s: %s", what, strerror(-err));
+	p->account.state = SP_ACCOUNT_UNAVAILABLE;
+	p->account.unavailable = sp_profile_intern(p, why);
+	return sp_profile_error(p);
+}
+
+/* Read each live thread's files; the profiler's own threads are dropped.
+ * 0, or -errno of a kernel that gives none (the first thread's read). */
+static int live_read(struct account_ctx *c)
+{
+	size_t k = 0;
+	int rc = 0, read_one = 0;
+
+	for (size_t i = 0; i < c->n_live; i++) {
+		struct live_thread *l = &c->live[i];
+		int r = sp_sched_read(l->tid, &l->sched);
+
+		if (r) {
+			if (!rc)
+				rc = r; /* no schedstat, or the thread exited meanwhile */
+			continue;
+		}
+		read_one = 1;
+		if (!strncmp(l->sched.name, "syncprof-", 9))
+			continue; /* the profiler's helper threads */
+		c->live[k++] = *l;
+	}
+	c->n_live = k;
+	return read_one ? 0 : rc;
+}
+
+int sp_collect_account(struct sp_profile *p)
+{
+	struct account_ctx c = { .p = p };
+	struct sp_account *a = &p->account;
+	struct sp_account_retired r;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->reset = sp_load_relaxed(&sp_reset_epoch) != 0;
+	c.seq0 = sp_registry_account_seq();
+	rc = task_scan(&c);
+	if (rc == -ENOMEM)
+		goto out;
+	if (rc) {
+		rc = account_unavailable(p, "/proc/self/task", rc);
+		goto out;
+	}
+	rc = live_read(&c);
+	if (rc) {
+		rc = account_unavailable(p, "/proc/self/task/TID/schedstat", rc);
+		goto out;
+	}
+	/* room for every live thread and every kept exit (more may have
+	 * exited since the sequence number was read: at most the ring) */
+	a->v = sp_profile_alloc(p, (c.n_live + SP_ACCOUNT_EXITED_KEPT) * sizeof(*a->v));
+	if (!a->v) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	sp_registry_account(account_live, account_exited, &c, &r);
+	/* live threads first, by tid; then the exits, oldest first */
+	{
+		size_t n_exited = a->n, k = 0;
+
+		memmove(a->v + c.n_live, a->v, n_exited * sizeof(*a->v));
+		for (size_t i = 0; i < c.n_live; i++) {
+			struct live_thread *l = &c.live[i];
+			struct sp_account_figs f;
+
+			if (l->gone)
+				continue;
+			sp_account_figures(&l->sched, l->registered ? l->born_ns : 0,
+					   l->sync_wait_ns, &f);
+			thread_set(p, &a->v[k++], l->tid, l->sched.name, 0, &f);
+			a->lifetime_ns += f.lifetime_ns;
+			a->running_ns += f.running_ns;
+			a->preempted_ns += f.preempted_ns;
+			a->blocked_ns += f.blocked_ns;
+			a->sync_wait_ns += f.sync_wait_ns;
+		}
+		if (k < c.n_live)
+			memmove(a->v + k, a->v + c.n_live, n_exited * sizeof(*a->v));
+		a->n = k + n_exited;
+		a->threads = k + r.threads;
+	}
+	a->exited = r.threads;
+	a->unread = r.unread;
+	a->lifetime_ns += r.sum.lifetime_ns;
+	a->running_ns += r.sum.running_ns;
+	a->preempted_ns += r.sum.preempted_ns;
+	a->blocked_ns += r.sum.blocked_ns;
+	a->sync_wait_ns += r.sum.sync_wait_ns;
+	a->state = SP_ACCOUNT_KEPT;
+	rc = sp_profile_error(p);
+out:
+	free(c.live);
+	return rc;
 }

@@ -32,4 +32,14 @@ int sp_collect_order(struct sp_profile *p);
  */
 void sp_collect_names(struct sp_profile *p);
 
+/*
+ * The threads' time account into @p->account (record/account.c): every
+ * thread of /proc/self/task but the profiler's own ("syncprof-*"), each
+ * matched to its record (sync_wait, registration time), plus the exited
+ * threads the registry kept.  Not net of a reset (account.reset says the
+ * rows are).  Reads /proc: report path only.  Return: 0 or -ENOMEM (a
+ * kernel without schedstat is not an error: state UNAVAILABLE).
+ */
+int sp_collect_account(struct sp_profile *p);
+
 #endif

@@ -215,6 +215,36 @@ struct sp_mapping {
 	const char *build_id;
 };
 
+/* ---- the threads' time account ------------------------------------------ */
+
+/* One thread's time (collect.c, from the kernel's accounting):
+ * lifetime = running + preempted + blocked; sync_wait is the part of its
+ * life spent in the waits the rows show (0 for a thread never seen). */
+struct sp_thread_account {
+	int tid;
+	const char *name;  /* in the arena; NULL when unknown */
+	int exited;        /* exited before the report */
+	uint64_t lifetime_ns, running_ns, preempted_ns, blocked_ns, sync_wait_ns;
+};
+
+enum sp_account_state {
+	SP_ACCOUNT_NONE = 0,   /* not collected (a profile saved before it existed) */
+	SP_ACCOUNT_KEPT,       /* the figures below */
+	SP_ACCOUNT_UNAVAILABLE /* the kernel gave none: @unavailable says why */
+};
+
+struct sp_account {
+	enum sp_account_state state;
+	const char *unavailable; /* in the arena */
+	int reset;               /* the rows are net of a reset; the account is not */
+	uint64_t threads;        /* threads accounted, live and exited */
+	uint64_t exited;         /* of them, exited before the report */
+	uint64_t unread;         /* exited threads whose figures could not be read */
+	uint64_t lifetime_ns, running_ns, preempted_ns, blocked_ns, sync_wait_ns;
+	struct sp_thread_account *v; /* the threads listed, in the arena */
+	size_t n;
+};
+
 /* ---- the profile ----------------------------------------------------------- */
 
 struct sp_arena;
@@ -240,6 +270,7 @@ struct sp_profile {
 	enum syncprof_sort sort;
 	struct sp_rows rows;
 	struct sp_lock_order order; /* with lock-order checking (order.on) */
+	struct sp_account account;  /* the threads' time (live profiles, state KEPT) */
 	/* executable mappings holding the rows' code addresses, main program
 	 * first; in the arena; set by sp_profile_resolve() or the loader */
 	struct sp_mapping *mappings;

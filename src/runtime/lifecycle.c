@@ -17,6 +17,10 @@
  * the registry lock.  The reporting thread is marked busy, so lock calls it
  * makes while reporting (stdio, malloc) are not recorded.
  *
+ * The threads' time account (report/collect.c) is collected with each
+ * report; while profiling is off, reports show the account as it stood
+ * when profiling went off (frozen), as they show the profiled time.
+ *
  * The trace layer prints nothing; it tells its write errors to a handler
  * installed here (trace_write_error), from whichever thread met them, and
  * that prints each as one line in one write(2) (say()): no stdio lock and
@@ -51,6 +55,16 @@ _Static_assert(SP_MAX_SKIP <= SP_STACK_MAX_SKIP, "stack.c keeps fewer skip patte
 
 static sp_lock_t report_lock = SP_LOCK_INIT;
 static struct sp_rows snapshot; /* under report_lock */
+/*
+ * The threads' time account as it stood when profiling went off (a
+ * profile of its own, for the arena its names live in): reports made
+ * while profiling is off show it, so that, as elapsed_ns, the profile
+ * does not change from one report to the next (tests/preload/rerender.sh
+ * compares live reports with saved ones).  Under report_lock; valid while
+ * frozen_on is 1, cleared by syncprof_enable().
+ */
+static struct sp_profile frozen;
+static int frozen_on;
 /*
  * Profiled time: how long profiling was on since start-up or the last
  * reset (on_ns, plus the current stretch since on_since_ns while on), the
@@ -117,6 +131,7 @@ uint64_t sp_state_since_ns(void)
 void syncprof_enable(void)
 {
 	sp_store_relaxed(&ever_enabled, 1);
+	sp_store_relaxed(&frozen_on, 0); /* the account runs on */
 	sp_lock(&state_lock);
 	/* Remember when the state changed, for 'syncprof ctl PID status'. */
 	if (!(__atomic_fetch_or(&syncprof__enabled, SYNCPROF__PROFILING, __ATOMIC_RELAXED) &
@@ -127,15 +142,62 @@ void syncprof_enable(void)
 	sp_unlock(&state_lock);
 }
 
+/* The account now, kept for the reports made while profiling is off. */
+static void account_freeze(void)
+{
+	struct sp_thread *saved;
+
+	if (!sp_load_relaxed(&sp_account_on))
+		return;
+	saved = sp_thread_enter();
+	sp_lock(&report_lock);
+	if (frozen.arena)
+		sp_profile_free(&frozen);
+	memset(&frozen, 0, sizeof(frozen));
+	if (!sp_profile_init(&frozen) && !sp_collect_account(&frozen))
+		sp_store_relaxed(&frozen_on, 1);
+	sp_unlock(&report_lock);
+	sp_thread_leave(saved);
+}
+
+/* @p's account: the frozen one while profiling is off, else collected. */
+static int account_locked(struct sp_profile *p)
+{
+	struct sp_account *a = &p->account;
+
+	if (!sp_load_relaxed(&sp_account_on))
+		return 0; /* account=0: none, and the reports say nothing of it */
+	if (syncprof_is_enabled() || !sp_load_relaxed(&frozen_on))
+		return sp_collect_account(p);
+	*a = frozen.account;
+	a->unavailable = sp_profile_intern(p, frozen.account.unavailable);
+	a->reset = sp_load_relaxed(&sp_reset_epoch) != 0;
+	if (a->n) {
+		a->v = sp_profile_alloc(p, a->n * sizeof(*a->v));
+		if (!a->v)
+			return -ENOMEM;
+		for (size_t i = 0; i < a->n; i++) {
+			a->v[i] = frozen.account.v[i];
+			a->v[i].name = sp_profile_intern(p, frozen.account.v[i].name);
+		}
+	}
+	return sp_profile_error(p);
+}
+
 void syncprof_disable(void)
 {
+	int was_on;
+
 	sp_lock(&state_lock);
-	if (__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED) &
-	    SYNCPROF__PROFILING) {
+	was_on = !!(__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING,
+				       __ATOMIC_RELAXED) & SYNCPROF__PROFILING);
+	if (was_on) {
 		sp_store_relaxed(&state_since_ns, realtime_ns());
 		on_ns += sp_now_ns() - on_since_ns;
 	}
 	sp_unlock(&state_lock);
+	if (was_on)
+		account_freeze();
 }
 
 int syncprof_is_enabled(void)
@@ -219,6 +281,8 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)
 		rc = sp_collect_order(p);
+	if (!rc)
+		rc = account_locked(p);
 	if (!rc)
 		rc = sp_report_subtract(&p->rows, &snapshot);
 	if (!rc)
@@ -776,6 +840,7 @@ static void runtime_start(const char *attach_options)
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
 	glibc_locks_start();
+	sp_store_relaxed(&sp_account_on, sp_opts.account);
 	if (sp_opts.enabled)
 		syncprof_enable();
 	sp_store_release(&init_state, 2);

@@ -9,7 +9,8 @@
 # unlock in a loop), run with hold tracking and stacks so that blame,
 # holds, owner changes, histograms and stacks are all in the profile.
 # Profiling is switched off before the reports, so the profile stays the
-# same from one report to the next.
+# same from one report to the next (the threads' time account too: it is
+# kept as it stood when profiling went off).
 #
 # Then the same for a profile with lock-order cycles: tests/lockorder's
 # program, its case "wrapped" (heap objects through a skipped wrapper: one
@@ -57,6 +58,12 @@ done
 grep -q '"blame":\[{' saved.json || fail "the profile has no blame: nothing to compare"
 grep -q '"stack":\[{' saved.json || fail "the profile has no stacks: nothing to compare"
 grep -q '"hold_tracking":true' saved.json || fail "the profile says no hold tracking"
+# The threads' time account (frozen when profiling went off) goes through
+# the same round trip: its totals, and its threads one per line.
+grep -q '"accounting":{"threads":[1-9][0-9]*,"exited":[0-9]*,"lifetime_ns":[1-9]' saved.json ||
+	fail "the profile has no time account"
+grep -q '^{"tid":[0-9]*,"name":"sysbench","exited":false,"lifetime_ns":' saved.json ||
+	fail "the profile lists no sysbench thread"
 
 # compare NAME SAVED -- REPORT OPTIONS
 compare() {
@@ -94,6 +101,8 @@ n=$((n + 2))
 # holds what the saved one does (blame lines in the table).
 grep -q 'blame: waited' live.table || fail "the live table has no blame lines"
 grep -q 'blame: waited' loaded.table || fail "the re-rendered table has no blame lines"
+grep -q '^syncprof: threads blocked [0-9.]* s: [0-9.]* s in the waits below' loaded.table ||
+	fail "the re-rendered table does not say what the rows explain"
 
 kill "$pid" 2> /dev/null
 wait "$runner" 2> /dev/null

@@ -133,6 +133,8 @@
 		var nav = el("nav");
 		var links = [["sp-locks", "Locks"], ["sp-flame-wait", "Flame graph: waits"],
 			     ["sp-flame-hold", "Flame graph: holds"]];
+		if (P.accounting)
+			links.unshift(["sp-threads", "Threads"]);
 		if (P.lock_order)
 			links.push(["sp-cycles", "Lock-order cycles"]);
 		if (HOLD)
@@ -619,9 +621,85 @@
 		render();
 	}
 
+	/* ---- the threads' time account ------------------------------------ */
+
+	var ACCOUNT_PARTS = [
+		["running", "running"], ["preempted", "preempted (runnable, not running)"],
+		["sync", "blocked in the waits of the rows"],
+		["elsewhere", "blocked elsewhere (I/O, sleep, poll)"]];
+
+	/* A thread's (or the totals') four parts, in ns: blocked split into
+	 * the rows' waits and the rest. */
+	function accountParts(a) {
+		var sync = Math.min(a.sync_wait_ns, a.blocked_ns);
+		return [a.running_ns, a.preempted_ns, sync, a.blocked_ns - sync];
+	}
+
+	/* One bar per thread, its length its lifetime (the longest fills the
+	 * width), its parts running, preempted, blocked in the rows' waits and
+	 * blocked elsewhere. */
+	function accountSection(s) {
+		var A = P.accounting, TH = P.threads || [];
+		var MAX_THREADS = 2000;
+
+		if (A.unavailable !== undefined) {
+			s.appendChild(el("p", { "class": "sp-note" },
+					 "No thread time account: the kernel gives no per-thread " +
+					 "schedstat (" + A.unavailable + ")."));
+			return;
+		}
+		var tot = accountParts(A);
+		s.appendChild(el("p", null, A.threads + " threads (" + A.exited + " exited) lived " +
+				 dur(A.lifetime_ns) + ": " + dur(A.running_ns) + " running, " +
+				 dur(A.preempted_ns) + " preempted, " + dur(A.blocked_ns) +
+				 " blocked: " + dur(tot[2]) + " (" + pct(tot[2], A.blocked_ns) +
+				 ") in the waits " + (A.rows_reset ? "seen since the threads started" :
+				 "of the rows") + ", " + dur(tot[3]) + " elsewhere."));
+		if (TH.length < A.threads)
+			s.appendChild(el("p", { "class": "sp-note" }, (A.threads - TH.length) +
+					 " exited threads are in the totals only."));
+		var legend = el("p", { "class": "sp-legend" });
+		ACCOUNT_PARTS.forEach(function (p) {
+			legend.appendChild(el("span", { "class": "sp-a-" + p[0] }));
+			legend.appendChild(document.createTextNode(p[1]));
+		});
+		s.appendChild(legend);
+		var shown = TH.slice(0, MAX_THREADS), longest = 1;
+		shown.forEach(function (t) { longest = Math.max(longest, t.lifetime_ns); });
+		var W = pageWidth(600), LABEL = 220, H = 16, GAP = 4;
+		var box = svg("svg", { "class": "sp-account", width: W,
+				       height: shown.length * (H + GAP) + GAP });
+		shown.forEach(function (t, i) {
+			var y = GAP + i * (H + GAP), x = LABEL;
+			var parts = accountParts(t);
+			var g = svg("g", { "class": "sp-thread", "data-tid": t.tid });
+			var label = svg("text", { x: 4, y: y + H - 4 });
+			label.textContent = (t.name || "?") + " " + t.tid + (t.exited ? " (exited)" : "");
+			g.appendChild(label);
+			parts.forEach(function (ns, k) {
+				var w = (W - LABEL - 8) * ns / longest;
+				var r = svg("rect", { "class": "sp-a-" + ACCOUNT_PARTS[k][0], x: x, y: y,
+						      width: Math.max(0, w), height: H,
+						      "data-ns": ns });
+				tip(r, (t.name || "?") + " " + t.tid + ": " + ACCOUNT_PARTS[k][1] + " " +
+				    dur(ns) + " (" + pct(ns, t.lifetime_ns) + " of " +
+				    dur(t.lifetime_ns) + ")");
+				g.appendChild(r);
+				x += w;
+			});
+			box.appendChild(g);
+		});
+		s.appendChild(el("div", { "class": "sp-scroll" })).appendChild(box);
+		if (TH.length > shown.length)
+			s.appendChild(el("p", { "class": "sp-note" }, "The first " + shown.length +
+					 " of " + TH.length + " threads are drawn."));
+	}
+
 	/* ---- the page ------------------------------------------------------- */
 
 	header();
+	if (P.accounting)
+		draw("sp-threads", "Threads: where their time went", accountSection);
 	draw("sp-locks", "Locks", tableSection);
 	draw("sp-flame-wait", "Flame graph: waits", function (s) { flameSection(s, false); });
 	draw("sp-flame-hold", "Flame graph: holds", function (s) { flameSection(s, true); });

@@ -12,7 +12,8 @@
  * site and stack (with offsets and inlined callers) and, with hold
  * tracking, hold facts and blame; with lock-order checking, "lock_order":
  * the graph's counts and every cycle, each edge's two ends (object, type,
- * site, stack) and thread.
+ * site, stack) and thread; the threads' time account ("accounting", and
+ * "threads" one per line).
  *
  * The keys of version 1 keep their meaning; keys are only ever added.
  * Strings are escaped per RFC 8259 by sp_json_string() (render/text.c),
@@ -243,6 +244,51 @@ static void json_mappings(FILE *out, const struct sp_profile *p)
 	fputs("],", out);
 }
 
+static void json_figs(FILE *out, uint64_t lifetime, uint64_t running, uint64_t preempted,
+		      uint64_t blocked, uint64_t sync_wait)
+{
+	fprintf(out,
+		"\"lifetime_ns\":%llu,\"running_ns\":%llu,\"preempted_ns\":%llu,"
+		"\"blocked_ns\":%llu,\"sync_wait_ns\":%llu",
+		(unsigned long long)lifetime, (unsigned long long)running,
+		(unsigned long long)preempted, (unsigned long long)blocked,
+		(unsigned long long)sync_wait);
+}
+
+/* "accounting" and "threads": the threads' time (collect.c), when kept;
+ * "accounting":{"unavailable":"why"} when the kernel gave none. */
+static void json_account(FILE *out, const struct sp_account *a)
+{
+	if (a->state == SP_ACCOUNT_NONE)
+		return;
+	if (a->state == SP_ACCOUNT_UNAVAILABLE) {
+		fputs("\"accounting\":{\"unavailable\":", out);
+		sp_json_string(out, a->unavailable ? a->unavailable : "");
+		fputs("},", out);
+		return;
+	}
+	fprintf(out, "\"accounting\":{\"threads\":%llu,\"exited\":%llu,",
+		(unsigned long long)a->threads, (unsigned long long)a->exited);
+	if (a->unread)
+		fprintf(out, "\"exited_unread\":%llu,", (unsigned long long)a->unread);
+	if (a->reset)
+		fputs("\"rows_reset\":true,", out);
+	json_figs(out, a->lifetime_ns, a->running_ns, a->preempted_ns, a->blocked_ns,
+		  a->sync_wait_ns);
+	fputs("},\"threads\":[", out);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct sp_thread_account *t = &a->v[i];
+
+		fprintf(out, "%s{\"tid\":%d,\"name\":", i ? ",\n" : "\n", t->tid);
+		sp_json_string(out, t->name);
+		fprintf(out, ",\"exited\":%s,", t->exited ? "true" : "false");
+		json_figs(out, t->lifetime_ns, t->running_ns, t->preempted_ns, t->blocked_ns,
+			  t->sync_wait_ns);
+		fputc('}', out);
+	}
+	fputs("],\n", out);
+}
+
 int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	const struct sp_rows *rows = &p->rows;
@@ -275,6 +321,7 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 	fprintf(out, "\"hist\":{\"layout\":\"log-linear\",\"sub_buckets\":%u,\"buckets\":%u},",
 		SP_HIST_SUB, SP_HIST_BUCKETS);
 	json_mappings(out, p);
+	json_account(out, &p->account);
 	fprintf(out, "\"rows_total\":%zu,\"rows\":[", rows->n_total > rows->n ? rows->n_total
 									   : rows->n);
 	for (size_t i = 0; i < rows->n; i++) {

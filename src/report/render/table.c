@@ -7,6 +7,8 @@
  * N objects into the row.  Widths follow the content; numbers are right
  * aligned.  A header line says what the report covers, and a footer says
  * how many lock calls could not be recorded when that is not zero.
+ * Under it, the threads' time account: how long they lived, ran, were
+ * preempted and blocked, and how much of blocked the rows' waits explain.
  * With hold tracking on (hold.c): Hold Time (s), Max hold (us) and Owner
  * chg columns, and under each row its blame lines (largest first, top 4).
  * With lock-order checking on (lockorder.c), a "Lock-order cycles"
@@ -319,6 +321,38 @@ static void print_row(FILE *out, const struct layout *l, const struct cells *cel
 	}
 }
 
+/* What the threads' time went to (collect.c): one line of lifetime
+ * parts, one of what the rows explain of blocked; one line saying why
+ * when the kernel gave no account. */
+static void account_lines(FILE *out, const struct sp_account *a)
+{
+	uint64_t elsewhere;
+
+	if (a->state == SP_ACCOUNT_UNAVAILABLE) {
+		fprintf(out, "syncprof: no thread time account: the kernel gives no per-thread "
+			     "schedstat (%s)\n", a->unavailable ? a->unavailable : "?");
+		return;
+	}
+	if (a->state != SP_ACCOUNT_KEPT)
+		return;
+	elsewhere = a->blocked_ns > a->sync_wait_ns ? a->blocked_ns - a->sync_wait_ns : 0;
+	fprintf(out, "syncprof: %llu thread%s (%llu exited) lived %.2f s: %.2f s running, "
+		     "%.2f s preempted, %.2f s blocked\n",
+		(unsigned long long)a->threads, a->threads == 1 ? "" : "s",
+		(unsigned long long)a->exited, (double)a->lifetime_ns / 1e9,
+		(double)a->running_ns / 1e9, (double)a->preempted_ns / 1e9,
+		(double)a->blocked_ns / 1e9);
+	fprintf(out, "syncprof: threads blocked %.2f s: %.2f s in the waits %s, %.2f s elsewhere "
+		     "(I/O, sleep, poll)\n",
+		(double)a->blocked_ns / 1e9, (double)a->sync_wait_ns / 1e9,
+		a->reset ? "seen since the threads started (the rows: since the reset)" : "below",
+		(double)elsewhere / 1e9);
+	if (a->unread)
+		fprintf(out, "syncprof: %llu exited thread%s could not be accounted (/proc "
+			     "unreadable at its exit)\n",
+			(unsigned long long)a->unread, a->unread == 1 ? "" : "s");
+}
+
 int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	const struct sp_rows *rows = &p->rows;
@@ -369,6 +403,7 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		fprintf(out, "%zu row%s", rows->n, rows->n == 1 ? "" : "s");
 	fprintf(out, ", sorted by %s%s\n", sort_label(p->sort),
 		p->coalesced ? ", objects coalesced per call site" : "");
+	account_lines(out, &p->account);
 	for (int c = 0; c < l.n; c++) {
 		print_cell(out, &l, c, cols[l.ids[c]].header);
 		total += l.width[c] + (c ? 2 : 0);

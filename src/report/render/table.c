@@ -347,6 +347,13 @@ static void account_lines(FILE *out, const struct sp_account *a)
 		(double)a->blocked_ns / 1e9, (double)a->sync_wait_ns / 1e9,
 		a->reset ? "seen since the threads started (the rows: since the reset)" : "below",
 		(double)elsewhere / 1e9);
+	/* A waiter that was woken waits for a CPU before its wait ends: the
+	 * kernel counts that as preempted, the rows as waiting. */
+	if (a->sync_wait_ns > a->blocked_ns)
+		fprintf(out, "syncprof: the waits exceed the blocked time by %.2f s: a woken "
+			     "waiter's wait lasts until it runs, which the kernel counts as "
+			     "preempted\n",
+			(double)(a->sync_wait_ns - a->blocked_ns) / 1e9);
 	if (a->unread)
 		fprintf(out, "syncprof: %llu exited thread%s could not be accounted (/proc "
 			     "unreadable at its exit)\n",

@@ -34,6 +34,7 @@ tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "
 # loaded machine) differ from run to run.
 norm() {
 	sed -E '/^syncprof: the hold ticker was late /d;
+		/^syncprof: the waits exceed the blocked time /d;
 		s/^syncprof: pid [0-9]+: /syncprof: pid N: /;
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
 		s/^(syncprof: [0-9]+ threads? \([0-9]+ exited\) lived) .*/\1 T/;

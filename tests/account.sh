@@ -11,6 +11,8 @@
 # against the schema; then run.json re-rendered ('syncprof report') must
 # give the same bytes, its table must say what the rows explain, and a
 # profile whose kernel gave no schedstat must say so instead of zeros.
+# With PROG and PRELOAD_LIB "-", the compiled-in run alone (account_compiled:
+# the sanitizer trees run it, the preload being out of their reach).
 # Usage: account.sh SYNCPROF_CLI PROG PROG_INSTRUMENTED PRELOAD_LIB PYTHON SRCDIR WORKDIR
 set -u
 cli=$1 prog=$2 prog_instr=$3 preload=$4 python=$5 src=$6 work=$7
@@ -24,6 +26,17 @@ schema() {
 		fail "schema: $*"
 }
 
+if [ "$prog" = - ]; then
+	SYNCPROF_OPTIONS=enabled=1,format=json,output=compiled.json "$prog_instr" \
+		> compiled.out 2>&1 || fail "compiled in: $(tail -n 3 compiled.out)"
+	check compiled.json compiled.out "compiled in"
+	schema compiled.json
+	"$cli" report -f json compiled.json > again.json 2> again.err || fail "report -f json"
+	cmp -s compiled.json again.json || fail "compiled.json re-rendered differs"
+	echo "account: $fails failed"
+	[ "$fails" -eq 0 ]
+	exit
+fi
 "$cli" run -f json -o run.json -- "$prog" > run.out 2>&1 || fail "syncprof run: $(tail -n 3 run.out)"
 check run.json run.out "syncprof run"
 LD_PRELOAD=$preload SYNCPROF_OPTIONS=enabled=1,format=json,output=preload.json "$prog" \

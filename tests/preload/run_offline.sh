@@ -29,12 +29,16 @@ fail() { echo "run_offline: FAIL: $*"; fails=$((fails + 1)); }
 setarch -R true 2> /dev/null || { echo "run_offline: setarch -R does not work here: skipped"; exit 77; }
 
 tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"; }
-# The header's pid and profiled time, blame's waited seconds, threads' ids
-# and the hold ticker's lateness (a loaded machine) differ from run to run.
+# The header's pid and profiled time, blame's waited seconds, threads' ids,
+# the threads' time account's figures and the hold ticker's lateness (a
+# loaded machine) differ from run to run.
 norm() {
 	sed -E '/^syncprof: the hold ticker was late /d;
+		/^syncprof: the waits exceed the blocked time /d;
 		s/^syncprof: pid [0-9]+: /syncprof: pid N: /;
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
+		s/^(syncprof: [0-9]+ threads? \([0-9]+ exited\) lived) .*/\1 T/;
+		s/^syncprof: threads blocked .*/syncprof: threads blocked T/;
 		s/waited [0-9.]+ s/waited T s/; s/^  thread [0-9]+ took/  thread N took/' "$1"
 }
 # JSON without what depends on time or on the pid.
@@ -44,7 +48,7 @@ import json, re, sys
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^thread)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^thread|^tid)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

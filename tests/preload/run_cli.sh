@@ -69,6 +69,16 @@ fi
 expect 3 "" -- "$cli" run -- sh -c 'exit 3'
 expect 137 "killed by signal 9" -- "$cli" run -- sh -c 'kill -9 $$'
 expect 143 "killed by signal 15" -- "$cli" run -- sh -c 'kill -TERM $$'
+# A killed program's -o FILE from an earlier run is removed, but only a
+# regular file: a FIFO (as /dev/null would be) stays what it was.
+echo stale > out.stale
+expect 137 "removed 'out.stale'" -- "$cli" run -o out.stale -- sh -c 'kill -9 $$'
+[ -e out.stale ] && fail "a killed run left the earlier report out.stale"
+rm -f out.fifo && mkfifo out.fifo
+expect 137 "killed by signal 9" -- "$cli" run -o out.fifo -- sh -c 'kill -9 $$'
+[ -p out.fifo ] || fail "a killed run removed the FIFO given to -o"
+grep -q "removed" err.txt && fail "a killed run says it removed the FIFO: $(cat err.txt)"
+rm -f out.fifo
 # stdin/stdout pass through; the report goes to stderr by default.
 out=$(echo piped | "$cli" run -- "$progs/preload_sites" wrapped 2> err.txt | head -1)
 [ -n "$out" ] || fail "no stdout from the program"

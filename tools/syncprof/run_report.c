@@ -262,11 +262,14 @@ static void no_profile(struct run_report *r)
 {
 	char out[PATH_MAX];
 	const char *file = NULL;
+	struct stat st;
 
 	if (!r->killed_by || !r->parsed || r->opts.report_at_exit == 0)
 		return;
+	/* A regular file only: -o /dev/null, a FIFO or a terminal is not a
+	 * report to remove (as root, unlinking /dev/null breaks the machine). */
 	if (r->opts.output && expand_pid(r->opts.output, r->pid, out, sizeof(out)) &&
-	    !unlink(out))
+	    !lstat(out, &st) && S_ISREG(st.st_mode) && !unlink(out))
 		file = out;
 	fprintf(stderr, "syncprof: no profile: the program was killed by signal %d (%s)%s%s%s%s%s\n",
 		r->killed_by, strsignal(r->killed_by), r->why[0] ? " and " : " before it could "

@@ -26,6 +26,7 @@
 #pragma weak dwarf_frame_info
 #pragma weak dwarf_frame_register
 #pragma weak dwarf_attr_integrate
+#pragma weak dwarf_child
 #pragma weak dwarf_diename
 #pragma weak dwarf_filesrc
 #pragma weak dwarf_formref_die
@@ -34,6 +35,9 @@
 #pragma weak dwarf_getscopes
 #pragma weak dwarf_getscopes_die
 #pragma weak dwarf_getsrcfiles
+#pragma weak dwarf_haspc
+#pragma weak dwarf_hasattr
+#pragma weak dwarf_siblingof
 #pragma weak dwarf_tag
 #pragma weak dwfl_addrmodule
 #pragma weak dwfl_begin

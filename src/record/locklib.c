@@ -182,8 +182,17 @@ static void locklib_scan_once(void)
 	scan();
 	qsort(locklib, locklib_n, sizeof(*locklib), range_cmp);
 	sp_store_release(&state, 2);
+	/* Addresses cached as outside every wrapper before now may lie in
+	 * what was found: every thread's site cache misses once (stack.c). */
+	if (locklib_n)
+		__atomic_add_fetch(&sp_site_gen, SP_SITE_GEN_STEP, __ATOMIC_RELEASE);
 	sp_futex(&state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	sp_thread_leave(saved);
+}
+
+void sp_locklib_scan(void)
+{
+	locklib_scan_once();
 }
 
 int sp_pc_in_locklib(uintptr_t pc)

@@ -760,6 +760,17 @@ uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr_t fp);
  */
 #define SP_SITE_CACHE 64
 extern SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
+/*
+ * Each entry is the address XOR this generation, which changes when what
+ * lies outside the wrappers changes after start-up: the lock-library scan
+ * (locklib.c), done at the first futex wait, may find that an address
+ * already cached (a Rust program's join inside std, called before any
+ * futex wait) is a library's.  Every thread's entries then miss once.
+ */
+extern uintptr_t sp_site_gen;
+/* Its step flips high bits: an entry of one generation, XORed with
+ * another, is no canonical user-space address, so never a false hit. */
+#define SP_SITE_GEN_STEP ((uintptr_t)0xa5a5000000000000ull)
 /* The site pc for an interposed call returning to @ret: @ret unless it lies
  * in a lock wrapper (or --skip-frames is set), then the first caller
  * outside the wrappers. */
@@ -772,7 +783,7 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_skip_frames)))
 		return sp_site_pc__slowpath(ret, cfa, fp);
 	slot = &sp_site_ok[(ret >> 2) & (SP_SITE_CACHE - 1)];
-	if (SP_LIKELY(*slot == ret))
+	if (SP_LIKELY(*slot == (ret ^ sp_load_relaxed(&sp_site_gen))))
 		return ret;
 	/* Not known: searched out of line, wrappers' callers cached there. */
 	return sp_site_pc__slowpath(ret, cfa, fp);
@@ -782,6 +793,8 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 /* Whether @pc lies in a lock library's code (Rust std, parking_lot,
  * Abseil...), as far as the once-per-process scan found. */
 int sp_pc_in_locklib(uintptr_t pc);
+/* The scan, now if not done yet (report time: rows recorded before it). */
+void sp_locklib_scan(void);
 /* The site of a futex call returning to @ret: the first caller outside
  * lock libraries and skipped wrappers.  Scans the symbol tables at its
  * first call (once per process); may unwind.  Not for the lock path. */

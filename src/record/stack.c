@@ -87,6 +87,7 @@
 struct sp_range sp_skip_ranges[SP_MAX_RANGES];
 unsigned sp_skip_n;
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
+uintptr_t sp_site_gen;
 unsigned sp_skip_frames;
 static unsigned n_ranges; /* filled at start-up, published as sp_skip_n */
 static int stack_ready;
@@ -801,12 +802,15 @@ static struct wrap_slot *wrap_slot(uintptr_t ret)
 static int outside_wrappers(uintptr_t pc)
 {
 	uintptr_t *slot = &sp_site_ok[(pc >> 2) & (SP_SITE_CACHE - 1)];
+	/* Read before the lock libraries' state: an entry made from a state
+	 * the scan then changes carries the generation the scan ends. */
+	uintptr_t gen = sp_load_acquire(&sp_site_gen);
 
-	if (*slot == pc)
+	if (*slot == (pc ^ gen))
 		return 1;
 	if (sp_pc_skipped(pc) || sp_pc_in_locklib(pc))
 		return 0;
-	*slot = pc;
+	*slot = pc ^ gen;
 	return 1;
 }
 

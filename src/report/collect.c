@@ -83,12 +83,49 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 		r->detail = tmp;
 }
 
+/*
+ * A site inside a lock library (Rust std's Thread::join, an older std's
+ * pthread Mutex), recorded before the once-per-process scan that finds
+ * such libraries (locklib.c) had ended: the row goes to the first frame of
+ * its stack outside them, as the probe does once the scan is done.  The
+ * old site is remembered in @remap for the blame records keyed by it.
+ */
+#define REMAP_MAX 64
+struct site_remap {
+	uintptr_t from, to;
+};
+
+static void resite_row(struct sp_row *r, struct sp_row_detail *tmp, struct site_remap *remap,
+		       unsigned *n_remap)
+{
+	unsigned i = 0;
+
+	if (!r->pc || r->file || !sp_pc_in_locklib(r->pc))
+		return;
+	while (i < r->n_frames && (sp_pc_in_locklib(tmp->frames[i]) || sp_pc_skipped(tmp->frames[i])))
+		i++;
+	if (i >= r->n_frames)
+		return; /* no frame outside: the library's own frame stays */
+	if (*n_remap < REMAP_MAX) {
+		remap[*n_remap].from = r->pc;
+		remap[*n_remap].to = tmp->frames[i];
+		(*n_remap)++;
+	}
+	r->pc = tmp->frames[i];
+	r->n_frames -= i + 1;
+	memmove(tmp->frames, tmp->frames + i + 1, r->n_frames * sizeof(*tmp->frames));
+	if (!tmp->hist.n && !tmp->hold_hist.n && !r->n_frames)
+		r->detail = NULL;
+}
+
 struct collect_ctx {
 	struct sp_rows *rows;
 	struct sp_row_map map;
 	uint32_t epoch;
 	int err;
 	struct entry_hists hists; /* the current entry's */
+	struct site_remap remap[REMAP_MAX];
+	unsigned n_remap;
 };
 
 static void collect_table(const struct sp_table *t, void *arg)
@@ -105,6 +142,7 @@ static void collect_table(const struct sp_table *t, void *arg)
 		if (!e)
 			continue; /* a free home slot */
 		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
+		resite_row(&r, &tmp, c->remap, &c->n_remap);
 		d = sp_row_map_get(&c->map, c->rows, &r);
 		if (!d || sp_row_add(c->rows, d, &r)) {
 			c->err = -ENOMEM;
@@ -135,6 +173,11 @@ static void collect_blame(const struct sp_blame_view *b, void *arg)
 	key.type = b->type;
 	key.obj = b->obj;
 	r = sp_row_map_find(&c->map, c->rows, &key);
+	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
+		if (c->remap[i].from == b->waiter.pc) {
+			key.pc = c->remap[i].to;
+			r = sp_row_map_find(&c->map, c->rows, &key);
+		}
 	if (r && sp_rows_blame_add_root(c->rows, r, &b->holder, NULL,
 					b->root.pc || b->root.file ? &b->root : NULL, NULL,
 					b->wait_ns, b->count))
@@ -148,6 +191,8 @@ int sp_collect(struct sp_rows *out, int with_blame)
 
 	memset(out, 0, sizeof(*out));
 	c.epoch = sp_load_relaxed(&sp_reset_epoch);
+	/* The lock libraries known before any entry is read (resite_row). */
+	sp_locklib_scan();
 	/* Size for what is there now (more may come): no rehash, no regrowth. */
 	sp_registry_foreach(count_table, &expect);
 	if (sp_row_map_init(&c.map, expect + 64, 1))

@@ -195,6 +195,62 @@ static const char *linkage_name(Dwarf_Die *die)
 	return NULL;
 }
 
+/*
+ * The scopes of @pc inside @die's children, innermost first, as
+ * dwarf_getscopes() gives them, for the DWARF it finds nothing in: rustc
+ * nests a function's definition inside the DIEs of its modules
+ * (DW_TAG_namespace, and structure types for methods), which carry no
+ * addresses, and libdw's walk prunes every DIE without the pc, those
+ * included.  Here a DIE without any address attribute is a container and
+ * is looked into; one with addresses is entered only when it holds @pc.
+ * Appends to @out (at most @max), outermost first; returns how many.
+ */
+#define SCOPE_MAX 64
+static int scopes_walk(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int n, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > SCOPE_MAX || dwarf_child(die, &c) != 0)
+		return n;
+	do {
+		int has = dwarf_haspc(&c, pc);
+
+		if (has > 0 && n < SCOPE_MAX) {
+			out[n] = c;
+			return scopes_walk(&c, pc, out, n + 1, depth + 1);
+		}
+		if (has == 0 && !dwarf_hasattr(&c, DW_AT_low_pc) && !dwarf_hasattr(&c, DW_AT_ranges) &&
+		    !dwarf_hasattr(&c, DW_AT_entry_pc)) {
+			int m = scopes_walk(&c, pc, out, n, depth + 1);
+
+			if (m > n)
+				return m;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return n;
+}
+
+/* dwarf_getscopes(), or the walk above where it finds nothing: a malloc'd
+ * array in *@scopes, innermost first; its length (<= 0: none). */
+static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes, int *concrete)
+{
+	Dwarf_Die path[SCOPE_MAX];
+	int n = dwarf_getscopes(cu, pc, scopes);
+
+	*concrete = 0;
+	if (n > 0 || !dwarf_child || !dwarf_siblingof || !dwarf_haspc || !dwarf_hasattr)
+		return n;
+	free(*scopes);
+	*scopes = NULL;
+	n = scopes_walk(cu, pc, path, 0, 0);
+	if (n <= 0 || !(*scopes = malloc((size_t)n * sizeof(**scopes))))
+		return 0;
+	for (int i = 0; i < n; i++)
+		(*scopes)[i] = path[n - 1 - i];
+	*concrete = 1; /* the inlined instances themselves, callers outward */
+	return n;
+}
+
 /* Function, inline chain, file:line of @addr (already pc - 1). */
 static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *out)
 {
@@ -203,7 +259,7 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
 	Dwarf_Die *scopes = NULL;
 	const char *symtab = out->function; /* the ELF symbol's name, or NULL */
-	int n, lineno = 0;
+	int n, lineno = 0, concrete;
 
 	if (line) {
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -215,11 +271,11 @@ static void dwarf_lookup(Dwfl_Module *mod, Dwarf_Addr addr, struct sp_symbol *ou
 	}
 	if (!cu)
 		return;
-	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	n = scopes_of(cu, addr - bias, &scopes, &concrete);
 	/* dwarf_getscopes() follows an inlined instance to its abstract
 	 * definition; the concrete chain of callers (as eu-addr2line -i
 	 * prints it) comes from dwarf_getscopes_die() on that instance. */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && !concrete; i++)
 		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
 			Dwarf_Die *chain = NULL;
 			int m = dwarf_getscopes_die(&scopes[i], &chain);

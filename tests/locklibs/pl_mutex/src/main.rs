@@ -1,0 +1,50 @@
+// pl_mutex - std_mutex.rs with parking_lot::Mutex: its waiters park on a
+// futex word of their own thread (parking_lot_core's ThreadParker), not on
+// the lock's word.  Prints "measured_wait_ns N".
+// Usage: pl_mutex [HOLDS [HOLD_MS [WAITERS]]]
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn arg(i: usize, default: u64) -> u64 {
+    std::env::args().nth(i).map_or(default, |s| s.parse().expect("a number"))
+}
+
+fn main() {
+    let (holds, hold_ms, waiters) = (arg(1, 12), arg(2, 20), arg(3, 3));
+    let lock = Arc::new(Mutex::new(0u64));
+    let done = Arc::new(AtomicBool::new(false));
+    let first = lock.lock(); // held while the waiters start
+    let mut hs = Vec::new();
+    for _ in 0..waiters {
+        let (lock, done) = (lock.clone(), done.clone());
+        hs.push(thread::spawn(move || {
+            let mut waited = Duration::ZERO;
+            while !done.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                let mut g = lock.lock(); // LINE_WAIT
+                waited += t.elapsed();
+                *g += 1;
+                drop(g);
+                thread::sleep(Duration::from_millis(2));
+            }
+            waited
+        }));
+    }
+    thread::sleep(Duration::from_millis(hold_ms));
+    drop(first);
+    for _ in 1..holds {
+        thread::sleep(Duration::from_millis(1));
+        let g = lock.lock(); // LINE_HOLD
+        thread::sleep(Duration::from_millis(hold_ms)); // held, sleeping
+        drop(g);
+    }
+    done.store(true, Ordering::Relaxed);
+    let mut total = Duration::ZERO;
+    for h in hs {
+        total += h.join().unwrap(); // LINE_JOIN
+    }
+    println!("measured_wait_ns {}", total.as_nanos());
+}

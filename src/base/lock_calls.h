@@ -53,6 +53,13 @@
 
 /* X(name, return type, (parameter types), boot alias or NULL) */
 #define SP_LOCK_CALLS(X)                                                                     \
+	SP_THREAD_CALLS(X)                                                                   \
+	/* futex waits of lock libraries that never call pthread */                          \
+	X(syscall, long, (long, ...), NULL)
+
+/* The list without syscall(), which the preload defines in assembly on
+ * x86-64 (preload.c): the calls it can alias in C. */
+#define SP_THREAD_CALLS(X)                                                                   \
 	/* mutexes */                                                                        \
 	X(pthread_mutex_lock, int, (pthread_mutex_t *), __pthread_mutex_lock)               \
 	X(pthread_mutex_trylock, int, (pthread_mutex_t *), __pthread_mutex_trylock)         \
@@ -125,9 +132,7 @@
 	X(pthread_join, int, (pthread_t, void **), NULL)                                     \
 	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *), NULL)    \
 	X(pthread_clockjoin_np, int,                                                         \
-	  (pthread_t, void **, clockid_t, const struct timespec *), NULL)                    \
-	/* futex waits of lock libraries that never call pthread */                          \
-	X(syscall, long, (long, ...), NULL)
+	  (pthread_t, void **, clockid_t, const struct timespec *), NULL)
 
 #ifdef SP_REAL_NEXT
 

@@ -5,7 +5,10 @@
  * each waiter measures its own waits around its lock calls.  Then the
  * calls whose results the interposer must not change: a wait on a word
  * that changed (EAGAIN), a bad address (EFAULT), a bad op (ENOSYS or
- * EINVAL), a timed-out wait (ETIMEDOUT), a non-futex syscall.
+ * EINVAL), a timed-out wait (ETIMEDOUT), a non-futex syscall, futex_waitv
+ * with bad arguments, and a wait interrupted by a signal whose handler was
+ * installed without SA_RESTART (EINTR) and with it (the kernel restarts
+ * the wait, which a wake then ends: 0).
  * Prints "measured_wait_ns N" and one "rc ..." line per check, which
  * futex_waits.sh compares with the bare run's and the profile's rows.
  */
@@ -13,8 +16,10 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +89,78 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
+/* The signal checks: a thread asleep in a futex wait gets a signal. */
+static uint32_t intr_word;
+static long intr_rc;
+static int intr_errno;
+static pid_t intr_tid;
+static volatile sig_atomic_t handled;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	handled = 1;
+}
+
+static void *intr_waiter(void *arg)
+{
+	long rc;
+
+	__atomic_store_n(&intr_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (arg)
+		rc = syscall(SYS_futex, &intr_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0); /* LINE_RESTART */
+	else
+		rc = syscall(SYS_futex, &intr_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0); /* LINE_EINTR */
+	intr_errno = rc == -1 ? errno : 0;
+	intr_rc = rc;
+	return NULL;
+}
+
+/* Whether thread @tid sleeps (state S in /proc: inside the futex wait). */
+static int sleeping(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/* A wait interrupted by SIGUSR1, its handler with SA_RESTART or without;
+ * a wake ends a restarted wait. */
+static void interrupted(const char *what, int restart)
+{
+	struct sigaction sa;
+	pthread_t t;
+	pid_t tid;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	intr_word = 0;
+	intr_tid = 0;
+	handled = 0;
+	pthread_create(&t, NULL, intr_waiter, restart ? (void *)1 : NULL);
+	while (!(tid = __atomic_load_n(&intr_tid, __ATOMIC_ACQUIRE)) || !sleeping(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	while (!handled)
+		usleep(1000);
+	usleep(20000); /* restarted meanwhile, or returned */
+	__atomic_store_n(&intr_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &intr_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	printf("rc %s %ld errno %d\n", what, intr_rc, intr_errno);
+}
+
 static void check(const char *what, long rc)
 {
 	printf("rc %s %ld errno %d\n", what, rc, rc == -1 ? errno : 0);
@@ -122,5 +199,11 @@ int main(void)
 	check("getppid", syscall(SYS_getppid) == getppid());
 	errno = 0;
 	check("badnr", syscall(-1L));
+	errno = 0;
+	check("waitv_null", syscall(SYS_futex_waitv, NULL, 1, 0, NULL, CLOCK_MONOTONIC));
+	errno = 0;
+	check("waitv_badflags", syscall(SYS_futex_waitv, NULL, 0, 1, NULL, CLOCK_MONOTONIC));
+	interrupted("eintr", 0);
+	interrupted("restart", 1);
 	return 0;
 }

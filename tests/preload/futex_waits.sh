@@ -16,7 +16,7 @@ fails=0
 fail() { echo "futex_waits: FAIL: $*"; fails=$((fails + 1)); }
 line_of() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
 wait_line=$(line_of LINE_WAIT) wake_line=$(line_of LINE_WAKE)
-timed_line=$(line_of '"timedout"')
+timed_line=$(line_of '"timedout"') eintr_line=$(line_of LINE_EINTR) restart_line=$(line_of LINE_RESTART)
 
 "$prog" > bare.txt || fail "bare run failed"
 "$cli" run --hold -f json -o prof.json -- "$prog" > run.txt 2> err.txt || fail "run failed: $(head -c 300 err.txt)"
@@ -24,7 +24,7 @@ timed_line=$(line_of '"timedout"')
 	fail "traced run failed: $(head -c 300 err2.txt)"
 diff <(grep '^rc ' bare.txt) <(grep '^rc ' run.txt) > rc.diff ||
 	fail "syscall() results differ from the bare run: $(cat rc.diff)"
-python3 - "$wait_line" "$wake_line" "$timed_line" <<'PY' || fails=$((fails + 1))
+python3 - "$wait_line" "$wake_line" "$timed_line" "$eintr_line" "$restart_line" <<'PY' || fails=$((fails + 1))
 import json, re, sys
 wait_line, wake_line, timed_line = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 p = json.load(open("prof.json"))
@@ -32,8 +32,16 @@ measured = int(re.search(r"measured_wait_ns (\d+)", open("run.txt").read()).grou
 rows = [r for r in p["rows"] if r["type"] == "futex"]
 bad = []
 at = [r for r in rows if (r["site"].get("file") or "").endswith("futex_waits.c") and r["site"]["line"] == wait_line]
+eintr_line, restart_line = int(sys.argv[4]), int(sys.argv[5])
 timed = [r for r in rows if r["site"]["line"] == timed_line]
-other = [r for r in rows if r not in at and r not in timed]
+eintr = [r for r in rows if r["site"]["line"] == eintr_line]
+restart = [r for r in rows if r["site"]["line"] == restart_line]
+other = [r for r in rows if r not in at and r not in timed and r not in eintr and r not in restart]
+# Interrupted (it slept): one wait; restarted by the kernel: still the one
+# call the interposer saw.
+for what, rs, line in (("interrupted", eintr, eintr_line), ("restarted", restart, restart_line)):
+    if len(rs) != 1 or rs[0]["contended"] != 1:
+        bad.append("the %s wait (line %d) is not one wait: %s" % (what, line, rs))
 if len(timed) != 1 or timed[0]["contended"] != 1:
     bad.append("the wait that timed out (line %d) is not one wait: %s" % (timed_line, timed))
 if not at:

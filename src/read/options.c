@@ -57,6 +57,7 @@ void sp_options_defaults(struct sp_options *o)
 	o->report_at_exit = -1;
 	o->glibc_locks = 1;
 	o->account = 1;
+	o->hold_states_ms = 1;
 	syncprof_report_options_init(&o->report);
 }
 
@@ -314,6 +315,16 @@ static int opt_report_signal(struct sp_options *o, const char *v)
 	return 0;
 }
 
+static int opt_hold_states(struct sp_options *o, const char *v)
+{
+	unsigned n;
+
+	if (parse_uint(v, &n) || n > 60000)
+		return -EINVAL;
+	o->hold_states_ms = n;
+	return 0;
+}
+
 static int opt_warn_wait(struct sp_options *o, const char *v)
 {
 	return parse_uint(v, &o->warn_wait_ms);
@@ -370,6 +381,10 @@ static const struct option_row option_table[] = {
 	{ "hold_sample", opt_hold_sample,
 	  "time 1 short uncontended hold in N per thread (long and contended holds are "
 	  "always measured), 1 (all) to 1000000" },
+	{ "hold_states", opt_hold_states,
+	  "with hold=1, sample what the holder does during holds longer than this many "
+	  "milliseconds (running, preempted, a system call...), 0 off, at most 60000 "
+	  "(default 1)" },
 	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
 	  "table columns separated by ',' or ':', quoted ('site,wait'), among type, object, "

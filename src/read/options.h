@@ -40,6 +40,7 @@ struct sp_options {
 	int control;           /* control.c: listen on the control socket */
 	int report_signal;     /* 0, or the signal that prints a report */
 	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
+	unsigned hold_states_ms; /* record/holdstate.c: a hold past this is long; 0 = off */
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */
 	int symbolize_inprocess; /* symbolize=inprocess: no hand-off to syncprof run */
 	int glibc_locks;       /* record/glibc_lock.c: glibc's own locks (default 1) */

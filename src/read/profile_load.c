@@ -304,6 +304,31 @@ static int read_stack(struct loader *l, size_t i, const struct jv *o, struct sp_
 	return 0;
 }
 
+/* "hold_states": {"running": N, "syscall:fsync": N, ...}, into @rows. */
+static int read_hold_states(struct loader *l, size_t i, const struct jv *o, struct sp_rows *rows,
+			    struct sp_row *r)
+{
+	const struct jv *hs;
+
+	if (!jv_get_ex(o, "hold_states", &hs) || !hs)
+		return 0;
+	if (!jv_is(hs, JV_OBJECT))
+		return fail(l, "%s: row %zu: \"hold_states\" is not an object", l->name, i);
+	for (uint32_t k = 0; k < hs->n; k++) {
+		const struct jv *m = &hs->kids[k];
+		char name[128];
+		uint64_t ns;
+
+		if (!m->key || !m->key_len || m->key_len >= sizeof(name) || get_count(m, &ns))
+			return fail(l, "%s: row %zu: bad hold state %u", l->name, i, k);
+		memcpy(name, m->key, m->key_len);
+		name[m->key_len] = 0;
+		if (sp_rows_hold_state_add(rows, r, sp_profile_intern(l->p, name), ns))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* "blame": [{"site": frame, ["root": frame,] "wait_ns": N, "count": N}, ...],
  * into @rows. */
 static int read_blame(struct loader *l, size_t i, const struct jv *o, struct sp_rows *rows,
@@ -449,9 +474,9 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 	if (sp_rows_push(&l->p->rows, &r))
 		return -ENOMEM;
 	d = &l->p->rows.v[l->p->rows.n - 1];
-	if (jv_get_ex(o, "blame", &v))
-		return read_blame(l, i, o, &l->p->rows, d);
-	return 0;
+	if (jv_get_ex(o, "blame", &v) && (rc = read_blame(l, i, o, &l->p->rows, d)))
+		return rc;
+	return read_hold_states(l, i, o, &l->p->rows, d);
 }
 
 /* "held" or "acquired": {"object", "type", "site", "stack"}. */

@@ -93,6 +93,14 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return n;
 }
 
+ssize_t sp_task_file(pid_t tid, const char *leaf, char *buf, size_t size)
+{
+	char path[64];
+
+	task_path(path, tid, leaf);
+	return read_small(path, buf, size);
+}
+
 static const char *parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -148,7 +156,7 @@ static int parse_stat(const char *s, struct sp_sched *out)
  * thread reading its own at exit read 0 after 300 us of work).  @fallback
  * when the clock cannot be read.
  */
-static uint64_t thread_cpu_ns(pid_t tid, uint64_t fallback)
+uint64_t sp_thread_cpu_ns(pid_t tid, uint64_t fallback)
 {
 	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6);
 	struct timespec ts;
@@ -177,7 +185,7 @@ int sp_sched_read(pid_t tid, struct sp_sched *out)
 		rc = -EINVAL;
 		goto out;
 	}
-	out->running_ns = thread_cpu_ns(tid, out->running_ns);
+	out->running_ns = sp_thread_cpu_ns(tid, out->running_ns);
 	task_path(path, tid, "stat");
 	n = read_small(path, buf, sizeof(buf));
 	rc = n < 0 ? (int)n : parse_stat(buf, out);

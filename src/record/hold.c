@@ -228,6 +228,9 @@ static void *ticker_main(void *arg)
 		/* Idle: nothing held and no push or pop for TICK_IDLE_AFTER
 		 * ticks; then tick every TICK_IDLE_NS until there is. */
 		activity = pubs_activity(&holding);
+		/* What the threads that hold a lock long are doing. */
+		if (holding)
+			sp_holdstate_tick(k);
 		quiet = holding || activity != last_activity ? 0 : quiet + 1;
 		last_activity = activity;
 		was_idle = quiet >= TICK_IDLE_AFTER;
@@ -278,6 +281,18 @@ static SP_NOINLINE void ticker_start_lazy__slowpath(void)
 	saved = sp_thread_enter();
 	ticker_start();
 	sp_thread_leave(saved);
+}
+
+uint64_t sp_hold_tick_age_ns(uint64_t a)
+{
+	uint64_t r = sp_load_acquire(&sp_hold_tick), now = ticks(), t_a;
+
+	if (!a || a > r)
+		return 0;
+	if (r - a >= TICK_RING - 2)
+		return (r - a) * SP_HOLD_TICK_NS;
+	t_a = sp_load_relaxed(&tick_clock[a % TICK_RING]);
+	return now > t_a ? ticks_to_ns(now - t_a) : 0;
 }
 
 /*
@@ -422,7 +437,7 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 		d->e = from->e;
 		d->t0 = from->t0;
 		d->paused = from->paused;
-		d->tick = from->tick;
+		sp_store_relaxed(&d->tick, from->tick);
 	}
 	sp_pub_end(p, state, n - 1);
 }
@@ -567,7 +582,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = SP_HOLD_SAMPLED;
-	h->tick = sp_load_relaxed(&sp_hold_tick);
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
 	sp_hold_sample_left = next_sample_gap(t);
 	h->e = e;
 	h->t0 = ticks();
@@ -629,7 +644,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = (uint32_t)timed;
-	h->tick = sp_load_relaxed(&sp_hold_tick);
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
 	if (timed == SP_HOLD_SAMPLED) {
 		sp_hold_sample_left = next_sample_gap(t);
 	} else if (timed == SP_HOLD_UNTIMED) {
@@ -996,6 +1011,7 @@ void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns)
 /* Under report_lock (runtime.c): later reports subtract these. */
 void sp_hold_snapshot(void)
 {
+	sp_holdstate_snapshot();
 	if (!blame)
 		return;
 	for (size_t i = 0; i < BLAME_SLOTS; i++) {
@@ -1012,16 +1028,26 @@ void sp_hold_snapshot(void)
 
 void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 {
+	struct sp_hold_pub *p = sp_hold_my_pub;
+
 	w->have_holder = 0;
 	w->root = NULL;
 	if (!sp_hold_is_on() || !times)
 		return;
+	/* A holder that waits for another lock: its long holds' state is
+	 * "lock" meanwhile (holdstate.c); cleared by sp_wait_end(). */
+	if (p && SP_PUB_N(p->state))
+		sp_store_relaxed(&p->waiting, obj);
 	w->have_holder = !sp_hold_lookup(obj, NULL, &w->holder, NULL);
 }
 
 void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w)
 {
 	struct sp_entry_cold *c = e->cold;
+	struct sp_hold_pub *p = sp_hold_my_pub;
+
+	if (p && sp_load_relaxed(&p->waiting))
+		sp_store_relaxed(&p->waiting, 0);
 
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, w->root, wait_ns);
@@ -1084,9 +1110,16 @@ int sp_hold_init(unsigned sample, int with_times)
 	blame = sp_mmap(BLAME_SLOTS * sizeof(*blame));
 	if (!blame || pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
-	/* Without a ticker, every hold counts as short: sampled, as before. */
-	if (times)
+	/* Without a ticker, every hold counts as short: sampled, as before.
+	 * Tick 1 is struck now, so that a hold begun before the ticker's
+	 * first tick has a start to be bounded from (and be long). */
+	if (times) {
+		if (!sp_load_relaxed(&sp_hold_tick)) {
+			sp_store_relaxed(&tick_clock[1], ticks());
+			sp_store_release(&sp_hold_tick, 1);
+		}
 		ticker_start();
+	}
 	sp_store_release(&sp_hold_ready, 1);
 	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks reach us */
 	return 0;

@@ -73,6 +73,17 @@ struct sp_hold_pub {
 	pid_t tid;           /* 0: free; <0: exited holding locks */
 	struct sp_hold_pub *next;
 	struct sp_held e[SP_HELD_MAX];
+	/* The lock this thread waits for in a contended wait (0: none),
+	 * written by the owner on its slow path (hold.c, sp_wait_begin()). */
+	uintptr_t waiting;
+	/* holdstate.c's sampler, the ticker thread's only: the last sample
+	 * of this thread while it held a lock long (0: none since the long
+	 * holds began), its CPU and run-queue times then, the class of its
+	 * blocked time then (-1: none). */
+	uint64_t hs_last_ns, hs_cpu_ns, hs_delay_ns;
+	uint64_t hs_credit_ns; /* run-queue time counted before schedstat had it */
+	int hs_class;
+	pid_t hs_tid;
 };
 
 #define SP_PUB_N(state) ((uint32_t)(state))
@@ -235,7 +246,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	/* Never the entry of an earlier hold in this slot: a hold that ends
 	 * long is added to h->e when set (hold.c, held_entry()). */
 	h->e = e;
-	h->tick = sp_load_relaxed(&sp_hold_tick);
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick)); /* holdstate.c reads it */
 	sp_pub_push(p, state);
 	return 1;
 }

@@ -461,6 +461,11 @@ uint64_t sp_boottime_ns(void);
  * (-ENOENT: no such thread, or no schedstat; -EINVAL: unparsable).
  * Keeps errno; no allocation, no lock.  Never call it on the lock path. */
 int sp_sched_read(pid_t tid, struct sp_sched *out);
+/* /proc/self/task/@tid/@leaf's first @size - 1 bytes, NUL-terminated:
+ * their length, or -errno (errno itself changes). */
+ssize_t sp_task_file(pid_t tid, const char *leaf, char *buf, size_t size);
+/* Thread @tid's CPU time from its CPU clock; @fallback if unreadable. */
+uint64_t sp_thread_cpu_ns(pid_t tid, uint64_t fallback);
 /* @f from @s; @born_ns (0: unknown) bounds the start from above. */
 void sp_account_figures(const struct sp_sched *s, uint64_t born_ns, uint64_t sync_wait_ns,
 			struct sp_account_figs *f);
@@ -703,6 +708,42 @@ void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame);
  * one while it was active, and the longest gap (ns); since start-up (a
  * reset keeps them: they qualify every hold time measured since). */
 void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns);
+/* Nanoseconds since hold tick @tick was struck (0: unknown). */
+uint64_t sp_hold_tick_age_ns(uint64_t tick);
+
+/* ---- "holdstate.c": what the holders of long holds were doing ---------- */
+
+/* The states of a long hold; then up to SP_HS_SYSCALLS system calls by
+ * number ("syscall:NAME" in reports). */
+enum sp_hs_class {
+	SP_HS_RUNNING,   /* on a CPU */
+	SP_HS_PREEMPTED, /* runnable, on a run queue */
+	SP_HS_LOCK,      /* in a contended wait for another profiled lock */
+	SP_HS_OTHER,     /* blocked outside a system call (page fault...), or unknown */
+	SP_HS_FIXED
+};
+#define SP_HS_SYSCALLS 8
+struct sp_holdstate_view {
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site holder; /* where the lock was taken */
+	uint64_t ns[SP_HS_FIXED];
+	long sys_nr[SP_HS_SYSCALLS];
+	uint64_t sys_ns[SP_HS_SYSCALLS];
+	unsigned n_sys;
+};
+/* Long holds begin this many hold ticks after their acquisition (0:
+ * states off); set at start-up from hold_states=MS. */
+extern unsigned sp_holdstate_long_ticks;
+/* The ticker, each tick while something is held: sample the holders of
+ * long holds.  Reads /proc; never on a lock path. */
+void sp_holdstate_tick(uint64_t tick);
+/* Every hold-state record, net of the last reset's snapshot, to @fn. */
+void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg);
+void sp_holdstate_snapshot(void);
+/* Samples made, their total CPU time in the ticker (ns), and samples
+ * whose /proc files could not be read (with the first -errno). */
+void sp_holdstate_cost(uint64_t *samples, uint64_t *cpu_ns, uint64_t *unread, int *unread_err);
 void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
 void sp_hold_snapshot(void);
 

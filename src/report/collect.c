@@ -29,9 +29,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/syscall_names.h"
 #include "record/glibc_lock.h"
 #include "report/collect.h"
 
@@ -184,6 +186,71 @@ static void collect_blame(const struct sp_blame_view *b, void *arg)
 		c->err = -ENOMEM;
 }
 
+/* "syscall:NAME" (or "syscall:NNN"), made once per number and kept for
+ * the process's life: at most one string per system call.  Under
+ * report_lock, as every collection. */
+static const char *syscall_state_name(long nr)
+{
+	static char *names[512];
+	const char *base;
+	char buf[64], *copy;
+
+	if (nr >= 0 && nr < 512 && names[nr])
+		return names[nr];
+	base = sp_syscall_name(nr);
+	if (base)
+		snprintf(buf, sizeof(buf), "syscall:%s", base);
+	else
+		snprintf(buf, sizeof(buf), "syscall:%ld", nr);
+	copy = strdup(buf);
+	if (!copy)
+		return "syscall";
+	if (nr >= 0 && nr < 512)
+		names[nr] = copy;
+	/* else: a number no table knows, rare; its string is the caller's
+	 * until the process ends (not freed: rows may point to it) */
+	return copy;
+}
+
+static const char *const fixed_state_names[SP_HS_FIXED] = {
+	[SP_HS_RUNNING] = "running",
+	[SP_HS_PREEMPTED] = "preempted",
+	[SP_HS_LOCK] = "lock",
+	[SP_HS_OTHER] = "other",
+};
+
+/* A hold-state record onto the row of its hold's (site, object, type). */
+static void collect_hold_state(const struct sp_holdstate_view *v, void *arg)
+{
+	struct collect_ctx *c = arg;
+	struct sp_row key, *r;
+
+	if (c->err)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.file = v->holder.file;
+	key.func = v->holder.func;
+	key.pc = v->holder.pc;
+	key.line = v->holder.line;
+	key.type = v->type;
+	key.obj = v->obj;
+	r = sp_row_map_find(&c->map, c->rows, &key);
+	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
+		if (c->remap[i].from == v->holder.pc) {
+			key.pc = c->remap[i].to;
+			r = sp_row_map_find(&c->map, c->rows, &key);
+		}
+	if (!r)
+		return;
+	for (int k = 0; k < SP_HS_FIXED && !c->err; k++)
+		if (sp_rows_hold_state_add(c->rows, r, fixed_state_names[k], v->ns[k]))
+			c->err = -ENOMEM;
+	for (unsigned k = 0; k < v->n_sys && !c->err; k++)
+		if (sp_rows_hold_state_add(c->rows, r, syscall_state_name(v->sys_nr[k]),
+					   v->sys_ns[k]))
+			c->err = -ENOMEM;
+}
+
 int sp_collect(struct sp_rows *out, int with_blame)
 {
 	struct collect_ctx c = { .rows = out };
@@ -204,6 +271,8 @@ int sp_collect(struct sp_rows *out, int with_blame)
 	sp_registry_foreach(collect_table, &c);
 	if (with_blame && !c.err)
 		sp_blame_foreach(collect_blame, &c);
+	if (with_blame && !c.err)
+		sp_holdstate_foreach(collect_hold_state, &c);
 	sp_row_map_free(&c.map);
 	if (c.err)
 		sp_rows_free(out);

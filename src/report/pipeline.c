@@ -202,6 +202,10 @@ int sp_row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
 		if (s->names)
 			d->names = s->names; /* a saved profile's stack names */
 	}
+	for (uint32_t i = 0; i < s->detail->n_hold_states; i++)
+		if (sp_rows_hold_state_add(rows, d, s->detail->hold_states[i].name,
+					   s->detail->hold_states[i].ns))
+			return -ENOMEM;
 	for (uint32_t i = 0; i < s->detail->n_blame; i++) {
 		const struct sp_blame *b = &s->detail->blame[i];
 

@@ -449,6 +449,63 @@ int sp_rows_blame_add_root(struct sp_rows *rows, struct sp_row *r, const struct 
 	return 0;
 }
 
+static int state_before(const struct sp_hold_state *a, const struct sp_hold_state *b)
+{
+	if (a->ns != b->ns)
+		return a->ns > b->ns;
+	return strcmp(a->name, b->name) < 0;
+}
+
+int sp_rows_hold_state_add(struct sp_rows *rows, struct sp_row *r, const char *name, uint64_t ns)
+{
+	struct sp_row_detail *d;
+	struct sp_hold_state *s = NULL;
+	uint32_t i;
+
+	if (!ns)
+		return 0;
+	if (!(d = sp_rows_detail(rows, r)))
+		return -ENOMEM;
+	for (i = 0; i < d->n_hold_states && !s; i++)
+		if (!strcmp(d->hold_states[i].name, name))
+			s = &d->hold_states[i];
+	if (!s && d->n_hold_states == SP_HOLD_STATES_MAX) {
+		/* Full: into "other" (there, or taking the smallest's place). */
+		for (i = 0; i < d->n_hold_states && !s; i++)
+			if (!strcmp(d->hold_states[i].name, "other"))
+				s = &d->hold_states[i];
+		if (!s) {
+			s = &d->hold_states[SP_HOLD_STATES_MAX - 1];
+			ns += s->ns;
+			s->ns = 0;
+			s->name = "other";
+		}
+	}
+	if (!s) {
+		s = &d->hold_states[d->n_hold_states++];
+		s->name = name;
+		s->ns = 0;
+	}
+	s->ns += ns;
+	for (i = (uint32_t)(s - d->hold_states);
+	     i > 0 && state_before(&d->hold_states[i], &d->hold_states[i - 1]); i--) {
+		struct sp_hold_state tmp = d->hold_states[i - 1];
+
+		d->hold_states[i - 1] = d->hold_states[i];
+		d->hold_states[i] = tmp;
+	}
+	return 0;
+}
+
+uint64_t sp_hold_states_total(const struct sp_row_detail *d)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < d->n_hold_states; i++)
+		t += d->hold_states[i].ns;
+	return t;
+}
+
 /* ---- lock-order cycles ------------------------------------------------------ */
 
 int sp_profile_cycle_add(struct sp_profile *p, uint64_t count, const struct sp_order_edge *edges,

@@ -115,6 +115,14 @@ static inline uint64_t sp_hist_at(const struct sp_hist *h, unsigned b)
 	return b - h->lo < h->n ? h->v[b - h->lo] : 0;
 }
 
+/* Time of a row's long holds in one state of their holder: "running",
+ * "preempted", "lock", "other" or "syscall:NAME" (record/holdstate.c). */
+struct sp_hold_state {
+	const char *name; /* static (live) or the profile's (loaded) */
+	uint64_t ns;
+};
+#define SP_HOLD_STATES_MAX 12 /* per row; more: folded into "other" */
+
 struct sp_row_detail {
 	struct sp_hist hist;                 /* contended waits */
 	struct sp_hist hold_hist;            /* timed holds */
@@ -122,6 +130,9 @@ struct sp_row_detail {
 	uint64_t stack_wait_ns;              /* wait of the part whose stack this is */
 	struct sp_blame *blame;              /* largest wait first; owned by the set */
 	uint32_t n_blame, cap_blame;
+	/* the holder's states during the row's long holds, largest first */
+	struct sp_hold_state hold_states[SP_HOLD_STATES_MAX];
+	uint32_t n_hold_states;
 };
 
 /* Row of a report: merged statistics of one key. */
@@ -297,6 +308,10 @@ void sp_rows_free(struct sp_rows *r);
  * NULL when out of memory. */
 struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 /* Add @wait_ns/@count for @holder to @r's blame (merged by holder key). */
+/* Add @ns of state @name to @r's hold states (kept largest first). */
+int sp_rows_hold_state_add(struct sp_rows *rows, struct sp_row *r, const char *name, uint64_t ns);
+/* The sum of @d's hold states. */
+uint64_t sp_hold_states_total(const struct sp_row_detail *d);
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
 /* The same for waits whose chain's root holder took its lock at @root

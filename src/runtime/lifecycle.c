@@ -831,6 +831,8 @@ static void runtime_start(const char *attach_options)
 	sp_trace_set_lock_names_source(sp_lockname_each_named);
 	/* Lock order and the deadlock check need hold tracking's held lists;
 	 * hold=1 adds the rest. */
+	/* Hold states: in hold ticks of 500 us, at least 1 (hold.c). */
+	sp_holdstate_long_ticks = sp_opts.hold_states_ms * 2;
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&
 	    sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",

@@ -159,6 +159,11 @@ static const struct run_option run_options[] = {
 	  "sites held the locks that others waited for); long and contended\n"
 	  "holds are measured, 1 in 16 short uncontended ones is timed and\n"
 	  "the rest estimated from them (hold_sample=N in SYNCPROF_OPTIONS)" },
+	{ "hold-states", 0, ARG_VALUE, "hold_states", NULL, "MS",
+	  "with --hold: what the holder of a hold longer than MS ms (default\n"
+	  "1; 0 off) was doing - running, preempted, blocked in which system\n"
+	  "call, waiting for another lock - sampled by the hold ticker every\n"
+	  "ms, shown under the row (docs/hold-states.md)" },
 	{ "lock-order", 0, ARG_NONE, "lock_order", "1", NULL,
 	  "check the order in which locks are taken inside others and report\n"
 	  "its cycles: potential deadlocks, whether one happened or not" },

@@ -39,9 +39,10 @@ static const char usage[] =
 	"  syncprof attach PID -d 10 -n 10            # report after 10 s, then detach\n"
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
-	"report_at_exit, src_root, frames, skip, skip_frames, hold, hold_sample,\n"
-	"lock_order, columns, control, warn_wait, deadlock, report_signal, trace,\n"
-	"trace_buffer, trace_events, trace_min_wait, glibc_locks\n"
+	"report_at_exit, account, src_root, frames, skip, skip_frames, hold,\n"
+	"hold_sample, hold_states, lock_order, columns, control, warn_wait,\n"
+	"deadlock, report_signal, trace, trace_buffer, trace_events,\n"
+	"trace_min_wait, glibc_locks, symbolize\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

@@ -125,6 +125,17 @@ static void json_hold(FILE *out, const struct sp_row *r)
 			(unsigned long long)d->blame[i].count);
 	}
 	fputc(']', out);
+	/* What the holder was doing during the long holds (holdstate.c). */
+	if (d->n_hold_states) {
+		fputs(",\"hold_states\":{", out);
+		for (uint32_t i = 0; i < d->n_hold_states; i++) {
+			if (i)
+				fputc(',', out);
+			sp_json_string(out, d->hold_states[i].name);
+			fprintf(out, ":%llu", (unsigned long long)d->hold_states[i].ns);
+		}
+		fputc('}', out);
+	}
 }
 
 static void json_stack(FILE *out, const struct sp_names *nm)

@@ -1,0 +1,422 @@
+/*
+ * holdstate.c - what the holder of a long hold was doing: running,
+ * preempted, blocked in a named system call, waiting for another profiled
+ * lock, or something else (issue 24).
+ *
+ * Design.  The hold ticker (hold.c) already wakes every 500 us while
+ * anything is held, and every published hold carries the tick it began
+ * at.  Each tick (sp_holdstate_tick()) the ticker walks the published
+ * lists; a thread that holds a lock acquired at least
+ * sp_holdstate_long_ticks ticks ago (hold_states=MS, 1 ms by default) is
+ * sampled, once per SAMPLE_EVERY ticks, from the ticker's thread, never
+ * from a lock path:
+ *   - its CPU time (its CPU clock) and its run-queue time
+ *     (/proc/self/task/TID/schedstat): since the previous sample, these
+ *     are the running and preempted parts of the interval, measured by
+ *     the kernel, not sampled;
+ *   - what is left of the interval is blocked time, classed by what the
+ *     thread is doing at the sample: in a contended wait for another
+ *     profiled lock (the `waiting` word its own slow path publishes),
+ *     else in a system call (/proc/self/task/TID/syscall: its number),
+ *     else "other" (blocked outside a system call: a page fault; or the
+ *     files could not be read).  A thread found running after a blocked
+ *     interval gives it the class of the previous sample.
+ * The interval before the first sample of a stretch of long holds (from
+ * the oldest long hold's start) has no earlier CPU figures: it is classed
+ * whole by the first sample's state (running when the thread runs).  The
+ * tail after the last sample, up to one sampling period, is not seen.
+ * Each long hold the thread holds gets the interval's parts (a hold that
+ * turned long since the previous sample: its own age, in the same
+ * proportions), in a table keyed like blame: (object, type, where the
+ * lock was taken); reports add them to the hold's row (collect.c).
+ *
+ * Invariants: only the ticker writes the table and the pubs' hs_ fields
+ * (single writer: relaxed stores; readers load each figure whole); the
+ * published lists are read as hold.c's readers read them (the state's
+ * sequence before and after, a torn copy retried at the next sample);
+ * nothing here runs on a lock path or in a thread of the program.
+ *
+ * Cost: three /proc reads or clock calls per sample (schedstat, syscall,
+ * the CPU clock), only while a long hold lasts; counted in
+ * sp_holdstate_cost() (the ticker's own CPU clock around each sample).
+ *
+ * Alternatives considered: sampling from the lock path (the holder
+ * stamping its state) costs every acquisition; a signal to the holder
+ * would tell where it is but not, cheaply, whether it was preempted;
+ * /proc/TID/stat's state letter says R for running and preempted alike,
+ * which schedstat's run-queue delay tells apart; /proc/TID/wchan names a
+ * kernel function, not the system call a user made.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "record/hold.h"
+#include "record/record.h"
+
+#define SAMPLE_EVERY 2 /* ticks: a sample per ms of long hold */
+#define HS_SLOTS 4096
+#define HS_PROBES 32
+
+unsigned sp_holdstate_long_ticks = 2;
+
+struct hs_rec {
+	uint64_t hash; /* 0: free (the ticker alone claims) */
+	int ready;     /* key written (release) */
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site holder;
+	uint64_t ns[SP_HS_FIXED], snap[SP_HS_FIXED];
+	long sys_nr[SP_HS_SYSCALLS]; /* -1: free slot */
+	uint64_t sys_ns[SP_HS_SYSCALLS], sys_snap[SP_HS_SYSCALLS];
+};
+
+static struct hs_rec *table; /* the ticker's; published once (release) */
+static uint64_t samples, sample_cpu_ns, unread;
+static int unread_err;
+
+/* A blocked interval's class: an SP_HS_* below SP_HS_FIXED, or
+ * SP_HS_FIXED + a system call number. */
+#define CLASS_SYSCALL(nr) (SP_HS_FIXED + (int)(nr))
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t site_hash(const struct sp_site *s)
+{
+	return ((uint64_t)(uintptr_t)s->file + s->pc + ((uint64_t)s->line << 7)) *
+	       0xC2B2AE3D27D4EB4Full;
+}
+
+static struct hs_rec *rec_get(uintptr_t obj, uint8_t type, const struct sp_site *holder)
+{
+	uint64_t h = (site_hash(holder) ^ (obj * 0x9E3779B97F4A7C15ull) ^ type) | 1;
+
+	if (!table) {
+		struct hs_rec *t = sp_mmap(HS_SLOTS * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		sp_store_release(&table, t);
+	}
+	for (unsigned i = 0; i < HS_PROBES; i++) {
+		struct hs_rec *r = &table[(h + i) & (HS_SLOTS - 1)];
+
+		if (!r->hash) {
+			r->hash = h;
+			r->type = type;
+			r->obj = obj;
+			r->holder = *holder;
+			for (int k = 0; k < SP_HS_SYSCALLS; k++)
+				r->sys_nr[k] = -1;
+			sp_store_release(&r->ready, 1);
+			return r;
+		}
+		if (r->hash == h && r->obj == obj && r->type == type &&
+		    r->holder.pc == holder->pc && r->holder.file == holder->file &&
+		    r->holder.line == holder->line && r->holder.func == holder->func)
+			return r;
+	}
+	return NULL;
+}
+
+static void rec_add(struct hs_rec *r, int class, uint64_t ns)
+{
+	if (!ns)
+		return;
+	if (class >= SP_HS_FIXED) {
+		long nr = class - SP_HS_FIXED;
+
+		for (int k = 0; k < SP_HS_SYSCALLS; k++) {
+			if (r->sys_nr[k] == -1)
+				sp_store_relaxed(&r->sys_nr[k], nr);
+			if (r->sys_nr[k] == nr) {
+				sp_store_relaxed(&r->sys_ns[k], r->sys_ns[k] + ns);
+				return;
+			}
+		}
+		class = SP_HS_OTHER; /* more distinct calls than slots */
+	}
+	sp_store_relaxed(&r->ns[class], r->ns[class] + ns);
+}
+
+/* What thread @tid is blocked in now: a class, or -1 when it runs. */
+static int blocked_class(pid_t tid, const struct sp_hold_pub *p)
+{
+	char buf[256];
+	long nr = 0;
+	const char *s = buf;
+	int neg = 0;
+
+	if (sp_load_relaxed(&p->waiting))
+		return SP_HS_LOCK;
+	if (sp_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
+		return SP_HS_OTHER;
+	if (!strncmp(buf, "running", 7))
+		return -1;
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	if (*s < '0' || *s > '9')
+		return SP_HS_OTHER;
+	while (*s >= '0' && *s <= '9')
+		nr = nr * 10 + (*s++ - '0');
+	/* "-1 sp pc": blocked outside a system call (a page fault...). */
+	return neg ? SP_HS_OTHER : CLASS_SYSCALL(nr);
+}
+
+/* The copy of one thread's long holds: key fields and their ticks. */
+struct long_hold {
+	uintptr_t obj;
+	uint8_t type;
+	struct sp_site site;
+	uint64_t tick;
+};
+
+/* @p's holds begun at least sp_holdstate_long_ticks before tick @k, into
+ * @out; -1 when the list changed during the copy. */
+static int long_holds(struct sp_hold_pub *p, uint64_t k, struct long_hold *out)
+{
+	uint64_t q = sp_load_acquire(&p->state);
+	uint32_t n = SP_PUB_N(q);
+	int m = 0;
+
+	if ((q >> 32) & 1)
+		return -1;
+	if (n > SP_HELD_MAX)
+		n = SP_HELD_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sp_held *h = &p->e[i];
+		uint64_t tick = sp_load_relaxed(&h->tick), info;
+
+		if (!tick || k < tick || k - tick < sp_holdstate_long_ticks)
+			continue;
+		info = sp_load_acquire(&h->info);
+		out[m].obj = sp_load_acquire(&h->obj);
+		out[m].type = (uint8_t)(info >> SP_HELD_OP_SHIFT);
+		out[m].tick = tick;
+		memset(&out[m].site, 0, sizeof(out[m].site));
+		if (info & SP_HELD_INSTRUMENTED) {
+			out[m].site.file = (const char *)sp_load_acquire(&h->where);
+			out[m].site.func = sp_load_acquire(&h->func);
+			out[m].site.line = (uint32_t)info;
+		} else {
+			out[m].site.pc = sp_load_acquire(&h->where);
+		}
+		m++;
+	}
+	return sp_load_acquire(&p->state) == q ? m : -1;
+}
+
+static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n)
+{
+	char buf[256];
+	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0, dt, run, pre, blocked;
+	int class, have_delay = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t age = sp_hold_tick_age_ns(lh[i].tick);
+
+		if (age > oldest)
+			oldest = age;
+	}
+	cpu = sp_thread_cpu_ns(tid, 0);
+	if (sp_task_file(tid, "schedstat", buf, sizeof(buf)) > 0) {
+		const char *s = buf;
+		uint64_t v = 0;
+
+		while (*s >= '0' && *s <= '9')
+			s++;
+		while (*s == ' ')
+			s++;
+		if (*s >= '0' && *s <= '9') {
+			while (*s >= '0' && *s <= '9')
+				v = v * 10 + (uint64_t)(*s++ - '0');
+			delay = v;
+			have_delay = 1;
+		}
+	}
+	class = blocked_class(tid, p);
+	if (!cpu || !have_delay) {
+		unread++;
+		if (!unread_err)
+			unread_err = -ENOENT;
+	}
+	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !have_delay) {
+		/* No earlier figures: the stretch so far, whole, by its state now. */
+		dt = oldest;
+		run = class < 0 ? dt : 0;
+		pre = 0;
+		blocked = class < 0 ? 0 : dt;
+		p->hs_class = -1;
+		p->hs_credit_ns = 0;
+	} else {
+		uint64_t dcpu = cpu > p->hs_cpu_ns ? cpu - p->hs_cpu_ns : 0;
+		uint64_t ddelay = delay > p->hs_delay_ns ? delay - p->hs_delay_ns : 0;
+
+		dt = now > p->hs_last_ns ? now - p->hs_last_ns : 0;
+		/* Run-queue time counted ahead (below) is not counted again. */
+		if (p->hs_credit_ns) {
+			uint64_t c = ddelay < p->hs_credit_ns ? ddelay : p->hs_credit_ns;
+
+			ddelay -= c;
+			p->hs_credit_ns -= c;
+		}
+		if (dcpu + ddelay > dt) { /* the clocks' own skew */
+			uint64_t sum = dcpu + ddelay;
+
+			dcpu = (uint64_t)((unsigned __int128)dt * dcpu / sum);
+			ddelay = dt - dcpu;
+		}
+		run = dcpu;
+		pre = ddelay;
+		blocked = dt - dcpu - ddelay;
+		if (class < 0 && blocked && p->hs_class < 0) {
+			/* Runnable now and at the last sample, yet neither
+			 * running nor queued for part of the interval as far as
+			 * schedstat says: a thread waiting on a run queue has its
+			 * delay added only when it gets a CPU.  That part is
+			 * preempted time, counted now and taken off the delay the
+			 * kernel adds later. */
+			pre += blocked;
+			p->hs_credit_ns += blocked;
+			blocked = 0;
+		}
+		/* Runnable now, blocked at the last sample: it blocked there
+		 * until it woke (class below).  Runnable at both and never
+		 * blocked between: whatever it last blocked in is over. */
+		if (class < 0 && !blocked)
+			p->hs_class = -1;
+	}
+	if (class < 0)
+		class = p->hs_class >= 0 ? p->hs_class : SP_HS_OTHER;
+	for (int i = 0; i < n && dt; i++) {
+		struct hs_rec *r = rec_get(lh[i].obj, lh[i].type, &lh[i].site);
+		uint64_t age = sp_hold_tick_age_ns(lh[i].tick), share = dt;
+
+		if (!r)
+			continue;
+		/* Long since less than the interval: its own age, in proportion. */
+		if (age && age < dt)
+			share = age;
+		rec_add(r, SP_HS_RUNNING, (uint64_t)((unsigned __int128)run * share / dt));
+		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
+		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));
+	}
+	p->hs_last_ns = now;
+	p->hs_cpu_ns = cpu;
+	p->hs_delay_ns = delay;
+	if (blocked)
+		p->hs_class = class;
+	p->hs_tid = tid;
+}
+
+void sp_holdstate_tick(uint64_t k)
+{
+	struct long_hold lh[SP_HELD_MAX];
+	uint64_t t0;
+
+	if (!sp_holdstate_long_ticks || k % SAMPLE_EVERY)
+		return;
+	t0 = self_cpu_ns();
+	for (struct sp_hold_pub *p = sp_hold_pubs(); p; p = p->next) {
+		pid_t tid = sp_load_relaxed(&p->tid);
+		int n;
+
+		if (tid <= 0 || !SP_PUB_N(sp_load_relaxed(&p->state))) {
+			p->hs_last_ns = 0;
+			continue;
+		}
+		n = long_holds(p, k, lh);
+		if (n < 0)
+			continue; /* changing: the next sample */
+		if (!n) {
+			p->hs_last_ns = 0;
+			continue;
+		}
+		sample(p, tid, lh, n);
+		sp_store_relaxed(&samples, samples + 1);
+	}
+	sp_store_relaxed(&sample_cpu_ns, sample_cpu_ns + (self_cpu_ns() - t0));
+}
+
+void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg)
+{
+	struct hs_rec *t = sp_load_acquire(&table);
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < HS_SLOTS; i++) {
+		const struct hs_rec *r = &t[i];
+		struct sp_holdstate_view v;
+		uint64_t any = 0;
+
+		if (!sp_load_acquire(&r->ready))
+			continue;
+		memset(&v, 0, sizeof(v));
+		v.type = r->type;
+		v.obj = r->obj;
+		v.holder = r->holder;
+		for (int k = 0; k < SP_HS_FIXED; k++) {
+			uint64_t x = sp_load_relaxed(&r->ns[k]);
+
+			v.ns[k] = x > r->snap[k] ? x - r->snap[k] : 0;
+			any |= v.ns[k];
+		}
+		for (int k = 0; k < SP_HS_SYSCALLS; k++) {
+			long nr = sp_load_relaxed(&r->sys_nr[k]);
+			uint64_t x = sp_load_relaxed(&r->sys_ns[k]);
+
+			if (nr < 0 || x <= r->sys_snap[k])
+				continue;
+			v.sys_nr[v.n_sys] = nr;
+			v.sys_ns[v.n_sys] = x - r->sys_snap[k];
+			any |= v.sys_ns[v.n_sys++];
+		}
+		if (any)
+			fn(&v, arg);
+	}
+}
+
+/* Under report_lock (runtime/), as sp_hold_snapshot(): later reports
+ * subtract these.  The ticker may add meanwhile; what it adds between the
+ * two loads is lost to the next report only, never counted twice. */
+void sp_holdstate_snapshot(void)
+{
+	struct hs_rec *t = sp_load_acquire(&table);
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < HS_SLOTS; i++) {
+		struct hs_rec *r = &t[i];
+
+		if (!sp_load_acquire(&r->ready))
+			continue;
+		for (int k = 0; k < SP_HS_FIXED; k++)
+			r->snap[k] = sp_load_relaxed(&r->ns[k]);
+		for (int k = 0; k < SP_HS_SYSCALLS; k++)
+			r->sys_snap[k] = sp_load_relaxed(&r->sys_ns[k]);
+	}
+}
+
+void sp_holdstate_cost(uint64_t *n, uint64_t *cpu_ns, uint64_t *n_unread, int *err)
+{
+	*n = sp_load_relaxed(&samples);
+	*cpu_ns = sp_load_relaxed(&sample_cpu_ns);
+	*n_unread = sp_load_relaxed(&unread);
+	*err = sp_load_relaxed(&unread_err);
+}

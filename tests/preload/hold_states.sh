@@ -1,0 +1,76 @@
+#!/bin/bash
+# hold_states.sh - what the holder of a long hold was doing (issue 24,
+# record/holdstate.c), against what hold_states.c measured itself: for each
+# mode (sleep, cpu, preempt, pipe, fsync, lock), preloaded under 'syncprof
+# run --hold' and compiled in (-include syncprof/instrument.h, hold=1), the
+# row of the holder's lock line (LINE_HOLD) has "hold_states" whose sum is
+# the program's hold time and whose state of the mode (the named system
+# call, running and preempted from the thread's CPU time, lock) is the
+# time the program measured, each within 10% of the hold time; the table
+# prints its "held long" line; a re-render of the JSON is byte-identical
+# and valid against the schema.
+# Usage: hold_states.sh SYNCPROF_CLI PRELOADED_PROG COMPILED_PROG SOURCE WORKDIR [MODE...]
+set -u
+cli=$1 prog=$2 compiled=$3 src=$4 work=$5
+shift 5
+modes=${*:-sleep cpu preempt pipe fsync lock}
+here=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt
+fails=0
+fail() { echo "hold_states: FAIL: $*"; fails=$((fails + 1)); }
+hold_line=$(grep -n "/\* LINE_HOLD \*/" "$src" | head -1 | cut -d: -f1)
+
+check() { # MODE HOW JSON TRUTH_FILE
+	python3 - "$1" "$2" "$3" "$4" "$hold_line" <<'PY'
+import json, re, sys
+mode, how, path, truth_file, line = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+t = dict(zip(("hold", "cpu", "call"), map(int, re.search(
+    r"truth hold_ns (\d+) cpu_ns (\d+) call_ns (\d+)", open(truth_file).read()).groups())))
+p = json.load(open(path))
+rows = [r for r in p["rows"] if r["site"].get("line") == line and r["type"] == "mutex"]
+def fail(msg):
+    print("hold_states: FAIL: %s %s: %s" % (mode, how, msg))
+    sys.exit(1)
+if len(rows) != 1:
+    fail("%d mutex rows at line %d: %s" % (len(rows), line, [(r["type"], r["site"].get("line")) for r in p["rows"]]))
+hs = rows[0].get("hold_states") or {}
+total = sum(hs.values())
+tol = 0.10 * t["hold"]
+ms = lambda ns: "%.1f ms" % (ns / 1e6)
+shown = ", ".join("%s %s" % (k, ms(v)) for k, v in hs.items())
+if abs(total - t["hold"]) > tol:
+    fail("the states add up to %s, the holds lasted %s: %s" % (ms(total), ms(t["hold"]), shown))
+want = {
+    "sleep": {"syscall:clock_nanosleep": t["call"]},
+    "pipe": {"syscall:write": t["call"]},
+    "fsync": {"syscall:fsync": t["call"]},
+    "lock": {"lock": t["call"]},
+    "cpu": {"running": t["cpu"], "preempted": t["hold"] - t["cpu"]},
+    "preempt": {"running": t["cpu"], "preempted": t["hold"] - t["cpu"]},
+}[mode]
+for state, truth in want.items():
+    got = hs.get(state, 0)
+    if abs(got - truth) > tol:
+        fail("%s %s, the program measured %s (tolerance %s): %s" % (state, ms(got), ms(truth), ms(tol), shown))
+print("hold_states: %s %s: %s (truth: hold %s, cpu %s, call %s)" % (
+    mode, how, shown, ms(t["hold"]), ms(t["cpu"]), ms(t["call"])))
+PY
+}
+
+for mode in $modes; do
+	"$cli" run --hold -f json -o "pre.$mode.json" -- "$prog" "$mode" > "pre.$mode.txt" 2> "pre.$mode.err" ||
+		{ fail "$mode preloaded: run failed: $(head -c 300 "pre.$mode.err")"; continue; }
+	check "$mode" preloaded "pre.$mode.json" "pre.$mode.txt" || fails=$((fails + 1))
+	"$cli" report "pre.$mode.json" > "pre.$mode.table" 2>&1
+	grep -q '^    held long [0-9.]* s: ' "pre.$mode.table" ||
+		fail "$mode: the table has no 'held long' line: $(cat "pre.$mode.table")"
+	"$cli" report -f json "pre.$mode.json" > "pre.$mode.again.json" &&
+		cmp -s "pre.$mode.json" "pre.$mode.again.json" || fail "$mode: the re-rendered JSON differs"
+	python3 "$here/check_profile_schema.py" "pre.$mode.json" > /dev/null || fail "$mode: not valid against the schema"
+	SYNCPROF_OPTIONS="enabled=1,hold=1,format=json,output=ci.$mode.json,control=0" \
+		"$compiled" "$mode" > "ci.$mode.txt" 2> "ci.$mode.err" ||
+		{ fail "$mode compiled in: failed: $(head -c 300 "ci.$mode.err")"; continue; }
+	check "$mode" "compiled in" "ci.$mode.json" "ci.$mode.txt" || fails=$((fails + 1))
+done
+[ "$fails" -eq 0 ] || exit 1
+echo "hold_states: ok"

@@ -73,6 +73,9 @@ static void args(struct cw *w, const struct sp_tl_slice *s)
 	case SP_TL_HOLD:
 		fprintf(w->out, "%s\"hold_ns\":%" PRIu64, sep, s->value), sep = ",";
 		break;
+	case SP_TL_WAKE:
+		fprintf(w->out, "%s\"woken\":%" PRIu64, sep, s->value), sep = ",";
+		break;
 	case SP_TL_DROPPED:
 	case SP_TL_WRITE_LOSS:
 		fprintf(w->out, "%s\"count\":%" PRIu64 ",\"first_us\":%.3f,\"last_us\":%.3f", sep,

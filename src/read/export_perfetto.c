@@ -480,6 +480,9 @@ static void slice_args(struct pw *w, const struct sp_tl_slice *s, int on_lock)
 	case SP_TL_HOLD:
 		ann_uint(w, "hold_ns", s->value);
 		break;
+	case SP_TL_WAKE:
+		ann_uint(w, "woken", s->value);
+		break;
 	case SP_TL_DROPPED:
 	case SP_TL_WRITE_LOSS:
 		ann_uint(w, "events", s->value);

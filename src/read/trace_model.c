@@ -659,7 +659,9 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 		if (rc)
 			break;
 		m->events++;
-		if (rec.id < 1 || rec.id > SP_EV_LOCK_LAST || rec.nargs <= SP_LA_TYPE)
+		/* A futex wake is neither a hold nor a wait: nothing to replay. */
+		if (rec.id < 1 || rec.id > SP_EV_LOCK_LAST || rec.nargs <= SP_LA_TYPE ||
+		    rec.id == SP_EV_FUTEX_WAKE)
 			continue;
 		rc = lock_event(&b, r, &rec);
 		if (rc)

@@ -19,6 +19,9 @@
  *   - a flow goes from the release that let a waiter through - the last
  *     release of the lock by another thread within the wait - to that
  *     waiter's hold (an instant stands in for a side that has no slice);
+ *   - a futex wake (futex_wake: futex locks have no hold and no release
+ *     event) is an instant on the waker's thread and counts as the word's
+ *     release, so the wait it ended gets a flow from it;
  *   - each lock that was waited for gets its number of waiters over time;
  *   - a DROPPED record becomes a slice over the span of the lost events on
  *     its thread, and cuts the thread's open holds and wait there (their
@@ -190,6 +193,7 @@ struct lstate {
 	int released;
 	int64_t rel_ts;
 	uint32_t rel_tid, rel_slice, rel_site;
+	int named_by_wake; /* first_site is a waker's: the first wait renames it */
 };
 
 struct delta {
@@ -574,7 +578,7 @@ static int release(struct sp_timeline *tl, uint32_t ti, uint64_t obj, int type, 
 		if (s == SP_TL_NONE)
 			return -ENOMEM;
 	}
-	tl->priv->ls[lk] = (struct lstate){ 1, ts, tl->threads[ti].tid, s, site };
+	tl->priv->ls[lk] = (struct lstate){ 1, ts, tl->threads[ti].tid, s, site, 0 };
 	return 0;
 }
 
@@ -647,12 +651,22 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 	struct tstate *t = &tl->priv->ts[ti];
 	uint32_t tid = tl->threads[ti].tid, lk;
 	int type = (int)(e->aux & 0xff);
+	size_t n_locks;
 
 	if (e->id == SP_EV_COND_WAIT || e->id == SP_EV_COND_WOKEN)
 		type = SP_TYPE_CONDVAR;
+	n_locks = tl->n_locks;
 	lk = lock_index(tl, e->obj, type, e->site, tid);
 	if (lk == SP_TL_NONE)
 		return -ENOMEM;
+	if (tl->n_locks != n_locks && e->id == SP_EV_FUTEX_WAKE)
+		tl->priv->ls[lk].named_by_wake = 1; /* a new lock, met at a wake */
+	else if (e->id != SP_EV_FUTEX_WAKE && tl->priv->ls[lk].named_by_wake) {
+		/* a lock is named by the site that waited for it */
+		tl->locks[lk].first_site = e->site;
+		tl->locks[lk].first_tid = tid;
+		tl->priv->ls[lk].named_by_wake = 0;
+	}
 	if (t->waiting && !(t->wait_obj == e->obj && (e->id == SP_EV_LOCK_ACQUIRED ||
 						       e->id == SP_EV_COND_WOKEN)) &&
 	    abandon_wait(tl, ti))
@@ -688,6 +702,15 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 		return 0;
 	case SP_EV_LOCK_RELEASED:
 		return release(tl, ti, e->obj, type, e->site, e->ts, e->has_ns, e->ns);
+	case SP_EV_FUTEX_WAKE: {
+		uint32_t s = add_slice(tl, SP_TL_WAKE, tid, e->ts, e->ts, lk, e->site, e->ns, 0);
+
+		if (s == SP_TL_NONE)
+			return -ENOMEM;
+		tl->priv->ls[lk] = (struct lstate){ 1, e->ts, tid, s, e->site,
+						    tl->priv->ls[lk].named_by_wake };
+		return 0;
+	}
 	case SP_EV_LOCK_TRY_FAILED:
 		return add_slice(tl, SP_TL_TRY_FAILED, tid, e->ts, e->ts, lk, e->site, 0, 0) ==
 			       SP_TL_NONE
@@ -973,6 +996,7 @@ const char *sp_timeline_slice_category(const struct sp_tl_slice *s)
 	case SP_TL_HOLD:
 	case SP_TL_RELEASE:
 	case SP_TL_ACQUIRE:
+	case SP_TL_WAKE:
 		return "hold";
 	case SP_TL_EVENT:
 		return "event";

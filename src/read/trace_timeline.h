@@ -26,6 +26,8 @@ enum sp_tl_kind {
 	SP_TL_EVENT,      /* instant: a registered (user) event; value = file offset */
 	SP_TL_DROPPED,    /* the span of events a thread's full buffer dropped */
 	SP_TL_WRITE_LOSS, /* the span of events lost to a write error (tid 0) */
+	SP_TL_WAKE,       /* instant: a futex wake that woke someone (value: how many),
+			   * source of a flow to the futex wait it ended */
 	SP_TL_KINDS
 };
 
@@ -36,7 +38,8 @@ enum sp_tl_kind {
 
 struct sp_tl_slice {
 	int64_t start, end;  /* ns since the trace started; end == start: instant */
-	uint64_t value;      /* wait_ns, hold_ns, count dropped, or file offset (EVENT) */
+	uint64_t value;      /* wait_ns, hold_ns, count dropped, waiters woken (WAKE), or
+			      * file offset (EVENT) */
 	uint32_t tid;        /* 0: of the process */
 	uint32_t lock;       /* index into locks (condvars too), or SP_TL_NONE */
 	uint32_t site;       /* index into sites, or SP_TL_NONE */

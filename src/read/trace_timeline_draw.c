@@ -232,7 +232,7 @@ const char *sp_timeline_kind_name(unsigned kind)
 		[SP_TL_HOLD] = "hold",		   [SP_TL_RELEASE] = "release",
 		[SP_TL_ACQUIRE] = "acquired",	   [SP_TL_TRY_FAILED] = "trylock failed",
 		[SP_TL_EVENT] = "event",	   [SP_TL_DROPPED] = "dropped",
-		[SP_TL_WRITE_LOSS] = "write loss",
+		[SP_TL_WRITE_LOSS] = "write loss", [SP_TL_WAKE] = "futex wake",
 	};
 
 	return kind < SP_TL_KINDS ? names[kind] : "?";

@@ -21,8 +21,16 @@
  * hold tracking on, stores its site as the word's last waker (wakers[]:
  * direct-mapped by the word's address); a wait that ends on that word
  * then blames its time on that site, as other locks blame their holder's
- * (hold.c, sp_wait_end()).  Hold times of such locks are unknown: no call
- * is seen when they are taken uncontended.
+ * (hold.c, sp_wait_end()), and the watchdog names it in its warning
+ * about a long wait on that word (sp_futex_last_waker()).  Hold times of
+ * such locks are unknown: no call is seen when they are taken uncontended.
+ *
+ * The trace (while lock events are on): a wait is a lock_wait (threshold
+ * 0) and, when it slept, a lock_acquired of type futex with its wait; a
+ * wake that woke someone a futex_wake event with the number woken, hold
+ * tracking or not, from which the exports draw a flow to the wait it
+ * ended (docs/trace-format.md).  A call that did not sleep writes no
+ * lock_acquired, as it makes no row.
  *
  * Return values and errno are the real call's, byte for byte: the
  * profiler's bookkeeping runs after the call with errno saved, and
@@ -62,6 +70,20 @@ static struct waker {
 static struct waker *waker_slot(uintptr_t word)
 {
 	return &wakers[(word >> 2) * 0x9E3779B97F4A7C15ull >> 52];
+}
+
+int sp_futex_last_waker(uintptr_t word, struct sp_site *site)
+{
+	struct waker *k = waker_slot(word);
+	uintptr_t pc;
+
+	if (!word || sp_load_acquire(&k->word) != word)
+		return 0;
+	pc = sp_load_relaxed(&k->pc);
+	if (sp_load_acquire(&k->word) != word || !pc)
+		return 0;
+	*site = (struct sp_site){ NULL, NULL, pc, 0 };
+	return 1;
 }
 
 int sp_futex_op_waits(long nr, long op)
@@ -111,7 +133,7 @@ static long futex_wait_timed(long nr, const long *a, uintptr_t ra)
 	struct sp_site site = { NULL, NULL, ra, 0 };
 	struct sp_entry *e;
 	struct sp_wait_ctx w;
-	int mode, slot = SP_TRACE_NO_SLOT, err;
+	int mode, slot = SP_TRACE_NO_SLOT, err, slept;
 	uint64_t t0, ns;
 	long rc;
 
@@ -133,11 +155,12 @@ static long futex_wait_timed(long nr, const long *a, uintptr_t ra)
 	ns = sp_wait_ns(mode, t0);
 	if (watched)
 		sp_watch_end(watched, ns);
-	if (slot != SP_TRACE_NO_SLOT)
-		sp_trace_wait_end(slot, (void *)word, SP_TYPE_FUTEX, &site, ns, 1);
 	/* Slept: woken, timed out or interrupted.  EAGAIN (the word had
 	 * changed), EFAULT, EINVAL, ENOSYS...: no wait. */
-	if (rc >= 0 || err == ETIMEDOUT || err == EINTR) {
+	slept = rc >= 0 || err == ETIMEDOUT || err == EINTR;
+	if (slot != SP_TRACE_NO_SLOT)
+		sp_trace_wait_end(slot, (void *)word, SP_TYPE_FUTEX, &site, ns, slept);
+	if (slept) {
 		struct waker *k = waker_slot(word);
 
 		w.have_holder = 0;
@@ -160,15 +183,27 @@ static long wake(const long *a, uintptr_t ra)
 	long rc = SP_REAL(syscall)(SYS_futex, a[0], a[1], a[2], a[3], a[4], a[5]);
 	int err = errno;
 
-	if (rc > 0 && sp_hold_is_on() && sp_tls_self) {
-		struct waker *k = waker_slot((uintptr_t)a[0]);
-		uintptr_t pc = sp_locklib_site_pc(ra);
+	/* sp_thread_self(), not sp_tls_self: a thread whose first call seen is
+	 * a wake (a holder that took its lock uncontended) is one to name;
+	 * NULL for the profiler's own calls and during thread teardown. */
+	if (rc > 0 && sp_thread_self()) {
+		int hold = sp_hold_is_on(), trace = sp_load_relaxed(&sp_trace_locks_on);
+		uintptr_t pc = hold || trace ? sp_locklib_site_pc(ra) : 0;
 
-		/* Readers check the word before and after the pc (a torn pair
-		 * names no waker rather than the wrong one). */
-		sp_store_release(&k->word, 0);
-		sp_store_relaxed(&k->pc, pc);
-		sp_store_release(&k->word, (uintptr_t)a[0]);
+		if (hold) {
+			struct waker *k = waker_slot((uintptr_t)a[0]);
+
+			/* Readers check the word before and after the pc (a
+			 * torn pair names no waker rather than the wrong one). */
+			sp_store_release(&k->word, 0);
+			sp_store_relaxed(&k->pc, pc);
+			sp_store_release(&k->word, (uintptr_t)a[0]);
+		}
+		if (SP_UNLIKELY(trace)) {
+			struct sp_site site = { NULL, NULL, pc, 0 };
+
+			sp_trace_futex_wake((void *)a[0], &site, (uint64_t)rc);
+		}
 	}
 	errno = err;
 	return rc;

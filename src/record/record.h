@@ -849,6 +849,10 @@ int sp_futex_op_waits(long nr, long op);
  * address of syscall().  Returns what the real syscall() returns, with
  * its errno. */
 long sp_probe_futex(long nr, const long *a, uintptr_t ra);
+/* The site of the last wake that woke a waiter of the futex @word (with
+ * hold tracking on: not kept otherwise): 1 and *@site, or 0 when none is
+ * known.  Lock-free, any thread (the watchdog's). */
+int sp_futex_last_waker(uintptr_t word, struct sp_site *site);
 
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);

@@ -370,8 +370,8 @@ static void put_holder(struct text *t, const struct sp_wg *g, const struct sp_wg
 			put(t, "no single thread holds a barrier: it waits for the others to "
 			       "arrive");
 		else if (n->type == SP_TYPE_FUTEX || n->type == SP_TYPE_GLIBC_LOCK)
-			put(t, "its holder is not known: the lock takes no call that syncprof sees "
-			       "until it waits (the waker's site names who released it)");
+			put(t, "its holder is not known: the lock makes no call that syncprof sees "
+			       "until it waits");
 		else
 			put(t, "no thread holds a join: it waits for the thread to end");
 		return;
@@ -513,6 +513,21 @@ void sp_wg_print_warning(FILE *out, const struct sp_wg *g, const struct sp_wg_no
 		}
 		if (!k)
 			put(&t, "; no signal of it seen yet");
+	}
+	if (n->type == SP_TYPE_FUTEX) {
+		/* A futex lock's releaser is its waker (probe_futex.c keeps
+		 * the last one per word, with hold tracking on). */
+		struct sp_site s;
+
+		if (!sp_hold_is_on()) {
+			put(&t, "; the site that last woke its waiters is kept with hold tracking "
+				"(hold=1, or syncprof run --hold)");
+		} else if (sp_futex_last_waker(n->obj, &s)) {
+			sp_wg_site_name(&s, site, sizeof(site));
+			put(&t, "; its waiters were last woken at %s", site);
+		} else {
+			put(&t, "; no wake of it seen yet");
+		}
 	}
 	put(&t, "\n");
 	put_chain(&t, g, n);

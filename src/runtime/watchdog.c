@@ -44,7 +44,10 @@
  * form a cycle, a deadlock report is printed at once (deadlock=1, or
  * warn_wait with hold tracking on), whatever warn_wait is.  A condition
  * wait's warning names the sites that signalled that condition variable
- * last (wait_pub.c), as a hint of who should signal it.
+ * last (wait_pub.c), as a hint of who should signal it; a futex wait's
+ * (locks that wait through syscall(SYS_futex): Rust std, parking_lot,
+ * Abseil), whose holder is never seen, the site that last woke a waiter
+ * of that futex word (probe_futex.c, kept with hold tracking on).
  *
  * Alternatives considered: a timer per wait (a syscall on every contended
  * wait, and timers fire in the waiting thread); printing from the waiting

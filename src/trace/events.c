@@ -4,8 +4,10 @@
  * read (syncprof__trace_on).
  *
  * Design: a fixed table of SYNCPROF_TRACE_MAX_EVENTS definitions, written
- * under sp_trace_ctl_lock only.  Ids 1..6 are the lock events, defined the
- * same way in every process (trace_format.h); registered events get ids
+ * under sp_trace_ctl_lock only.  Ids 1..7 are the lock events, defined the
+ * same way in every process (format.h; 7, futex_wake, was added within
+ * version 1 as a new event name: a reader that does not know it shows a
+ * generic event with its EVENT_DEF's names); registered events get ids
  * from 16 upwards, and registering a name again returns its id, so
  * libraries can register independently.  An event may be recorded when a
  * trace file is open, tracing is on and the event is on: that conjunction
@@ -93,6 +95,7 @@ void sp_trace_events_init_locked(void)
 	static const char *const waited[] = { "obj", "site", "func", "line", "type", "wait_ns" };
 	static const char *const held[] = { "obj", "site", "func", "line", "type", "hold_ns" };
 	static const char *const cond[] = { "obj", "site", "func", "line", "mutex", "wait_ns" };
+	static const char *const wake[] = { "obj", "site", "func", "line", "type", "woken" };
 
 	if (initialised)
 		return;
@@ -103,6 +106,7 @@ void sp_trace_events_init_locked(void)
 	def_set(SP_EV_LOCK_TRY_FAILED, "lock_try_failed", plain, 5);
 	def_set(SP_EV_COND_WAIT, "cond_wait", cond, 5);
 	def_set(SP_EV_COND_WOKEN, "cond_woken", cond, 6);
+	def_set(SP_EV_FUTEX_WAKE, "futex_wake", wake, 6);
 }
 
 int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out)

@@ -211,7 +211,9 @@ enum sp_trace_lock_event {
 	SP_EV_LOCK_TRY_FAILED = 4, /* obj site func line type */
 	SP_EV_COND_WAIT = 5,       /* obj site func line type */
 	SP_EV_COND_WOKEN = 6,      /* obj site func line type wait_ns */
-	SP_EV_LOCK_LAST = 6,
+	SP_EV_FUTEX_WAKE = 7,      /* obj site func line type woken: a futex wake that woke
+				    * (or requeued) @woken waiters of the word @obj */
+	SP_EV_LOCK_LAST = 7,
 	SP_EV_USER_FIRST = 16,     /* first id of syncprof_trace_register() */
 };
 
@@ -219,6 +221,8 @@ enum sp_trace_lock_event {
  * STRING records (file, function); @line == 0: @site is a code address
  * (PCSITE record), @func is 0. */
 enum { SP_LA_OBJ, SP_LA_SITE, SP_LA_FUNC, SP_LA_LINE, SP_LA_TYPE, SP_LA_NS };
+/* futex_wake's last argument (in SP_LA_NS's place): the waiters woken. */
+#define SP_LA_WOKEN SP_LA_NS
 
 /* An event's definition, as the EVENT_DEF record carries it: its name and
  * the names of its arguments (writer: events.c; reader: trace_reader.c). */

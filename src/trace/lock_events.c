@@ -331,6 +331,19 @@ void sp_trace_cond_woken(const void *cond, const struct sp_site *site, uint64_t 
 		sp_trace_lock_event(SP_EV_COND_WOKEN, cond, tls_cond_mutex, site, wait_ns, 1);
 }
 
+/*
+ * A futex wake that woke @woken waiters of the word @obj (probe_futex.c):
+ * the releaser's side of a futex lock, whose holds are not seen.  Written
+ * in both modes and without threshold: a wake that woke someone is what
+ * "a release that found a waiter" is for the other locks (its hold is
+ * unknown, so there is nothing to compare with min_wait_ns), and wakes
+ * are rare next to acquisitions (only lock slow paths make the call).
+ */
+void sp_trace_futex_wake(const void *obj, const struct sp_site *site, uint64_t woken)
+{
+	sp_trace_lock_event(SP_EV_FUTEX_WAKE, obj, SP_TYPE_FUTEX, site, woken, 1);
+}
+
 /* ---- the mode ----------------------------------------------------------- */
 
 int syncprof_trace_set_lock_events(int which, uint64_t min_wait_ns)

@@ -229,6 +229,8 @@ void sp_trace_lock_event(int ev, const void *obj, uint64_t type, const struct sp
 			 uint64_t ns, int has_ns);
 void sp_trace_cond_wait(const void *cond, const void *mutex, const struct sp_site *site);
 void sp_trace_cond_woken(const void *cond, const struct sp_site *site, uint64_t wait_ns);
+/* A futex wake that woke (or requeued) @woken waiters of the word @obj. */
+void sp_trace_futex_wake(const void *obj, const struct sp_site *site, uint64_t woken);
 
 /*
  * What the probe calls, each only while sp_trace_locks_on: the mode

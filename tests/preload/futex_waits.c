@@ -11,6 +11,8 @@
  * the wait, which a wake then ends: 0).
  * Prints "measured_wait_ns N" and one "rc ..." line per check, which
  * futex_waits.sh compares with the bare run's and the profile's rows.
+ * With "--linger FILE" it then stays alive until FILE exists (at most 60
+ * s), so that futex_outputs.sh can read its rows live ('syncprof top').
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <string.h>
 #include <unistd.h>
 
 static uint32_t lock_word; /* 0 free, 1 locked, 2 locked with waiters */
@@ -166,7 +169,7 @@ static void check(const char *what, long rc)
 	printf("rc %s %ld errno %d\n", what, rc, rc == -1 ? errno : 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t h, w[3];
 	uint32_t word = 5;
@@ -205,5 +208,11 @@ int main(void)
 	check("waitv_badflags", syscall(SYS_futex_waitv, NULL, 0, 1, NULL, CLOCK_MONOTONIC));
 	interrupted("eintr", 0);
 	interrupted("restart", 1);
+	if (argc == 3 && !strcmp(argv[1], "--linger")) {
+		printf("lingering\n");
+		fflush(stdout);
+		for (int i = 0; i < 1200 && access(argv[2], F_OK); i++)
+			usleep(50000);
+	}
 	return 0;
 }

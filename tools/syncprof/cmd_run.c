@@ -171,7 +171,8 @@ static const struct run_option run_options[] = {
 	  "warn while a thread has waited more than MS ms for a lock, naming\n"
 	  "it, its site and the lock; with --hold or --deadlock, the holder and\n"
 	  "the chain of holders that wait in turn; for a condition wait, the\n"
-	  "sites that signalled it last" },
+	  "sites that signalled it last; for a futex wait, with --hold, the\n"
+	  "site that last woke a waiter of that futex" },
 	{ "deadlock", 0, ARG_NONE, "deadlock", "1", NULL,
 	  "report at once, on stderr, threads that wait for each other in a\n"
 	  "cycle (a deadlock): each thread, the lock it waits for and where,\n"
@@ -194,7 +195,8 @@ static const struct run_option run_options[] = {
 	{ "trace", 0, ARG_VALUE, "trace", NULL, "FILE",
 	  "also record lock events into the binary trace FILE (%p: the\n"
 	  "pid): by default the waits, and the releases that let a waiter\n"
-	  "through with their hold time; read it with 'syncprof trace\n"
+	  "through with their hold time (futex locks: the wakes that woke\n"
+	  "one); read it with 'syncprof trace\n"
 	  "dump|stats|export'; a write error (full disk) is warned about,\n"
 	  "its losses counted" },
 	{ "trace-events", 0, ARG_VALUE, "trace_events", NULL, "WHICH",
@@ -230,6 +232,10 @@ static void usage(FILE *f)
 	      "Run PROGRAM (dynamically linked, unmodified) with every pthread and C11\n"
 	      "lock call profiled, and write the report when it exits.  PROGRAM keeps\n"
 	      "stdin, stdout and stderr; run exits with PROGRAM's exit status.\n"
+	      "Lock types: mutex, rec_mutex, condvar, rwlock_read, rwlock_write,\n"
+	      "spinlock, semaphore, barrier, join; futex (waits through libc's\n"
+	      "syscall(SYS_futex): Rust std, parking_lot, Abseil; docs/futex.md) and\n"
+	      "glibc_lock (glibc's own locks; docs/glibc-locks.md).\n"
 	      "\n"
 	      "Options (each has a SYNCPROF_OPTIONS twin for use with LD_PRELOAD alone):\n",
 	      f);

@@ -111,7 +111,9 @@ static int row_from_profile(struct top_row *t, const struct sp_profile *p,
 	t->wait_ns = r->wait_ns;
 	t->max_ns = r->wait_max_ns;
 	t->hold_ns = r->hold_ns;
-	t->hold_known = p->hold;
+	/* A futex lock's or glibc lock's holds are never seen (no call is
+	 * made while uncontended): "-", not 0. */
+	t->hold_known = p->hold && r->type != SP_TYPE_FUTEX && r->type != SP_TYPE_GLIBC_LOCK;
 	return 0;
 }
 

@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <string.h>
 #include <unistd.h>
 
 static uint32_t lock_word; /* 0 free, 1 locked, 2 locked with waiters */

@@ -41,6 +41,12 @@ static inline int sp_type_is_lock(int type)
 	return (type >= SP_TYPE_MUTEX && type <= SP_TYPE_SPINLOCK && type != SP_TYPE_CONDVAR) ||
 	       type == SP_TYPE_FUTEX || type == SP_TYPE_GLIBC_LOCK;
 }
+/* Whether a hold of this type can be timed: not for futex and glibc locks,
+ * whose uncontended acquisitions make no call (reports print unknown). */
+static inline int sp_type_hold_known(int type)
+{
+	return type != SP_TYPE_FUTEX && type != SP_TYPE_GLIBC_LOCK;
+}
 /* "lock" or "event". */
 static inline const char *sp_type_kind(int type)
 {

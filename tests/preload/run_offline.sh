@@ -30,11 +30,13 @@ setarch -R true 2> /dev/null || { echo "run_offline: setarch -R does not work he
 
 tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"; }
 # The header's pid and profiled time, blame's waited seconds, threads' ids,
-# the threads' time account's figures and the hold ticker's lateness (a
-# loaded machine) differ from run to run.
+# the threads' time account's figures, the hold ticker's lateness (a
+# loaded machine) and the long holds' states (sampled) differ from run to
+# run.
 norm() {
 	sed -E '/^syncprof: the hold ticker was late /d;
 		/^syncprof: the waits exceed the blocked time /d;
+		/^    held long [0-9.]+ s: /d;
 		s/^syncprof: pid [0-9]+: /syncprof: pid N: /;
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
 		s/^(syncprof: [0-9]+ threads? \([0-9]+ exited\) lived) .*/\1 T/;
@@ -48,7 +50,7 @@ import json, re, sys
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^thread|^tid)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^thread|^tid)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

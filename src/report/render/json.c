@@ -181,7 +181,7 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 		",\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu",
 		(unsigned long long)r->acquisitions, (unsigned long long)r->contended,
 		(unsigned long long)r->wait_ns, (unsigned long long)r->wait_max_ns);
-	if (hold)
+	if (hold && sp_type_hold_known(r->type))
 		fprintf(out, ",\"hold_ns\":%llu,\"hold_max_ns\":%llu",
 			(unsigned long long)r->hold_ns, (unsigned long long)r->hold_max_ns);
 	else

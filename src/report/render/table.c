@@ -176,8 +176,19 @@ static void print_number(FILE *out, const struct sp_row *r, int id, int width)
 	case C_P50: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.50))); break;
 	case C_P90: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.90))); break;
 	case C_P99: fprintf(out, "%*.2f", width, us(sp_row_percentile(r, 0.99))); break;
-	case C_HOLD: fprintf(out, "%*.5f", width, (double)r->hold_ns / 1e9); break;
-	case C_HOLD_MAX: fprintf(out, "%*.2f", width, us(r->hold_max_ns)); break;
+	/* A futex or glibc lock's holds are not seen: unknown, not 0. */
+	case C_HOLD:
+		if (!sp_type_hold_known(r->type))
+			fprintf(out, "%*s", width, "-");
+		else
+			fprintf(out, "%*.5f", width, (double)r->hold_ns / 1e9);
+		break;
+	case C_HOLD_MAX:
+		if (!sp_type_hold_known(r->type))
+			fprintf(out, "%*s", width, "-");
+		else
+			fprintf(out, "%*.2f", width, us(r->hold_max_ns));
+		break;
 	case C_OWNER_CHG: fprintf(out, "%*llu", width, (unsigned long long)r->owner_changes); break;
 	default: break;
 	}

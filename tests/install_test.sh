@@ -164,7 +164,7 @@ if command -v bash >/dev/null 2>&1; then
 		c syncprof r; c syncprof run --ho; c syncprof report -f ""; c syncprof run -s co
 		c syncprof trace ""; c syncprof t; c syncprof top 1 -s r; c syncprof top 1 --b' _ "$comp")
 	echo "$got" | sed -n 1p | grep -qx 'run report' || fail "completion of 'syncprof r': $got"
-	echo "$got" | sed -n 2p | grep -qx -- '--hold' || fail "completion of 'run --ho': $got"
+	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-states' || fail "completion of 'run --ho': $got"
 	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || fail "completion of '-f': $got"
 	echo "$got" | sed -n 4p | grep -qx 'count contended' || fail "completion of '-s co': $got"
 	echo "$got" | sed -n 5p | grep -q 'dump' || fail "completion of 'trace': $got"

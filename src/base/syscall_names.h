@@ -1,6 +1,7 @@
 /*
- * syscall_names.h - system call numbers to names (base layer; the hold
- * states of report/ and the tools name what a holder was blocked in).
+ * syscall_names.h - system call numbers to names.  Private to syncprof's
+ * sources (the hold states of report/collect.c name what a holder was
+ * blocked in); not installed.
  */
 #ifndef SP_BASE_SYSCALL_NAMES_H
 #define SP_BASE_SYSCALL_NAMES_H

@@ -82,6 +82,8 @@ struct sp_hold_pub {
 	 * blocked time then (-1: none). */
 	uint64_t hs_last_ns, hs_cpu_ns, hs_delay_ns;
 	uint64_t hs_credit_ns; /* run-queue time counted before schedstat had it */
+	uint64_t hs_suspect_ns; /* blocked time given to hs_suspect_class while */
+	int hs_suspect_class;   /* ... the thread was runnable at the sample */
 	int hs_class;
 	pid_t hs_tid;
 };

@@ -133,6 +133,28 @@ static struct hs_rec *rec_get(uintptr_t obj, uint8_t type, const struct sp_site 
 	return NULL;
 }
 
+/* The slot of @class in @r: its ns counter, or NULL (a call not kept). */
+static uint64_t *rec_slot(struct hs_rec *r, int class)
+{
+	if (class < SP_HS_FIXED)
+		return &r->ns[class];
+	for (int k = 0; k < SP_HS_SYSCALLS; k++)
+		if (r->sys_nr[k] == class - SP_HS_FIXED)
+			return &r->sys_ns[k];
+	return &r->ns[SP_HS_OTHER];
+}
+
+/* Move up to @ns from @from to preempted (a correction, see sample()). */
+static void rec_to_preempted(struct hs_rec *r, int from, uint64_t ns)
+{
+	uint64_t *f = rec_slot(r, from);
+
+	if (ns > *f)
+		ns = *f;
+	sp_store_relaxed(f, *f - ns);
+	sp_store_relaxed(&r->ns[SP_HS_PREEMPTED], r->ns[SP_HS_PREEMPTED] + ns);
+}
+
 static void rec_add(struct hs_rec *r, int class, uint64_t ns)
 {
 	if (!ns)
@@ -225,8 +247,8 @@ static int long_holds(struct sp_hold_pub *p, uint64_t k, struct long_hold *out)
 static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n)
 {
 	char buf[256];
-	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0, dt, run, pre, blocked;
-	int class, have_delay = 0;
+	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0, dt, run, pre, blocked, fix = 0;
+	int class, have_delay = 0, fix_class = -1;
 
 	for (int i = 0; i < n; i++) {
 		uint64_t age = sp_hold_tick_age_ns(lh[i].tick);
@@ -264,6 +286,7 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		blocked = class < 0 ? 0 : dt;
 		p->hs_class = -1;
 		p->hs_credit_ns = 0;
+		p->hs_suspect_ns = 0;
 	} else {
 		uint64_t dcpu = cpu > p->hs_cpu_ns ? cpu - p->hs_cpu_ns : 0;
 		uint64_t ddelay = delay > p->hs_delay_ns ? delay - p->hs_delay_ns : 0;
@@ -276,6 +299,20 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 			ddelay -= c;
 			p->hs_credit_ns -= c;
 		}
+		/* More run-queue time than the interval leaves: the delay of a
+		 * thread that was queued at the last sample, which that
+		 * sample gave to what the thread had blocked in before (below,
+		 * "suspect"): moved to preempted now. */
+		if (dcpu + ddelay > dt && p->hs_suspect_ns) {
+			uint64_t excess = dcpu + ddelay - dt;
+
+			fix = excess < p->hs_suspect_ns ? excess : p->hs_suspect_ns;
+			if (fix > ddelay)
+				fix = ddelay;
+			fix_class = p->hs_suspect_class;
+			ddelay -= fix;
+		}
+		p->hs_suspect_ns = 0;
 		if (dcpu + ddelay > dt) { /* the clocks' own skew */
 			uint64_t sum = dcpu + ddelay;
 
@@ -297,8 +334,15 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 			blocked = 0;
 		}
 		/* Runnable now, blocked at the last sample: it blocked there
-		 * until it woke (class below).  Runnable at both and never
-		 * blocked between: whatever it last blocked in is over. */
+		 * until it woke (class below) - or it woke earlier and waits
+		 * on a run queue since, which schedstat says only when it
+		 * runs: suspect, corrected by the next sample.  Runnable at
+		 * both and never blocked between: whatever it last blocked in
+		 * is over. */
+		if (class < 0 && blocked && p->hs_class >= 0) {
+			p->hs_suspect_ns = blocked;
+			p->hs_suspect_class = p->hs_class;
+		}
 		if (class < 0 && !blocked)
 			p->hs_class = -1;
 	}
@@ -313,6 +357,8 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		/* Long since less than the interval: its own age, in proportion. */
 		if (age && age < dt)
 			share = age;
+		if (fix)
+			rec_to_preempted(r, fix_class, (uint64_t)((unsigned __int128)fix * share / dt));
 		rec_add(r, SP_HS_RUNNING, (uint64_t)((unsigned __int128)run * share / dt));
 		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
 		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));

@@ -497,6 +497,45 @@ int sp_rows_hold_state_add(struct sp_rows *rows, struct sp_row *r, const char *n
 	return 0;
 }
 
+size_t sp_syscalls_under_lock(const struct sp_rows *rows, struct sp_syscall_under_lock *out,
+			      size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct sp_row_detail *d = sp_row_d(&rows->v[i]);
+
+		for (uint32_t k = 0; k < d->n_hold_states; k++) {
+			const struct sp_hold_state *s = &d->hold_states[k];
+			struct sp_syscall_under_lock e = { &rows->v[i], s->name + 8, s->ns };
+			size_t j;
+
+			if (strncmp(s->name, "syscall:", 8))
+				continue;
+			/* Insertion into the top @max, largest first (ties: row
+			 * order, then name: the same order every render). */
+			if (n < max) {
+				j = n;
+			} else if (max && e.ns > out[max - 1].ns) {
+				j = max - 1;
+			} else {
+				n++;
+				continue;
+			}
+			while (j > 0 && (out[j - 1].ns < e.ns ||
+					 (out[j - 1].ns == e.ns && out[j - 1].row == e.row &&
+					  strcmp(out[j - 1].syscall, e.syscall) > 0))) {
+				if (j < max)
+					out[j] = out[j - 1];
+				j--;
+			}
+			out[j] = e;
+			n++;
+		}
+	}
+	return n;
+}
+
 uint64_t sp_hold_states_total(const struct sp_row_detail *d)
 {
 	uint64_t t = 0;

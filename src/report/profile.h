@@ -310,6 +310,17 @@ struct sp_row_detail *sp_rows_detail(struct sp_rows *rows, struct sp_row *r);
 /* Add @wait_ns/@count for @holder to @r's blame (merged by holder key). */
 /* Add @ns of state @name to @r's hold states (kept largest first). */
 int sp_rows_hold_state_add(struct sp_rows *rows, struct sp_row *r, const char *name, uint64_t ns);
+/* One system call seen while a lock was held (from the rows' hold states):
+ * the row it was seen under, the call's name, the time blocked in it. */
+struct sp_syscall_under_lock {
+	const struct sp_row *row;
+	const char *syscall; /* "fsync": the state's name without "syscall:" */
+	uint64_t ns;
+};
+/* The system calls of @rows' long holds, largest time first, at most
+ * @max into @out; how many there are in all. */
+size_t sp_syscalls_under_lock(const struct sp_rows *rows, struct sp_syscall_under_lock *out,
+			      size_t max);
 /* The sum of @d's hold states. */
 uint64_t sp_hold_states_total(const struct sp_row_detail *d);
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,

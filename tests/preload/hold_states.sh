@@ -64,6 +64,21 @@ for mode in $modes; do
 	"$cli" report "pre.$mode.json" > "pre.$mode.table" 2>&1
 	grep -q '^    held long [0-9.]* s: ' "pre.$mode.table" ||
 		fail "$mode: the table has no 'held long' line: $(cat "pre.$mode.table")"
+	# I/O under a lock: the call in the table's section and the JSON's list.
+	case $mode in
+	pipe | fsync)
+		call=write
+		[ "$mode" = fsync ] && call=fsync
+		grep -Eq "^ +[0-9.]+ s  $call\(\)  holding mutex 0x[0-9a-f]+ taken at .*hold_states.c:$hold_line\$" \
+			"pre.$mode.table" || fail "$mode: no $call() in the table's system calls under locks: $(
+				sed -n '/^System calls under locks/,$p' "pre.$mode.table")"
+		python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+l = [e for e in p.get("syscalls_under_lock", []) if e["syscall"] == sys.argv[2] and e["site"]["line"] == int(sys.argv[3])]
+sys.exit(0 if l and l[0]["ns"] > 0 else 1)' "pre.$mode.json" "$call" "$hold_line" ||
+			fail "$mode: no $call in the JSON's syscalls_under_lock"
+		;;
+	esac
 	"$cli" report -f json "pre.$mode.json" > "pre.$mode.again.json" &&
 		cmp -s "pre.$mode.json" "pre.$mode.again.json" || fail "$mode: the re-rendered JSON differs"
 	python3 "$here/check_profile_schema.py" "pre.$mode.json" > /dev/null || fail "$mode: not valid against the schema"

@@ -196,6 +196,39 @@ static void json_row(FILE *out, const struct sp_row *r, int hold)
 	fputc('}', out);
 }
 
+/*
+ * "syscalls_under_lock": the system calls the holders of the rows' long
+ * holds were blocked in, largest time first (at most 20; issue 24, I/O
+ * under a lock).  Derived from the rows' hold states, so a re-render
+ * writes it again from them; present only when there is one.
+ */
+static void json_syscalls_under_lock(FILE *out, const struct sp_rows *rows)
+{
+	struct sp_syscall_under_lock v[20];
+	size_t n = sp_syscalls_under_lock(rows, v, 20);
+
+	if (!n)
+		return;
+	if (n > 20)
+		n = 20;
+	fputs(",\"syscalls_under_lock\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct sp_row *r = v[i].row;
+
+		fprintf(out, "%s{\"type\":\"%s\",\"object\":", i ? "," : "", sp_type_name(r->type));
+		if (r->n_objects == 1)
+			fprintf(out, "\"0x%lx\"", (unsigned long)r->obj);
+		else
+			fputs("null", out);
+		fputs(",\"site\":", out);
+		json_frame(out, &r->names->site);
+		fputs(",\"syscall\":", out);
+		sp_json_string(out, v[i].syscall);
+		fprintf(out, ",\"ns\":%llu}", (unsigned long long)v[i].ns);
+	}
+	fputc(']', out);
+}
+
 static void json_order_end(FILE *out, const char *key, const struct sp_order_end *e)
 {
 	static const struct sp_names unknown;
@@ -340,6 +373,7 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		json_row(out, &rows->v[i], p->hold);
 	}
 	fputc(']', out);
+	json_syscalls_under_lock(out, rows);
 	if (p->order.on)
 		json_order(out, &p->order);
 	fputs("}\n", out);

@@ -290,6 +290,32 @@ static void lock_line(FILE *out, const struct sp_row *r, const struct syncprof_r
 }
 
 /* With lock-order checking: the cycles, every edge with both sites. */
+/* "I/O under locks": the system calls that holders of long holds were
+ * blocked in, the ten largest (issue 24). */
+static void syscall_section(FILE *out, const struct sp_rows *rows,
+			    const struct syncprof_report_options *o, size_t auto_len)
+{
+	struct sp_syscall_under_lock v[10];
+	size_t n = sp_syscalls_under_lock(rows, v, 10);
+
+	if (!n)
+		return;
+	fprintf(out, "\nSystem calls under locks (holders blocked in them during long holds):\n");
+	for (size_t i = 0; i < n && i < 10; i++) {
+		const struct sp_row *r = v[i].row;
+		char site[512];
+
+		sp_frame_format(&r->names->site, o->src_root, auto_len, site, sizeof(site));
+		fprintf(out, "  %10.5f s  %s()  holding %s", (double)v[i].ns / 1e9, v[i].syscall,
+			sp_type_name(r->type));
+		if (r->n_objects == 1)
+			fprintf(out, " 0x%lx", (unsigned long)r->obj);
+		fprintf(out, " taken at %s\n", site);
+	}
+	if (n > 10)
+		fprintf(out, "  (%zu more)\n", n - 10);
+}
+
 static void order_section(FILE *out, const struct sp_profile *p,
 			  const struct syncprof_report_options *o, size_t auto_len)
 {
@@ -490,6 +516,8 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 			     "name table was full or busy)\n",
 			(unsigned long long)p->names_lost, p->names_lost == 1 ? "" : "s",
 			p->names_lost == 1 ? "" : "s");
+	if (p->hold)
+		syscall_section(out, rows, o, auto_len);
 	if (p->order.on)
 		order_section(out, p, o, auto_len);
 	cells_free(&cells);

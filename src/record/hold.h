@@ -84,6 +84,10 @@ struct sp_hold_pub {
 	uint64_t hs_credit_ns; /* run-queue time counted before schedstat had it */
 	uint64_t hs_suspect_ns; /* blocked time given to hs_suspect_class while */
 	int hs_suspect_class;   /* ... the thread was runnable at the sample */
+	/* what the thread mostly did in the last interval (a class, or
+	 * SP_HS_RUNNING / SP_HS_PREEMPTED) and since when (live reports) */
+	int hs_now_class;
+	uint64_t hs_now_since_ns;
 	int hs_class;
 	pid_t hs_tid;
 };

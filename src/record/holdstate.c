@@ -48,9 +48,11 @@
  * kernel function, not the system call a user made.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/syscall_names.h"
 #include "record/hold.h"
 #include "record/record.h"
 
@@ -278,6 +280,11 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		if (!unread_err)
 			unread_err = -ENOENT;
 	}
+	/* The last sample is of an earlier stretch of long holds (the ticker
+	 * samples nobody while nothing is held, so nothing reset it) when it
+	 * is older than the oldest hold now long. */
+	if (p->hs_last_ns && (now < p->hs_last_ns || now - p->hs_last_ns > oldest))
+		sp_store_relaxed(&p->hs_last_ns, 0);
 	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !have_delay) {
 		/* No earlier figures: the stretch so far, whole, by its state now. */
 		dt = oldest;
@@ -363,7 +370,18 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
 		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));
 	}
-	p->hs_last_ns = now;
+	/* What it mostly did in this interval, and since when, for the live
+	 * warning and ctl status (sp_holdstate_now()). */
+	{
+		int dom = blocked >= run && blocked >= pre ? class
+			  : run >= pre ? SP_HS_RUNNING : SP_HS_PREEMPTED;
+		uint64_t start = now > dt ? now - dt : now;
+
+		if (!p->hs_last_ns || dom != p->hs_now_class || !p->hs_now_since_ns)
+			sp_store_relaxed(&p->hs_now_since_ns, start);
+		sp_store_relaxed(&p->hs_now_class, dom);
+	}
+	sp_store_relaxed(&p->hs_last_ns, now);
 	p->hs_cpu_ns = cpu;
 	p->hs_delay_ns = delay;
 	if (blocked)
@@ -384,14 +402,14 @@ void sp_holdstate_tick(uint64_t k)
 		int n;
 
 		if (tid <= 0 || !SP_PUB_N(sp_load_relaxed(&p->state))) {
-			p->hs_last_ns = 0;
+			sp_store_relaxed(&p->hs_last_ns, 0);
 			continue;
 		}
 		n = long_holds(p, k, lh);
 		if (n < 0)
 			continue; /* changing: the next sample */
 		if (!n) {
-			p->hs_last_ns = 0;
+			sp_store_relaxed(&p->hs_last_ns, 0);
 			continue;
 		}
 		sample(p, tid, lh, n);
@@ -456,6 +474,75 @@ void sp_holdstate_snapshot(void)
 			r->snap[k] = sp_load_relaxed(&r->ns[k]);
 		for (int k = 0; k < SP_HS_SYSCALLS; k++)
 			r->sys_snap[k] = sp_load_relaxed(&r->sys_ns[k]);
+	}
+}
+
+/* "blocked in fsync()", "running"...: class @c, into @buf. */
+static void class_text(int c, char *buf, size_t size)
+{
+	const char *name;
+
+	switch (c) {
+	case SP_HS_RUNNING: snprintf(buf, size, "running"); return;
+	case SP_HS_PREEMPTED: snprintf(buf, size, "preempted (runnable, not running)"); return;
+	case SP_HS_LOCK: snprintf(buf, size, "waiting for another lock"); return;
+	case SP_HS_OTHER: snprintf(buf, size, "blocked outside a system call"); return;
+	}
+	name = sp_syscall_name(c - SP_HS_FIXED);
+	if (name)
+		snprintf(buf, size, "blocked in %s()", name);
+	else
+		snprintf(buf, size, "blocked in system call %d", c - SP_HS_FIXED);
+}
+
+int sp_holdstate_now(pid_t tid, char *buf, size_t size, uint64_t *for_ns)
+{
+	uint64_t now = mono_ns();
+
+	for (struct sp_hold_pub *p = sp_hold_pubs(); p; p = p->next) {
+		uint64_t last, since;
+
+		if (sp_load_relaxed(&p->tid) != tid)
+			continue;
+		/* The sampler's view, if it is current (it samples every ms
+		 * while the hold is long: 20 ms is stale). */
+		last = sp_load_relaxed(&p->hs_last_ns);
+		since = sp_load_relaxed(&p->hs_now_since_ns);
+		if (!last || now - last > 20000000 || !since)
+			break;
+		class_text(sp_load_relaxed(&p->hs_now_class), buf, size);
+		*for_ns = now > since ? now - since : 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void sp_holdstate_long_each(void (*fn)(const struct sp_long_hold_now *h, void *arg), void *arg)
+{
+	struct long_hold lh[SP_HELD_MAX];
+	uint64_t k = sp_load_acquire(&sp_hold_tick);
+
+	if (!sp_holdstate_long_ticks)
+		return;
+	for (struct sp_hold_pub *p = sp_hold_pubs(); p; p = p->next) {
+		pid_t tid = sp_load_relaxed(&p->tid);
+		struct sp_long_hold_now h;
+		int n;
+
+		if (tid <= 0 || !SP_PUB_N(sp_load_relaxed(&p->state)))
+			continue;
+		n = long_holds(p, k, lh);
+		for (int i = 0; i < n; i++) {
+			memset(&h, 0, sizeof(h));
+			h.tid = tid;
+			h.obj = lh[i].obj;
+			h.type = lh[i].type;
+			h.site = lh[i].site;
+			h.held_ns = sp_hold_tick_age_ns(lh[i].tick);
+			if (sp_holdstate_now(tid, h.state, sizeof(h.state), &h.state_ns))
+				snprintf(h.state, sizeof(h.state), "not sampled yet");
+			fn(&h, arg);
+		}
 	}
 }
 

@@ -741,6 +741,21 @@ void sp_holdstate_tick(uint64_t tick);
 /* Every hold-state record, net of the last reset's snapshot, to @fn. */
 void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg);
 void sp_holdstate_snapshot(void);
+/* What thread @tid mostly did at the last sample of its long holds
+ * ("blocked in fsync()", "running", "preempted ..."), into @buf, and for
+ * how long (*@for_ns); -ENOENT when it holds nothing long or was not
+ * sampled lately.  Any thread (the watchdog, ctl status). */
+int sp_holdstate_now(pid_t tid, char *buf, size_t size, uint64_t *for_ns);
+/* Each long hold now: its holder, lock, site, age and holder's state. */
+struct sp_long_hold_now {
+	pid_t tid;
+	uintptr_t obj;
+	uint8_t type;
+	struct sp_site site;
+	uint64_t held_ns, state_ns;
+	char state[64];
+};
+void sp_holdstate_long_each(void (*fn)(const struct sp_long_hold_now *h, void *arg), void *arg);
 /* Samples made, their total CPU time in the ticker (ns), and samples
  * whose /proc files could not be read (with the first -errno). */
 void sp_holdstate_cost(uint64_t *samples, uint64_t *cpu_ns, uint64_t *unread, int *unread_err);

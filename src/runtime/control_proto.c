@@ -25,6 +25,7 @@
  * a binary protocol (harder to fuzz meaningfully and to try with socat).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +224,48 @@ static void count_entries(const struct sp_table *t, void *arg)
 	((struct count_ctx *)arg)->entries += sp_table_count(t);
 }
 
+struct long_ctx {
+	FILE *out;
+	unsigned n;
+	char lines[16][700];
+};
+
+static void long_hold_line(const struct sp_long_hold_now *h, void *arg)
+{
+	struct long_ctx *c = arg;
+	char site[512];
+
+	if (c->n >= 16) {
+		c->n++;
+		return;
+	}
+	sp_wg_site_name(&h->site, site, sizeof(site));
+	snprintf(c->lines[c->n++], sizeof(c->lines[0]),
+		 "  thread %d holds %s %#lx (taken at %s) for %.1f ms: %s for %.1f ms\n",
+		 (int)h->tid, sp_type_name(h->type), (unsigned long)h->obj, site,
+		 (double)h->held_ns / 1e6, h->state, (double)h->state_ns / 1e6);
+}
+
+/* "long_holds: N" and one line per hold held past hold_states=MS now,
+ * with what its holder is doing (hold tracking only; issue 24). */
+static void long_holds_status(FILE *out)
+{
+	struct long_ctx *c;
+
+	if (!sp_opts.hold || !sp_holdstate_long_ticks)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	sp_holdstate_long_each(long_hold_line, c);
+	fprintf(out, "long_holds: %u\n", c->n);
+	for (unsigned i = 0; i < c->n && i < 16; i++)
+		fputs(c->lines[i], out);
+	if (c->n > 16)
+		fprintf(out, "  (%u more)\n", c->n - 16);
+	free(c);
+}
+
 static int do_status(FILE *out)
 {
 	struct syncprof_report_options o;
@@ -261,6 +304,7 @@ static int do_status(FILE *out)
 	fprintf(out, "lost_events: %llu\n", syncprof_lost_events());
 	fprintf(out, "warn_wait_ms: %u\n", sp_opts.warn_wait_ms);
 	sp_watchdog_status(out); /* "deadlocks: N" and the last reports */
+	long_holds_status(out);
 	return 0;
 }
 

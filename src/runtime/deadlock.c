@@ -390,6 +390,14 @@ static void put_holder(struct text *t, const struct sp_wg *g, const struct sp_wg
 		    h->since_ns && g->now > h->since_ns ? (double)(g->now - h->since_ns) / 1e6
 							 : 0.0,
 		    site);
+		/* What the holder is doing (its long hold sampled, holdstate.c). */
+		{
+			char state[64];
+			uint64_t for_ns;
+
+			if (!sp_holdstate_now(h->tid, state, sizeof(state), &for_ns))
+				put(t, "; it has been %s for %.1f ms", state, (double)for_ns / 1e6);
+		}
 		return;
 	case SP_WG_READ_HELD:
 		sp_wg_site_name(&h->site, site, sizeof(site));

@@ -17,6 +17,12 @@
  *   lock      waits for a second mutex another thread holds 100 ms
  *             (LINE_INNER)                     -> lock
  *
+ * Live views (hold_states.sh checks their text, not the figures):
+ *   watch     sleep, with a second thread waiting for the mutex meanwhile
+ *             (for the long-wait warning, which names the holder's state)
+ *   status    one hold of 3 s, sleeping; "holding" is printed once the lock
+ *             is taken (for syncprof ctl PID status)
+ *
  * The program measures the truth: the wall time of its holds, the thread
  * CPU time within them (CLOCK_THREAD_CPUTIME_ID), and the time inside the
  * named call.  Prints "truth hold_ns N cpu_ns N call_ns N".  Built
@@ -127,12 +133,28 @@ static void *inner_holder(void *arg)
 	return NULL;
 }
 
+/* Waits for the mutex while the holder sleeps with it (mode watch). */
+static void *waiter(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < HOLDS; i++) {
+		usleep(20000);
+		pthread_mutex_lock(&outer);
+		pthread_mutex_unlock(&outer);
+	}
+	return NULL;
+}
+
 static void timed_call(const char *mode, int fd)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 
-	if (!strcmp(mode, "sleep")) {
+	if (!strcmp(mode, "sleep") || !strcmp(mode, "watch")) {
 		usleep(100000);
+	} else if (!strcmp(mode, "status")) {
+		printf("holding %d\n", (int)getpid());
+		fflush(stdout);
+		sleep(3);
 	} else if (!strcmp(mode, "pipe")) {
 		static char buf[65536];
 
@@ -197,7 +219,9 @@ int main(int argc, char **argv)
 			return 2;
 	} else if (!strcmp(mode, "lock")) {
 		pthread_create(&helpers[n_helpers++], NULL, inner_holder, NULL);
-	} else if (strcmp(mode, "sleep") && strcmp(mode, "cpu")) {
+	} else if (!strcmp(mode, "watch")) {
+		pthread_create(&helpers[n_helpers++], NULL, waiter, NULL);
+	} else if (strcmp(mode, "sleep") && strcmp(mode, "cpu") && strcmp(mode, "status")) {
 		fprintf(stderr, "hold_states: unknown mode '%s'\n", mode);
 		return 2;
 	}
@@ -211,8 +235,10 @@ int main(int argc, char **argv)
 		cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		hold_ns += clock_ns(CLOCK_MONOTONIC) - w0;
 		pthread_mutex_unlock(&outer);
-		if (!strcmp(mode, "lock"))
+		if (!strcmp(mode, "lock") || !strcmp(mode, "watch"))
 			usleep(30000);
+		if (!strcmp(mode, "status"))
+			break;
 	}
 	stop = 1;
 	for (int i = 0; i < n_helpers; i++)

@@ -15,7 +15,7 @@ cli=$1 prog=$2 compiled=$3 src=$4 work=$5
 shift 5
 modes=${*:-sleep cpu preempt pipe fsync lock}
 here=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt
+mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt || exit 1
 fails=0
 fail() { echo "hold_states: FAIL: $*"; fails=$((fails + 1)); }
 hold_line=$(grep -n "/\* LINE_HOLD \*/" "$src" | head -1 | cut -d: -f1)
@@ -87,5 +87,30 @@ sys.exit(0 if l and l[0]["ns"] > 0 else 1)' "pre.$mode.json" "$call" "$hold_line
 		{ fail "$mode compiled in: failed: $(head -c 300 "ci.$mode.err")"; continue; }
 	check "$mode" "compiled in" "ci.$mode.json" "ci.$mode.txt" || fails=$((fails + 1))
 done
+# Live: the long-wait warning names what the holder is doing, and
+# 'syncprof ctl PID status' lists the long hold with its holder's state.
+if [ -z "${*:-}" ]; then
+	"$cli" run --hold --warn-wait 40 -- "$prog" watch > watch.txt 2> watch.err ||
+		fail "watch: run failed: $(head -c 300 watch.err)"
+	grep -Eq "has been waiting .* held by thread [0-9]+ .*hold_states.c:$hold_line; it has been blocked in clock_nanosleep\(\) for [0-9.]+ ms" watch.err ||
+		fail "watch: no warning naming the holder's state: $(grep warning watch.err | head -3)"
+	# Blame says what the holders were doing.
+	grep -Eq "^    blame: waited .* at main .*hold_states.c:$hold_line; during their long holds the holders were (9[0-9]|100)% in clock_nanosleep\(\)" watch.err ||
+		fail "watch: the blame line does not name the holders' state: $(grep blame: watch.err)"
+	"$cli" run --hold -- "$prog" status > status.txt 2> status.err &
+	runner=$!
+	for _ in $(seq 100); do grep -q '^holding' status.txt && break; sleep 0.05; done
+	pid=$(sed -n 's/^holding \([0-9]*\)$/\1/p' status.txt)
+	sleep 0.3
+	if [ -n "$pid" ]; then
+		"$cli" ctl "$pid" status > ctl.txt 2>&1 || fail "status: ctl failed: $(cat ctl.txt)"
+		grep -q '^long_holds: 1$' ctl.txt || fail "status: no 'long_holds: 1': $(cat ctl.txt)"
+		grep -Eq "^  thread $pid holds mutex 0x[0-9a-f]+ \(taken at .*hold_states.c:$hold_line\) for [0-9.]+ ms: blocked in clock_nanosleep\(\) for [0-9.]+ ms$" ctl.txt ||
+			fail "status: the long hold's line: $(grep -A2 long_holds ctl.txt)"
+	else
+		fail "status: the program did not say it holds the lock: $(cat status.txt status.err | head -c 300)"
+	fi
+	wait $runner || fail "status: run failed: $(head -c 300 status.err)"
+fi
 [ "$fails" -eq 0 ] || exit 1
 echo "hold_states: ok"

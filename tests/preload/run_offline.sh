@@ -37,6 +37,9 @@ norm() {
 	sed -E '/^syncprof: the hold ticker was late /d;
 		/^syncprof: the waits exceed the blocked time /d;
 		/^    held long [0-9.]+ s: /d;
+		/^ +[0-9.]+ s  [a-z0-9_]+\(\)  holding /d;
+		/^System calls under locks /d; /^  \([0-9]+ more\)$/d; /^$/d;
+		s/; during their long holds the holders were .*//;
 		s/^syncprof: pid [0-9]+: /syncprof: pid N: /;
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
 		s/^(syncprof: [0-9]+ threads? \([0-9]+ exited\) lived) .*/\1 T/;
@@ -50,7 +53,7 @@ import json, re, sys
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^thread|^tid)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^syscalls_under_lock|^thread|^tid)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

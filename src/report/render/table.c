@@ -196,8 +196,49 @@ static void print_number(FILE *out, const struct sp_row *r, int id, int width)
 
 /* With hold tracking: "waited X s (N times) for holders at SITE" lines,
  * the four largest. */
-static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof_report_options *o,
-			size_t auto_len)
+/* The row of the holder site @h of a lock of @r's (its object when @r has
+ * one), with hold states; NULL if none is printed. */
+static const struct sp_row *holder_row(const struct sp_rows *rows, const struct sp_row *r,
+				       const struct sp_site *h)
+{
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct sp_row *x = &rows->v[i];
+
+		if (!sp_row_d(x)->n_hold_states || x->pc != h->pc || x->line != h->line ||
+		    (x->file != h->file && (!x->file || !h->file || strcmp(x->file, h->file))))
+			continue;
+		if (r->n_objects == 1 && x->n_objects == 1 && x->obj != r->obj)
+			continue;
+		return x;
+	}
+	return NULL;
+}
+
+/* ", holders: 60% preempted, 30% running" - the holder row's states. */
+static void holder_states(FILE *out, const struct sp_row *x)
+{
+	const struct sp_row_detail *d = sp_row_d(x);
+	uint64_t total = sp_hold_states_total(d);
+
+	fputs("; during their long holds the holders were", out);
+	for (uint32_t i = 0; i < d->n_hold_states && i < 3; i++) {
+		const struct sp_hold_state *st = &d->hold_states[i];
+		double pct = 100.0 * (double)st->ns / (double)total;
+
+		if (i && pct < 1.0)
+			break; /* largest first: the rest is under 1% too */
+		fputs(i ? ", " : " ", out);
+		if (!strncmp(st->name, "syscall:", 8))
+			fprintf(out, "%.0f%% in %s()", pct, st->name + 8);
+		else if (!strcmp(st->name, "lock"))
+			fprintf(out, "%.0f%% waiting for another lock", pct);
+		else
+			fprintf(out, "%.0f%% %s", pct, st->name);
+	}
+}
+
+static void blame_lines(FILE *out, const struct sp_rows *rows, const struct sp_row *r,
+			const struct syncprof_report_options *o, size_t auto_len)
 {
 	const struct sp_row_detail *d = sp_row_d(r);
 
@@ -223,6 +264,12 @@ static void blame_lines(FILE *out, const struct sp_row *r, const struct syncprof
 				     "its lock at %s",
 				site);
 		}
+		if (r->type != SP_TYPE_FUTEX) {
+			const struct sp_row *x = holder_row(rows, r, &b->holder);
+
+			if (x)
+				holder_states(out, x);
+		}
 		fputc('\n', out);
 	}
 }
@@ -244,6 +291,8 @@ static void hold_state_line(FILE *out, const struct sp_row *r)
 		const struct sp_hold_state *st = &d->hold_states[i];
 		double pct = 100.0 * (double)st->ns / (double)total;
 
+		if (i && pct < 1.0)
+			break; /* largest first: the rest is under 1% too */
 		fputs(i ? ", " : " ", out);
 		if (!strncmp(st->name, "syscall:", 8))
 			fprintf(out, "%.0f%% in %s()", pct, st->name + 8);
@@ -488,7 +537,7 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 		lock_line(out, &rows->v[i], o, auto_len);
 		if (p->hold) {
 			hold_state_line(out, &rows->v[i]);
-			blame_lines(out, &rows->v[i], o, auto_len);
+			blame_lines(out, rows, &rows->v[i], o, auto_len);
 		}
 	}
 	if (!rows->n)

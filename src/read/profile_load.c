@@ -729,6 +729,9 @@ static int read_meta(struct loader *l, const struct jv *root)
 	get_u64(root, "hold_untracked", 1, &p->hold_untracked, NULL);
 	get_u64(root, "blame_lost", 1, &p->blame_lost, NULL);
 	get_u64(root, "hold_ticker_late", 1, &p->hold_late_ticks, NULL);
+	get_u64(root, "hold_state_samples", 1, &p->hold_state_samples, NULL);
+	get_u64(root, "hold_state_cpu_ns", 1, &p->hold_state_cpu_ns, NULL);
+	get_u64(root, "hold_state_unread", 1, &p->hold_state_unread, NULL);
 	get_u64(root, "hold_ticker_gap_max_ns", 1, &p->hold_gap_max_ns, NULL);
 	get_u64(root, "names_lost", 1, &p->names_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))

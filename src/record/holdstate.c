@@ -276,18 +276,23 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 	}
 	class = blocked_class(tid, p);
 	if (!cpu || !have_delay) {
-		unread++;
+		sp_store_relaxed(&unread, unread + 1);
 		if (!unread_err)
-			unread_err = -ENOENT;
+			sp_store_relaxed(&unread_err, -ENOENT);
+		cpu = delay = 0; /* no figures: the next sample starts again */
+		if (class < 0)
+			class = SP_HS_OTHER;
 	}
 	/* The last sample is of an earlier stretch of long holds (the ticker
 	 * samples nobody while nothing is held, so nothing reset it) when it
 	 * is older than the oldest hold now long. */
 	if (p->hs_last_ns && (now < p->hs_last_ns || now - p->hs_last_ns > oldest))
 		sp_store_relaxed(&p->hs_last_ns, 0);
-	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !have_delay) {
-		/* No earlier figures: the stretch so far, whole, by its state now. */
-		dt = oldest;
+	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !p->hs_cpu_ns) {
+		/* No earlier figures: the stretch so far (or since the last
+		 * sample, which had none), whole, by its state now. */
+		dt = p->hs_last_ns && p->hs_tid == tid && now > p->hs_last_ns ? now - p->hs_last_ns
+									  : oldest;
 		run = class < 0 ? dt : 0;
 		pre = 0;
 		blocked = class < 0 ? 0 : dt;

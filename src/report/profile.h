@@ -274,6 +274,10 @@ struct sp_profile {
 	uint64_t hold_untracked; /* acquisitions not hold-tracked (too many held) */
 	uint64_t blame_lost;     /* waits blamed on no one: the blame table was full */
 	uint64_t hold_late_ticks; /* hold ticker late (> 750 us gaps), since start-up */
+	/* hold states (record/holdstate.c): samples of long holds' holders
+	 * and the ticker's CPU time for them, since start-up */
+	uint64_t hold_state_samples, hold_state_cpu_ns;
+	uint64_t hold_state_unread; /* samples whose /proc files were unreadable */
 	uint64_t hold_gap_max_ns; /* ... its longest gap */
 	uint64_t names_lost;     /* lock names and creation sites not kept */
 	/* how the rows are shaped */

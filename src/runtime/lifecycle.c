@@ -277,6 +277,12 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	if (p->hold) {
 		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
 		sp_hold_ticker_lateness(&p->hold_late_ticks, &p->hold_gap_max_ns);
+		{
+			int err;
+
+			sp_holdstate_cost(&p->hold_state_samples, &p->hold_state_cpu_ns,
+					  &p->hold_state_unread, &err);
+		}
 	}
 	rc = sp_collect(&p->rows, p->hold);
 	if (!rc)

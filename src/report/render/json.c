@@ -356,6 +356,12 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		fprintf(out, "\"hold_sample\":%u,\"hold_untracked\":%llu,\"blame_lost\":%llu,",
 			p->hold_sample ? p->hold_sample : 1, (unsigned long long)p->hold_untracked,
 			(unsigned long long)p->blame_lost);
+	if (p->hold && p->hold_state_samples)
+		fprintf(out, "\"hold_state_samples\":%llu,\"hold_state_cpu_ns\":%llu,",
+			(unsigned long long)p->hold_state_samples,
+			(unsigned long long)p->hold_state_cpu_ns);
+	if (p->hold && p->hold_state_unread)
+		fprintf(out, "\"hold_state_unread\":%llu,", (unsigned long long)p->hold_state_unread);
 	if (p->hold && p->hold_late_ticks)
 		fprintf(out, "\"hold_ticker_late\":%llu,\"hold_ticker_gap_max_ns\":%llu,",
 			(unsigned long long)p->hold_late_ticks,

@@ -565,6 +565,11 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 			     "name table was full or busy)\n",
 			(unsigned long long)p->names_lost, p->names_lost == 1 ? "" : "s",
 			p->names_lost == 1 ? "" : "s");
+	if (p->hold && p->hold_state_unread)
+		fprintf(out, "syncprof: %llu of %llu samples of long holds' holders could not read "
+			     "/proc/self/task (no /proc or no schedstat): their time is in 'other'\n",
+			(unsigned long long)p->hold_state_unread,
+			(unsigned long long)p->hold_state_samples);
 	if (p->hold)
 		syscall_section(out, rows, o, auto_len);
 	if (p->order.on)

@@ -23,6 +23,14 @@
  *   status    one hold of 3 s, sleeping; "holding" is printed once the lock
  *             is taken (for syncprof ctl PID status)
  *
+ * Robustness (hold_states.sh checks that they end as they should):
+ *   signal    sleep, interrupted by signals (a handler without SA_RESTART:
+ *             EINTR) and resumed for what is left
+ *   exit      a thread takes the mutex, sleeps 100 ms holding it and exits
+ *             holding it (the sampler must let go of it)
+ *   fork      sleep; another thread forks while the hold is long and
+ *             sampled; the child takes a lock of its own and exits 0
+ *
  * The program measures the truth: the wall time of its holds, the thread
  * CPU time within them (CLOCK_THREAD_CPUTIME_ID), and the time inside the
  * named call.  Prints "truth hold_ns N cpu_ns N call_ns N".  Built
@@ -32,12 +40,15 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +144,55 @@ static void *inner_holder(void *arg)
 	return NULL;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* Signals the main thread now and then while it holds (mode signal). */
+static void *signaller(void *arg)
+{
+	pthread_t main_thread = *(pthread_t *)arg;
+
+	while (!stop) {
+		usleep(15000);
+		pthread_kill(main_thread, SIGUSR1);
+	}
+	return NULL;
+}
+
+/* Takes the mutex and exits holding it (mode exit). */
+static void *exit_holding(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&inner);
+	usleep(100000);
+	return NULL;
+}
+
+/* Forks while the main thread's hold is long (mode fork). */
+static void *forker(void *arg)
+{
+	pid_t child;
+	int status = 0;
+
+	(void)arg;
+	usleep(50000);
+	child = fork();
+	if (child == 0) {
+		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+		pthread_mutex_lock(&m);
+		usleep(5000);
+		pthread_mutex_unlock(&m);
+		_exit(0);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		exit(4);
+	return NULL;
+}
+
 /* Waits for the mutex while the holder sleeps with it (mode watch). */
 static void *waiter(void *arg)
 {
@@ -149,8 +209,13 @@ static void timed_call(const char *mode, int fd)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 
-	if (!strcmp(mode, "sleep") || !strcmp(mode, "watch")) {
+	if (!strcmp(mode, "sleep") || !strcmp(mode, "watch") || !strcmp(mode, "fork")) {
 		usleep(100000);
+	} else if (!strcmp(mode, "signal")) {
+		struct timespec left = { 0, 100000000 };
+
+		while (nanosleep(&left, &left) && errno == EINTR)
+			;
 	} else if (!strcmp(mode, "status")) {
 		printf("holding %d\n", (int)getpid());
 		fflush(stdout);
@@ -221,7 +286,24 @@ int main(int argc, char **argv)
 		pthread_create(&helpers[n_helpers++], NULL, inner_holder, NULL);
 	} else if (!strcmp(mode, "watch")) {
 		pthread_create(&helpers[n_helpers++], NULL, waiter, NULL);
-	} else if (strcmp(mode, "sleep") && strcmp(mode, "cpu") && strcmp(mode, "status")) {
+	} else if (!strcmp(mode, "signal")) {
+		static pthread_t self;
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal; /* no SA_RESTART: nanosleep fails with EINTR */
+		sigaction(SIGUSR1, &sa, NULL);
+		self = pthread_self();
+		pthread_create(&helpers[n_helpers++], NULL, signaller, &self);
+	} else if (!strcmp(mode, "exit")) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, exit_holding, NULL);
+		pthread_join(t, NULL);
+	} else if (!strcmp(mode, "fork")) {
+		pthread_create(&helpers[n_helpers++], NULL, forker, NULL);
+	} else if (strcmp(mode, "sleep") && strcmp(mode, "cpu") && strcmp(mode, "status") &&
+		   strcmp(mode, "exit")) {
 		fprintf(stderr, "hold_states: unknown mode '%s'\n", mode);
 		return 2;
 	}

@@ -87,6 +87,25 @@ sys.exit(0 if l and l[0]["ns"] > 0 else 1)' "pre.$mode.json" "$call" "$hold_line
 		{ fail "$mode compiled in: failed: $(head -c 300 "ci.$mode.err")"; continue; }
 	check "$mode" "compiled in" "ci.$mode.json" "ci.$mode.txt" || fails=$((fails + 1))
 done
+# Robustness: signals into a held sleep, a thread that exits holding its
+# lock, fork while a long hold is sampled - each ends as bare, reported.
+if [ -z "${*:-}" ]; then
+	for mode in signal exit fork; do
+		"$prog" "$mode" > "bare.$mode.txt" 2>&1
+		bare=$?
+		"$cli" run --hold -f json -o "rob.$mode.json" -- "$prog" "$mode" > "rob.$mode.txt" 2> "rob.$mode.err"
+		rc=$?
+		[ "$rc" = "$bare" ] && [ "$rc" = 0 ] || fail "$mode: exit $rc under run, $bare bare: $(head -c 300 "rob.$mode.err")"
+		python3 "$here/check_profile_schema.py" "rob.$mode.json" > /dev/null ||
+			fail "$mode: no valid report"
+	done
+	python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+hs = [r.get("hold_states", {}) for r in p["rows"] if r["site"].get("line") == int(sys.argv[2])]
+sys.exit(0 if hs and max(hs[0], key=hs[0].get, default="") == "syscall:clock_nanosleep" else 1)' rob.signal.json "$hold_line" ||
+		fail "signal: the interrupted sleeps are not the holder's main state"
+fi
+
 # Live: the long-wait warning names what the holder is doing, and
 # 'syncprof ctl PID status' lists the long hold with its holder's state.
 if [ -z "${*:-}" ]; then

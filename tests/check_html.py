@@ -16,7 +16,7 @@ tests/html_report.sh.
       <html data-js-error="...">; after the page's own script, a script
       that sorts the table by Count (twice), opens a row, zooms into the
       wait flame graph and writes what it saw into <html data-test-...>.
-  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N] [threads=N]
+  check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N] [threads=N] [holdstates=N]
       The DOM that chromium --dump-dom printed for an injected page: no
       script error, drawn (data-rendered), ROWS table rows, both flame
       graphs drawn, sorting and zoom worked, the table and the wait flame
@@ -26,7 +26,9 @@ tests/html_report.sh.
       graphs are not checked (a profile that may have no wait); with
       threads=N, the threads section draws N bars (the profile's
       "threads"), each running, preempted, sync and elsewhere, one at
-      least of visible length; threads=0: no threads section.
+      least of visible length; threads=0: no threads section; with
+      holdstates=N, the long holds' section draws N bars (the rows with
+      "hold_states"), each of visible length; 0: no such section.
   check_html.py png SHOT.png WIDTH HEIGHT
       A PNG of that size, not of one colour.
 
@@ -207,7 +209,7 @@ def attr(dom, name):
     return m.group(1) if m else None
 
 
-def check_dom(dom_path, rows, timeline, edges, flames, threads=None):
+def check_dom(dom_path, rows, timeline, edges, flames, threads=None, holdstates=None):
     dom = open(dom_path, encoding="utf-8").read()
     err = attr(dom, "data-js-error")
     if err is not None:
@@ -258,6 +260,19 @@ def check_dom(dom_path, rows, timeline, edges, flames, threads=None):
             drawn += sum(float(w) for _, w in parts) > 1
         if not drawn:
             fail("no thread bar has a visible length")
+    m = re.search(r'<section id="sp-holdstates">(.*?)</section>', dom, re.S)
+    if holdstates == 0 and m:
+        fail("a hold-states section without hold states")
+    if holdstates:
+        bars = re.findall(r'<g class="sp-holdstate-row" data-row="(\d+)">(.*?)</g>', m.group(1), re.S) \
+            if m else []
+        if len(bars) != holdstates:
+            fail("%d hold-state bars drawn, the profile has %d rows with hold states" %
+                 (len(bars), holdstates))
+        for row, g in bars:
+            widths = [float(w) for w in re.findall(r'<rect [^>]*width="([0-9.e+-]+)"', g)]
+            if not widths or min(widths) < 0 or sum(widths) <= 1:
+                fail("row %s: its hold-state bar has widths %s" % (row, widths))
     if edges is not None:
         m = re.search(r'<section id="sp-cycles">(.*?)</section>', dom, re.S)
         drawn = len(re.findall(r"<li>thread ", m.group(1))) if m else -1
@@ -289,11 +304,13 @@ def main(argv):
         check_static(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "inject":
         inject(argv[2], argv[3])
-    elif 4 <= len(argv) <= 8 and argv[1] == "dom":
+    elif 4 <= len(argv) <= 9 and argv[1] == "dom":
         edges = [int(a[6:]) for a in argv[4:] if a.startswith("edges=")]
         threads = [int(a[8:]) for a in argv[4:] if a.startswith("threads=")]
+        hs = [int(a[11:]) for a in argv[4:] if a.startswith("holdstates=")]
         check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
-                  "noflame" not in argv[4:], threads[0] if threads else None)
+                  "noflame" not in argv[4:], threads[0] if threads else None,
+                  hs[0] if hs else None)
     elif len(argv) == 5 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]))
     else:

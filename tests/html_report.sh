@@ -23,6 +23,7 @@ bank=$2
 preload=$3
 cases=$4
 tmp=$5
+states=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
 check="python3 $here/check_html.py"
 fail() { echo "html_report: FAIL: $*" >&2; exit 1; }
@@ -40,6 +41,11 @@ SYNCPROF_OPTIONS=hold=1,format=html,output=env.html LD_PRELOAD="$preload" \
 "$cli" run --lock-order --no-control -f html -o cycle.html -- "$cases" three >/dev/null ||
 	fail "syncprof run -f html -- lockorder_cases three exited $?"
 "$cli" report -f html -o report.html p.json || fail "report -f html exited $?"
+# long holds with hold states (tests/preload/hold_states.c): their section
+if [ -n "$states" ]; then
+	"$cli" run --hold -f html -o states.html -- "$states" sleep >/dev/null ||
+		fail "syncprof run -f html -- hold_states sleep exited $?"
+fi
 "$cli" report -f html --trace t.bin -o trace.html p.json || fail "report -f html --trace exited $?"
 "$cli" report -f json -o again.json p.json || fail "report -f json exited $?"
 if "$cli" report --trace t.bin p.json >/dev/null 2>err.txt; then
@@ -62,7 +68,7 @@ $check static report.html again.json || fail "report.html"
 $check static trace.html again.json || fail "trace.html"
 # docs/example-report.html, the example the README links to, too
 cp "$here/../docs/example-report.html" example.html
-for page in live env example cycle; do
+for page in live env example cycle ${states:+states}; do
 	python3 - "$page.html" "$page.json" <<'EOF' || fail "$page.html: no profile in its data"
 import json, re, sys
 raw = open(sys.argv[1], encoding="utf-8").read()
@@ -99,6 +105,8 @@ rows() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["ro
 edges() { python3 -c 'import json,sys
 print(sum(len(c["edges"]) for c in json.load(open(sys.argv[1]))["lock_order"]["cycles"]))' "$1"; }
 nthreads() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("threads", [])))' "$1"; }
+nstates() { python3 -c 'import json,sys
+print(sum(1 for r in json.load(open(sys.argv[1]))["rows"] if r.get("hold_states")))' "$1"; }
 load() { # PAGE ROWS [timeline] [edges=N]; threads=N from PAGE.again.json (or again.json)
 	$check inject "$1.html" "$1.test.html" || fail "inject $1"
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
@@ -110,7 +118,8 @@ load() { # PAGE ROWS [timeline] [edges=N]; threads=N from PAGE.again.json (or ag
 	fi
 	j=$1.again.json
 	[ -e "$j" ] || j=again.json
-	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} "threads=$(nthreads "$j")" ||
+	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} "threads=$(nthreads "$j")" \
+		"holdstates=$(nstates "$j")" ||
 		fail "$1.html in chromium"
 }
 load report "$(rows again.json)"
@@ -122,6 +131,10 @@ load example "$(rows example.again.json)" timeline
 n=$(edges cycle.again.json)
 [ "$n" -ge 3 ] || fail "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
 load cycle "$(rows cycle.again.json)" noflame "edges=$n"
+if [ -n "$states" ]; then
+	[ "$(nstates states.again.json)" -ge 1 ] || fail "hold_states sleep: no row with hold states"
+	load states "$(rows states.again.json)" noflame
+fi
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
 	--user-data-dir="$tmp/chromium-shot" --window-size=1400,1600 \
 	--screenshot="$tmp/shot.png" "file://$tmp/report.html" >/dev/null 2>&1 ||

@@ -695,6 +695,74 @@
 					 " of " + TH.length + " threads are drawn."));
 	}
 
+	/* One bar per row with hold states (issue 24): what the holder of its
+	 * long holds was doing, each state's share of the bar; the longest
+	 * total fills the width. */
+	var STATE_FILL = { running: "#4c9a52", preempted: "#e8a33d", lock: "#d9534f",
+			   other: "#b8bcc6" };
+	var SYSCALL_FILLS = ["#3b6fb6", "#6a8fd0", "#8e5ba8", "#2d9a9a", "#5a7f3a", "#9a6a2d"];
+
+	function stateFill(name, syscalls) {
+		if (STATE_FILL[name])
+			return STATE_FILL[name];
+		if (syscalls[name] === undefined)
+			syscalls[name] = Object.keys(syscalls).length % SYSCALL_FILLS.length;
+		return SYSCALL_FILLS[syscalls[name]];
+	}
+
+	function stateLabel(name) {
+		if (name.indexOf("syscall:") === 0)
+			return "blocked in " + name.slice(8) + "()";
+		return { running: "running", preempted: "preempted (runnable, not running)",
+			 lock: "waiting for another lock", other: "blocked outside a system call" }[name] || name;
+	}
+
+	function holdStatesSection(s) {
+		var rows = [], longest = 1, syscalls = {};
+
+		P.rows.forEach(function (r, i) {
+			if (!r.hold_states)
+				return;
+			var total = 0;
+			Object.keys(r.hold_states).forEach(function (k) { total += r.hold_states[k]; });
+			rows.push({ r: r, i: i, total: total });
+			longest = Math.max(longest, total);
+		});
+		s.appendChild(el("p", null, "What the holder was doing during each row's holds longer " +
+				 "than the threshold (hold_states=MS, 1 ms by default): running and " +
+				 "preempted from the kernel's accounting, blocked time by the system " +
+				 "call it was blocked in, sampled every ms (docs/hold-states.md)."));
+		var W = pageWidth(600), LABEL = 320, H = 16, GAP = 4;
+		var box = svg("svg", { "class": "sp-holdstates", width: W,
+				       height: rows.length * (H + GAP) + GAP });
+		rows.forEach(function (x, j) {
+			var y = GAP + j * (H + GAP), left = LABEL;
+			var g = svg("g", { "class": "sp-holdstate-row", "data-row": x.i });
+			var label = svg("text", { x: 4, y: y + H - 4 });
+			label.textContent = V.rows[x.i].site;
+			g.appendChild(label);
+			Object.keys(x.r.hold_states).forEach(function (k) {
+				var ns = x.r.hold_states[k], w = (W - LABEL - 8) * ns / longest;
+				var rect = svg("rect", { "class": "sp-holdstate", x: left, y: y,
+							 width: Math.max(0, w), height: H,
+							 fill: stateFill(k, syscalls), "data-state": k,
+							 "data-ns": ns });
+				tip(rect, V.rows[x.i].site + ": " + stateLabel(k) + " " + dur(ns) + " (" +
+				    pct(ns, x.total) + " of " + dur(x.total) + " held long)");
+				g.appendChild(rect);
+				left += w;
+			});
+			box.appendChild(g);
+		});
+		var legend = el("p", { "class": "sp-legend" });
+		Object.keys(STATE_FILL).concat(Object.keys(syscalls)).forEach(function (k) {
+			legend.appendChild(el("span", { style: "background:" + stateFill(k, syscalls) }));
+			legend.appendChild(document.createTextNode(stateLabel(k)));
+		});
+		s.appendChild(legend);
+		s.appendChild(el("div", { "class": "sp-scroll" })).appendChild(box);
+	}
+
 	/* ---- the page ------------------------------------------------------- */
 
 	header();
@@ -707,6 +775,8 @@
 		draw("sp-cycles", "Lock-order cycles", cyclesSection);
 	if (HOLD)
 		draw("sp-blame", "Blame: who held the locks that others waited for", blameSection);
+	if (HOLD && P.rows.some(function (r) { return r.hold_states; }))
+		draw("sp-holdstates", "Long holds: what the holder was doing", holdStatesSection);
 	if (T)
 		draw("sp-timeline", "Timeline", timelineSection);
 	document.body.setAttribute("data-rendered", "1");

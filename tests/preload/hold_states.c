@@ -33,7 +33,8 @@
  *
  * The program measures the truth: the wall time of its holds, the thread
  * CPU time within them (CLOCK_THREAD_CPUTIME_ID), and the time inside the
- * named call.  Prints "truth hold_ns N cpu_ns N call_ns N".  Built
+ * named call, and its run-queue time within them (its own schedstat).
+ * Prints "truth hold_ns N cpu_ns N call_ns N delay_ns N".  Built
  * preloaded, and compiled in with -include syncprof/instrument.h.
  */
 #ifndef _GNU_SOURCE
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "sleep";
 	pthread_t helpers[3];
 	int n_helpers = 0, fd = -1;
-	uint64_t hold_ns = 0, cpu_ns = 0;
+	uint64_t hold_ns = 0, cpu_ns = 0, delay_ns = 0;
 
 	if (!strcmp(mode, "preempt")) {
 		pin_cpu0();
@@ -308,12 +309,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; i < HOLDS; i++) {
-		uint64_t w0, c0;
+		uint64_t w0, c0, d0;
 
 		pthread_mutex_lock(&outer); /* LINE_HOLD */
 		w0 = clock_ns(CLOCK_MONOTONIC);
 		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		d0 = my_delay_ns();
 		timed_call(mode, fd);
+		delay_ns += my_delay_ns() - d0;
 		cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		hold_ns += clock_ns(CLOCK_MONOTONIC) - w0;
 		pthread_mutex_unlock(&outer);
@@ -329,7 +332,8 @@ int main(int argc, char **argv)
 		close(fd);
 		unlink("hold_states.tmp");
 	}
-	printf("truth hold_ns %llu cpu_ns %llu call_ns %llu\n", (unsigned long long)hold_ns,
-	       (unsigned long long)cpu_ns, (unsigned long long)call_ns);
+	printf("truth hold_ns %llu cpu_ns %llu call_ns %llu delay_ns %llu\n",
+	       (unsigned long long)hold_ns, (unsigned long long)cpu_ns, (unsigned long long)call_ns,
+	       (unsigned long long)delay_ns);
 	return 0;
 }

@@ -24,8 +24,8 @@ check() { # MODE HOW JSON TRUTH_FILE
 	python3 - "$1" "$2" "$3" "$4" "$hold_line" <<'PY'
 import json, re, sys
 mode, how, path, truth_file, line = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-t = dict(zip(("hold", "cpu", "call"), map(int, re.search(
-    r"truth hold_ns (\d+) cpu_ns (\d+) call_ns (\d+)", open(truth_file).read()).groups())))
+t = dict(zip(("hold", "cpu", "call", "delay"), map(int, re.search(
+    r"truth hold_ns (\d+) cpu_ns (\d+) call_ns (\d+) delay_ns (\d+)", open(truth_file).read()).groups())))
 p = json.load(open(path))
 rows = [r for r in p["rows"] if r["site"].get("line") == line and r["type"] == "mutex"]
 def fail(msg):
@@ -50,10 +50,15 @@ want = {
 }[mode]
 for state, truth in want.items():
     got = hs.get(state, 0)
-    if abs(got - truth) > tol:
+    # A holder that wakes from a call and waits on a run queue before it
+    # runs: schedstat adds that wait only when it runs, and the sampler
+    # may give it to the call (docs/hold-states.md): the call's figure is
+    # off by at most the holder's run-queue time.
+    slack = t["delay"] if state.startswith("syscall:") or state == "lock" else 0
+    if abs(got - truth) > tol + slack:
         fail("%s %s, the program measured %s (tolerance %s): %s" % (state, ms(got), ms(truth), ms(tol), shown))
-print("hold_states: %s %s: %s (truth: hold %s, cpu %s, call %s)" % (
-    mode, how, shown, ms(t["hold"]), ms(t["cpu"]), ms(t["call"])))
+print("hold_states: %s %s: %s (truth: hold %s, cpu %s, call %s, run queue %s)" % (
+    mode, how, shown, ms(t["hold"]), ms(t["cpu"]), ms(t["call"]), ms(t["delay"])))
 PY
 }
 

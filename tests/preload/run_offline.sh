@@ -53,7 +53,7 @@ import json, re, sys
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^syscalls_under_lock|^thread|^tid)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^hold_state_.*|^syscalls_under_lock|^thread|^tid)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

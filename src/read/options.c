@@ -524,12 +524,17 @@ static size_t item_next(const char *s, char *item, size_t size, int *err)
 	return i;
 }
 
-int sp_options_parse(struct sp_options *o, const char *s, FILE *warn)
+/* At most this many warnings per string; the rest are counted in one
+ * line (9,000 unknown keys printed 9,000 lines before). */
+#define WARN_MAX 5
+
+int sp_options_parse(struct sp_options *o, const char *s, FILE *warn_to)
 {
 	int problems = 0;
 	char item[4096 + 64];
 
 	while (s && *s) {
+		FILE *warn = problems < WARN_MAX ? warn_to : NULL;
 		int err;
 		size_t len;
 
@@ -550,6 +555,9 @@ int sp_options_parse(struct sp_options *o, const char *s, FILE *warn)
 		}
 		s += len;
 	}
+	if (warn_to && problems > WARN_MAX)
+		fprintf(warn_to, "syncprof: warning: %d more problems in SYNCPROF_OPTIONS (not shown); "
+				 "ignored\n", problems - WARN_MAX);
 	return problems;
 }
 

@@ -437,6 +437,8 @@ const struct sp_mapping *sp_mapping_find(const struct sp_profile *p, uintptr_t a
  * (0: it could not even be opened, nothing was written).
  */
 int sp_report_file_write(const char *path, const char *data, size_t len, int *created);
+/* The reason of sp_report_file_write()'s error @rc for @path, in words. */
+const char *sp_report_file_error(const char *path, int rc);
 /* All @len bytes to @fd (EINTR retried): 0 or a negative errno. */
 int sp_write_all(int fd, const char *data, size_t len);
 

@@ -24,8 +24,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "report/profile.h"
@@ -112,9 +115,32 @@ static int report_in_place(const char *path, const char *data, size_t len, int *
 	return rc;
 }
 
+/* Whether @path (or, not there yet, its directory) is on procfs or sysfs:
+ * their "regular" files are kernel interfaces, no place for a report. */
+static int on_kernel_fs(const char *path)
+{
+	struct statfs fs;
+
+	if (statfs(path, &fs))
+		return 0;
+	return fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC;
+}
+
+const char *sp_report_file_error(const char *path, int rc)
+{
+	if (rc == -EINVAL && on_kernel_fs(path))
+		return "a file of /proc or /sys, where no report can go";
+	return strerror(-rc);
+}
+
 int sp_report_file_write(const char *path, const char *data, size_t len, int *created)
 {
 	struct stat st;
+
+	if (on_kernel_fs(path)) {
+		*created = 0;
+		return -EINVAL;
+	}
 	int exists = !lstat(path, &st);
 	int regular = exists ? S_ISREG(st.st_mode) : errno == ENOENT;
 

@@ -548,7 +548,7 @@ static int report_to_file(void)
 			    path, strerror(-rc));
 		else
 			say("syncprof: cannot write the report to '%s' (%s); writing it to stderr\n",
-			    path, strerror(-rc));
+			    path, sp_report_file_error(path, rc));
 		stderr_write(data, len);
 	}
 	free(data);

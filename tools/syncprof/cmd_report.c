@@ -159,6 +159,15 @@ static int render_profile(const char *path, struct cli_render_opts *o, const cha
 		sp_profile_free(&p);
 		return 1;
 	}
+	/* Another process's trace would be drawn as this profile's timeline. */
+	if (trace && p.pid > 0 && t.r.hdr.pid && (uint32_t)p.pid != t.r.hdr.pid) {
+		cli_error("report", "'%s' is the trace of process %u, '%s' the profile of process "
+			  "%d: not drawn together",
+			  trace, t.r.hdr.pid, path, p.pid);
+		trace_close(&t);
+		sp_profile_free(&p);
+		return 1;
+	}
 	if (p.coalesced && o->coalesce_set && !o->report.coalesce) {
 		cli_error("report",
 			  "%s was saved with objects coalesced per call site; --no-coalesce "

@@ -160,31 +160,45 @@ static void unload(struct trace_file *tf)
 	free(tf->data);
 }
 
-/* The exit status for how reading ended, with the one line on stderr. */
+/* The writer's errno as text: a value no errno has (a damaged header)
+ * is said as such, not as "Unknown error -1". */
+static const char *write_error_text(int werr, char *buf, size_t size)
+{
+	if (werr > 0 && werr < 4096 && strncmp(strerror(werr), "Unknown error", 13))
+		return strerror(werr);
+	snprintf(buf, size, "an error number no system has, %d: the header may be damaged", werr);
+	return buf;
+}
+
+/* The exit status for how reading ended, with one line on stderr. */
 static int finish(const char *cmd, struct trace_file *tf)
 {
 	struct sp_trace_reader *r = tf->r;
 	int werr = sp_trace_reader_write_error(r);
+	char why[160], loss[200] = "";
 
 	if (werr && r->write_loss_seen)
-		cli_error(cmd,
-			  "'%s' is incomplete: writing it failed (%s), and the %" PRIu64
-			  " events after its last record were lost",
-			  tf->path, strerror(werr), r->write_loss);
+		snprintf(loss, sizeof(loss),
+			 "; writing it failed (%s), and the %" PRIu64
+			 " events after its last record were lost",
+			 write_error_text(werr, why, sizeof(why)), r->write_loss);
 	else if (werr)
-		cli_error(cmd,
-			  "'%s' is incomplete: writing it failed (%s), and the events after its "
-			  "end were lost (how many is not in the file)",
-			  tf->path, strerror(werr));
+		snprintf(loss, sizeof(loss),
+			 "; writing it failed (%s), and the events after its end were lost (how "
+			 "many is not in the file)",
+			 write_error_text(werr, why, sizeof(why)));
 	if (r->status == SP_TRACE_READ_TRUNCATED) {
-		cli_error(cmd, "'%s' is incomplete: %s; %llu complete records were read", tf->path,
-			  r->error, (unsigned long long)r->records);
+		cli_error(cmd, "'%s' is incomplete: %s; %llu complete records were read%s", tf->path,
+			  r->error, (unsigned long long)r->records, loss);
 		return EXIT_TRUNCATED;
 	}
 	if (r->status == SP_TRACE_READ_CORRUPT) {
-		cli_error(cmd, "'%s' is corrupt: %s; reading stopped there", tf->path, r->error);
+		cli_error(cmd, "'%s' is corrupt: %s; reading stopped there%s", tf->path, r->error,
+			  loss);
 		return 1;
 	}
+	if (werr)
+		cli_error(cmd, "'%s' is incomplete: %s", tf->path, loss + 2);
 	return werr ? EXIT_TRUNCATED : 0;
 }
 
@@ -431,7 +445,8 @@ static int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fputs(dump_usage, stderr);
+		cli_error("trace dump", "the trace FILE is missing (syncprof trace dump FILE "
+			  "[--json] [--sort]; see --help)");
 		return 2;
 	}
 	if (load("trace dump", path, &tf))
@@ -582,7 +597,8 @@ static int cmd_stats(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fputs(stats_usage, stderr);
+		cli_error("trace stats", "the trace FILE is missing (syncprof trace stats FILE; "
+			  "see --help)");
 		return 2;
 	}
 	if (load("trace stats", path, &tf))
@@ -690,8 +706,11 @@ static int cmd_export(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* One line naming what is missing (the usage is --help's). */
 	if (!path || !out_path || !format) {
-		fputs(export_usage, stderr);
+		cli_error("trace export", "%s is missing (syncprof trace export --format "
+			  "perfetto|chrome FILE -o OUT; see --help)",
+			  !format ? "--format" : !path ? "the trace FILE" : "-o OUT");
 		return 2;
 	}
 	if (strcmp(format, "chrome") && strcmp(format, "perfetto")) {

@@ -9,8 +9,8 @@
  * own errno: no such process (-ESRCH), someone else's process (-EPERM), a
  * process without a control socket (-ENOENT), a stale socket
  * (-ECONNREFUSED), a socket answered by another process (-EADDRINUSE), no
- * answer (-ETIMEDOUT, -EPROTO: the process answers only its owner and
- * root), a refused request (-EREMOTEIO).  The answer must arrive within
+ * answer (-ETIMEDOUT, -EPROTO: the process exited, is exiting, or answers
+ * only its owner and root), a refused request (-EREMOTEIO).  The answer must arrive within
  * CTL_TIMEOUT_MS.
  *
  * Nothing here prints: the message goes to the caller's buffer, so that
@@ -192,6 +192,35 @@ static char *recv_all(int fd, size_t *len)
 	return NULL;
 }
 
+/* Why @pid closed the connection without an answer, as far as can be told
+ * afterwards: it exited (or is a zombie), it belongs to someone else (it
+ * answers only its owner and root), or it is exiting. */
+static const char *why_no_answer(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned uid = 0;
+	FILE *f;
+	int state = 0;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return "it has exited";
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(buf, sizeof(buf), f)) {
+			if (!strncmp(buf, "State:", 6) && (p = buf + 6 + strspn(buf + 6, " \t")))
+				state = *p;
+			else if (!strncmp(buf, "Uid:", 4))
+				sscanf(buf + 4, "%*u %u", &uid); /* the effective uid */
+		}
+		fclose(f);
+	}
+	if (state == 'Z' || state == 'X')
+		return "it has exited";
+	if (geteuid() && uid != geteuid())
+		return "it answers only its owner and root";
+	return "it is exiting, or its control thread stopped";
+}
+
 int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, char *err,
 		    size_t esize)
 {
@@ -219,10 +248,8 @@ int cli_ctl_request(pid_t pid, const char *line, char **payload, size_t *plen, c
 	nl = memchr(ans, '\n', len);
 	if (!len || !nl) {
 		free(ans);
-		return fail(err, esize, -EPROTO,
-			    "process %d closed the connection without answering (it answers "
-			    "only its owner and root)",
-			    (int)pid);
+		return fail(err, esize, -EPROTO, "process %d closed the connection without "
+			    "answering (%s)", (int)pid, why_no_answer(pid));
 	}
 	if (!strncmp(ans, "error ", 6)) {
 		fail(err, esize, 0, "process %d: %.*s", (int)pid, (int)(nl - ans - 6), ans + 6);

@@ -325,7 +325,7 @@ void run_report_finish(struct run_report *r)
 		else
 			fprintf(stderr, "syncprof: cannot write the report to '%s' (%s); writing it "
 					"to stderr\n",
-				out, strerror(-rc));
+				out, sp_report_file_error(out, rc));
 		sp_write_all(2, data, len);
 	}
 	sp_sigguard_leave(&g);

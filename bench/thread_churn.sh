@@ -7,6 +7,8 @@
 #   preload     LD_PRELOAD=libsyncprof-preload.so
 #   compiled    the binary built with -include syncprof/instrument.h
 #   hold+order  preloaded, SYNCPROF_OPTIONS=hold=1,lock_order=1
+#   noaccount   preloaded, account=0: what the exit's time account costs
+#               (its /proc reads, docs/accounting.md) is the difference
 #
 # each REPEATS times, the modes alternating, all with report_at_exit=0
 # (the program times its create/join loop only).  Prints each mode's
@@ -18,7 +20,7 @@ set -eu
 b=${1:-build} repeats=${2:-5} n=${3:-40000}
 bin=$b/bench/thread_churn inst=$b/bench/thread_churn_instrumented
 pre=$(cd "$b" && pwd)/libsyncprof-preload.so
-modes="bare preload compiled hold+order"
+modes="bare preload compiled hold+order noaccount"
 declare -A runs
 one() {
 	case $1 in
@@ -27,6 +29,7 @@ one() {
 	compiled) SYNCPROF_OPTIONS=report_at_exit=0,enabled=1 "$inst" "$n" ;;
 	hold+order) LD_PRELOAD=$pre SYNCPROF_OPTIONS=report_at_exit=0,hold=1,lock_order=1 \
 		"$bin" "$n" ;;
+	noaccount) LD_PRELOAD=$pre SYNCPROF_OPTIONS=report_at_exit=0,account=0 "$bin" "$n" ;;
 	esac | sed -n 's/.*per_thread_us \([0-9.]*\).*/\1/p'
 }
 for r in $(seq "$repeats"); do

@@ -11,7 +11,8 @@
  * Run with hold=1,hold_sample=1,lock_order=1 (CMakeLists.txt) so that
  * every hold is timed, held lists are kept and edges are cached.
  *
- * Usage: test_thread_reuse [THREADS]   (default 2000)
+ * Usage: test_thread_reuse [THREADS]   (default 2000; SYNCPROF_TEST_SCALE=N
+ * in the environment divides it by N, as the TSan build's run does)
  */
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -31,7 +32,32 @@ static struct sp_thread *rec_a;
 static const struct sp_entry *a_m1_entry;
 static const struct sp_entry_cold *a_m1_cold; /* the entry's own pointer is cleared too */
 
+static pid_t a_tid;
+
 #define A_ROUNDS 7
+
+/* Until thread A sleeps in the kernel (its lock of m1, main holding it). */
+static void wait_until_a_blocks(void)
+{
+	struct timespec ms1 = { 0, 1000000 };
+	char path[64], *st, *p;
+	pid_t tid;
+
+	while (!(tid = __atomic_load_n(&a_tid, __ATOMIC_ACQUIRE)))
+		nanosleep(&ms1, NULL);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	for (;;) {
+		st = t_slurp_file(path);
+		T_ASSERT(st != NULL);
+		p = strrchr(st, ')');
+		if (p && p[1] == ' ' && p[2] == 'S') {
+			free(st);
+			return;
+		}
+		free(st);
+		nanosleep(&ms1, NULL);
+	}
+}
 
 static int cold_is_zero(const struct sp_entry_cold *c)
 {
@@ -44,6 +70,7 @@ static void *thread_a(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "reuse-a", 0, 0, 0);
+	__atomic_store_n(&a_tid, gettid(), __ATOMIC_RELEASE);
 	/* contended: main holds m1 (unprofiled) and lets go later */
 	syncprof_mutex_lock(&m1, "/reuse/a.c", 1, "thread_a");
 	syncprof_mutex_lock(&m3, "/reuse/a.c", 2, "thread_a");
@@ -176,14 +203,16 @@ static uint64_t row_acquisitions(const char *file)
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 2000;
-	struct timespec ms20 = { 0, 20000000 };
 	pthread_t a, b, c[4];
 	uint64_t made = 0;
+
+	if (getenv("SYNCPROF_TEST_SCALE") && atoi(getenv("SYNCPROF_TEST_SCALE")) > 1)
+		n /= (unsigned)atoi(getenv("SYNCPROF_TEST_SCALE"));
 
 	syncprof_enable();
 	pthread_mutex_lock(&m1); /* glibc's own: A's first lock waits */
 	T_ASSERT_INT(pthread_create(&a, NULL, thread_a, NULL), ==, 0);
-	nanosleep(&ms20, NULL);
+	wait_until_a_blocks();
 	pthread_mutex_unlock(&m1);
 	T_ASSERT_INT(pthread_join(a, NULL), ==, 0);
 	T_ASSERT_INT(pthread_create(&b, NULL, thread_b, NULL), ==, 0);

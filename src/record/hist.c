@@ -41,6 +41,7 @@
  * longer add up to the entry's contended count).
  */
 #include <errno.h>
+#include <string.h>
 
 #include "record/record.h"
 
@@ -92,6 +93,27 @@ void sp_hist_pool_destroy(struct sp_hist_pool *p)
 	p->slabs = NULL;
 	p->next = NULL;
 	p->left = 0;
+}
+
+int sp_hist_pool_reset(struct sp_hist_pool *p)
+{
+	unsigned char *keep = p->slabs;
+
+	if (!keep)
+		return 0;
+	/* Older slabs go; the newest stays, its used part zeroed as a fresh
+	 * mapping would be (pool_alloc() hands out zeroed memory). */
+	for (void *s = *(void **)keep; s;) {
+		void *next = *(void **)s;
+
+		sp_munmap(s, SLAB_BYTES);
+		s = next;
+	}
+	*(void **)keep = NULL;
+	memset(keep + SLAB_HEADER, 0, (size_t)(p->next - (keep + SLAB_HEADER)));
+	p->next = keep + SLAB_HEADER;
+	p->left = SLAB_BYTES - SLAB_HEADER;
+	return 1;
 }
 
 /* Replace the narrow histogram *@slot by a wide copy of it. */

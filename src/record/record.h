@@ -213,6 +213,12 @@ struct sp_thread {
 
 void sp_table_init(struct sp_table *t);
 void sp_table_destroy(struct sp_table *t);
+/* Empty @t for a new owner, keeping its mappings, when it is small
+ * (SP_TABLE_REUSE_MAX entries at most): 1, and @near (SP_LOCK_SLOTS
+ * pointers, or NULL) cleared where its entries were; 0 when it is not
+ * (the caller destroys it).  No reader may see @t meanwhile. */
+#define SP_TABLE_REUSE_MAX 256
+int sp_table_reset(struct sp_table *t, struct sp_entry **near);
 /* Owner only.  NULL when out of memory. */
 /* The function of an entry's instrumented site (__func__), or NULL (table.c). */
 const char *sp_entry_func(const struct sp_entry *e);
@@ -494,6 +500,9 @@ int sp_hist_read(const uintptr_t *slot, uint64_t *out);
 /* Add the histogram *@from (of another table) into *@slot of @into's entry. */
 int sp_hist_fold(struct sp_table *into, uintptr_t *slot, const uintptr_t *from);
 void sp_hist_pool_destroy(struct sp_hist_pool *p);
+/* Empty @p for a new owner (registry.c's reuse of a record): its newest
+ * slab kept, zeroed where used, the others unmapped.  Owner only. */
+int sp_hist_pool_reset(struct sp_hist_pool *p);
 /* Owner of @t only: @size bytes of zeroed memory from @t's pool, kept
  * while @t lives (an entry's stack); NULL when out of memory. */
 void *sp_table_alloc(struct sp_table *t, size_t size);

@@ -7,8 +7,21 @@
  * initial-exec TLS pointer.  Records are linked into a list under
  * registry_lock.  A pthread key destructor runs when the thread exits: it
  * folds the thread's table into the retired aggregate (one table, owned by
- * whoever holds registry_lock), unlinks and unmaps the record.  Memory thus
- * stays bounded by live threads plus the distinct keys ever seen.
+ * whoever holds registry_lock) and unlinks the record; the record, its
+ * table emptied in place, goes on a free list (at most
+ * SP_FREE_RECORDS_MAX) for the next thread, so that a short thread maps
+ * and unmaps nothing.  Memory thus stays bounded by live threads, the
+ * free list, plus the distinct keys ever seen.
+ *
+ * Reuse, not unmapping: each thread mapped its record (25 KB), index
+ * (2 KB), home slots (128 + 212 KB) and a histogram slab (64 KB) and
+ * unmapped them at exit; in a multithreaded process every munmap shoots
+ * down the TLBs of the other CPUs running it (IPIs, costly in a VM), and
+ * the fresh pages fault in again.  bench/thread_churn.sh, 2000 threads,
+ * 4 at a time, preloaded, on the loaded 2-core VM: ~2100 us per thread
+ * with map/unmap, ~550 us with reuse (bare ~130-190 us).  A table of more
+ * than SP_TABLE_REUSE_MAX entries is freed as before (emptying it would
+ * cost more than mapping a fresh one).
  *
  * sp_tls_self is NULL both before registration and while the thread is
  * inside the profiler (a report, an exit fold) or has been torn down; the
@@ -39,6 +52,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "record/lockorder.h"
 #include "record/record.h"
 
 enum tls_state {
@@ -65,6 +79,11 @@ static struct sp_account_retired retired_account;           /* registry_lock */
 static struct sp_account_thread exited_ring[SP_ACCOUNT_EXITED_KEPT]; /* registry_lock */
 static uint64_t account_seq; /* = retired_account.threads, read without the lock */
 static int key_state; /* 0: none, 1: creating, 2: ready, 3: failed */
+/* Records of exited threads, emptied, for the next threads (registry_lock):
+ * a short thread then maps and unmaps nothing. */
+#define SP_FREE_RECORDS_MAX 64
+static struct sp_thread *free_records;
+static size_t n_free;
 
 void sp_lost_add(uint64_t n)
 {
@@ -93,13 +112,55 @@ static void record_free(struct sp_thread *t)
 	sp_munmap(t, sizeof(*t));
 }
 
-/* Fold a record into the retired aggregate and free it. */
+/*
+ * An unlinked, folded record made ready for the next thread: its table
+ * emptied in place (entries, cold parts, histograms, stacks, index), its
+ * caches cleared; the mappings stay.  0 when it is too big to keep (its
+ * table has more than SP_TABLE_REUSE_MAX entries): the caller frees it.
+ * Its wait publication keeps counting (wait_pub.c's seq only grows), so
+ * that a watchdog scan that saw the last owner's wait never takes the
+ * next owner's for it.  No one else can see @t (unlinked).
+ */
+static int record_reset(struct sp_thread *t)
+{
+	if (!sp_table_reset(&t->table, t->near))
+		return 0;
+	t->last = NULL;
+	/* Written only with lock_order=1 (lockorder.c); 8 KiB. */
+	if (sp_load_relaxed(&sp_order_ready))
+		memset(t->order_cache, 0, sizeof(t->order_cache));
+	t->tid = 0;
+	t->born_ns = 0;
+	memset(t->name, 0, sizeof(t->name));
+	return 1;
+}
+
+/* Keep a folded, unlinked record for the next thread, or free it. */
+static void record_recycle(struct sp_thread *t)
+{
+	if (record_reset(t)) {
+		sp_lock(&registry_lock);
+		if (n_free < SP_FREE_RECORDS_MAX) {
+			t->next = free_records;
+			t->prev = NULL;
+			free_records = t;
+			n_free++;
+			t = NULL;
+		}
+		sp_unlock(&registry_lock);
+		if (!t)
+			return;
+	}
+	record_free(t);
+}
+
+/* Fold a record into the retired aggregate and unlink it: the caller
+ * recycles or frees it. */
 static void record_retire_locked(struct sp_thread *t)
 {
 	if (sp_table_fold(&retired, &t->table))
 		sp_lost_add(1);
 	registry_unlink_locked(t);
-	record_free(t);
 }
 
 /* An exiting thread's account into the retired totals and the ring. */
@@ -137,7 +198,7 @@ static void thread_exit(void *arg)
 	/* Its own table, read by its owner; the name as the kernel has it now
 	 * (the thread may have renamed itself after registering). */
 	if (want)
-		rc = sp_sched_read(sp_gettid(), &s);
+		rc = sp_sched_read(t->tid, &s); /* its own, read at registration */
 	if (want && !rc) {
 		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);
 		memcpy(t->name, s.name, sizeof(t->name));
@@ -147,6 +208,7 @@ static void thread_exit(void *arg)
 		account_exit_locked(t, rc, &f);
 	record_retire_locked(t);
 	sp_unlock(&registry_lock);
+	record_recycle(t);
 }
 
 void sp_registry_fork_prepare(void)
@@ -166,8 +228,10 @@ void sp_registry_fork_child(void)
 
 	for (; t; t = next) {
 		next = t->next;
-		if (t != self)
+		if (t != self) {
 			record_retire_locked(t);
+			record_free(t); /* single-threaded here: no reset needed to free */
+		}
 	}
 	if (self) {
 		self->tid = sp_gettid();
@@ -215,18 +279,27 @@ struct sp_thread *sp_thread_self__slowpath(void)
 		sp_lost_add(1); /* a call during thread teardown */
 		return NULL;
 	}
-	t = sp_mmap(sizeof(*t));
-	if (!t) {
-		sp_lost_add(1);
-		return NULL;
+	sp_lock(&registry_lock);
+	t = free_records;
+	if (t) {
+		free_records = t->next;
+		n_free--;
 	}
-	sp_table_init(&t->table);
-	t->table.use_home = 1; /* a thread's own table: the probe's fast path */
+	sp_unlock(&registry_lock);
+	if (!t) {
+		t = sp_mmap(sizeof(*t));
+		if (!t) {
+			sp_lost_add(1);
+			return NULL;
+		}
+		sp_table_init(&t->table);
+		t->table.use_home = 1; /* a thread's own table: the probe's fast path */
+	}
 	t->tid = sp_gettid();
 	t->born_ns = sp_boottime_ns();
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	if (pthread_setspecific(exit_key, t)) {
-		sp_munmap(t, sizeof(*t));
+		record_free(t); /* it may have been a reused one */
 		sp_lost_add(1);
 		return NULL;
 	}

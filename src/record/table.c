@@ -185,6 +185,36 @@ void sp_table_destroy(struct sp_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/*
+ * Reuse (registry.c): an exited thread's table, emptied in place, serves
+ * the next thread, so that a short thread maps and unmaps nothing (each
+ * munmap of a multithreaded process shoots down the other CPUs' TLBs).
+ * Its entries are found through the index, not by walking the home slots,
+ * whose untouched pages would then be faulted in.
+ */
+int sp_table_reset(struct sp_table *t, struct sp_entry **near)
+{
+	size_t slots = t->index ? t->index_mask + 1 : 0;
+
+	if (sp_table_count(t) > SP_TABLE_REUSE_MAX)
+		return 0;
+	for (size_t i = 0; i < slots; i++) {
+		struct sp_entry *e = t->index[i];
+
+		if (!e)
+			continue;
+		if (near)
+			near[sp_lock_slot(e->obj)] = NULL;
+		memset(e->cold, 0, sizeof(*e->cold));
+		memset(e, 0, sizeof(*e));
+		t->index[i] = NULL;
+	}
+	sp_hist_pool_reset(&t->hist_pool);
+	t->n_entries = 0;
+	t->n_home = 0;
+	return 1;
+}
+
 size_t sp_table_count(const struct sp_table *t)
 {
 	return sp_load_acquire(&t->n_home) + sp_load_acquire(&t->n_entries);

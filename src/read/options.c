@@ -526,7 +526,7 @@ static size_t item_next(const char *s, char *item, size_t size, int *err)
 
 /* At most this many warnings per string; the rest are counted in one
  * line (9,000 unknown keys printed 9,000 lines before). */
-#define WARN_MAX 5
+#define WARN_MAX 8
 
 int sp_options_parse(struct sp_options *o, const char *s, FILE *warn_to)
 {

@@ -38,6 +38,7 @@
 #pragma weak dwarf_haspc
 #pragma weak dwarf_hasattr
 #pragma weak dwarf_siblingof
+#pragma weak dwarf_srclang
 #pragma weak dwarf_tag
 #pragma weak dwfl_addrmodule
 #pragma weak dwfl_begin

@@ -199,11 +199,13 @@ static void thread_exit(void *arg)
 	 * (the thread may have renamed itself after registering). */
 	if (want)
 		rc = sp_sched_read(t->tid, &s); /* its own, read at registration */
-	if (want && !rc) {
+	if (want && !rc)
 		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);
-		memcpy(t->name, s.name, sizeof(t->name));
-	}
 	sp_lock(&registry_lock);
+	/* Under the lock: the watchdog copies the names of registered threads
+	 * under it (a race TSan saw when the copy came before). */
+	if (want && !rc)
+		memcpy(t->name, s.name, sizeof(t->name));
 	if (want)
 		account_exit_locked(t, rc, &f);
 	record_retire_locked(t);

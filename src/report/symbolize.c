@@ -238,7 +238,10 @@ static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes, int *conc
 	int n = dwarf_getscopes(cu, pc, scopes);
 
 	*concrete = 0;
-	if (n > 0 || !dwarf_child || !dwarf_siblingof || !dwarf_haspc || !dwarf_hasattr)
+	/* Rust's compilation units only: C and C++ keep libdw's answer (a
+	 * walk there found libstdc++'s inline frames that libdw leaves out). */
+	if (n > 0 || !dwarf_child || !dwarf_siblingof || !dwarf_haspc || !dwarf_hasattr ||
+	    !dwarf_srclang || dwarf_srclang(cu) != 0x1c /* DW_LANG_Rust */)
 		return n;
 	free(*scopes);
 	*scopes = NULL;

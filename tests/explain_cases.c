@@ -25,12 +25,22 @@
  *                            times from one site, then main waits on it
  *                            until it is broadcast MS ms later (from
  *                            another site); then all finish
+ *   explain_cases timedself MS  tm-self holds a C11 mtx_timed and takes it
+ *                            again with mtx_timedlock, deadline MS ms: a
+ *                            cycle of one that ends (timed out); then exits
+ *   explain_cases timedabba MS  tm-ab holds a, then waits for b with
+ *                            pthread_mutex_timedlock (deadline MS ms);
+ *                            tm-ba holds b and waits for a (untimed): a
+ *                            cycle until tm-ab times out, lets a go and
+ *                            both finish
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -200,6 +210,66 @@ __attribute__((noinline)) static void *signaller(void *arg)
 	return NULL;
 }
 
+/* ---- timedself, timedabba: cycles that end at a deadline -------------------- */
+
+static mtx_t tm;
+static int timed_rc = -1;
+
+static struct timespec deadline_in(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+__attribute__((noinline)) static void *timed_self(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	name("tm-self");
+	mtx_lock(&tm); /* SITE_TSELF_FIRST */
+	ts = deadline_in(hold_ms);
+	timed_rc = mtx_timedlock(&tm, &ts); /* SITE_TSELF_AGAIN */
+	mtx_unlock(&tm);
+	return NULL;
+}
+
+__attribute__((noinline)) static void *timed_ab(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	name("tm-ab");
+	pthread_mutex_lock(&a); /* SITE_TAB_OUTER */
+	pthread_barrier_wait(&both);
+	ts = deadline_in(hold_ms);
+	timed_rc = pthread_mutex_timedlock(&b, &ts); /* SITE_TAB_INNER */
+	if (timed_rc == 0)
+		pthread_mutex_unlock(&b);
+	pthread_mutex_unlock(&a);
+	return NULL;
+}
+
+__attribute__((noinline)) static void *timed_ba(void *arg)
+{
+	(void)arg;
+	name("tm-ba");
+	pthread_mutex_lock(&b); /* SITE_TBA_OUTER */
+	pthread_barrier_wait(&both);
+	pthread_mutex_lock(&a); /* SITE_TBA_INNER */
+	pthread_mutex_unlock(&a);
+	pthread_mutex_unlock(&b);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t1, t2;
@@ -280,6 +350,25 @@ int main(int argc, char **argv)
 		printf("done\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: explain_cases abba|three|self|rwdead|chain MS|busy MS|condsig MS\n");
+	if (argc >= 2 && !strcmp(argv[1], "timedself")) {
+		mtx_init(&tm, mtx_timed);
+		pthread_create(&t1, NULL, timed_self, NULL);
+		printf("ready\n");
+		pthread_join(t1, NULL);
+		printf("done %s\n", timed_rc == thrd_timedout ? "timedout" : "unexpected");
+		return timed_rc == thrd_timedout ? 0 : 1;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "timedabba")) {
+		pthread_barrier_init(&both, NULL, 2);
+		pthread_create(&t1, NULL, timed_ab, NULL);
+		pthread_create(&t2, NULL, timed_ba, NULL);
+		printf("ready\n");
+		pthread_join(t1, NULL);
+		pthread_join(t2, NULL);
+		printf("done %s\n", timed_rc == ETIMEDOUT ? "timedout" : "unexpected");
+		return timed_rc == ETIMEDOUT ? 0 : 1;
+	}
+	fprintf(stderr, "usage: explain_cases abba|three|self|rwdead|chain MS|busy MS|condsig MS|"
+			"timedself MS|timedabba MS\n");
 	return 2;
 }

@@ -17,6 +17,9 @@
  *   - hard contention in one lock order (chains all the time): no deadlock
  *     is reported.
  *   - a condition wait: the warning names the site that signalled it last.
+ *   - a cycle through a timed lock wait (a C11 mtx_timedlock of a mutex the
+ *     thread holds; a timedlock in an ABBA): "timed wait cycle", said once,
+ *     naming the timed wait; the call still times out.
  *
  * With a plain build of the program too: only 'syncprof run --deadlock' on
  * that one.
@@ -305,6 +308,28 @@ static void busy(void)
 	free(err);
 }
 
+/* A cycle through a timed wait ends at its deadline: no deadlock is
+ * reported, one warning says so and names the timed wait, and the timed
+ * call returns its timeout as without the profiler. */
+static void timed_cycle(const char *case_, const char *header, const char *timed_site)
+{
+	char *out, *err, s[128], line[1024];
+	int rc = t_run(&out, &err,
+		       "%s SYNCPROF_OPTIONS=enabled=1,report_at_exit=0,deadlock=1 %s %s 1500", env,
+		       prog, case_);
+
+	fprintf(stderr, "--- %s (%s):\n%s---\n", case_, way, err);
+	T_ASSERT_INT(rc, ==, 0);
+	T_ASSERT_CONTAINS(out, "done timedout");
+	T_ASSERT_INT(t_count_lines(err, "deadlock:"), ==, 0);
+	T_ASSERT_INT(t_count_lines(err, "timed wait cycle:"), ==, 1);
+	T_ASSERT_CONTAINS(line_with(err, "timed wait cycle:", line, sizeof(line)), header);
+	site(s, sizeof(s), timed_site);
+	T_ASSERT_CONTAINS(line_with(err, s, line, sizeof(line)), "waits, until its deadline, for");
+	free(out);
+	free(err);
+}
+
 static void condsig(void)
 {
 	char *out, *err, s[128], line[1024];
@@ -361,6 +386,9 @@ int main(int argc, char **argv)
 	blame_root();
 	busy();
 	condsig();
+	timed_cycle("timedself", "1 thread waits, with a deadline, for a lock that it holds itself",
+		    "SITE_TSELF_AGAIN");
+	timed_cycle("timedabba", "ends when the wait of thread", "SITE_TAB_INNER");
 	t_run(NULL, NULL, "rm -rf %s", t_tmp());
 	fprintf(stderr, "test_explain: ok\n");
 	return 0;

@@ -174,7 +174,7 @@ static SP_NOINLINE void wait_recorded(struct sp_thread *t, int *w, uintptr_t ret
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))
 		(void)sp_trace_wait_begin(w, SP_TYPE_GLIBC_LOCK, &site);
 	if (watched)
-		sp_watch_begin(watched, e, t0, mode);
+		sp_watch_begin(watched, e, t0, mode, 0);
 	lll_wait(w);
 	ns = sp_wait_ns(mode, t0);
 	if (watched)

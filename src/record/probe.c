@@ -126,7 +126,7 @@ SP_NOINLINE int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op,
 	sp_wait_begin((uintptr_t)obj, &w); /* blame: who holds it now (hold.c) */
 	t0 = sp_wait_start(&mode);
 	if (watched)
-		sp_watch_begin(watched, e, t0, mode);
+		sp_watch_begin(watched, e, t0, mode, abstime != NULL);
 	rc = ops->lock(obj, abstime);
 	wait = sp_wait_ns(mode, t0);
 	if (watched)

@@ -247,7 +247,7 @@ static SP_ALWAYS_INLINE int sp_probe_cond_held(void *m, int rc, const struct sp_
 		t0_ = sp_wait_start(&mode_);                                          \
 		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
 		if (w_)                                                               \
-			sp_watch_begin(w_, e_, t0_, mode_);                           \
+			sp_watch_begin(w_, e_, t0_, mode_, 0);                        \
 		rc_ = call;                                                           \
 		ns_ = sp_wait_ns(mode_, t0_);                                         \
 		if (w_)                                                               \
@@ -330,7 +330,7 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 		t0_ = sp_wait_start(&mode_);                                          \
 		w_ = SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)) && e_ ? t_ : NULL;    \
 		if (w_)                                                               \
-			sp_watch_begin(w_, e_, t0_, mode_);                           \
+			sp_watch_begin(w_, e_, t0_, mode_, 0);                        \
 		rc_ = call;                                                           \
 		ns_ = sp_wait_ns(mode_, t0_);                                         \
 		if (w_)                                                               \

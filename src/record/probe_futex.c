@@ -149,7 +149,7 @@ static long futex_wait_timed(long nr, const long *a, uintptr_t ra)
 	watched = e ? t : NULL;
 	t0 = sp_wait_start(&mode);
 	if (watched)
-		sp_watch_begin(watched, e, t0, mode);
+		sp_watch_begin(watched, e, t0, mode, 0);
 	rc = SP_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	err = errno;
 	ns = sp_wait_ns(mode, t0);

@@ -162,6 +162,8 @@ struct sp_wait_pub {
 	uint32_t warned;
 	uint64_t t0;                    /* sp_wait_start() at the start of the wait */
 	int mode;                       /* ... and its clock mode (clock.c) */
+	int timed;                      /* a lock wait with a deadline: a cycle
+	                                 * through it ends at the timeout */
 	const struct sp_entry *entry;   /* what is waited for; NULL: not waiting */
 	uint32_t done_seq;              /* seq of the last warned wait that ended */
 	uint64_t done_ns;               /* its total wait */
@@ -554,8 +556,10 @@ int sp_rwlock_readers_wait(const void *l);
 
 extern unsigned sp_watch_on; /* non-zero: contended waits publish themselves */
 /* Contended slow path: publish / clear "waiting since t0 on obj at site"
- * (with frames=N, the entry's first wait also keeps its callers). */
-void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode);
+ * (with frames=N, the entry's first wait also keeps its callers); @timed:
+ * a lock wait with a deadline (timedlock, clocklock), which the deadlock
+ * check tells apart - 0 for waits that have no holder to form a cycle. */
+void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode, int timed);
 /* Returns the root holder's site the watchdog saw for this wait (a wait
  * chain), or NULL. */
 const struct sp_site *sp_watch_end(struct sp_thread *t, uint64_t wait_ns);

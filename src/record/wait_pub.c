@@ -48,7 +48,7 @@
 
 unsigned sp_watch_on;
 
-void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode)
+void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode, int timed)
 {
 	struct sp_wait_pub *w = &t->wait;
 	struct sp_entry_cold *c = e->cold;
@@ -72,6 +72,7 @@ void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mo
 	 * watchdog converts it with the same mode. */
 	sp_store_release(&w->t0, t0);
 	sp_store_release(&w->mode, mode);
+	sp_store_release(&w->timed, timed);
 	sp_store_release(&w->entry, e);
 	sp_store_release(&w->seq, s + 2); /* even: a wait, identified by s + 2 */
 }

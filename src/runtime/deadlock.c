@@ -27,8 +27,11 @@
  * between them every member waited (or was about to block) for a lock
  * that the next member held - held for real, as hold.c publishes a hold
  * after the acquisition and removes it before the release.  Such a cycle
- * lasts forever for untimed lock calls; with timed calls (timedlock) it
- * lasts until a timeout, and is reported all the same.
+ * lasts forever for untimed lock calls: a deadlock.  A cycle with a timed
+ * member (timedlock, clocklock: the wait publishes it, wait_pub.c) ends at
+ * that member's deadline, when its call returns ETIMEDOUT: no deadlock.
+ * It is said once as a warning that names the timed wait, and is not
+ * counted among the deadlocks.
  *
  * Never blocks on the program.  The scan takes the watchdog's scan_lock,
  * the registry lock (to walk the thread records) and report_lock (to name
@@ -100,7 +103,7 @@ struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t)
 		const struct sp_entry *e;
 		const struct sp_entry_cold *c;
 		uint64_t t0;
-		int mode;
+		int mode, timed;
 
 		if (s1 & 1)
 			continue;
@@ -108,6 +111,7 @@ struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t)
 		 * load below sees that wait's odd or newer seq. */
 		t0 = sp_load_acquire(&w->t0);
 		mode = sp_load_acquire(&w->mode);
+		timed = sp_load_acquire(&w->timed);
 		e = sp_load_acquire(&w->entry);
 		s2 = sp_load_relaxed(&w->seq);
 		if (s1 != s2)
@@ -125,6 +129,7 @@ struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t)
 		n->site.pc = e->pc;
 		n->site.line = e->line;
 		n->type = e->type;
+		n->timed = timed != 0;
 		if (c) {
 			unsigned k = sp_load_acquire(&c->n_frames);
 
@@ -549,7 +554,7 @@ void sp_wg_print_warning(FILE *out, const struct sp_wg *g, const struct sp_wg_no
 #define SP_DL_SEEN 64    /* cycles remembered as reported */
 
 static uint64_t seen[SP_DL_SEEN];
-static unsigned n_seen_total;
+static unsigned n_seen_total, n_timed;
 static char kept[SP_DL_KEEP][SP_DL_TEXT];
 static unsigned n_reported;
 
@@ -578,11 +583,31 @@ static void put_frames(struct text *t, const struct sp_wg_node *n)
 	}
 }
 
+/* The first member of @c whose wait has a deadline; NULL: none. */
+static const struct sp_wg_node *timed_member(const struct sp_wg *g, const struct sp_wg_cycle *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (g->node[c->member[i]].timed)
+			return &g->node[c->member[i]];
+	return NULL;
+}
+
 static void put_deadlock(struct text *t, const struct sp_wg *g, const struct sp_wg_cycle *c)
 {
 	char site[512], who[64];
+	const struct sp_wg_node *timed = timed_member(g, c);
 
-	if (c->n == 1)
+	if (timed && c->n == 1)
+		put(t, "timed wait cycle: 1 thread waits, with a deadline, for a lock that it "
+		       "holds itself; the wait ends at its deadline, so no deadlock "
+		       "(syncprof, pid %d)\n",
+		    (int)getpid());
+	else if (timed)
+		put(t, "timed wait cycle: %u threads wait in a cycle, each for a lock that the "
+		       "next one holds; it ends when the wait of %s reaches its deadline, so "
+		       "no deadlock (syncprof, pid %d)\n",
+		    c->n, thread_name(g, timed->tid, who, sizeof(who)), (int)getpid());
+	else if (c->n == 1)
 		put(t, "deadlock: 1 thread waits for a lock that it holds itself; it cannot go on "
 		       "(syncprof, pid %d)\n",
 		    (int)getpid());
@@ -596,8 +621,9 @@ static void put_deadlock(struct text *t, const struct sp_wg *g, const struct sp_
 		const struct sp_wg_node *p = &g->node[c->member[(i + c->n - 1) % c->n]];
 
 		sp_wg_site_name(&n->site, site, sizeof(site));
-		put(t, "  %s waits for %s %#lx at %s\n", thread_name(g, n->tid, who, sizeof(who)),
-		    sp_type_name(n->type), (unsigned long)n->obj, site);
+		put(t, "  %s waits%s for %s %#lx at %s\n", thread_name(g, n->tid, who, sizeof(who)),
+		    n->timed ? ", until its deadline," : "", sp_type_name(n->type),
+		    (unsigned long)n->obj, site);
 		put_frames(t, n);
 		sp_wg_site_name(&p->holder.site, site, sizeof(site));
 		put(t, "    and holds %s %#lx%s, taken at %s, which %s waits for\n",
@@ -634,6 +660,17 @@ unsigned sp_wg_report_deadlocks(FILE *out, struct sp_wg *g)
 		if (known)
 			continue;
 		seen[n_seen_total++ % SP_DL_SEEN] = key;
+		if (timed_member(g, cy)) {
+			/* Said, not kept: no deadlock (ctl status counts it apart). */
+			static char said[SP_DL_TEXT];
+
+			t = (struct text){ said, 0, SP_DL_TEXT };
+			put_deadlock(&t, g, cy);
+			n_timed++;
+			fputs(t.p, out);
+			printed++;
+			continue;
+		}
 		t = (struct text){ kept[n_reported % SP_DL_KEEP], 0, SP_DL_TEXT };
 		put_deadlock(&t, g, cy);
 		n_reported++;
@@ -648,6 +685,9 @@ void sp_wg_status(FILE *out)
 	unsigned first = n_reported > SP_DL_KEEP ? n_reported - SP_DL_KEEP : 0;
 
 	fprintf(out, "deadlocks: %u\n", n_reported);
+	if (n_timed)
+		fprintf(out, "timed_wait_cycles: %u (not deadlocks: each ended at a deadline)\n",
+			n_timed);
 	for (unsigned i = first; i < n_reported; i++)
 		fputs(kept[i % SP_DL_KEEP], out);
 }
@@ -656,4 +696,5 @@ void sp_wg_forget(void)
 {
 	n_seen_total = 0;
 	n_reported = 0;
+	n_timed = 0;
 }

@@ -135,6 +135,7 @@ struct sp_wg_node {
 	uintptr_t obj;
 	struct sp_site site;
 	uint8_t type, n_frames;
+	uint8_t timed;         /* a lock wait with a deadline (wait_pub.c) */
 	uintptr_t frames[SP_MAX_FRAMES];
 	struct sp_wg_holder holder;
 	int next;              /* node of the holder when it waits too; -1 */

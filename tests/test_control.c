@@ -315,7 +315,7 @@ static __attribute__((unused)) void test_fork(void)
 }
 
 /* SigCgt of /proc/PID/status has bit (sig - 1) set when a handler exists. */
-static int has_handler(pid_t pid, int sig)
+static int status_mask_has(pid_t pid, const char *field, int sig)
 {
 	char path[64], *s, *p;
 	unsigned long long mask;
@@ -323,11 +323,26 @@ static int has_handler(pid_t pid, int sig)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	s = t_slurp_file(path);
 	T_ASSERT(s != NULL);
-	p = strstr(s, "SigCgt:");
+	p = strstr(s, field);
 	T_ASSERT(p != NULL);
-	mask = strtoull(p + 7, NULL, 16);
+	mask = strtoull(p + strlen(field), NULL, 16);
 	free(s);
 	return (int)((mask >> (sig - 1)) & 1);
+}
+
+static int has_handler(pid_t pid, int sig)
+{
+	return status_mask_has(pid, "SigCgt:", sig);
+}
+
+/* Send @sig once the previous one was delivered (no longer pending in
+ * ShdPnd): the kernel keeps one pending standard signal, so this is the
+ * fastest a program can be sent distinct requests. */
+static void send_when_delivered(pid_t pid, int sig)
+{
+	for (int i = 0; i < 5000 && status_mask_has(pid, "ShdPnd:", sig); i++)
+		t_sleep_ms(1);
+	kill(pid, sig);
 }
 
 static void test_signal(void)
@@ -360,11 +375,29 @@ static void test_signal(void)
 		text = NULL;
 		t_sleep_ms(10);
 	}
-	T_ASSERT_INT(t_stop(&p), ==, 0); /* survived the signal */
 	free(text);
 	text = t_slurp_file(errpath);
 	T_ASSERT_CONTAINS(text, "syncprof: pid");
 	T_ASSERT_CONTAINS(text, "ctl_target.c");
+	T_ASSERT_INT(t_count_lines(text, "syncprof: pid"), ==, 1);
+	free(text);
+	/* Five requests, each sent as soon as the previous one was delivered:
+	 * faster than reports are written, so most arrive during a report,
+	 * and wait their turn: five reports. */
+	for (int i = 0; i < 5; i++)
+		send_when_delivered(p.pid, SIGUSR2);
+	for (int i = 0; i < 1000; i++) {
+		text = t_slurp_file(errpath);
+		if (text && t_count_lines(text, "syncprof: pid") >= 6)
+			break;
+		free(text);
+		text = NULL;
+		t_sleep_ms(10);
+	}
+	T_ASSERT_INT(t_stop(&p), ==, 0); /* survived the signals */
+	free(text);
+	text = t_slurp_file(errpath);
+	T_ASSERT_INT(t_count_lines(text, "syncprof: pid"), ==, 6);
 	free(text);
 }
 

@@ -304,13 +304,31 @@ static void client_write(struct client *c)
 		client_close(c);
 }
 
+/*
+ * One report per signal: each signal's byte is one request, served in
+ * turn (signals that arrive during a report wait in the pipe, and the
+ * next poll serves them).  Requests the pipe had no room for (64 KiB of
+ * them pending) are counted by the handler and said by the next report:
+ * never lost without a word.  Two signals that arrive before the first
+ * is delivered are one to the kernel (a standard signal is pending or
+ * not), which no handler can tell.
+ */
+static unsigned sig_unqueued; /* handler: requests the full pipe refused */
+
 static void signal_report(void)
 {
-	char buf[64];
+	char c;
+	unsigned unqueued;
 
-	while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
-		;
+	if (read(sig_pipe[0], &c, 1) != 1)
+		return;
 	syncprof_report(stderr, &sp_opts.report);
+	unqueued = __atomic_exchange_n(&sig_unqueued, 0, __ATOMIC_RELAXED);
+	if (unqueued)
+		fprintf(stderr,
+			"syncprof: %u more report requests arrived while the queue of "
+			"requests was full; this report answers them too\n",
+			unqueued);
 }
 
 static void on_report_signal(int sig)
@@ -318,7 +336,8 @@ static void on_report_signal(int sig)
 	int saved = errno;
 
 	(void)sig;
-	(void)!write(sig_pipe[1], "r", 1);
+	if (write(sig_pipe[1], "r", 1) != 1)
+		__atomic_fetch_add(&sig_unqueued, 1, __ATOMIC_RELAXED);
 	errno = saved;
 }
 

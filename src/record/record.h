@@ -783,6 +783,9 @@ void sp_hold_snapshot(void);
 /* Callers kept per contended interposed site (0: none); set by
  * sp_stack_init(). */
 extern unsigned sp_stack_frames;
+/* The skip regexes that matched no function at start-up: their count,
+ * and the patterns in *@patterns. */
+unsigned sp_stack_unmatched(const char *const **patterns);
 void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames);
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at

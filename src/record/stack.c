@@ -89,6 +89,9 @@ unsigned sp_skip_n;
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
 uintptr_t sp_site_gen;
 unsigned sp_skip_frames;
+/* Skip regexes that matched no function at start-up (sp_stack_unmatched()). */
+static const char *unmatched[SP_STACK_MAX_SKIP];
+static unsigned n_unmatched;
 static unsigned n_ranges; /* filled at start-up, published as sp_skip_n */
 static int stack_ready;
 
@@ -275,6 +278,8 @@ static unsigned add_dso_ranges(const char *const *skip, unsigned n_skip, const c
 struct regex_ctx {
 	regex_t *re;
 	unsigned n_re;
+	const char *pattern[SP_STACK_MAX_SKIP];
+	unsigned matched[SP_STACK_MAX_SKIP]; /* functions each pattern matched */
 };
 
 static int add_module_matches(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base,
@@ -297,12 +302,14 @@ static int add_module_matches(Dwfl_Module *mod, void **ud, const char *name, Dwa
 		 * without its parameters (so '^std::mutex::lock$' matches) */
 		dem = sp_demangle(s);
 		bare = dem ? sp_demangle_no_params(s) : NULL;
-		for (unsigned k = 0; k < c->n_re; k++)
+		for (unsigned k = 0, added = 0; k < c->n_re; k++)
 			if (!regexec(&c->re[k], s, 0, NULL, 0) ||
 			    (dem && !regexec(&c->re[k], dem, 0, NULL, 0)) ||
 			    (bare && !regexec(&c->re[k], bare, 0, NULL, 0))) {
-				user_range_add((uintptr_t)addr, (uintptr_t)(addr + sym.st_size));
-				break;
+				if (!added++)
+					user_range_add((uintptr_t)addr,
+						       (uintptr_t)(addr + sym.st_size));
+				c->matched[k]++;
 			}
 		free(bare);
 		free(dem);
@@ -313,7 +320,7 @@ static int add_module_matches(Dwfl_Module *mod, void **ud, const char *name, Dwa
 static void add_regex_ranges(Dwfl *dwfl, const char *const *skip, unsigned n_skip)
 {
 	regex_t re[SP_STACK_MAX_SKIP];
-	struct regex_ctx c = { re, 0 };
+	struct regex_ctx c = { .re = re };
 
 	if (n_skip && !sp_libdw_present()) {
 		fputs("syncprof: warning: skip=REGEX needs libdw (link with -ldw); ignored\n",
@@ -326,12 +333,15 @@ static void add_regex_ranges(Dwfl *dwfl, const char *const *skip, unsigned n_ski
 					"expression; ignored\n", skip[i]);
 			continue;
 		}
-		c.n_re++;
+		c.pattern[c.n_re++] = skip[i];
 	}
 	if (c.n_re && dwfl)
 		dwfl_getmodules(dwfl, add_module_matches, &c, 0);
-	for (unsigned i = 0; i < c.n_re; i++)
+	for (unsigned i = 0; i < c.n_re; i++) {
+		if (dwfl && !c.matched[i])
+			unmatched[n_unmatched++] = c.pattern[i];
 		regfree(&re[i]);
+	}
 }
 
 /* "CFA = reg + off" with reg rsp (7) or rbp (6); -1 for anything else. */
@@ -711,6 +721,17 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	if (skip_frames)
 		learner_start();
 	sp_thread_leave(saved);
+}
+
+/*
+ * A skip regex that matched no function adds no range, so it costs the
+ * lock path nothing; but the user meant it to move sites, and it moved
+ * none: the report at exit says so (lifecycle.c).
+ */
+unsigned sp_stack_unmatched(const char *const **patterns)
+{
+	*patterns = unmatched;
+	return n_unmatched;
 }
 
 /* Return addresses of the current stack, outermost last. */

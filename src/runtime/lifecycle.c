@@ -628,6 +628,23 @@ failed:
 	return 0;
 }
 
+/*
+ * A skip regex that matched no function moved no site: said once, by a
+ * process that reports (so that a shell or make under 'syncprof run',
+ * which never had the function and recorded nothing, stays quiet).
+ */
+static void say_unmatched_skips(void)
+{
+	const char *const *p;
+	unsigned n = sp_stack_unmatched(&p);
+
+	for (unsigned i = 0; i < n; i++)
+		say("syncprof: warning: skip='%s' matched no function of %s or its libraries "
+		    "at start-up (a stripped binary keeps only its exported names); it moved "
+		    "no site\n",
+		    p[i], program_invocation_short_name);
+}
+
 static void do_report_at_exit(void)
 {
 	FILE *f;
@@ -638,6 +655,7 @@ static void do_report_at_exit(void)
 		return;
 	if (run_child && sp_opts.report_at_exit < 0 && nothing_recorded())
 		return;
+	say_unmatched_skips();
 	if (report_hand_off())
 		return;
 	if (sp_opts.output && report_to_file())

@@ -89,6 +89,16 @@ grep -q "^syncprof: pid" err.txt || fail "no report on stderr"
 	--skip '^wrap_lock$' --skip '^wrap_unlock$' --hold -- "$progs/preload_sites" skipped \
 	> /dev/null 2> err.txt || fail "full option set: $(cat err.txt)"
 ls out.*.json > /dev/null 2>&1 || fail "-o out.%p.json wrote nothing"
+grep -q "matched no function" err.txt && fail "a matching --skip said it matched nothing: $(cat err.txt)"
+# A --skip regex that matches no function: said once by each process that
+# reports (the program twice here), never by the shell that recorded nothing.
+"$cli" run -o /dev/null --skip '^no_such_wrapper_fn$' --skip '^wrap_lock$' -- \
+	sh -c "\"$progs/preload_sites\" skipped >/dev/null; \"$progs/preload_sites\" skipped >/dev/null" \
+	2> err.txt || fail "--skip matching nothing: $(cat err.txt)"
+n=$(grep -c "skip='^no_such_wrapper_fn\$' matched no function of preload_sites" err.txt)
+[ "$n" = 2 ] || fail "--skip matching nothing said $n times, not once per program: $(cat err.txt)"
+grep -q "skip='^wrap_lock\$' matched no" err.txt && fail "a matching --skip was said to match nothing"
+grep -q "of sh " err.txt && fail "the shell, which recorded nothing, spoke: $(cat err.txt)"
 python3 - out.*.json <<'PY' || fail "options not applied in the JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))

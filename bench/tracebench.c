@@ -122,7 +122,7 @@ static void *shared_writer(void *arg)
 		__atomic_store_n(&sr.sleeping, 1, __ATOMIC_RELAXED);
 		futex(&sr.kick, FUTEX_WAIT_PRIVATE, seq, &ts);
 		__atomic_store_n(&sr.sleeping, 0, __ATOMIC_RELAXED);
-		/* the same wake-up policy as syncprof's writer (trace_file.c) */
+		/* the same wake-up policy as syncprof's writer (src/trace/file.c) */
 		period_ms = shared_drain() > 4096 ? 1 : period_ms * 2 > 100 ? 100 : period_ms * 2;
 	}
 	return NULL;

@@ -3,9 +3,10 @@
  *
  * syncprof records where the threads of a program wait for locks: per call
  * site, lock object and lock type it keeps acquisitions, contended attempts,
- * total/maximum wait and a log2 histogram of waits.  Reports merge every
- * thread's statistics, subtract the last reset, optionally coalesce objects,
- * sort, cut to the top N rows and render as a table or as JSON.
+ * total/maximum wait and a log-linear histogram of waits (and, with hold
+ * tracking, of holds).  Reports merge every thread's statistics, subtract
+ * the last reset, optionally coalesce objects, sort, cut to the top N rows
+ * and render as a table, JSON, CSV, folded stacks, pprof or HTML.
  *
  * Three ways in:
  *   - compile-time instrumentation: -include syncprof/instrument.h turns

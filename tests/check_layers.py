@@ -16,6 +16,16 @@ above; so no folders form a circle.  Besides:
     runtime or the trace writer;
   * every header of src/ says whose it is ("private to ..."), as libuv's do.
 
+Comments that are true (src/, preload/, tools/, include/):
+
+  * a file's first comment opens with the file's own name;
+  * every file a comment cites (NAME.c, NAME.h, NAME.md, or a path, which
+    may be the tail of one: "render/html.c") exists: in the tree, under
+    /usr/include, or in EXTERNAL (sources of other projects that comments
+    cite on purpose: glibc's, libiberty's, pigz's);
+  * the library's build force-includes no header (CMakeLists.txt has no
+    "-include"): a header forced into a file is one the file never names.
+
 Usage: check_layers.py SOURCE_DIR.  Prints each violation with its file and
 line, and exits 1 when there is one.  Headers found through <...> (system,
 public API) are not ours to check.
@@ -28,6 +38,17 @@ LAYERS = ["base", "trace", "record", "report", "read", "runtime"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 TOP = len(LAYERS)  # preload/ and tools/
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+CITED = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[A-Za-z_][\w-]*\.(?:c|h|md))\b")
+# Files of other projects that comments cite on purpose.
+EXTERNAL = {
+    "pthreadP.h", "genops.c",         # glibc's nptl and libio sources
+    "cp-demangle.c",                  # libiberty's demangler
+    "yarn.c",                         # pigz's lock wrappers
+    "mutex_prof.h",                   # jemalloc's list of mutexes
+    "gthr-default.h", "unistd_64.h",  # libstdc++'s and the kernel's, by name
+    "cmd_NAME.c",                     # a pattern: tools/syncprof/cmd_*.c
+}
 
 
 def folder_of(root, path):
@@ -86,6 +107,71 @@ def check_file(root, path, problems):
             problems.append(f"{where}: the CLI never uses {theirs}")
 
 
+def system_headers():
+    names = set()
+    for dirpath, _, files in os.walk("/usr/include"):
+        names.update(files)
+    return names
+
+
+def tree_files(root):
+    names, paths = set(), set()
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+        for name in files:
+            names.add(name)
+            paths.add(os.path.relpath(os.path.join(dirpath, name), root))
+    return names, paths
+
+
+def cited_exists(root, path, cited, names, paths, sysnames):
+    base = os.path.basename(cited)
+    if base in EXTERNAL:
+        return True
+    if "/" not in cited:
+        return base in names or base in sysnames
+    if cited.startswith(("nptl/", "sysdeps/", "bits/", "sys/", "linux/", "asm/", "c++/")):
+        return base in sysnames or base in EXTERNAL or cited.startswith(("nptl/", "sysdeps/"))
+    # relative to the root, include/, or any folder above the citing file
+    d = os.path.relpath(os.path.dirname(path), root)
+    cands = [cited, os.path.join("include", cited)]
+    while d and d != ".":
+        cands.append(os.path.join(d, cited))
+        d = os.path.dirname(d)
+    if any(os.path.normpath(c) in paths for c in cands):
+        return True
+    # a path's tail that names one of our files ("render/html.c")
+    return any(p.endswith("/" + cited) for p in paths)
+
+
+def check_comments(root, path, names, paths, sysnames, problems):
+    rel = os.path.relpath(path, root)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    first = COMMENT.search(text)
+    own = os.path.basename(path)
+    if first:
+        body = first.group(0).lstrip("/*").lstrip().lstrip("*").lstrip()
+        name = body.split()[0] if body.split() else ""
+        if not (name == own or name.endswith("/" + own)):
+            problems.append(f"{rel}: its first comment does not open with its name "
+                            f"('{body.splitlines()[0][:40] if body else ''}')")
+    for m in COMMENT.finditer(text):
+        for cited in set(CITED.findall(m.group(0))):
+            if not cited_exists(root, path, cited, names, paths, sysnames):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{rel}:{line}: a comment cites {cited}, which is not there")
+
+
+def check_no_forced_include(root, problems):
+    cmake = os.path.join(root, "CMakeLists.txt")
+    with open(cmake, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            if re.search(r"(^|[\s\"])-include\b", line.split("#")[0]):
+                problems.append(f"CMakeLists.txt:{lineno}: the library's build force-includes "
+                                f"a header (a file must name what it includes)")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: check_layers.py SOURCE_DIR", file=sys.stderr)
@@ -93,12 +179,18 @@ def main():
     root = os.path.abspath(sys.argv[1])
     problems = []
     n = 0
-    for top in ("src", "preload", "tools"):
+    names, paths = tree_files(root)
+    sysnames = system_headers()
+    for top in ("src", "preload", "tools", "include"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if name.endswith((".c", ".h")):
-                    check_file(root, os.path.join(dirpath, name), problems)
+                    path = os.path.join(dirpath, name)
+                    if top != "include":
+                        check_file(root, path, problems)
+                    check_comments(root, path, names, paths, sysnames, problems)
                     n += 1
+    check_no_forced_include(root, problems)
     for p in problems:
         print("check_layers: " + p)
     print(f"check_layers: {n} files, {len(problems)} problems")

@@ -24,8 +24,8 @@
  * apart, each a TSC read between two monotonic reads no more than 1 us
  * apart, so a preemption cannot skew the rate).  Either way one state is
  * published: the rate, its origin, the mode.  This is the only
- * calibration of syncprof; there used to be three (waits here, holds in
- * hold.c, the trace in its writer), which could disagree.
+ * calibration of syncprof: waits, holds and the trace share it, so their
+ * times cannot disagree.
  *
  * Alternatives considered: calibrating in the constructor (a busy 10 ms
  * start-up delay for every profiled program, also those that never

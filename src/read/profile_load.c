@@ -32,8 +32,8 @@
  * profile model plus one row's tree (1M rows, 360 MB of JSON: see
  * bench/loadbench.sh and bench/README.md for the figures).
  *
- * Alternatives considered: json-c (the reader until 2026-11-23: a tree
- * per row, ~20 MB/s, 19-30 s for a million rows); keeping a whole-file
+ * Alternatives considered: json-c (a tree per row, ~20 MB/s, 19-30 s for
+ * a million rows); keeping a whole-file
  * tree alive for its strings (the first version: a loaded profile then
  * held its text twice).
  */

@@ -561,8 +561,8 @@ static unsigned next_sample_gap(const struct sp_thread *t)
 /*
  * A sampled hold pushed from a probe's fast path (hold.h), whose entry @e
  * it knows: the slot as sp_hold_acquired() fills it for a sampled hold,
- * without finding the entry again (until 2026-11-25 every sampled hold
- * took the general path: ~380 instructions, ~24 per lock+unlock).  It
+ * without finding the entry again (the general path costs ~380
+ * instructions, ~24 per lock+unlock at the default sample).  It
  * checks what the fast push checks (not held yet, room, owner unchanged,
  * no countdown) and leaves anything else to sp_hold_acquired().
  */
@@ -706,9 +706,9 @@ static void held_end(const struct sp_held *h, uint64_t now)
  * The end of a sampled hold released in order at the tick it began at,
  * the common case of what the inlined pop (hold.h) leaves here: what
  * held_end() and held_remove() do for it - it is short, so it is the
- * sample of the short holds - without their lookups (until 2026-11-26
- * ~260 instructions, ~16 per lock+unlock with the default sample;
- * bench/README.md has the figures after).  Not in the inlined pop: a call
+ * sample of the short holds - without their lookups (with them, ~260
+ * instructions, ~16 per lock+unlock at the default sample;
+ * bench/README.md has the figures).  Not in the inlined pop: a call
  * there made every unlock shim save a register.
  */
 static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj)
@@ -1008,7 +1008,7 @@ void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns)
 	*gap_max_ns = sp_load_relaxed(&ticker_gap_max_ns);
 }
 
-/* Under report_lock (runtime.c): later reports subtract these. */
+/* Under report_lock (runtime/lifecycle.c): later reports subtract these. */
 void sp_hold_snapshot(void)
 {
 	sp_holdstate_snapshot();

@@ -15,7 +15,7 @@
  * wait, counting a failed try, inserting a new entry.
  *
  * Counters of an entry are written only by the thread that owns it, with
- * relaxed stores (see internal.h).  The maxima are reset lazily: a reset
+ * relaxed stores (sp_store_relaxed, base/base.h).  The maxima are reset lazily: a reset
  * bumps sp_reset_epoch, and the owner zeroes its maxima at its next
  * contended wait when the entry's epoch is stale; reports ignore stale
  * maxima.  So a reset writes nothing into other threads' memory.

@@ -28,7 +28,7 @@
  * probe's hot path only tests it for NULL and the slow path tells the cases
  * apart through tls_state.
  *
- * Lock order: report_lock (report.c) before registry_lock.  Nothing else is
+ * Lock order: report_lock (runtime/lifecycle.c) before registry_lock.  Nothing else is
  * taken while registry_lock is held; it is never held across a call the
  * host program could observe.
  *

@@ -34,12 +34,12 @@
  * Measured (bench/skipbench, -O2 -fomit-frame-pointer, a wrapper called in
  * a loop, shared 2-core VM, noisy): with the unwind, skip=^bench_lock$
  * cost 6.5-20 us per lock+unlock; with the rows, 48-65 ns more than glibc
- * against 17-24 ns without skip, i.e. 25-45 ns per skipped call.  Since
- * 2026-11-23 a return address inside a wrapper is cached per thread with
- * its row (wrap_cache[]), and the callers found outside the wrappers in
+ * against 17-24 ns without skip, i.e. 25-45 ns per skipped call.  A
+ * return address inside a wrapper is cached per thread with its row
+ * (wrap_cache[]), and the callers found outside the wrappers in
  * sp_site_ok[], so a repeated skipped call does no binary search: callgrind
- * counts 209 instructions more per wrapped lock+unlock than without skip,
- * against 246 before.  Most of what is left is the entry's index lookup in
+ * counts 209 instructions more per wrapped lock+unlock than without skip
+ * (246 without the caches).  Most of what is left is the entry's index lookup in
  * preload.c: its entry caches are keyed by the return address, which is
  * not a skipped call's site.
 

@@ -1,5 +1,5 @@
 /*
- * runtime.c - start-up, the control API and the report at exit.
+ * lifecycle.c - start-up, the control API and the report at exit.
  *
  * Design: a constructor reads SYNCPROF_OPTIONS once (options.c), switches
  * profiling on if asked and registers the report at exit.  Everything here
@@ -7,9 +7,11 @@
  * from another library's constructor simply goes unrecorded, as profiling
  * is still off then).
  *
- * Enabling is one relaxed store to syncprof__enabled, read by every probe;
- * the flag's cache line is written only here, so it stays shared-clean in
- * every core's cache (QSP swaps function pointers for the same effect).
+ * Enabling sets a bit of syncprof__enabled (one atomic or, under
+ * state_lock, which serialises the switches and their dates), read
+ * relaxed by every probe; the flag's cache line is written only here, so
+ * it stays shared-clean in every core's cache (QSP swaps function
+ * pointers for the same effect).
  *
  * A reset takes a snapshot of everything collected so far and bumps the
  * reset epoch (which retires the maxima, see probe.c); reports subtract the

@@ -13,7 +13,7 @@
 
 extern struct sp_options sp_opts; /* lifecycle.c: read once at start-up */
 
-/* ---- "runtime.c" ------------------------------------------------------ */
+/* ---- "lifecycle.c" ---------------------------------------------------- */
 
 void sp_runtime_init(void);
 /*

@@ -1,11 +1,11 @@
 /*
- * trace_buffer.c - per-thread trace buffers: the emit hot path.
+ * buffer.c - per-thread trace buffers: the emit hot path.
  *
  * Design: each emitting thread owns one ring (struct sp_trace_buf, trace.h)
  * in its own mmap'd pages, found through an initial-exec TLS pointer.  An
- * event is written in its final file layout (trace_format.h) at head, and
+ * event is written in its final file layout (format.h) at head, and
  * head is published with one release store; the writer thread
- * (trace_file.c) reads head with acquire and copies the bytes out.  So an
+ * (file.c) reads head with acquire and copies the bytes out.  So an
  * event writes only the thread's own cache lines: no shared index, no
  * atomic read-modify-write, no lock, no system call.
  *

@@ -1,5 +1,5 @@
 /*
- * trace_events.c - the event table: event names and argument names, the
+ * events.c - the event table: event names and argument names, the
  * global and per-event switches, and the one byte per event that emitters
  * read (syncprof__trace_on).
  *
@@ -17,7 +17,7 @@
  * flag the probe tests for all lock events.  The stores are relaxed: an
  * emitter sees a change at its next event, which is all the API promises.
  *
- * A new event's definition goes into the open file (trace_file.c) before
+ * A new event's definition goes into the open file (file.c) before
  * its flag goes on, so no event reaches a file before its definition.
  *
  * Alternatives considered: swapping function pointers per event (QEMU

@@ -1,11 +1,11 @@
 /*
- * trace_file.c - the trace file: open, switch, close, the writer thread,
- * fork and process exit.  (The event table is trace_events.c.)
+ * file.c - the trace file: open, switch, close, the writer thread,
+ * fork and process exit.  (The event table is events.c.)
  *
  * Design: one writer thread sleeps on a futex: 1 ms while there is
  * traffic, backing off to 100 ms when idle (so a quiet program's events
  * reach the file within 100 ms); an emitter whose ring is 3/4 full kicks it
- * (trace_buffer.c).  A drain pass holds io_lock and, for every ring, scans
+ * (buffer.c).  A drain pass holds io_lock and, for every ring, scans
  * [tail, head) in place for names the file does not have yet (the thread,
  * the call-site strings and code addresses of lock events), writes those
  * definitions, then writes the records straight from the ring with
@@ -26,7 +26,7 @@
  * Emitters never wait: an event committed before the switch took its
  * snapshot of head goes to the old file, later ones to the new.
  *
- * Thread exit: the thread's key destructor (trace_buffer.c) drains its own
+ * Thread exit: the thread's key destructor (buffer.c) drains its own
  * ring and writes its pending drops under io_lock, then unmaps the ring.
  * Process exit: an atexit handler stops the writer and drains everything,
  * pending drops of every ring included.  fork: the atfork handlers hold all
@@ -945,7 +945,7 @@ void sp_trace_lock_named(const struct sp_trace_lock_name *n)
 	tell();
 }
 
-/* ---- for trace_events.c ---------------------------------------------- */
+/* ---- for events.c ------------------------------------------------------ */
 
 int sp_trace_file_open_locked(void)
 {

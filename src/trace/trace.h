@@ -17,7 +17,7 @@
  * private drop state, which the owner itself turns into a DROPPED record,
  * in order, as soon as there is room again (or at flush/exit).
  *
- * Lock order: sp_trace_ctl_lock (trace_events.c: open/close/register/
+ * Lock order: sp_trace_ctl_lock (events.c: open/close/register/
  * enable) before io_lock (file.c: the file, draining, retiring a
  * ring) before list_lock (the list of rings).  The hot path takes none.
  */
@@ -172,7 +172,7 @@ extern int sp_trace_writer_wanted;
 /* Test hook: sleep this long before each drain pass (a slow writer). */
 extern unsigned sp_trace_test_writer_delay_us;
 
-/* Called by trace_events.c with sp_trace_ctl_lock held: is a file open;
+/* Called by events.c with sp_trace_ctl_lock held: is a file open;
  * write the definition of a new event into it. */
 int sp_trace_file_open_locked(void);
 void sp_trace_file_def_added_locked(unsigned id);

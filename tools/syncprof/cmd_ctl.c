@@ -1,6 +1,6 @@
 /*
  * cmd_ctl.c - 'syncprof ctl': control a running profiled process through
- * its control socket (src/control.c, docs/control.md).
+ * its control socket (src/runtime/control.c, docs/control.md).
  *
  *   syncprof ctl PID status|on|off|reset|report [report options]
  *   syncprof ctl --list

@@ -6,7 +6,7 @@
  *   syncprof report --diff [-n N] [-s wait|count|contended] [-f table|csv]
  *                   BASE.json NEW.json
  *
- * Re-rendering runs the live report's pipeline (report.c) on rows read
+ * Re-rendering runs the live report's pipeline (report/pipeline.c) on rows read
  * back from the file (profile_load.c): coalesce when asked, sort, top N,
  * render in any format.  A profile saved coalesced has lost its objects,
  * so --no-coalesce on it is refused with a message.

@@ -13,7 +13,7 @@
  * hands its profile over unnamed, and run names its call sites from the
  * files after the program is gone, so that the program never reads debug
  * information (run_report.c; --symbolize inprocess: the program does it
- * all, as before 2026-11-26).  run waits and exits with the
+ * all).  run waits and exits with the
  * program's status, and when the program is killed by a signal, run says
  * so and kills itself with the same signal (below).
  *

@@ -2,7 +2,7 @@
  * cmd_trace.c - 'syncprof trace dump|stats|export': read a trace file.
  *
  * Design: the file is read into memory whole and walked once with the
- * library's reader (src/trace_reader.c), which keeps the name tables; each
+ * library's reader (src/read/trace_reader.c), which keeps the name tables; each
  * subcommand is a visitor of the records.  Whatever the file holds up to
  * the first record that cannot be decoded is always output in full; then
  * one line on stderr says where and why reading stopped, and the exit

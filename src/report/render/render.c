@@ -1,7 +1,7 @@
 /*
  * render.c - one entry point for every output format.
  *
- * Design: report rows are built once (report.c) and handed to the renderer
+ * Design: report rows are built once (collect.c, pipeline.c) and handed to the renderer
  * that o->format names.  The renderers share nothing but the row
  * model and names.c; each lives in its own file: table and JSON (the
  * core's), CSV, folded stacks, pprof and HTML (docs/formats.md describes

@@ -104,7 +104,7 @@ struct sp_cycle_view {
 };
 
 struct sp_order_stats {
-	uint64_t edges_kept;     /* edges in the graph (destroyed locks' included) */
+	uint64_t edges_kept;     /* live edges in the graph (a sweep frees dead ones) */
 	uint64_t edges_dropped;  /* new edges that found the table full */
 	uint64_t cycles_dropped; /* cycles found that found the cycle table full */
 	uint64_t searches_cut;   /* cycle searches stopped by their budget */

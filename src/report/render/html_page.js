@@ -484,9 +484,13 @@
 		s.appendChild(el("p", { "class": "sp-note" },
 			lo.edges_kept + " lock-order edges kept" +
 			(lo.edges_dropped ? ", " + lo.edges_dropped + " dropped (table full)" : "") +
-			(lo.cycles_dropped ? ", " + lo.cycles_dropped + " cycles not kept" : "") + "."));
+			(lo.cycles_dropped ? ", " + lo.cycles_dropped + " cycles not kept" : "") +
+			(lo.searches_cut ? ", " + lo.searches_cut + " searches cut short" : "") + "."));
+		var incomplete = lo.edges_dropped || lo.cycles_dropped || lo.searches_cut;
 		if (!lo.cycles.length) {
-			s.appendChild(el("p", null, "No cycle: locks were always taken in one order."));
+			s.appendChild(el("p", null, incomplete
+				? "No cycle found, but the check was incomplete (edges or searches dropped, above): cycles may be missing."
+				: "No cycle: locks were always taken in one order."));
 			return;
 		}
 		lo.cycles.forEach(function (c, i) {

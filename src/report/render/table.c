@@ -371,11 +371,13 @@ static void order_section(FILE *out, const struct sp_profile *p,
 	const struct sp_lock_order *lo = &p->order;
 	static const struct sp_frame unknown;
 
+	int incomplete = lo->edges_dropped || lo->cycles_dropped || lo->searches_cut;
+
 	fprintf(out, "\nLock-order cycles (potential deadlocks): ");
 	if (lo->n_cycles)
-		fprintf(out, "%zu", lo->n_cycles);
+		fprintf(out, "%zu%s", lo->n_cycles, incomplete ? " found, the check incomplete" : "");
 	else
-		fputs("none", out);
+		fputs(incomplete ? "none found, but the check was incomplete" : "none", out);
 	fprintf(out, " (lock-order graph: %llu edge%s kept, %llu dropped)\n",
 		(unsigned long long)lo->edges_kept, lo->edges_kept == 1 ? "" : "s",
 		(unsigned long long)lo->edges_dropped);
@@ -398,7 +400,7 @@ static void order_section(FILE *out, const struct sp_profile *p,
 				acq, sp_type_name(e->held.type), (unsigned long)e->held.obj, held);
 		}
 	}
-	if (lo->edges_dropped || lo->cycles_dropped || lo->searches_cut)
+	if (incomplete)
 		fprintf(out, "syncprof: lock order: %llu new edge%s dropped (edge table full), %llu "
 			     "cycle%s dropped (cycle table full), %llu search%s cut short: cycles "
 			     "may be missing\n",

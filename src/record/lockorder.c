@@ -74,9 +74,13 @@
  * acquisition that never completes adds no edge.
  *
  * Memory is bounded and allocated once, with mmap, when checking starts
- * (virtual; pages are touched as the graph grows): 16384 edges of ~380
- * bytes with their stacks, an index of 32768 slots, 65536 nodes, the
- * search queue, 256 cycles, 2^18 generation counters - about 12 MiB.  An
+ * (virtual; pages are touched as the graph grows): 262144 edges of ~112
+ * bytes, their stacks apart (256 bytes each, touched only with frames=N),
+ * an index of 2^19 slots, 2^20 nodes, the search queue, 256 cycles, 2^18
+ * generation counters - about 160 MiB of address space.  memcached -t 4
+ * under memcslap keeps ~103,000 live edges (its 8192 item locks, each
+ * taken before several others): with 16384 slots it dropped 766,545 edge
+ * sightings in 6 s.  An
  * edge that finds the table full is dropped and counted (once per thread
  * while it stays in that thread's cache); a cycle that finds the cycle
  * table full is counted; reports print both.
@@ -97,7 +101,8 @@
  * table rebuilt.  Measured: a program that creates 20,000 mutexes one
  * after another, each taken inside a long-lived lock, then takes two
  * locks in both orders, kept 16384 dead edges and dropped 3618 before
- * (cycle missed); now it sweeps twice and reports the cycle.
+ * (cycle missed); test lockorder_churn now makes 300,000 such mutexes
+ * against 262144 slots, and the late cycle is found.
  *
  * Concurrency.  Edges and cycles are written under order_lock and
  * published with release stores (the index slot, n_edges, n_cycles);
@@ -119,10 +124,11 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "record/lockorder.h"
 
-#define EDGES 16384
+#define EDGES (1 << 18)
 #define INDEX_SLOTS (2 * EDGES)
 #define NODES (4 * EDGES)
 #define QUEUE (2 * NODES)
@@ -148,8 +154,19 @@ struct edge {
 	uint8_t n_held_frames, n_acq_frames;
 	pid_t tid;
 	struct sp_site held_site, acq_site;
-	uintptr_t held_frames[SP_MAX_FRAMES], acq_frames[SP_MAX_FRAMES];
 	uint32_t next_out; /* order_lock: next edge out of the same node, index + 1 */
+};
+
+/* An edge's stacks (frames=N), apart: most runs keep none, and their pages
+ * are then never touched. */
+struct edge_stacks {
+	uintptr_t held[SP_MAX_FRAMES], acq[SP_MAX_FRAMES];
+};
+
+/* An edge as gathered before it is added. */
+struct new_edge {
+	struct edge e;
+	struct edge_stacks st;
 };
 
 struct node {
@@ -175,6 +192,7 @@ struct cycle {
 int sp_order_ready;
 static uint32_t *gens;
 static struct edge *edges;
+static struct edge_stacks *stacks; /* by edge index */
 static uint32_t n_edges;  /* slots ever used, published with release */
 static uint32_t n_live;   /* order_lock; reports read it relaxed */
 static uint32_t free_head; /* order_lock: freed slots, index + 1, through next_out */
@@ -253,8 +271,10 @@ static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, ui
 
 /* Write @x into slot @e (order_lock), a seqlock write: key fields with
  * relaxed stores between the odd and the even count. */
-static void edge_write_locked(struct edge *e, const struct edge *x)
+static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 {
+	struct edge *e = &edges[n];
+	const struct edge *x = &nx->e;
 	uint32_t s = e->seq;
 	struct edge tmp = *x;
 
@@ -276,8 +296,8 @@ static void edge_write_locked(struct edge *e, const struct edge *x)
 	e->tid = tmp.tid;
 	e->held_site = tmp.held_site;
 	e->acq_site = tmp.acq_site;
-	memcpy(e->held_frames, tmp.held_frames, sizeof(e->held_frames));
-	memcpy(e->acq_frames, tmp.acq_frames, sizeof(e->acq_frames));
+	if (tmp.n_held_frames || tmp.n_acq_frames)
+		stacks[n] = nx->st;
 	e->next_out = 0;
 	sp_store_release(&e->seq, s + 2);
 }
@@ -489,12 +509,13 @@ static void held_site(const struct sp_held *h, struct sp_site *s)
 
 /* Everything about a new edge, gathered before the order lock is taken
  * (the unwind can take long). */
-static void edge_fill(struct edge *x, const struct sp_thread *t, const struct sp_held *h,
+static void edge_fill(struct new_edge *nx, const struct sp_thread *t, const struct sp_held *h,
 		      uintptr_t obj, int op, const struct sp_site *site, uint64_t g, uint32_t mode)
 {
+	struct edge *x = &nx->e;
 	unsigned na = 0, nh = 0;
 
-	memset(x, 0, sizeof(*x));
+	memset(nx, 0, sizeof(*nx));
 	x->from = h->obj;
 	x->to = obj;
 	x->gens = g;
@@ -509,8 +530,8 @@ static void edge_fill(struct edge *x, const struct sp_thread *t, const struct sp
 	if (op == SP_TYPE_RWLOCK_READ || op == SP_TYPE_RWLOCK_WRITE)
 		x->acq_readers_wait = (uint8_t)sp_rwlock_readers_wait((const void *)obj);
 	if (site->pc && sp_stack_frames) {
-		sp_stack_capture_edge(site->pc, x->held_site.pc, sp_stack_frames, x->acq_frames, &na,
-				      x->held_frames, &nh);
+		sp_stack_capture_edge(site->pc, x->held_site.pc, sp_stack_frames, nx->st.acq, &na,
+				      nx->st.held, &nh);
 		x->n_acq_frames = (uint8_t)na;
 		x->n_held_frames = (uint8_t)nh;
 	}
@@ -549,7 +570,9 @@ static void sweep_locked(void)
 	forgets_swept = sp_load_relaxed(&forgets);
 	for (uint32_t i = 0; i < INDEX_SLOTS; i++)
 		sp_store_relaxed(&index_[i], 0);
-	memset(nodes, 0, NODES * sizeof(*nodes));
+	/* Zero pages without touching them (order_lock alone reads nodes). */
+	if (madvise(nodes, NODES * sizeof(*nodes), MADV_DONTNEED))
+		memset(nodes, 0, NODES * sizeof(*nodes));
 	free_head = 0;
 	for (uint32_t k = n; k-- > 0;) {
 		struct edge *e = &edges[k];
@@ -585,8 +608,9 @@ static int slot_get_locked(void)
 }
 
 /* Add @x (order_lock): slot, index, adjacency, publication; then search. */
-static void edge_add_locked(const struct edge *x, uint64_t h)
+static void edge_add_locked(const struct new_edge *nx, uint64_t h)
 {
+	const struct edge *x = &nx->e;
 	int n;
 
 	if (edge_find(x->from, x->to, x->gens, x->mode, h) >= 0)
@@ -596,7 +620,7 @@ static void edge_add_locked(const struct edge *x, uint64_t h)
 		sp_add_relaxed(&edges_dropped, 1);
 		return;
 	}
-	edge_write_locked(&edges[n], x);
+	edge_write_locked((uint32_t)n, nx);
 	edge_link_locked((uint32_t)n, h);
 	sp_store_relaxed(&n_live, n_live + 1);
 	search_locked((uint32_t)n);
@@ -607,7 +631,7 @@ static SP_NOINLINE void edge_seen(struct sp_thread *t, const struct sp_held *h, 
 				  struct sp_order_slot *slot)
 {
 	uint64_t hash = edge_hash(h->obj, obj, g, mode);
-	struct edge x;
+	struct new_edge x;
 
 	slot->dropped = 0;
 	if (edge_find(h->obj, obj, g, mode, hash) < 0) {
@@ -701,9 +725,9 @@ void sp_order_foreach_cycle(void (*fn)(const struct sp_cycle_view *c, void *arg)
 			const struct edge *e = &edges[c->edge[k]];
 
 			end_view(&v.edges[k].held, e->from, e->held_type, &e->held_site,
-				 e->held_frames, e->n_held_frames);
+				 stacks[c->edge[k]].held, e->n_held_frames);
 			end_view(&v.edges[k].acquired, e->to, e->acq_type, &e->acq_site,
-				 e->acq_frames, e->n_acq_frames);
+				 stacks[c->edge[k]].acq, e->n_acq_frames);
 			v.edges[k].tid = e->tid;
 		}
 		fn(&v, arg);
@@ -749,11 +773,12 @@ int sp_order_init(void)
 		return -EINVAL; /* the held lists are hold tracking's */
 	gens = sp_mmap(sizeof(*gens) << GEN_BITS);
 	edges = sp_mmap(EDGES * sizeof(*edges));
+	stacks = sp_mmap(EDGES * sizeof(*stacks));
 	index_ = sp_mmap(INDEX_SLOTS * sizeof(*index_));
 	nodes = sp_mmap(NODES * sizeof(*nodes));
 	queue = sp_mmap(QUEUE * sizeof(*queue));
 	cycles = sp_mmap(CYCLES * sizeof(*cycles));
-	if (!gens || !edges || !index_ || !nodes || !queue || !cycles)
+	if (!gens || !edges || !stacks || !index_ || !nodes || !queue || !cycles)
 		return -ENOMEM;
 	sp_store_release(&sp_order_ready, 1);
 	/* Takes the preload's calls off the hold-only fast path (flags.h). */

@@ -457,13 +457,13 @@ static void case_clean(void)
 	run(clean_abc, NULL);
 }
 
-/* ---- churn: 20,000 mutexes made, each taken inside a long-lived lock
- *      and destroyed, more than the edge table holds (16384); then abba:
+/* ---- churn: 300,000 mutexes made, each taken inside a long-lived lock
+ *      and destroyed, more than the edge table holds (262144); then abba:
  *      the late inversion is still 1 cycle, ab_outer>ab_inner and
  *      ba_outer>ba_inner, and no edge is dropped (the destroyed locks'
  *      edges leave the table) ---------------------------------------------- */
 
-#define CHURN 20000
+#define CHURN 300000
 static pthread_mutex_t churn_locks[CHURN];
 static pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
 
@@ -487,7 +487,7 @@ static void case_churn(void)
 	case_abba();
 }
 
-/* ---- many: the same 20,000 mutexes alive at once (never destroyed): more
+/* ---- many: the same 300,000 mutexes alive at once (never destroyed): more
  *      live edges than the table holds; some are dropped, and no cycle
  *      exists - the report must not say "none" as if the check were whole */
 

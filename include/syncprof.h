@@ -101,12 +101,16 @@ struct syncprof_report_options {
 					 (type,object,site,wait,count,avg,
 					 contended,max,p50,p90,p99,hold,
 					 max_hold,owner_chg); NULL = all */
+	int merged;                   /* table, html: 1 = one list of rows; 0 = lock
+					 contention first, waits for an event
+					 (condvar, semaphore, barrier, join) in
+					 their own section after it */
 };
 
 /**
  * syncprof_report_options_init() - fill @opts with the defaults: top 0 (all
  * rows), sort by total wait, coalesced, table format, automatic source root,
- * all table columns.
+ * all table columns, lock contention apart from (before) waits for an event.
  */
 SYNCPROF_API void syncprof_report_options_init(struct syncprof_report_options *opts);
 

@@ -17,8 +17,13 @@ tests/html_report.sh.
       that sorts the table by Count (twice), opens a row, zooms into the
       wait flame graph and writes what it saw into <html data-test-...>.
   check_html.py dom DOM.html ROWS [timeline] [noflame] [edges=N] [threads=N] [holdstates=N]
+                   [merged]
       The DOM that chromium --dump-dom printed for an injected page: no
-      script error, drawn (data-rendered), ROWS table rows, both flame
+      script error, drawn (data-rendered), ROWS table rows, the rows of
+      locks first under the title "Lock contention", the waits for an
+      event after them under "Waits for an event" (when there are any),
+      before and after sorting by a column (with "merged", made with
+      --merged: one list in the profile's order, no titles), both flame
       graphs drawn, sorting and zoom worked, the table and the wait flame
       graph inside a 1400x1600 window (what the screenshot shows); with
       "timeline", the timeline has slices; with edges=N, the lock-order
@@ -157,20 +162,38 @@ HOOK_TAIL = r"""<script>
     return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= 1600 && r.left >= 0;
   }
   function set(k, v) { H.setAttribute("data-test-" + k, String(v)); }
+  /* the Count cells of each part of the table (one <tbody> each) */
   function counts() {
+    return Array.prototype.map.call(document.querySelectorAll("#sp-table tbody"), function (tb) {
+      return Array.prototype.map.call(tb.querySelectorAll("tr.sp-row"),
+        function (tr) { return Number(tr.children[4].textContent); });
+    });
+  }
+  function sorted(parts, desc) {
+    return parts.every(function (a) {
+      for (var i = 1; i < a.length; i++)
+        if (desc ? a[i - 1] < a[i] : a[i - 1] > a[i]) return false;
+      return true;
+    });
+  }
+  /* contention first: no lock row after an event row, before and after sorting;
+   * the parts' titles */
+  function kinds() {
     return Array.prototype.map.call(document.querySelectorAll("#sp-table tbody tr.sp-row"),
-      function (tr) { return Number(tr.children[4].textContent); });
+      function (tr) { return tr.getAttribute("data-kind") === "event" ? "e" : "l"; }).join("");
   }
-  function sorted(a, desc) {
-    for (var i = 1; i < a.length; i++)
-      if (desc ? a[i - 1] < a[i] : a[i - 1] > a[i]) return false;
-    return true;
+  function partTitles() {
+    return Array.prototype.map.call(document.querySelectorAll("#sp-table tr.sp-part th"),
+      function (th) { return th.textContent.split(" (")[0]; }).join("|");
   }
+  set("kinds", kinds());
+  set("parts", partTitles());
   var th = document.querySelector('#sp-table th[data-key="count"]');
   th.click();
   set("sort-desc", sorted(counts(), true));
   th.click();
   set("sort-asc", sorted(counts(), false));
+  set("kinds-sorted", kinds());
   document.querySelector("#sp-table tbody tr.sp-row").click();
   set("detail", document.querySelectorAll("#sp-table tr.sp-detail").length);
   var fl = document.querySelector("#sp-flame-wait svg.sp-flame");
@@ -209,8 +232,45 @@ def attr(dom, name):
     return m.group(1) if m else None
 
 
-def check_dom(dom_path, rows, timeline, edges, flames, threads=None, holdstates=None):
+def check_parts(dom, merged, kinds_want):
+    """Contention first: the table's rows are the lock rows (in the
+    profile's order: kinds_want, "l"/"e" per row) then the event rows,
+    under the titles "Lock contention" and, when there is one, "Waits
+    for an event"; sorting by a column keeps them apart.  merged: one
+    list in the profile's order, no titles."""
+    titles = attr(dom, "data-test-parts")
+    if merged:
+        order = kinds_want
+        if titles:
+            fail("a merged table has part titles: %s" % titles)
+    else:
+        order = "l" * kinds_want.count("l") + "e" * kinds_want.count("e")
+        want = "Lock contention" + ("|Waits for an event" if "e" in kinds_want else "")
+        if titles != want:
+            fail("the table's part titles are %r, want %r" % (titles, want))
+    for k in ("kinds", "kinds-sorted"):
+        got = attr(dom, "data-test-" + k)
+        if k == "kinds-sorted" and merged:
+            continue  # sorting one list mixes them, as it always did
+        if got != order:
+            fail("%s: the table's rows by kind are %r, want %r" % (k, got, order))
+
+
+def page_kinds(dom):
+    """"l"/"e" per row of the profile in the page's data block (the rows
+    the table draws: the first 5000)."""
+    m = re.search(r'<script type="application/json" id="sp-data">(.*?)</script>', dom, re.S)
+    if not m:
+        fail("no data block in the DOM")
+        return ""
+    rows = json.loads(m.group(1))["profile"]["rows"][:5000]
+    return "".join("e" if r["kind"] == "event" else "l" for r in rows)
+
+
+def check_dom(dom_path, rows, timeline, edges, flames, threads=None, holdstates=None,
+              merged=False):
     dom = open(dom_path, encoding="utf-8").read()
+    check_parts(dom, merged, page_kinds(dom))
     err = attr(dom, "data-js-error")
     if err is not None:
         fail("script error: %s" % err)
@@ -304,13 +364,13 @@ def main(argv):
         check_static(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "inject":
         inject(argv[2], argv[3])
-    elif 4 <= len(argv) <= 9 and argv[1] == "dom":
+    elif 4 <= len(argv) <= 10 and argv[1] == "dom":
         edges = [int(a[6:]) for a in argv[4:] if a.startswith("edges=")]
         threads = [int(a[8:]) for a in argv[4:] if a.startswith("threads=")]
         hs = [int(a[11:]) for a in argv[4:] if a.startswith("holdstates=")]
         check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
                   "noflame" not in argv[4:], threads[0] if threads else None,
-                  hs[0] if hs else None)
+                  hs[0] if hs else None, "merged" in argv[4:])
     elif len(argv) == 5 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]))
     else:

@@ -279,6 +279,12 @@ def edge0(doc):
 BROKEN = [
     ("a row without \"wait_ns\"", "'wait_ns' is a required", delkey(row0, "wait_ns")),
     ("\"type\":\"bogus\"", "$.rows[0].type: 'bogus' is not one of", setkey(row0, "type", "bogus")),
+    ("a row without \"kind\"", "'kind' is a required", delkey(row0, "kind")),
+    ("\"kind\":\"wait\"", "$.rows[0].kind: 'wait' is not one of", setkey(row0, "kind", "wait")),
+    ("a lock row of kind event", ".kind: 'lock' was expected",
+     setkey(lambda d: first_row(d, lambda r: r["type"] == "mutex"), "kind", "event")),
+    ("a join row of kind lock", ".kind: 'event' was expected",
+     setkey(lambda d: first_row(d, lambda r: r["type"] in ("join", "condvar")), "kind", "lock")),
     ("\"sort\":\"fastest\"", "$.sort:", lambda d: d.__setitem__("sort", "fastest")),
     ("\"clock\":\"rdtsc\"", "$.clock:", lambda d: d.__setitem__("clock", "rdtsc")),
     ("\"version\":2", "$.version:", lambda d: d.__setitem__("version", 2)),

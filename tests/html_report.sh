@@ -13,7 +13,8 @@
 #   4. with chromium (Debian's; skipped, exit 77, without it): each page
 #      loaded headless with a window.onerror hook and a script that sorts
 #      the table, opens a row and zooms the flame graph; no script error,
-#      no console message, the table and both flame graphs drawn (and the
+#      no console message, the table (lock contention first, the waits for
+#      an event in their own part; one list with --merged) and both flame graphs drawn (and the
 #      timeline when a trace was given), one bar per thread of the time
 #      account (none for docs/example-report.html, saved before it), then
 #      a 1400x1600 screenshot.
@@ -41,6 +42,7 @@ SYNCPROF_OPTIONS=hold=1,format=html,output=env.html LD_PRELOAD="$preload" \
 "$cli" run --lock-order --no-control -f html -o cycle.html -- "$cases" three >/dev/null ||
 	fail "syncprof run -f html -- lockorder_cases three exited $?"
 "$cli" report -f html -o report.html p.json || fail "report -f html exited $?"
+"$cli" report -f html --merged -o merged.html p.json || fail "report -f html --merged exited $?"
 # long holds with hold states (tests/preload/hold_states.c): their section
 if [ -n "$states" ]; then
 	"$cli" run --hold -f html -o states.html -- "$states" sleep >/dev/null ||
@@ -66,6 +68,9 @@ done
 # must give the same JSON again.
 $check static report.html again.json || fail "report.html"
 $check static trace.html again.json || fail "trace.html"
+$check static merged.html again.json || fail "merged.html"
+grep -q '"merged":true}' merged.html || fail "merged.html: the view does not say merged"
+grep -q '"merged":false}' report.html || fail "report.html: the view says merged"
 # docs/example-report.html, the example the README links to, too
 cp "$here/../docs/example-report.html" example.html
 for page in live env example cycle ${states:+states}; do
@@ -107,7 +112,8 @@ print(sum(len(c["edges"]) for c in json.load(open(sys.argv[1]))["lock_order"]["c
 nthreads() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("threads", [])))' "$1"; }
 nstates() { python3 -c 'import json,sys
 print(sum(1 for r in json.load(open(sys.argv[1]))["rows"] if r.get("hold_states")))' "$1"; }
-load() { # PAGE ROWS [timeline] [edges=N]; threads=N from PAGE.again.json (or again.json)
+load() { # PAGE ROWS [timeline|noflame|merged] [edges=N|merged]; threads=N from PAGE.again.json
+	# (or again.json)
 	$check inject "$1.html" "$1.test.html" || fail "inject $1"
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
 		--user-data-dir="$tmp/chromium-$1" --enable-logging=stderr --v=0 \
@@ -123,6 +129,7 @@ load() { # PAGE ROWS [timeline] [edges=N]; threads=N from PAGE.again.json (or ag
 		fail "$1.html in chromium"
 }
 load report "$(rows again.json)"
+load merged "$(rows again.json)" merged
 load trace "$(rows again.json)" timeline
 load live "$(rows live.again.json)"
 load env "$(rows env.again.json)"

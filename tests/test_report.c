@@ -390,12 +390,12 @@ static void test_render(void)
 	T_ASSERT_CONTAINS(s, "\"command\":\"prog --arg \\\"q\\\"\"");
 	T_ASSERT_CONTAINS(s, "\"elapsed_ns\":2500000000");
 	T_ASSERT_CONTAINS(s, "\"coalesced\":true");
-	T_ASSERT_CONTAINS(s, "\"type\":\"mutex\",\"object\":\"0xabc0\",\"n_objects\":1");
+	T_ASSERT_CONTAINS(s, "\"type\":\"mutex\",\"kind\":\"lock\",\"object\":\"0xabc0\",\"n_objects\":1");
 	T_ASSERT_CONTAINS(s, "\"site\":{\"function\":\"fn\",\"file\":\"/p/src/queue.c\",\"line\":42,"
 			     "\"dso\":null,\"address\":null,\"offset\":null}");
 	T_ASSERT_CONTAINS(s, "\"acquisitions\":2000,\"contended\":100,\"wait_ns\":3000000,"
 			     "\"wait_max_ns\":400000");
-	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"object\":null,\"n_objects\":4");
+	T_ASSERT_CONTAINS(s, "\"type\":\"condvar\",\"kind\":\"event\",\"object\":null,\"n_objects\":4");
 	/* 100 waits of 2000 in the bucket of 400000 ns, [393216, 425983]: p99 is
 	 * its midpoint, 409599, capped at the maximum. */
 	T_ASSERT_CONTAINS(s, "\"wait_p50_ns\":0,\"wait_p90_ns\":0,\"wait_p99_ns\":400000,");
@@ -414,6 +414,95 @@ static void test_render(void)
 	sp_rows_free(&rows);
 }
 
+/* Position of @needle in @s (it must be there). */
+static size_t at(const char *s, const char *needle)
+{
+	const char *f = strstr(s, needle);
+
+	if (!f)
+		T_FAIL("\"%s\" not found in:\n%s", needle, s);
+	return (size_t)(f - s);
+}
+
+/*
+ * Contention first (issue 26): the table prints the rows of locks under
+ * their title, then the waits for an event under theirs, each part in the
+ * profile's order (the sort key's); merged=1 prints the profile's order.
+ */
+static void test_parts(void)
+{
+	struct syncprof_report_options o;
+	struct sp_rows rows = { 0 };
+	char *s;
+
+	syncprof_report_options_init(&o);
+	/* In sorted order, largest wait first: events lead it. */
+	push(&rows, mkrow("/p/join.c", 1, 0x10, SP_TYPE_JOIN, 4, 4, 9000000, 4000000));
+	push(&rows, mkrow("/p/mutex.c", 2, 0x20, SP_TYPE_MUTEX, 900, 90, 5000000, 100000));
+	push(&rows, mkrow("/p/cond.c", 3, 0x30, SP_TYPE_CONDVAR, 50, 50, 4000000, 100000));
+	push(&rows, mkrow("/p/spin.c", 4, 0x40, SP_TYPE_SPINLOCK, 800, 8, 3000000, 100000));
+	push(&rows, mkrow("/p/futex.c", 5, 0x50, SP_TYPE_FUTEX, 10, 10, 2000000, 100000));
+	push(&rows, mkrow("/p/sem.c", 6, 0x60, SP_TYPE_SEMAPHORE, 10, 10, 1000000, 100000));
+
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "\nLock contention (mutex, rwlock, spinlock, futex, glibc lock): 3 rows\n");
+	T_ASSERT_CONTAINS(s, "\nWaits for an event (condition variable, semaphore, barrier, join): "
+			     "3 rows\n");
+	T_ASSERT_UINT(at(s, "Lock contention"), <, at(s, "mutex.c:2"));
+	T_ASSERT_UINT(at(s, "mutex.c:2"), <, at(s, "spin.c:4"));
+	T_ASSERT_UINT(at(s, "spin.c:4"), <, at(s, "futex.c:5"));
+	T_ASSERT_UINT(at(s, "futex.c:5"), <, at(s, "Waits for an event"));
+	T_ASSERT_UINT(at(s, "Waits for an event"), <, at(s, "join.c:1"));
+	T_ASSERT_UINT(at(s, "join.c:1"), <, at(s, "cond.c:3"));
+	T_ASSERT_UINT(at(s, "cond.c:3"), <, at(s, "sem.c:6"));
+	/* Each part has the column headers, at one width. */
+	{
+		const char *h1 = s + at(s, "\nType") + 1, *ev = s + at(s, "Waits for an event");
+		const char *h2 = ev + at(ev, "\nType") + 1;
+		size_t n1 = strcspn(h1, "\n");
+
+		T_ASSERT(h1 < ev);
+		T_ASSERT_UINT(strcspn(h2, "\n"), ==, n1);
+		T_ASSERT(!memcmp(h1, h2, n1));
+	}
+	free(s);
+
+	o.merged = 1;
+	s = render(&rows, &o, 0);
+	T_ASSERT(!strstr(s, "Lock contention"));
+	T_ASSERT(!strstr(s, "Waits for an event"));
+	T_ASSERT_UINT(at(s, "join.c:1"), <, at(s, "mutex.c:2"));
+	T_ASSERT_UINT(at(s, "mutex.c:2"), <, at(s, "cond.c:3"));
+	T_ASSERT_UINT(at(s, "cond.c:3"), <, at(s, "spin.c:4"));
+	T_ASSERT_UINT(at(s, "spin.c:4"), <, at(s, "futex.c:5"));
+	T_ASSERT_UINT(at(s, "futex.c:5"), <, at(s, "sem.c:6"));
+	free(s);
+	o.merged = 0;
+
+	sp_rows_free(&rows);
+
+	/* Only locks: no events' part.  Only events: the locks' part says none. */
+	push(&rows, mkrow("/p/mutex.c", 2, 0x20, SP_TYPE_MUTEX, 900, 90, 5000000, 100000));
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "Lock contention (mutex, rwlock, spinlock, futex, glibc lock): 1 row\n");
+	T_ASSERT(!strstr(s, "Waits for an event"));
+	free(s);
+	sp_rows_free(&rows);
+	push(&rows, mkrow("/p/cond.c", 3, 0x30, SP_TYPE_CONDVAR, 50, 50, 4000000, 100000));
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "Lock contention (mutex, rwlock, spinlock, futex, glibc lock): 0 rows\n");
+	T_ASSERT_CONTAINS(s, "(none)\n");
+	T_ASSERT_UINT(at(s, "(none)"), <, at(s, "Waits for an event"));
+	T_ASSERT_UINT(at(s, "Waits for an event"), <, at(s, "cond.c:3"));
+	free(s);
+	/* The top-N cut left out every lock row: the part says so. */
+	rows.n_total = 6;
+	s = render(&rows, &o, 0);
+	T_ASSERT_CONTAINS(s, "(none in the top 1 rows)\n");
+	free(s);
+	sp_rows_free(&rows);
+}
+
 int main(void)
 {
 	test_subtract();
@@ -424,6 +513,7 @@ int main(void)
 	test_percentiles();
 	test_paths();
 	test_render();
+	test_parts();
 	puts("test_report: ok");
 	return 0;
 }

@@ -285,6 +285,20 @@ static void test_errors(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, path), ==, 1);
 	T_ASSERT_CONTAINS(err, "row 0: bad or missing \"type\"");
 	free(out), free(err);
+	/* "kind" (issue 26): the type's, read back; absent (older profiles)
+	 * is fine; one that contradicts the type is refused. */
+	p2 = write_tmp("kind.json", PROFILE_HEAD "\"rows\":[{\"type\":\"join\",\"kind\":\"lock\"}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: \"kind\" is not \"event\", the kind of a join");
+	free(out), free(err);
+	p2 = write_tmp("kind2.json", PROFILE_HEAD "\"rows\":[{\"type\":\"mutex\",\"kind\":null}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report %s", cli, p2), ==, 1);
+	T_ASSERT_CONTAINS(err, "row 0: \"kind\" is not \"lock\", the kind of a mutex");
+	free(out), free(err);
+	p2 = write_tmp("kind3.json", PROFILE_HEAD "\"rows\":[" ROW_HEAD "\"wait_hist\":[]}]}");
+	T_ASSERT_INT(t_run(&out, &err, "%s report -f json %s", cli, p2), ==, 0);
+	T_ASSERT_CONTAINS(out, "{\"type\":\"mutex\",\"kind\":\"lock\",\"object\":\"0x10\"");
+	free(out), free(err);
 	/* The streaming reader (src/read/json_stream.c): what json-c refused
 	 * or decided is refused or decided the same way, with a message. */
 	p2 = write_tmp("late_header.json", "{\"rows\":[" ROW_HEAD "\"wait_hist\":[]}],"

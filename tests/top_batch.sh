@@ -5,7 +5,10 @@
 #   - --batch 3: three snapshots; the first's rates are since start-up,
 #     the others' over the last interval, and ACQ/s x that span is the
 #     growth of ACQS between two snapshots;
-#   - every sort key (-s) orders the rows by its column; -n cuts the rows;
+#   - contention first: the rows of locks, then the waits for an event, each
+#     part under its title line; --merged: one list;
+#   - every sort key (-s) orders the rows by its column, within each part;
+#     -n cuts the rows;
 #   - profiling off: "rates: none", every rate 0;
 #   - bad usage: one line on stderr, status 2; an unreachable process
 #     (gone, no control socket): one line, status 1;
@@ -74,8 +77,17 @@ for key in rate total count contended avg max hold; do
 	grep -q "sort: $key " "$tmp/sort.txt" || fail "-s $key: not in the header"
 	screen order "$tmp/sort.txt" "$key" || fail "-s $key"
 done
+# contention first: the locks' rows, then the waits for an event, each under
+# its title line; --merged: one list
+screen parts "$tmp/one.txt" || fail "contention first"
+"$sp" top "$bpid" -s total --merged >"$tmp/merged.txt" || fail "top --merged"
+screen parts "$tmp/merged.txt" merged || fail "--merged"
+screen order "$tmp/merged.txt" total || fail "--merged -s total"
 "$sp" top "$bpid" -n 2 >"$tmp/n2.txt" || fail "top -n 2"
-test "$(sed -n '/^TYPE/,$p' "$tmp/n2.txt" | grep -c .)" = 3 || fail "-n 2: not 2 rows"
+# the column titles, the locks' title line, 2 rows (bank has more than 2 lock rows)
+test "$(sed -n '/^TYPE/,$p' "$tmp/n2.txt" | grep -c .)" = 4 || fail "-n 2: not 2 rows"
+test "$(grep -c '^-- ' "$tmp/n2.txt")" = 1 || fail "-n 2: not one title line"
+screen parts "$tmp/n2.txt" || fail "-n 2: contention first"
 grep -q 'rows: [0-9]* (2 shown)' "$tmp/n2.txt" || fail "-n 2: header does not say 2 shown"
 "$sp" top "$bpid" --no-coalesce >"$tmp/nc.txt" || fail "top --no-coalesce"
 test "$(grep -c 'transfer bank.c:78' "$tmp/nc.txt")" -gt 1 || fail "--no-coalesce: one row per account lock"
@@ -86,7 +98,8 @@ test "$(grep -c 'transfer bank.c:78' "$tmp/nc.txt")" -gt 1 || fail "--no-coalesc
 grep -q '^profiling: off ' "$tmp/off.txt" || fail "profiling off: not in the header"
 grep -q '^rates: none (profiling was off since the last refresh)$' "$tmp/off.txt" ||
 	fail "profiling off: $(grep ^rates "$tmp/off.txt")"
-sed -n '/^rates: none/,$p' "$tmp/off.txt" | sed -n '/^TYPE/,$p' | tail -n +2 >"$tmp/off.rows"
+sed -n '/^rates: none/,$p' "$tmp/off.txt" | sed -n '/^TYPE/,$p' | tail -n +2 | grep -v '^-- ' \
+	>"$tmp/off.rows" # the rows, without the parts' title lines
 test -s "$tmp/off.rows" || fail "profiling off: no rows"
 awk '$2 != "0" || $3 != "0" || $4 != "0.0%" { bad = 1; print "not still:", $0 } END { exit bad }' \
 	"$tmp/off.rows" || fail "profiling off: rates not 0"

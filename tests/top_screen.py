@@ -5,8 +5,16 @@ tests/top_batch.sh.
 
   top_screen.py order FILE KEY
       the table of the (last) screen in FILE is sorted by KEY (rate, total,
-      count, contended, avg, max, hold): the key's column never grows from
-      one row to the next, and there are at least 2 rows.
+      count, contended, avg, max, hold) within each of its parts: the key's
+      column never grows from one row to the next of a part, and there are
+      at least 2 rows.
+  top_screen.py parts FILE [merged]
+      contention first: the rows of locks (mutex, rwlock, spinlock, futex,
+      glibc lock) come first under the line "-- Lock contention ...: N
+      rows", the waits for an event (condvar, semaphore, barrier, join)
+      after them under "-- Waits for an event ...: N rows", each N the
+      part's rows in the process (at least the rows shown); with merged
+      (--merged): no title line, and both kinds among the rows.
   top_screen.py rates FILE SITE
       FILE holds two or more --batch snapshots; for the row whose SITE
       column contains SITE, in the last two, the acquisitions per second
@@ -55,7 +63,7 @@ def screens(text):
     out, cur = [], None
     for line in text.split("\n"):
         if line.startswith("syncprof top - pid"):
-            cur = {"head": [line], "cols": None, "rows": [], "done": False}
+            cur = {"head": [line], "cols": None, "rows": [], "titles": [], "done": False}
             out.append(cur)
         elif cur is None:
             continue
@@ -65,6 +73,8 @@ def screens(text):
             cur["head"].append(line)
         elif not line.strip():
             cur["done"] = True  # the table ends at the first empty line
+        elif not cur["done"] and line.startswith("-- "):
+            cur["titles"].append((line, len(cur["rows"])))  # a part starts at that row
         elif not cur["done"] and not line.startswith("("):
             cur["rows"].append(line)
     if not out or out[-1]["cols"] is None:
@@ -89,13 +99,51 @@ def order(path, key):
     s = screens(open(path).read())[-1]
     title = KEY_COLUMN[key]
     vals = [value(cell(s, r, title)) for r in s["rows"]]
+    starts = {start for _, start in s["titles"]}
     if len(vals) < 2:
         fail(f"{len(vals)} rows; want 2 or more to see an order")
     for i in range(1, len(vals)):
+        if i in starts:
+            continue  # a new part: sorted on its own
         if vals[i] is not None and vals[i - 1] is not None and vals[i] > vals[i - 1]:
             fail(f"sort {key}: row {i + 1} has {title} {vals[i]} > row {i}'s {vals[i - 1]}:\n" +
                  "\n".join(s["rows"]))
     print(f"sort {key}: {title} {vals}")
+
+
+LOCKS = {"mutex", "rec_mutex", "rwlock_rd", "rwlock_wr", "spinlock", "futex", "glibc_lock"}
+EVENTS = {"condvar", "semaphore", "barrier", "join"}
+
+
+def parts(path, merged):
+    s = screens(open(path).read())[-1]
+    types = [r.split()[0] for r in s["rows"]]
+    for t in types:
+        if t not in LOCKS | EVENTS:
+            fail(f"a row of type {t!r}: " + repr(s["rows"]))
+    kinds = "".join("l" if t in LOCKS else "e" for t in types)
+    if merged:
+        if s["titles"]:
+            fail(f"--merged: title lines {s['titles']}")
+        if "le" not in kinds or "el" not in kinds:
+            fail(f"--merged: rows by kind {kinds!r}; want locks and events mixed (bank's "
+                 "condition waits rank among its locks)")
+        print(f"merged: rows by kind {kinds}")
+        return
+    nl = kinds.count("l")
+    if kinds != "l" * nl + "e" * (len(kinds) - nl):
+        fail(f"rows by kind {kinds!r}: a lock row after an event row")
+    want = [("-- Lock contention (mutex, rwlock, spinlock, futex, glibc lock): ", 0)]
+    if nl < len(kinds):
+        want.append(("-- Waits for an event (condition variable, semaphore, barrier, join): ", nl))
+    got = [(re.sub(r"[0-9]+ rows?$", "", t), at) for t, at in s["titles"]]
+    if got != want:
+        fail(f"title lines {s['titles']}, want {want} (with their counts)")
+    for (t, at), n in zip(s["titles"], (nl, len(kinds) - nl)):
+        m = re.search(r": ([0-9]+) rows?$", t)
+        if not m or int(m.group(1)) < n:
+            fail(f"{t!r}: fewer rows than the {n} shown")
+    print(f"parts: rows by kind {kinds}; titles {[t for t, _ in s['titles']]}")
 
 
 def rates(path, pattern):
@@ -130,6 +178,8 @@ def rates(path, pattern):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "order" and sys.argv[3] in KEY_COLUMN:
         order(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "parts" and sys.argv[3:] in ([], ["merged"]):
+        parts(sys.argv[2], sys.argv[3:] == ["merged"])
     elif len(sys.argv) == 4 and sys.argv[1] == "rates":
         rates(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "columns":

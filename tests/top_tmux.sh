@@ -5,9 +5,12 @@
 # and types with send-keys:
 #   - the header (pid, command, profiling, threads, rows), the column
 #     titles and bank's rows appear;
+#   - the rows of locks first under "-- Lock contention ...", the waits for
+#     an event after them under "-- Waits for an event ...";
 #   - space pauses: "PAUSED", and the screen stays the same across several
 #     refresh intervals; each sort key (t w c n a m o) then re-sorts the
-#     paused screen by its column (checked by tests/top_screen.py), s goes
+#     paused screen by its column within each part (checked by
+#     tests/top_screen.py), l makes one list and back, s goes
 #     to the next key, h shows the keys, any key goes back; space again
 #     goes on (the profiled time moves);
 #   - a narrower window, while paused, is redrawn at once (SIGWINCH)
@@ -142,7 +145,18 @@ for k in m:max c:count n:contended a:avg w:total o:hold t:rate; do
 	settle
 	grep -q '^PAUSED' "$tmp/settle.txt" || fail "a sort key ended the pause"
 	python3 "$here/top_screen.py" order "$tmp/settle.txt" "${k#*:}" || fail "sort ${k#*:}"
+	python3 "$here/top_screen.py" parts "$tmp/settle.txt" || fail "sort ${k#*:}: contention first"
 done
+# l: one list (as --merged), and back
+key l
+wait_gone '^-- Lock contention' "l: the locks' title"
+settle
+python3 "$here/top_screen.py" parts "$tmp/settle.txt" merged || fail "l: one list"
+python3 "$here/top_screen.py" order "$tmp/settle.txt" rate || fail "l: sort rate"
+key l
+wait_for '^-- Lock contention' "l again: the locks' title"
+settle
+python3 "$here/top_screen.py" parts "$tmp/settle.txt" || fail "l again: contention first"
 # ---- a narrow window, still paused: SIGWINCH redraws -------------------------------------
 T resize-window -t top -x 80 -y 20
 wait_for '^TYPE .*WAIT% .*SITE' "columns at 80"
@@ -150,7 +164,9 @@ cols=$(python3 "$here/top_screen.py" columns "$tmp/screen.txt")
 echo "80 columns: $cols"
 case " $cols " in *" OBJECT "*) fail "OBJECT kept at 80 columns: $cols" ;; esac
 wait_for 'journal_append bank\.c:56' "the site at 80 columns"
-test "$(sed -n '/^TYPE/,$p' "$tmp/screen.txt" | grep -c .)" -le 16 || fail "more rows than 20 lines hold"
+# 20 lines: 3 of header, the column titles, 16 of rows and the parts' titles
+test "$(sed -n '/^TYPE/,$p' "$tmp/screen.txt" | grep -c .)" -le 17 || fail "more rows than 20 lines hold"
+python3 "$here/top_screen.py" parts "$tmp/screen.txt" || fail "contention first at 80x20"
 grep -q '^PAUSED' "$tmp/screen.txt" || fail "the resize ended the pause"
 T resize-window -t top -x 160 -y 40
 wait_for '^TYPE .* OBJECT +SITE' "OBJECT back at 160 columns"

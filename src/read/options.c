@@ -135,6 +135,11 @@ static int opt_coalesce(struct sp_options *o, const char *v)
 	return parse_bool(v, &o->report.coalesce);
 }
 
+static int opt_merged(struct sp_options *o, const char *v)
+{
+	return parse_bool(v, &o->report.merged);
+}
+
 static int opt_output(struct sp_options *o, const char *v)
 {
 	return set_string(&o->output, v);
@@ -364,6 +369,9 @@ static const struct option_row option_table[] = {
 	{ "top", opt_top, "a number of rows, 0 for all" },
 	{ "sort", opt_sort, "total, avg, max, count, contended or hold" },
 	{ "coalesce", opt_coalesce, "1 or 0" },
+	{ "merged", opt_merged,
+	  "1 or 0 (table and html: one list of rows; by default lock contention first, then "
+	  "the waits for an event)" },
 	{ "report_at_exit", opt_report_at_exit, "1 or 0" },
 	{ "account", opt_account, "1 or 0" },
 	{ "src_root", opt_src_root, "a directory prefix to strip from paths" },

@@ -414,7 +414,7 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 	struct sp_row r, *d;
 	struct sp_names *nm;
 	const struct jv *site, *v;
-	const char *type, *obj;
+	const char *type, *kind, *obj;
 	uint64_t *dst[] = { &r.acquisitions, &r.contended, &r.wait_ns, &r.wait_max_ns };
 	int null, rc;
 
@@ -434,6 +434,12 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 			r.type = (uint8_t)t;
 	if (r.type == SP_TYPE_COUNT)
 		return fail(l, "%s: row %zu: bad or missing \"type\"", l->name, i);
+	/* "kind" is the type's (absent before issue 26): one that says otherwise
+	 * is a damaged file, not a choice. */
+	kind = get_str(o, "kind");
+	if (jv_get_ex(o, "kind", &v) && (!kind || strcmp(kind, sp_type_kind(r.type))))
+		return fail(l, "%s: row %zu: \"kind\" is not \"%s\", the kind of a %s", l->name, i,
+			    sp_type_kind(r.type), sp_type_name(r.type));
 	obj = get_str(o, "object");
 	if (obj && parse_hex(obj, &r.obj))
 		return fail(l, "%s: row %zu: bad \"object\" '%s'", l->name, i, obj);

@@ -65,6 +65,7 @@ struct cli_render_opts {
 	const char *format_name; /* as given, NULL when not given */
 	const char *sort_name;
 	int coalesce_set;        /* --coalesce or --no-coalesce given */
+	int merged_set;          /* --merged given */
 	int top_set;             /* --top given */
 };
 
@@ -73,6 +74,13 @@ void cli_render_opts_init(struct cli_render_opts *o);
  * one: return 0; a bad value: print why and return -1. */
 int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		      struct cli_render_opts *o);
+/* The report is rendered here from the process's JSON, not by the process:
+ * pprof (the process need not link protobuf-c), --merged (a key the
+ * control protocol does not carry). */
+static inline int cli_render_here(const struct cli_render_opts *o)
+{
+	return o->report.format == SYNCPROF_FORMAT_PPROF || o->merged_set;
+}
 FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o);
 int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f);
 extern const char cli_render_help[];

@@ -560,10 +560,10 @@ static int report_request(const struct cli_render_opts *o, char *buf, size_t siz
 {
 	size_t n = (size_t)snprintf(buf, size, "report");
 
-	if (o->format_name)
+	if (o->format_name || cli_render_here(o))
 		n += (size_t)snprintf(buf + n, size - n, " format=%s",
-				      o->report.format == SYNCPROF_FORMAT_PPROF
-					      ? "json" /* encoded here */
+				      cli_render_here(o)
+					      ? "json" /* rendered here */
 					      : sp_format_name(o->report.format));
 	if (o->sort_name && n < size)
 		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
@@ -588,7 +588,7 @@ static int write_report(const struct target *t, const struct cli_render_opts *o,
 
 	if (!out)
 		return 1;
-	if (o->report.format == SYNCPROF_FORMAT_PPROF) {
+	if (cli_render_here(o)) {
 		struct sp_profile p;
 		char name[64], err[512];
 
@@ -597,10 +597,11 @@ static int write_report(const struct target *t, const struct cli_render_opts *o,
 			cli_error("attach", "%s", err);
 			rc = 1;
 		} else {
-			int e = sp_render_pprof(out, &p, &o->report);
+			int e = sp_render(out, &p, &o->report);
 
 			if (e) {
-				cli_error("attach", "encoding pprof failed: %s", strerror(-e));
+				cli_error("attach", "rendering the report (%s) failed: %s",
+					  sp_format_name(o->report.format), strerror(-e));
 				rc = 1;
 			}
 			sp_profile_free(&p);

@@ -11,7 +11,10 @@
  * "report -f pprof" asks the process for JSON (its rows with names
  * resolved there) and encodes pprof here: the process need not carry
  * protobuf-c and zlib (libsyncprof.a refers to them weakly, and the
- * preload library may not link them).
+ * preload library may not link them).  "report --merged" does the same
+ * for every format: the control protocol carries no "merged" key (a
+ * process of an older syncprof would refuse it), so the table or page is
+ * rendered here from the process's JSON, shaped there as asked.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -137,10 +140,10 @@ static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 {
 	size_t n = (size_t)snprintf(buf, size, "report");
 
-	if (o->format_name)
+	if (o->format_name || cli_render_here(o))
 		n += (size_t)snprintf(buf + n, size - n, " format=%s",
-				      o->report.format == SYNCPROF_FORMAT_PPROF
-					      ? "json" /* encoded here, see above */
+				      cli_render_here(o)
+					      ? "json" /* rendered here, see above */
 					      : sp_format_name(o->report.format));
 	if (o->sort_name && n < size)
 		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
@@ -158,9 +161,9 @@ static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
 	return 0;
 }
 
-/* The process's JSON report, encoded as pprof to @out. */
-static int pprof_from_json(pid_t pid, const char *json, size_t len,
-			   const struct cli_render_opts *o, FILE *out)
+/* The process's JSON report, rendered (pprof: encoded) to @out. */
+static int render_from_json(pid_t pid, const char *json, size_t len,
+			    const struct cli_render_opts *o, FILE *out)
 {
 	struct sp_profile p;
 	char name[64], err[512];
@@ -171,9 +174,10 @@ static int pprof_from_json(pid_t pid, const char *json, size_t len,
 		cli_error("ctl", "%s", err);
 		return 1;
 	}
-	rc = sp_render_pprof(out, &p, &o->report);
+	rc = sp_render(out, &p, &o->report);
 	if (rc)
-		cli_error("ctl", "encoding pprof failed: %s", strerror(-rc));
+		cli_error("ctl", "rendering the report (%s) failed: %s",
+			  sp_format_name(o->report.format), strerror(-rc));
 	sp_profile_free(&p);
 	return rc ? 1 : 0;
 }
@@ -238,8 +242,8 @@ int cmd_ctl(int argc, char **argv)
 		free(payload);
 		return 1;
 	}
-	if (v == 4 && o.report.format == SYNCPROF_FORMAT_PPROF) {
-		int rc = pprof_from_json((pid_t)pid, payload, plen, &o, out);
+	if (v == 4 && cli_render_here(&o)) {
+		int rc = render_from_json((pid_t)pid, payload, plen, &o, out);
 
 		free(payload);
 		if (cli_close_output("ctl", &o, out))

@@ -142,6 +142,10 @@ static const struct run_option run_options[] = {
 	  "sort by total (default), avg, max, count, contended or hold" },
 	{ "no-coalesce", 0, ARG_NONE, "coalesce", "0", NULL,
 	  "one row per lock object instead of one per call site" },
+	{ "merged", 0, ARG_NONE, "merged", "1", NULL,
+	  "table and html: one list of rows, lock contention and waits for an\n"
+	  "event together (by default the locks come first, then the waits for\n"
+	  "an event - condvar, semaphore, barrier, join - in their own section)" },
 	{ "frames", 0, ARG_VALUE, "frames", NULL, "N",
 	  "callers kept per contended call site, 0 to 16 (default 4)" },
 	{ "skip", 0, ARG_VALUE, "skip", NULL, "REGEX",

@@ -4,7 +4,7 @@
  * reset; or, when stdout is not a terminal (or with --batch N), N
  * snapshots as plain text, like 'top -b'.
  *
- *   syncprof top PID [-d S] [-s KEY] [-n ROWS] [-b N] [--no-coalesce]
+ *   syncprof top PID [-d S] [-s KEY] [-n ROWS] [-b N] [--no-coalesce] [--merged]
  *
  * Design.  The snapshots, rates and drawing are top_view.c; this file is
  * the command line, the terminal and the loop.  The terminal is driven
@@ -55,6 +55,7 @@
 
 static const char help[] =
 	"Usage: syncprof top PID [-d SECONDS] [-s KEY] [-n ROWS] [-b N] [--no-coalesce]\n"
+	"                    [--merged]\n"
 	"\n"
 	"A live view of a running profiled process, refreshed like top(1): the call\n"
 	"sites where its threads wait for locks, with their rates since the previous\n"
@@ -70,12 +71,18 @@ static const char help[] =
 	"                    (when stdout or stdin is not a terminal: 1 snapshot)\n"
 	"  --no-coalesce     a row per lock object (--coalesce: per call site; default:\n"
 	"                    the process's own SYNCPROF_OPTIONS)\n"
+	"  --merged          one list of rows; by default the rows of locks (mutex,\n"
+	"                    rwlock, spinlock, futex, glibc_lock) come first, under a\n"
+	"                    line \"-- Lock contention ...\", and the waits for an event\n"
+	"                    (condvar, semaphore, barrier, join) after them, under\n"
+	"                    \"-- Waits for an event ...\", each sorted by the key\n"
 	"\n"
 	"Keys:\n"
 	"  q                 quit (also Ctrl-C)\n"
 	"  space, p          pause (the screen stays; keys still work); again: go on\n"
 	"  t w c n a m o     sort by rate, total, count, contended, avg, max, hold\n"
 	"  s                 the next sort key\n"
+	"  l                 locks first (the default) / one list (--merged)\n"
 	"  r                 reset the process's statistics (as 'syncprof ctl PID reset')\n"
 	"  h, ?              the keys and columns\n"
 	"\n"
@@ -105,6 +112,7 @@ struct top_opts {
 	unsigned rows;
 	unsigned batch;
 	int coalesce; /* -1: the process's own */
+	int merged;   /* --merged: one list, not locks first */
 };
 
 /* ---- command line ---------------------------------------------------------- */
@@ -159,6 +167,10 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 
 		if (!strcmp(a, "--no-coalesce") || !strcmp(a, "--coalesce")) {
 			o->coalesce = a[2] == 'c';
+			continue;
+		}
+		if (!strcmp(a, "--merged")) {
+			o->merged = 1;
 			continue;
 		}
 		v = take(argc, argv, &i, "-d", "--interval", &m);
@@ -291,7 +303,8 @@ static void sleep_s(double s)
 
 static int run_batch(const struct top_opts *o)
 {
-	struct top_screen v = { .max_rows = o->rows, .sort = o->sort, .interval = o->interval };
+	struct top_screen v = { .max_rows = o->rows, .sort = o->sort, .interval = o->interval,
+				.merged = o->merged };
 	struct top_snap prev, cur;
 	int have = 0, rc = 0;
 	char err[512];
@@ -305,7 +318,7 @@ static int run_batch(const struct top_opts *o)
 			break;
 		}
 		top_rates(&cur, have ? &prev : NULL);
-		top_sort(&cur, o->sort);
+		top_sort(&cur, o->sort, o->merged);
 		if (i)
 			putchar('\n');
 		top_draw(stdout, &cur, &v);
@@ -480,7 +493,7 @@ struct top_state {
 static void key_sort(struct top_state *t, enum top_sort k)
 {
 	t->v.sort = k;
-	top_sort(&t->snap, k);
+	top_sort(&t->snap, k, t->v.merged);
 }
 
 static void key_reset(struct top_state *t)
@@ -520,6 +533,10 @@ static void on_key(struct top_state *t, const char *keys, ssize_t n)
 			break;
 		case 'h': case 'H': case '?': t->v.help = 1; break;
 		case 's': key_sort(t, (enum top_sort)((t->v.sort + 1) % TOP_SORT_N)); break;
+		case 'l': case 'L':
+			t->v.merged = !t->v.merged;
+			key_sort(t, t->v.sort);
+			break;
 		case 'r': case 'R': key_reset(t); break;
 		case '\f': break; /* Ctrl-L: redrawn below */
 		default:
@@ -542,7 +559,7 @@ static int refresh(struct top_state *t, char *err, size_t esize)
 	top_rates(&cur, &t->snap);
 	top_snap_free(&t->snap);
 	t->snap = cur;
-	top_sort(&t->snap, t->v.sort);
+	top_sort(&t->snap, t->v.sort, t->v.merged);
 	t->next = now_s() + t->o->interval;
 	t->force = 0;
 	if (t->message_ttl && !--t->message_ttl)
@@ -557,7 +574,7 @@ static int run_screen(const struct top_opts *o)
 	int rc;
 
 	t.v = (struct top_screen){ .max_rows = o->rows, .sort = o->sort, .interval = o->interval,
-				   .tty = 1 };
+				   .tty = 1, .merged = o->merged };
 	/* The first snapshot before the screen: an unreachable process is one
 	 * line on a normal terminal. */
 	rc = top_fetch(o->pid, o->coalesce, &t.snap, err, sizeof(err));
@@ -566,7 +583,7 @@ static int run_screen(const struct top_opts *o)
 		return 1;
 	}
 	top_rates(&t.snap, NULL);
-	top_sort(&t.snap, t.v.sort);
+	top_sort(&t.snap, t.v.sort, t.v.merged);
 	t.next = now_s() + o->interval;
 	if (tcgetattr(STDIN_FILENO, &saved_tio) || pipe2(wake_pipe, O_NONBLOCK | O_CLOEXEC)) {
 		cli_error("top", "cannot set up the terminal: %s", strerror(errno));

@@ -42,7 +42,7 @@ static const char usage[] =
 	"Profiling a process that is already running (ptrace; docs/attach.md):\n"
 	"  syncprof attach PID -d 10 -n 10            # report after 10 s, then detach\n"
 	"\n"
-	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce,\n"
+	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce, merged,\n"
 	"report_at_exit, account, src_root, frames, skip, skip_frames, hold,\n"
 	"hold_sample, hold_states, lock_order, columns, control, warn_wait,\n"
 	"deadlock, report_signal, trace, trace_buffer, trace_events,\n"

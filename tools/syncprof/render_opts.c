@@ -3,7 +3,7 @@
  * 'syncprof ctl PID report' (and named like those of 'syncprof run'):
  *   -f, --format table|json|csv|folded|pprof|html   -n, --top N
  *   -s, --sort total|avg|max|count|contended|hold
- *   --no-coalesce / --coalesce    --columns LIST    --src-root DIR
+ *   --no-coalesce / --coalesce    --merged    --columns LIST    --src-root DIR
  *   -o, --output FILE
  * Both "--opt VALUE" and "--opt=VALUE" are accepted.  A bad value is one
  * message naming the option and the valid values; the caller exits 2.
@@ -46,6 +46,11 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 	if (!strcmp(a, "--no-coalesce")) {
 		o->report.coalesce = 0;
 		o->coalesce_set = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--merged")) {
+		o->report.merged = 1;
+		o->merged_set = 1;
 		return 1;
 	}
 	if (!strcmp(a, "--coalesce")) {
@@ -170,6 +175,9 @@ const char cli_render_help[] =
 	"  -n, --top N         print the N rows with the highest sort key (0: all)\n"
 	"  -s, --sort KEY      total (default), avg, max, count, contended or hold\n"
 	"      --no-coalesce   one row per lock object instead of per call site\n"
+	"      --merged        table, html: one list of rows (default: lock\n"
+	"                      contention first, then the waits for an event -\n"
+	"                      condvar, semaphore, barrier, join - in their own part)\n"
 	"      --columns LIST  table columns, comma separated, in this order; among\n"
 	"                      type,object,site,wait,count,avg,contended,max,p50,p90,\n"
 	"                      p99,hold,max_hold,owner_chg (the last three: hold\n"

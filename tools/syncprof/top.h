@@ -69,7 +69,9 @@ void top_snap_free(struct top_snap *s);
 /* Rates of @cur since @prev (NULL: since start-up or the last reset, as
  * when the process was reset in between).  Reorders @prev's rows. */
 void top_rates(struct top_snap *cur, struct top_snap *prev);
-void top_sort(struct top_snap *s, enum top_sort key);
+/* Sort @s's rows by @key; unless @merged, the rows of locks first
+ * (sp_type_is_lock()), then the waits for an event, each by @key. */
+void top_sort(struct top_snap *s, enum top_sort key, int merged);
 
 /* How to draw a snapshot. */
 struct top_screen {
@@ -81,6 +83,8 @@ struct top_screen {
 	int tty;             /* ANSI escapes: home, clear, reverse video */
 	int paused;
 	int help;            /* the keys instead of the rows */
+	int merged;          /* one list; else the locks' rows, then the waits for an
+			      * event, each part under a title line (top_sort()) */
 	const char *message; /* one line under the header, or NULL */
 };
 /* Draw @s (NULL: nothing fetched yet) as @v says, into @out. */

@@ -17,6 +17,12 @@
  * when the profiled time went down (a reset), every row does.  Sorting is
  * done here, so a key press re-sorts the last snapshot at once.
  *
+ * Contention first (issue 26): the rows of locks come first under a
+ * title line, the waits for an event (condvar, semaphore, barrier, join)
+ * after them under theirs, each part in the sort key's order; a screen
+ * too short for both shows the locks.  --merged, or the key l, makes one
+ * list as before.
+ *
  * Columns are fixed-width, numbers short with units (12.3ms, 4.56k), so
  * that an 80-column terminal holds the essentials; when the terminal is
  * narrow, columns are dropped in a stated order (object first) but never
@@ -234,12 +240,21 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? 1 : a > b ? -1 : 0; /* larger first */
 }
 
+struct sort_by {
+	enum top_sort key;
+	int merged;
+};
+
 static int cmp_rows(const void *pa, const void *pb, void *arg)
 {
 	const struct top_row *a = pa, *b = pb;
-	enum top_sort key = *(const enum top_sort *)arg;
+	const struct sort_by *by = arg;
+	enum top_sort key = by->key;
 	int c = 0;
 
+	/* contention first: locks before waits for an event */
+	if (!by->merged && !sp_type_is_lock(a->type) != !sp_type_is_lock(b->type))
+		return sp_type_is_lock(a->type) ? -1 : 1;
 	switch (key) {
 	case TOP_SORT_RATE:
 		c = a->wait_share < b->wait_share ? 1 : a->wait_share > b->wait_share ? -1 : 0;
@@ -261,9 +276,11 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	return c ? c : strcmp(a->key, b->key);
 }
 
-void top_sort(struct top_snap *s, enum top_sort key)
+void top_sort(struct top_snap *s, enum top_sort key, int merged)
 {
-	qsort_r(s->rows, s->n, sizeof(*s->rows), cmp_rows, &key);
+	struct sort_by by = { key, merged };
+
+	qsort_r(s->rows, s->n, sizeof(*s->rows), cmp_rows, &by);
 }
 
 /* ---- numbers -------------------------------------------------------------- */
@@ -484,6 +501,8 @@ static const char *const help_lines[] = {
 	"  m               sort by MAX: longest wait",
 	"  o               sort by HOLD: total hold time (syncprof run --hold)",
 	"  s               the next sort key",
+	"  l               locks first, waits for an event after them (the default) /",
+	"                  one list of both",
 	"  r               reset the process's statistics (syncprof ctl PID reset)",
 	"  h, ?            this help; any key goes back",
 	"",
@@ -550,18 +569,77 @@ static void draw_header(FILE *out, const struct top_snap *s, const struct top_sc
 	put_line(out, line, v, 0, 1);
 }
 
+/*
+ * What fits: @lines below the column titles (a part's title takes one),
+ * at most @max_rows rows.  Unless merged, the rows are sorted locks first
+ * (top_sort()): @locks of them, then the waits for an event; the locks'
+ * title is always drawn, the events' when one of their rows fits.  Says
+ * how many rows of each part are shown (merged: all counted as locks).
+ */
+struct plan {
+	size_t locks, events;    /* rows in each part */
+	size_t show_locks, show_events;
+	int title_locks, title_events;
+};
+
+/* At most @want of both budgets, taken from both. */
+static size_t take(size_t want, size_t *rows, size_t *lines)
+{
+	size_t n = want < *rows ? want : *rows;
+
+	n = n < *lines ? n : *lines;
+	*rows -= n;
+	*lines -= n;
+	return n;
+}
+
+static struct plan plan_screen(const struct top_snap *s, const struct top_screen *v, size_t lines)
+{
+	struct plan p = { 0 };
+	size_t rows = v->max_rows ? v->max_rows : (size_t)-1, any = (size_t)-1;
+
+	if (!s)
+		return p;
+	for (size_t i = 0; i < s->n; i++)
+		p.locks += v->merged || sp_type_is_lock(s->rows[i].type);
+	p.events = s->n - p.locks;
+	if (!v->merged && s->n)
+		p.title_locks = (int)take(1, &any, &lines);
+	p.show_locks = take(p.locks, &rows, &lines);
+	if (p.events && rows && lines > 1) {
+		p.title_events = (int)take(1, &any, &lines);
+		p.show_events = take(p.events, &rows, &lines);
+	}
+	return p;
+}
+
+static void part_title(FILE *out, const struct top_screen *v, int locks, size_t n)
+{
+	char line[256];
+
+	if (locks)
+		snprintf(line, sizeof(line),
+			 "-- Lock contention (mutex, rwlock, spinlock, futex, glibc lock): %zu row%s",
+			 n, n == 1 ? "" : "s");
+	else
+		snprintf(line, sizeof(line),
+			 "-- Waits for an event (condition variable, semaphore, barrier, join): %zu "
+			 "row%s", n, n == 1 ? "" : "s");
+	put_line(out, line, v, 0, 0);
+}
+
 void top_draw(FILE *out, const struct top_snap *s, const struct top_screen *v)
 {
 	int on[C_N];
 	size_t room = (size_t)-1, shown;
 	char line[4096];
+	struct plan p;
 
 	pick_columns(on, v->width, s, v->sort);
 	if (v->height)
 		room = v->height > 4 ? v->height - 4 : 0;
-	if (v->max_rows && v->max_rows < room)
-		room = v->max_rows;
-	shown = s ? (s->n < room ? s->n : room) : 0;
+	p = plan_screen(s, v, room);
+	shown = p.show_locks + p.show_events;
 	if (v->tty)
 		fputs("\x1b[H", out);
 	draw_header(out, s, v, on, shown);
@@ -573,9 +651,17 @@ void top_draw(FILE *out, const struct top_snap *s, const struct top_screen *v)
 			 ? "(no rows: profiling is off; 'syncprof ctl PID on' turns it on)"
 			 : "(no rows yet: no lock was taken since start-up or the last reset)",
 			 v, 0, 0);
-	} else {
-		for (size_t i = 0; i < shown; i++) {
+	} else if (s) {
+		if (p.title_locks)
+			part_title(out, v, 1, p.locks);
+		for (size_t i = 0; i < p.show_locks; i++) {
 			row_line(line, sizeof(line), &s->rows[i], on);
+			put_line(out, line, v, 0, 0);
+		}
+		if (p.title_events)
+			part_title(out, v, 0, p.events);
+		for (size_t i = 0; i < p.show_events; i++) {
+			row_line(line, sizeof(line), &s->rows[p.locks + i], on);
 			put_line(out, line, v, 0, 0);
 		}
 	}

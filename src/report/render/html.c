@@ -124,8 +124,10 @@ static void view_end(FILE *out, const struct sp_order_end *e, const char *root, 
 
 /*
  * "view": {"rows": [{"site", "stack", "blame": [[holder, root|null]]}],
- * "cycles": [[[held, acquired], ...]]}, in the order of the profile's
- * rows, blame and cycles.
+ * "cycles": [[[held, acquired], ...]], "merged": bool}, in the order of
+ * the profile's rows, blame and cycles; "merged" (merged=1, --merged):
+ * the page's table is one list, else the rows of locks come first and
+ * the waits for an event follow in their own part, as in the table.
  */
 static void write_view(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
@@ -150,7 +152,7 @@ static void write_view(FILE *out, const struct sp_profile *p, const struct syncp
 		}
 		fputc(']', out);
 	}
-	fputs("]}", out);
+	fprintf(out, "],\"merged\":%s}", o->merged ? "true" : "false");
 }
 
 /* @n bytes of JSON text into a <script> element: every '<' as \u003c. */

@@ -226,8 +226,8 @@
 		s.appendChild(el("p", { "class": "sp-note" },
 				 "Click a column to sort by it, a row for its stack and blame."));
 		var table = el("table", { "class": "sp-table", id: "sp-table" });
-		var thead = el("thead"), hrow = el("tr"), tbody = el("tbody");
-		var items = [], sortKey = null, desc = true;
+		var thead = el("thead"), hrow = el("tr");
+		var parts = [], sortKey = null, desc = true;
 
 		hrow.appendChild(el("th", null, "#"));
 		cols.forEach(function (c) {
@@ -246,13 +246,59 @@
 		}
 		thead.appendChild(hrow);
 		table.appendChild(thead);
-		table.appendChild(tbody);
+
+		/* Contention first (the table's order, render/table.c): the rows
+		 * of locks in one body under their title, the waits for an event
+		 * in a second one under theirs, each in the profile's order;
+		 * sorting by a column sorts within each.  "merged": one body. */
+		var span = cols.length + 2 + (HOLD ? 1 : 0);
+		function part(kind, title) {
+			var p = { kind: kind, tbody: el("tbody", kind ? { "class": "sp-part-" + kind } : null),
+				  items: [] };
+			if (title) {
+				var n = P.rows.slice(0, MAX_ROWS).filter(function (r) {
+					return r.kind === kind;
+				}).length;
+				var tr = el("tr", { "class": "sp-part" });
+				tr.appendChild(el("th", { "class": "sp-l", colspan: span },
+						  title + ": " + n + (n === 1 ? " row" : " rows")));
+				p.tbody.appendChild(tr);
+				if (!n)
+					p.tbody.appendChild(el("tr", { "class": "sp-part-none" })).appendChild(
+						el("td", { "class": "sp-l", colspan: span },
+						   P.rows_total > P.rows.length ? "none in the top " +
+						   P.rows.length + " rows" : "none"));
+				p.n = n;
+			}
+			table.appendChild(p.tbody);
+			parts.push(p);
+			return p;
+		}
+		var byKind = {};
+		if (V.merged) {
+			byKind.lock = byKind.event = part(null, null);
+		} else {
+			byKind.lock = part("lock", "Lock contention (mutex, rwlock, spinlock, futex, glibc lock)");
+			byKind.event = part("event", "Waits for an event (condition variable, semaphore, " +
+					    "barrier, join)");
+			if (!byKind.event.n) {
+				byKind.event.tbody.remove();
+				parts.pop();
+			}
+		}
 
 		/* A browser builds a table of thousands of rows, not of a million:
 		 * the flame graphs take every row, the table the first MAX_ROWS. */
-		P.rows.slice(0, MAX_ROWS).forEach(function (r, i) {
-			var tr = el("tr", { "class": "sp-row" });
-			tr.appendChild(el("td", null, i + 1));
+		var shown = P.rows.slice(0, MAX_ROWS).map(function (r, i) {
+			return { r: r, i: i };
+		});
+		if (!V.merged) /* stable: the profile's order within each kind */
+			shown = shown.filter(function (x) { return x.r.kind !== "event"; })
+				.concat(shown.filter(function (x) { return x.r.kind === "event"; }));
+		shown.forEach(function (x, pos) {
+			var r = x.r, i = x.i;
+			var tr = el("tr", { "class": "sp-row", "data-kind": r.kind || "" });
+			tr.appendChild(el("td", null, pos + 1));
 			cols.forEach(function (c) {
 				var x = c.v(r, i), td = el("td", { "class": c.k === "site" ? "sp-l sp-site sp-mono" : c.l ? "sp-l" : "" });
 				td.textContent = c.f ? c.f(x) : String(x);
@@ -268,9 +314,10 @@
 			if (HOLD)
 				tr.appendChild(histCell(r.hold_buckets, hr, "sp-hold"));
 			var item = { r: r, i: i, tr: tr, detail: null };
+			var p = byKind[r.kind === "event" ? "event" : "lock"];
 			tr.addEventListener("click", function () { toggleDetail(item, cols.length + 3); });
-			items.push(item);
-			tbody.appendChild(tr);
+			p.items.push(item);
+			p.tbody.appendChild(tr);
 		});
 		var scroll = el("div", { "class": "sp-scroll" });
 		scroll.appendChild(table);
@@ -288,15 +335,17 @@
 			sortKey = c.k;
 			cols.forEach(function (o) { o.th.className = o.l ? "sp-l" : ""; });
 			th.className = (c.l ? "sp-l " : "") + (desc ? "sp-sorted-desc" : "sp-sorted-asc");
-			items.sort(function (a, b) {
-				var x = c.v(a.r, a.i), y = c.v(b.r, b.i);
-				var d = x < y ? -1 : x > y ? 1 : a.i - b.i;
-				return desc ? -d : d;
-			});
-			items.forEach(function (it) {
-				tbody.appendChild(it.tr);
-				if (it.detail)
-					tbody.appendChild(it.detail);
+			parts.forEach(function (p) {
+				p.items.sort(function (a, b) {
+					var x = c.v(a.r, a.i), y = c.v(b.r, b.i);
+					var d = x < y ? -1 : x > y ? 1 : a.i - b.i;
+					return desc ? -d : d;
+				});
+				p.items.forEach(function (it) {
+					p.tbody.appendChild(it.tr);
+					if (it.detail)
+						p.tbody.appendChild(it.detail);
+				});
 			});
 		}
 	}

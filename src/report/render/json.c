@@ -9,7 +9,9 @@
  * clock, elapsed, lost calls, hold tracking and its sampling, the layout
  * of the histograms, how the rows were shaped and how many there were
  * before the top-N cut), per row its key, counters, histograms, resolved
- * site and stack (with offsets and inlined callers) and, with hold
+ * site and stack (with offsets and inlined callers), its kind ("lock" for
+ * lock contention, "event" for a wait for an event: derived from the type,
+ * written for readers that split them as the table does) and, with hold
  * tracking, hold facts and blame; with lock-order checking, "lock_order":
  * the graph's counts and every cycle, each edge's two ends (object, type,
  * site, stack) and thread; the threads' time account ("accounting", and
@@ -168,7 +170,8 @@ static void json_lock(FILE *out, const struct sp_row *r)
 
 static void json_row(FILE *out, const struct sp_row *r, int hold)
 {
-	fprintf(out, "{\"type\":\"%s\",\"object\":", sp_type_name(r->type));
+	fprintf(out, "{\"type\":\"%s\",\"kind\":\"%s\",\"object\":", sp_type_name(r->type),
+		sp_type_kind(r->type));
 	if (r->n_objects == 1)
 		fprintf(out, "\"0x%lx\"", (unsigned long)r->obj);
 	else

@@ -16,6 +16,19 @@
  * locks, both call sites and the thread, then what the graph kept and
  * dropped.
  *
+ * Contention first (issue 26): the rows of locks (sp_type_is_lock():
+ * mutex, rwlock, spinlock, futex, glibc lock) come first under their own
+ * title, and the waits for an event (condition variable, semaphore,
+ * barrier, join: no holder to blame, often threads idle by design) follow
+ * under theirs, each part in the profile's order, so the sort key orders
+ * within a part; both parts share the columns' widths.  The top-N cut is
+ * the profile's, made over both parts before they are split, so that
+ * every format holds the same rows.  merged=1 (--merged) prints one list,
+ * as before.  Alternatives: sorting by kind in the pipeline (the rows of
+ * JSON, CSV, folded and pprof would change order, which the issue keeps
+ * as they are); one list with a kind column (the mutex the issue found on
+ * row 3 would stay on row 3).
+ *
  * Columns are rows of a table (key, header, width, alignment), so
  * that --columns / columns= can choose and reorder them by key; without
  * the option every column is printed in the order above.  The text
@@ -437,6 +450,59 @@ static void print_row(FILE *out, const struct layout *l, const struct cells *cel
 	}
 }
 
+/* Which rows a part of the table holds: all of them (merged, or no rows),
+ * the locks' (sp_type_is_lock()), the waits for an event. */
+enum part { PART_ALL, PART_LOCKS, PART_EVENTS };
+
+static int in_part(const struct sp_row *r, enum part part)
+{
+	return part == PART_ALL || (part == PART_LOCKS) == (sp_type_is_lock(r->type) != 0);
+}
+
+/*
+ * One part of the table: its title (none for PART_ALL), the column
+ * headers and a rule, then its rows in the profile's order (the sort key
+ * orders each part) with their lines.  Both parts share the columns'
+ * widths, so that they read as one table.
+ */
+static void print_part(FILE *out, const struct sp_profile *p,
+		       const struct syncprof_report_options *o, const struct layout *l,
+		       const struct cells *cells, size_t auto_len, int rule, enum part part)
+{
+	const struct sp_rows *rows = &p->rows;
+	size_t n = 0;
+
+	for (size_t i = 0; i < rows->n; i++)
+		n += in_part(&rows->v[i], part);
+	if (part == PART_LOCKS)
+		fprintf(out, "\nLock contention (mutex, rwlock, spinlock, futex, glibc lock): %zu "
+			     "row%s\n", n, n == 1 ? "" : "s");
+	else if (part == PART_EVENTS)
+		fprintf(out, "\nWaits for an event (condition variable, semaphore, barrier, join): "
+			     "%zu row%s\n", n, n == 1 ? "" : "s");
+	for (int c = 0; c < l->n; c++)
+		print_cell(out, l, c, cols[l->ids[c]].header);
+	for (int i = 0; i < rule; i++)
+		fputc('-', out);
+	fputc('\n', out);
+	for (size_t i = 0; i < rows->n; i++) {
+		if (!in_part(&rows->v[i], part))
+			continue;
+		print_row(out, l, cells, &rows->v[i], i);
+		lock_line(out, &rows->v[i], o, auto_len);
+		if (p->hold) {
+			hold_state_line(out, &rows->v[i]);
+			blame_lines(out, rows, &rows->v[i], o, auto_len);
+		}
+	}
+	if (part == PART_LOCKS && !n) {
+		if (rows->n_total > rows->n)
+			fprintf(out, "(none in the top %zu rows)\n", rows->n);
+		else
+			fputs("(none)\n", out);
+	}
+}
+
 /* What the threads' time went to (collect.c): one line of lifetime
  * parts, one of what the rows explain of blocked; one line saying why
  * when the kernel gave no account. */
@@ -527,20 +593,19 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 	fprintf(out, ", sorted by %s%s\n", sort_label(p->sort),
 		p->coalesced ? ", objects coalesced per call site" : "");
 	account_lines(out, &p->account);
-	for (int c = 0; c < l.n; c++) {
-		print_cell(out, &l, c, cols[l.ids[c]].header);
+	for (int c = 0; c < l.n; c++)
 		total += l.width[c] + (c ? 2 : 0);
-	}
-	for (int i = 0; i < total; i++)
-		fputc('-', out);
-	fputc('\n', out);
-	for (size_t i = 0; i < rows->n; i++) {
-		print_row(out, &l, &cells, &rows->v[i], i);
-		lock_line(out, &rows->v[i], o, auto_len);
-		if (p->hold) {
-			hold_state_line(out, &rows->v[i]);
-			blame_lines(out, rows, &rows->v[i], o, auto_len);
-		}
+	if (o->merged || !rows->n) {
+		print_part(out, p, o, &l, &cells, auto_len, total, PART_ALL);
+	} else {
+		size_t locks = 0;
+
+		for (size_t i = 0; i < rows->n; i++)
+			locks += sp_type_is_lock(rows->v[i].type) != 0;
+		/* The locks' section even when empty: it says none was taken. */
+		print_part(out, p, o, &l, &cells, auto_len, total, PART_LOCKS);
+		if (locks < rows->n)
+			print_part(out, p, o, &l, &cells, auto_len, total, PART_EVENTS);
 	}
 	if (!rows->n)
 		fputs("(no lock activity recorded)\n", out);

@@ -227,14 +227,13 @@ static const struct sp_row *holder_row(const struct sp_rows *rows, const struct 
 	return NULL;
 }
 
-/* ", holders: 60% preempted, 30% running" - the holder row's states. */
-static void holder_states(FILE *out, const struct sp_row *x)
+/* " 71% in fsync(), 20% running, 9% preempted": the @max largest of a
+ * row's long-hold states (record/holdstate.c), those under 1% left out
+ * after the first. */
+static void hold_states_list(FILE *out, const struct sp_row_detail *d, uint64_t total,
+			     uint32_t max)
 {
-	const struct sp_row_detail *d = sp_row_d(x);
-	uint64_t total = sp_hold_states_total(d);
-
-	fputs("; during their long holds the holders were", out);
-	for (uint32_t i = 0; i < d->n_hold_states && i < 3; i++) {
+	for (uint32_t i = 0; i < d->n_hold_states && i < max; i++) {
 		const struct sp_hold_state *st = &d->hold_states[i];
 		double pct = 100.0 * (double)st->ns / (double)total;
 
@@ -248,6 +247,16 @@ static void holder_states(FILE *out, const struct sp_row *x)
 		else
 			fprintf(out, "%.0f%% %s", pct, st->name);
 	}
+}
+
+/* "; during their long holds the holders were 60% preempted, 30% running":
+ * the holder row's states, after a blame line. */
+static void holder_states(FILE *out, const struct sp_row *x)
+{
+	const struct sp_row_detail *d = sp_row_d(x);
+
+	fputs("; during their long holds the holders were", out);
+	hold_states_list(out, d, sp_hold_states_total(d), 3);
 }
 
 static void blame_lines(FILE *out, const struct sp_rows *rows, const struct sp_row *r,
@@ -300,20 +309,7 @@ static void hold_state_line(FILE *out, const struct sp_row *r)
 	if (!total)
 		return;
 	fprintf(out, "    held long %.5f s:", (double)total / 1e9);
-	for (uint32_t i = 0; i < d->n_hold_states && i < 4; i++) {
-		const struct sp_hold_state *st = &d->hold_states[i];
-		double pct = 100.0 * (double)st->ns / (double)total;
-
-		if (i && pct < 1.0)
-			break; /* largest first: the rest is under 1% too */
-		fputs(i ? ", " : " ", out);
-		if (!strncmp(st->name, "syscall:", 8))
-			fprintf(out, "%.0f%% in %s()", pct, st->name + 8);
-		else if (!strcmp(st->name, "lock"))
-			fprintf(out, "%.0f%% waiting for another lock", pct);
-		else
-			fprintf(out, "%.0f%% %s", pct, st->name);
-	}
+	hold_states_list(out, d, total, 4);
 	fputc('\n', out);
 }
 

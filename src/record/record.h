@@ -147,6 +147,11 @@ struct sp_table {
 	struct sp_entry *home;       /* SP_LOCK_SLOTS entries, mmap'd at the first insert */
 	struct sp_entry_cold *home_cold;
 	size_t n_home;               /* home slots used; published with release */
+	/* Which home slots are live, a bit each (release): a report's walk
+	 * (sp_table_at()) reads these 256 bytes, not the home arrays, whose
+	 * untouched pages it would fault in (perf: page faults were the
+	 * largest part of a small program's report at exit). */
+	uint64_t home_live[SP_LOCK_SLOTS / 64];
 };
 
 /*

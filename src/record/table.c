@@ -212,6 +212,7 @@ int sp_table_reset(struct sp_table *t, struct sp_entry **near)
 	sp_hist_pool_reset(&t->hist_pool);
 	t->n_entries = 0;
 	t->n_home = 0;
+	memset(t->home_live, 0, sizeof(t->home_live));
 	return 1;
 }
 
@@ -232,8 +233,11 @@ struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
 
 	if (t->use_home) {
 		if (i < SP_LOCK_SLOTS) {
-			struct sp_entry *home = sp_load_acquire(&t->home);
+			struct sp_entry *home;
 
+			if (!(sp_load_acquire(&t->home_live[i / 64]) >> (i % 64) & 1))
+				return NULL;
+			home = sp_load_acquire(&t->home);
 			return home && sp_load_acquire(&home[i].live) ? &home[i] : NULL;
 		}
 		i -= SP_LOCK_SLOTS;
@@ -354,7 +358,10 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 		e->cold->epoch = epoch;
 	index_put(t->index, t->index_mask, e);
 	if (home) {
+		size_t i = (size_t)(e - t->home);
+
 		sp_store_release(&e->live, 1);
+		sp_store_release(&t->home_live[i / 64], t->home_live[i / 64] | 1ull << (i % 64));
 		sp_store_release(&t->n_home, t->n_home + 1);
 	} else {
 		sp_store_release(&t->n_entries, t->n_entries + 1);

@@ -152,13 +152,14 @@ static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const 
 
 /* ---- first pass: compact events --------------------------------------- */
 
-enum { EV_LOCK, EV_USER, EV_DROPPED, EV_WRITE_LOSS };
+enum { EV_LOCK, EV_USER, EV_DROPPED, EV_WRITE_LOSS, EV_STATE };
 
 struct ev {
 	int64_t ts, ts2;
-	uint64_t obj, aux, ns; /* aux: type, or the mutex (cond events); ns: count */
+	uint64_t obj, aux, ns; /* aux: type, or the mutex (cond events); ns: count;
+				* EV_STATE: ns running, aux preempted */
 	uint64_t seq;          /* file order */
-	uint64_t off;          /* EV_USER: the record's file offset */
+	uint64_t off;          /* EV_USER: the record's file offset; EV_STATE: blocked */
 	uint32_t tid, site;
 	uint16_t id;
 	uint8_t rec, has_ns;
@@ -331,6 +332,16 @@ static int first_pass(struct sp_timeline *tl, struct sp_trace_reader *r)
 				if ((rec.id == SP_EV_LOCK_ACQUIRED && e.has_ns && !e.ns) ||
 				    (rec.id == SP_EV_LOCK_RELEASED && !e.has_ns))
 					tl->full_stream = 1;
+			} else if (rec.id == SP_EV_HOLD_STATE && rec.nargs > SP_HA_IN) {
+				/* on the holder's thread, not the ticker's */
+				e.rec = EV_STATE;
+				e.tid = (uint32_t)rec.args[SP_HA_TID];
+				e.obj = rec.args[SP_HA_OBJ];
+				e.ns = clamp_ns(rec.args[SP_HA_RUNNING]);
+				e.aux = clamp_ns(rec.args[SP_HA_PREEMPTED]);
+				e.off = clamp_ns(rec.args[SP_HA_BLOCKED]);
+				e.site = rec.args[SP_HA_IN] > UINT32_MAX ? SP_HA_IN_OTHER
+									  : (uint32_t)rec.args[SP_HA_IN];
 			} else {
 				e.rec = EV_USER;
 				e.off = rec.off;
@@ -750,6 +761,30 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 	return 0;
 }
 
+/*
+ * A hold_state interval (record/holdstate.c): its running, preempted and
+ * blocked parts as consecutive slices ending at the event, on the holder's
+ * thread - the kernel gives their sums, not their order.  Its lock is the
+ * holder's oldest long hold's, when the trace knows that lock.
+ */
+static int state_slices(struct sp_timeline *tl, const struct ev *e)
+{
+	const uint64_t part[3] = { e->ns, e->aux, e->off };
+	uint64_t total = e->ns + e->aux + e->off;
+	uint32_t lk = map_get(&tl->priv->locks, e->obj, 0, 0);
+	int64_t t = e->ts - (int64_t)(total < (uint64_t)TS_LIMIT ? total : (uint64_t)TS_LIMIT);
+
+	for (unsigned k = 0; k < 3; k++) {
+		if (!part[k])
+			continue;
+		if (add_slice(tl, SP_TL_STATE, e->tid, t, t + (int64_t)part[k], lk, SP_TL_NONE,
+			      SP_TL_STATE_VALUE(k, k == 2 ? e->site : 0), 0) == SP_TL_NONE)
+			return -ENOMEM;
+		t += (int64_t)part[k];
+	}
+	return 0;
+}
+
 /* Thread @ti lost its events from @ts on: what was open ends there. */
 static int cut_thread(struct sp_timeline *tl, uint32_t ti, int64_t ts, unsigned flag)
 {
@@ -831,6 +866,10 @@ static int second_pass(struct sp_timeline *tl)
 		case EV_USER:
 			if (add_slice(tl, SP_TL_EVENT, e->tid, e->ts, e->ts, SP_TL_NONE, SP_TL_NONE,
 				      e->off, 0) == SP_TL_NONE)
+				return -ENOMEM;
+			break;
+		case EV_STATE:
+			if (ti != SP_TL_NONE && state_slices(tl, e))
 				return -ENOMEM;
 			break;
 		case EV_DROPPED:
@@ -997,6 +1036,7 @@ const char *sp_timeline_slice_category(const struct sp_tl_slice *s)
 	case SP_TL_RELEASE:
 	case SP_TL_ACQUIRE:
 	case SP_TL_WAKE:
+	case SP_TL_STATE:
 		return "hold";
 	case SP_TL_EVENT:
 		return "event";

@@ -28,8 +28,14 @@ enum sp_tl_kind {
 	SP_TL_WRITE_LOSS, /* the span of events lost to a write error (tid 0) */
 	SP_TL_WAKE,       /* instant: a futex wake that woke someone (value: how many),
 			   * source of a flow to the futex wait it ended */
+	SP_TL_STATE,      /* a part of a long hold's interval on the holder's thread
+			   * (hold_state events): value = SP_TL_STATE_VALUE() */
 	SP_TL_KINDS
 };
+
+/* An SP_TL_STATE slice's value: @part 0 running, 1 preempted, 2 blocked,
+ * and for blocked where (trace/format.h's SP_HA_IN_*). */
+#define SP_TL_STATE_VALUE(part, in) ((uint64_t)(in) << 8 | (part))
 
 /* Slice flags. */
 #define SP_TL_FROM_NS 1u   /* start computed from wait_ns/hold_ns (no begin event) */

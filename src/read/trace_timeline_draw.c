@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/syscall_names.h"
 #include "base/types.h"
 #include "read/trace_timeline.h"
 #include "report/profile.h"
@@ -233,6 +234,7 @@ const char *sp_timeline_kind_name(unsigned kind)
 		[SP_TL_ACQUIRE] = "acquired",	   [SP_TL_TRY_FAILED] = "trylock failed",
 		[SP_TL_EVENT] = "event",	   [SP_TL_DROPPED] = "dropped",
 		[SP_TL_WRITE_LOSS] = "write loss", [SP_TL_WAKE] = "futex wake",
+		[SP_TL_STATE] = "holder state",
 	};
 
 	return kind < SP_TL_KINDS ? names[kind] : "?";
@@ -258,6 +260,25 @@ const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp
 		else
 			snprintf(buf, size, "event_%u",
 				 sp_trace_reader_read_at(tl->r, s->value, &rec) ? 0 : rec.id);
+		return buf;
+	}
+	case SP_TL_STATE: {
+		unsigned part = (unsigned)(s->value & 0xff), in = (unsigned)(s->value >> 8);
+		const char *call = in >= SP_HA_IN_SYSCALL ? sp_syscall_name(in - SP_HA_IN_SYSCALL)
+							 : NULL;
+
+		if (part == 0)
+			snprintf(buf, size, "running");
+		else if (part == 1)
+			snprintf(buf, size, "preempted");
+		else if (in == SP_HA_IN_LOCK)
+			snprintf(buf, size, "waiting for another lock");
+		else if (call)
+			snprintf(buf, size, "in %s()", call);
+		else if (in >= SP_HA_IN_SYSCALL)
+			snprintf(buf, size, "in system call %u", in - SP_HA_IN_SYSCALL);
+		else
+			snprintf(buf, size, "blocked (other)");
 		return buf;
 	}
 	case SP_TL_HOLD:

@@ -55,6 +55,7 @@
 #include "base/syscall_names.h"
 #include "record/hold.h"
 #include "record/record.h"
+#include "trace/format.h"
 
 #define SAMPLE_EVERY 2 /* ticks: a sample per ms of long hold */
 #define HS_SLOTS 4096
@@ -246,6 +247,34 @@ static int long_holds(struct sp_hold_pub *p, uint64_t k, struct long_hold *out)
 	return sp_load_acquire(&p->state) == q ? m : -1;
 }
 
+/*
+ * With a trace open (and hold tracking): the interval as a hold_state event
+ * (trace/format.h), written by the ticker into its own ring, the holder
+ * named by its tid and its oldest long hold's lock.  Readers draw its
+ * parts inside the holder's hold: the kernel gives their sums, not their
+ * order, so they are drawn running, preempted, then blocked.
+ */
+static void trace_interval(pid_t tid, const struct long_hold *lh, int n, uint64_t run,
+			   uint64_t pre, uint64_t blocked, int class)
+{
+	uint64_t a[6];
+	int oldest = 0;
+
+	for (int i = 1; i < n; i++)
+		if (lh[i].tick < lh[oldest].tick)
+			oldest = i;
+	a[SP_HA_TID] = (uint64_t)tid;
+	a[SP_HA_OBJ] = (uint64_t)lh[oldest].obj;
+	a[SP_HA_RUNNING] = run;
+	a[SP_HA_PREEMPTED] = pre;
+	a[SP_HA_BLOCKED] = blocked;
+	a[SP_HA_IN] = !blocked		    ? 0
+		      : class == SP_HS_LOCK   ? SP_HA_IN_LOCK
+		      : class >= SP_HS_FIXED ? SP_HA_IN_SYSCALL + (uint64_t)(class - SP_HS_FIXED)
+					       : SP_HA_IN_OTHER;
+	syncprof_trace_emit(SP_EV_HOLD_STATE, 6, a);
+}
+
 static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n)
 {
 	char buf[256];
@@ -375,6 +404,8 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
 		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));
 	}
+	if (dt && sp_load_relaxed(&syncprof__trace_on[SP_EV_HOLD_STATE]))
+		trace_interval(tid, lh, n, run, pre, blocked, class);
 	/* What it mostly did in this interval, and since when, for the live
 	 * warning and ctl status (sp_holdstate_now()). */
 	{

@@ -96,6 +96,8 @@ void sp_trace_events_init_locked(void)
 	static const char *const held[] = { "obj", "site", "func", "line", "type", "hold_ns" };
 	static const char *const cond[] = { "obj", "site", "func", "line", "mutex", "wait_ns" };
 	static const char *const wake[] = { "obj", "site", "func", "line", "type", "woken" };
+	static const char *const state[] = { "tid",	   "obj",	 "running_ns",
+					     "preempted_ns", "blocked_ns", "blocked_in" };
 
 	if (initialised)
 		return;
@@ -107,6 +109,7 @@ void sp_trace_events_init_locked(void)
 	def_set(SP_EV_COND_WAIT, "cond_wait", cond, 5);
 	def_set(SP_EV_COND_WOKEN, "cond_woken", cond, 6);
 	def_set(SP_EV_FUTEX_WAKE, "futex_wake", wake, 6);
+	def_set(SP_EV_HOLD_STATE, "hold_state", state, 6);
 }
 
 int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out)

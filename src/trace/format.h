@@ -214,8 +214,18 @@ enum sp_trace_lock_event {
 	SP_EV_FUTEX_WAKE = 7,      /* obj site func line type woken: a futex wake that woke
 				    * (or requeued) @woken waiters of the word @obj */
 	SP_EV_LOCK_LAST = 7,
+	SP_EV_HOLD_STATE = 8,      /* tid obj running_ns preempted_ns blocked_ns blocked_in:
+				    * what the holder of a long hold did in the interval
+				    * [ts - (running + preempted + blocked), ts] (written
+				    * by the hold ticker, hold=1; not a lock event) */
 	SP_EV_USER_FIRST = 16,     /* first id of syncprof_trace_register() */
 };
+
+/* hold_state's arguments; blocked_in says where the blocked part was spent. */
+enum { SP_HA_TID, SP_HA_OBJ, SP_HA_RUNNING, SP_HA_PREEMPTED, SP_HA_BLOCKED, SP_HA_IN };
+#define SP_HA_IN_LOCK 1        /* waiting for another profiled lock */
+#define SP_HA_IN_OTHER 2       /* blocked outside a system call, or unknown */
+#define SP_HA_IN_SYSCALL 16    /* + the system call's number (x86-64) */
 
 /* Arguments of the lock events: @line != 0: @site and @func are the keys of
  * STRING records (file, function); @line == 0: @site is a code address

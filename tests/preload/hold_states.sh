@@ -92,6 +92,52 @@ sys.exit(0 if l and l[0]["ns"] > 0 else 1)' "pre.$mode.json" "$call" "$hold_line
 		{ fail "$mode compiled in: failed: $(head -c 300 "ci.$mode.err")"; continue; }
 	check "$mode" "compiled in" "ci.$mode.json" "ci.$mode.txt" || fails=$((fails + 1))
 done
+# The trace: with --hold and --trace, the ticker writes each sampled
+# interval as a hold_state event; the Chrome export draws its parts as
+# slices on the holder's thread (not the ticker's), whose sums per state
+# are the profile's hold_states of the same run.
+if [ -z "${*:-}" ]; then
+	rm -f states.trace
+	"$cli" run --hold --trace states.trace -f json -o trace.sleep.json -- "$prog" sleep \
+		> trace.sleep.txt 2> trace.sleep.err || fail "traced sleep: $(head -c 300 trace.sleep.err)"
+	"$cli" trace dump states.trace 2>&1 | grep -q ' hold_state tid=' ||
+		fail "the trace has no hold_state event"
+	"$cli" trace export --format chrome -o states.json states.trace ||
+		fail "trace export of states.trace failed"
+	"$cli" trace export --format perfetto -o states.pftrace states.trace && [ -s states.pftrace ] ||
+		fail "perfetto export of states.trace failed"
+	python3 - states.json trace.sleep.json "$hold_line" <<'PY' || fail "holder states in the trace"
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+prof = json.load(open(sys.argv[2]))
+line = int(sys.argv[3])
+names = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
+def state(n):
+    return "running" if n == "running" else "preempted" if n == "preempted" else \
+        "syscall:" + n[3:-2] if n.startswith("in ") and n.endswith("()") else None
+tot, opened, tids = collections.Counter(), {}, set()
+for e in ev:
+    st = state(e.get("name", ""))
+    if not st or e.get("cat") != "hold":
+        continue
+    tids.add(e["tid"])
+    if e["ph"] == "X":
+        tot[st] += e["dur"] * 1000
+    elif e["ph"] == "b":
+        opened[(e["name"], e.get("id"))] = e["ts"]
+    elif e["ph"] == "e":
+        tot[st] += (e["ts"] - opened.pop((e["name"], e.get("id")), e["ts"])) * 1000
+hs = [r.get("hold_states", {}) for r in prof["rows"] if r["site"].get("line") == line][0]
+hold = sum(hs.values())
+print("trace states %s on %s; profile %s" % (dict(tot), [names.get(t) for t in tids], hs))
+assert tids and all(names.get(t, "") != "syncprof-tick" for t in tids), "on the ticker's thread"
+assert tot.get("syscall:clock_nanosleep", 0) > 0.5 * hold, "the sleeps are not drawn"
+for k in set(hs) | set(tot):
+    assert abs(tot.get(k, 0) - hs.get(k, 0)) <= 0.1 * hold, (k, tot.get(k, 0), hs.get(k, 0))
+PY
+fi
+
 # Robustness: signals into a held sleep, a thread that exits holding its
 # lock, fork while a long hold is sampled - each ends as bare, reported.
 if [ -z "${*:-}" ]; then

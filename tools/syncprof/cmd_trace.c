@@ -88,7 +88,9 @@ static const char export_usage[] =
 	"number of waiters per lock, failed trylocks and registered events as\n"
 	"instants, and the events a full buffer dropped as slices over their span.\n"
 	"A trace with only releases (contended-only tracing) gets its holds from the\n"
-	"releases' hold_ns.  -o - writes to stdout.\n"
+	"releases' hold_ns.  With --hold, the holder's state during its long holds\n"
+	"('running', 'preempted', 'in fsync()'...) as slices on the holder's thread.\n"
+	"-o - writes to stdout.\n"
 	"Exit status: 0 complete, 1 error or corrupt file (what came before the damage\n"
 	"is exported), 2 usage, 3 incomplete file.\n";
 

@@ -138,9 +138,13 @@ def check_static(page_path, profile_path):
         for i, (v, r) in enumerate(zip(rows, want["rows"])):
             if not isinstance(v.get("site"), str) or not v["site"]:
                 fail("row %d has no site name" % i)
-            if len(v.get("stack", [])) != len(r.get("stack", [])):
-                fail("row %d: %d stack names, %d frames" % (i, len(v.get("stack", [])),
-                                                            len(r.get("stack", []))))
+            # a name per frame, and one per function a frame (or the
+            # site) was inlined into
+            n = sum(1 + len(f.get("inlined", [])) for f in r.get("stack", [])) + \
+                len(r["site"].get("inlined", []))
+            if len(v.get("stack", [])) != n:
+                fail("row %d: %d stack names, %d frames and inlined callers" % (
+                    i, len(v.get("stack", [])), n))
             if len(v.get("blame", [])) != len(r.get("blame", [])):
                 fail("row %d: %d blame names, %d blame entries" % (
                     i, len(v.get("blame", [])), len(r.get("blame", []))))

@@ -212,10 +212,12 @@ def chrome_model(path):
         doc = json.load(f)
     evs = doc["traceEvents"]
     m = {"names": set(), "threads": {}, "s": {}, "f": {}, "counters": 0, "async": 0,
-         "counter_names": set()}
+         "counter_names": set(), "lock_names": set()}
     open_async = collections.Counter()
     for e in evs:
         ph = e["ph"]
+        if isinstance(e.get("args", {}).get("lock"), str):
+            m["lock_names"].add(e["args"]["lock"])
         if ph == "M" and e["name"] == "thread_name":
             m["threads"][e["tid"]] = e["args"]["name"]
         elif ph == "X":
@@ -268,6 +270,37 @@ def names_with(m, prefix):
     return [s for s in m["slices"] if s["name"].startswith(prefix)]
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def lock_track_names(pm, cm):
+    """Every name a lock has in the exports: Perfetto's lock tracks (and
+    their lanes), Chrome's slices' "lock" and its waiter counters."""
+    names = {re.sub(r" lane \d+$", "", t["name"]) for t in pm["tracks"].values()
+             if t["tid"] is None and not t["counter"] and t["name"] and
+             re.match(r"(mutex|rec_mutex|rwlock|spinlock|futex|glibc_lock|semaphore|barrier) ",
+                      t["name"])}
+    return names | cm["lock_names"] | {n[len("waiters "):] for n in cm["counter_names"]}
+
+
+def check_no_release_sites(names, source, what):
+    """No lock is named after a line of @source that releases a lock: a
+    name ending in "BASENAME:N" names line N, which must not unlock."""
+    with open(source) as f:
+        lines = f.read().splitlines()
+    base = re.escape(os.path.basename(source))
+    sited = 0
+    for n in names:
+        m = re.search(r"%s:(\d+)$" % base, n)
+        if not m:
+            continue
+        sited += 1
+        text = lines[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(lines) else ""
+        check("unlock" not in text and "RELEASED" not in text,
+              "%s: lock %r is named after a release: %s" % (what, n, text.strip()))
+    return sited
+
+
 def check_full(pb, proto, cli, d):
     pm = perfetto_model(pb, proto, d + "/full.pftrace")
     cm = chrome_model(d + "/full.json")
@@ -294,17 +327,26 @@ def check_full(pb, proto, cli, d):
     check(pm["flows_in"][handoffs[0]]["name"].startswith("hold trace_export_gen.c:"),
           "full: the flow does not end at the waiter's hold")
     locks = [t["name"] for t in pm["tracks"].values()
-             if re.match(r"mutex (0x[0-9a-f]+|hand-off lock|hand-over-hand a) "
-                         r"trace_export_gen\.c:\d+$", t["name"] or "")]
+             if re.match(r"mutex (0x[0-9a-f]+ trace_export_gen\.c:\d+|hand-off lock|"
+                         r"hand-over-hand a)$", t["name"] or "")]
     check(len(locks) >= 3, "full: lock tracks %s" % locks)
     # Lock names: m named before the trace, a while tracing (then a new
-    # lock at its address, unnamed: the track keeps the name its events had)
+    # lock at its address, unnamed: the track keeps the name its events
+    # had); a named lock's track is its type and name alone
     for name in ("hand-off lock", "hand-over-hand a"):
-        check(sum(n.startswith("mutex %s trace_export_gen.c:" % name) for n in locks) == 1,
+        check(sum(n == "mutex %s" % name for n in locks) == 1,
               "full: no lock track named %r: %s" % (name, locks))
-    check(any(n.startswith("waiters mutex hand-off lock trace_export_gen.c:")
-              for n in cm["counter_names"]),
+    check("waiters mutex hand-off lock" in cm["counter_names"],
           "full: chrome's waiter counter does not name the lock: %s" % cm["counter_names"])
+    check("mutex hand-off lock" in cm["lock_names"],
+          "full: chrome's slices do not name the lock: %s" % cm["lock_names"])
+    check_no_release_sites(lock_track_names(pm, cm), os.path.join(HERE, "trace_export_gen.c"),
+                           "full")
+    check_created_sites(pb, proto, cli, d)
+    r = run([cli, "trace", "export", "--help"])
+    check(r.returncode == 0 and "A lock is named by its type" in r.stdout and
+          "Never the site of a release" in r.stdout,
+          "trace export --help does not say how locks are named: %s" % r.stdout)
     check_lock_names_dump(cli, d)
     check_without_names(pb, proto, cli, d, pm)
     # trace chains: the hand-off lock's matrix, by name
@@ -353,6 +395,43 @@ def check_lock_names_dump(cli, d):
     check(re.search(r'lock_name obj=0x[0-9a-f]+ name="hand-over-hand a" created=\S*%s .* by init'
                     % re.escape(a_site), text) is not None,
           "dump: no text line for a: %s" % [ln for ln in text.splitlines() if "lock_name" in ln])
+
+
+def check_created_sites(pb, proto, cli, d):
+    """full.trace with its LOCK_NAME records' names blanked (their sites
+    kept): a's address is named where it was created ("created at" its
+    init's line), m (named before the trace, its creation not known) by
+    the site that first acquired it, never a release."""
+    with open(d + "/full.trace", "rb") as f:
+        data = bytearray(f.read())
+    off, blanked = int.from_bytes(data[12:16], "little"), 0
+    while off < len(data):
+        rtype = int.from_bytes(data[off:off + 2], "little")
+        size = int.from_bytes(data[off + 4:off + 8], "little")
+        check(size >= 8 and off + size <= len(data), "full.trace: a bad record at %d" % off)
+        if rtype == 66:  # SP_REC_LOCK_NAME: the name from byte 48 on
+            data[off + 48:off + size] = bytes(size - 48)
+            blanked += 1
+        off += size
+    check(blanked == 3, "full.trace: %d LOCK_NAME records, want 3" % blanked)
+    with open(d + "/nameless.trace", "wb") as f:
+        f.write(data)
+    export(cli, d + "/nameless.trace", "perfetto", d + "/nameless.pftrace")
+    export(cli, d + "/nameless.trace", "chrome", d + "/nameless.json")
+    pm = perfetto_model(pb, proto, d + "/nameless.pftrace")
+    cm = chrome_model(d + "/nameless.json")
+    names = lock_track_names(pm, cm)
+    check(not any("hand-o" in n for n in names), "nameless.trace: a lock has a name: %s" % names)
+    with open(os.path.join(HERE, "trace_export_gen.c")) as f:
+        src = f.read().splitlines()
+    created = [n for n in names if re.match(r"mutex 0x[0-9a-f]+ created at "
+                                            r"trace_export_gen\.c:\d+$", n)]
+    check(created and all("pthread_mutex_init(&a" in src[int(n.rsplit(":", 1)[1]) - 1]
+                          for n in created),
+          "nameless.trace: a is not named by its init: %s" % sorted(names))
+    check(check_no_release_sites(names, os.path.join(HERE, "trace_export_gen.c"),
+                                 "nameless") >= 3,
+          "nameless.trace: locks not named by sites: %s" % sorted(names))
 
 
 def check_without_names(pb, proto, cli, d, pm):
@@ -448,6 +527,13 @@ def check_contended(pb, proto, cli, d):
           "contended: the names in force are not at the start of the next file")
     check(any(re.match(r"mutex 0x5eed0000 ", t["name"] or "") for t in pm["tracks"].values()),
           "contended: no track named by address")
+    # named after the site that first acquired them, never a release's:
+    # 0x5eed0080 was only released (no site), x first waited for at the
+    # waiter's site though the holder's release came first in the file
+    names = lock_track_names(pm, cm)
+    check("mutex 0x5eed0080" in names, "contended: a lock only released: %s" % sorted(names))
+    check(not any(n.endswith(pc_site) for n in names),
+          "contended: a lock named after the holder's release %s: %s" % (pc_site, sorted(names)))
 
 
 def check_drops(pb, proto, cli, d):
@@ -524,6 +610,16 @@ def check_bank(pb, proto, cli, bank, d):
     check(named > 0, "bank: no profile site %s among the trace's waits %s" %
           ([r_["site"] for r_ in prof["rows"] if r_["contended"]][:3], sorted(waited)[:5]))
     check(any("bank.c:" in s for s in waited), "bank: waits not named function file:line")
+    # its locks are named after the site that first acquired them, never
+    # an unlock line (before: 61 of 68 after transfer's unlocks)
+    cm = chrome_model(d + "/bank.chrome.json")
+    source = next((r_["site"]["file"] for r_ in prof["rows"]
+                   if (r_["site"].get("file") or "").endswith("bank.c")), None)
+    check(source and os.path.exists(source), "bank: no source file in the profile")
+    if source and os.path.exists(source):
+        names = lock_track_names(pm, cm)
+        check(check_no_release_sites(names, source, "bank") >= 3,
+              "bank: locks not named by their sites: %s" % sorted(names))
 
 
 def check_bad_input(cli, d):

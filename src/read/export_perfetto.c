@@ -12,8 +12,9 @@
  *   - on each thread: wait and condition-wait slices, hold slices, failed
  *     trylocks and registered events as instants; a child track "dropped
  *     events" with a slice over each span of events its full buffer lost;
- *   - a track per lock, named by type, address (its name, once locks have
- *     names) and the site that first took it, with a slice per hold named
+ *   - a track per lock, named after the lock (sp_timeline_lock_name():
+ *     its name, else where it was created, else the site that first
+ *     acquired it; never a release's site), with a slice per hold named
  *     by the holder, and a child counter track "waiters";
  *   - flows from the hold (or release) that let a waiter through to that
  *     waiter's hold (or acquisition): flow_ids on the first slice,

@@ -126,6 +126,22 @@ static int map_put(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v
 	}
 }
 
+/* Set (a, b, c) to @v, whether or not it was there. */
+static int map_set(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v)
+{
+	for (size_t i = m->cap ? mix(a, b, c) & (m->cap - 1) : 0; m->cap; i = (i + 1) & (m->cap - 1)) {
+		struct map_slot *s = &m->s[i];
+
+		if (s->v == SP_TL_NONE)
+			break;
+		if (s->a == a && s->b == b && s->c == c) {
+			s->v = v;
+			return 0;
+		}
+	}
+	return map_put(m, a, b, c, v);
+}
+
 int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	void **p = v;
@@ -194,7 +210,6 @@ struct lstate {
 	int released;
 	int64_t rel_ts;
 	uint32_t rel_tid, rel_slice, rel_site;
-	int named_by_wake; /* first_site is a waker's: the first wait renames it */
 };
 
 struct delta {
@@ -206,6 +221,7 @@ struct delta {
 
 struct sp_tl_private {
 	struct map sites, locks, threads;
+	struct map created; /* (obj, enum sp_lock_created) -> site: the latest LOCK_NAME's */
 	struct ev *evs;
 	size_t n_evs, cap_evs;
 	struct tstate *ts;  /* parallel to tl->threads (in creation order) */
@@ -347,6 +363,18 @@ static int first_pass(struct sp_timeline *tl, struct sp_trace_reader *r)
 				e.off = rec.off;
 			}
 			break;
+		case SP_REC_LOCK_NAME:
+			/* where the lock was created: its site reads as a lock
+			 * event's (site, func, line) */
+			if ((rec.aux == SP_CREATED_INIT || rec.aux == SP_CREATED_USE) &&
+			    (rec.args[SP_LA_SITE] || rec.args[SP_LA_LINE])) {
+				uint32_t site = site_of(tl, &rec);
+
+				if (site == SP_TL_NONE ||
+				    map_set(&tl->priv->created, rec.args[SP_LA_OBJ], rec.aux, 0, site))
+					return -ENOMEM;
+			}
+			continue;
 		case SP_REC_DROPPED:
 		case SP_REC_WRITE_LOSS:
 			e.rec = rec.type == SP_REC_DROPPED ? EV_DROPPED : EV_WRITE_LOSS;
@@ -397,8 +425,7 @@ static uint32_t thread_index(struct sp_timeline *tl, uint32_t tid)
 	return i;
 }
 
-static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type, uint32_t site,
-			   uint32_t tid)
+static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type)
 {
 	struct sp_tl_private *p = tl->priv;
 	uint32_t i = map_get(&p->locks, obj, 0, 0);
@@ -421,8 +448,9 @@ static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type, uint3
 	memset(&p->ls[i], 0, sizeof(p->ls[i]));
 	tl->locks[i].obj = obj;
 	tl->locks[i].type = (uint8_t)type;
-	tl->locks[i].first_site = site;
-	tl->locks[i].first_tid = tid;
+	tl->locks[i].first_site = SP_TL_NONE;
+	tl->locks[i].created_site = map_get(&p->created, obj, SP_CREATED_INIT, 0);
+	tl->locks[i].used_site = map_get(&p->created, obj, SP_CREATED_USE, 0);
 	tl->locks[i].lanes = 1;
 	if (map_put(&p->locks, obj, 0, 0, i))
 		return SP_TL_NONE;
@@ -554,7 +582,7 @@ static int release(struct sp_timeline *tl, uint32_t ti, uint64_t obj, int type, 
 		   int64_t ts, int has_ns, uint64_t hold_ns)
 {
 	struct tstate *t = &tl->priv->ts[ti];
-	uint32_t lk = lock_index(tl, obj, type, site, tl->threads[ti].tid), s = SP_TL_NONE;
+	uint32_t lk = lock_index(tl, obj, type), s = SP_TL_NONE;
 	long i;
 
 	if (lk == SP_TL_NONE)
@@ -589,7 +617,7 @@ static int release(struct sp_timeline *tl, uint32_t ti, uint64_t obj, int type, 
 		if (s == SP_TL_NONE)
 			return -ENOMEM;
 	}
-	tl->priv->ls[lk] = (struct lstate){ 1, ts, tl->threads[ti].tid, s, site, 0 };
+	tl->priv->ls[lk] = (struct lstate){ 1, ts, tl->threads[ti].tid, s, site };
 	return 0;
 }
 
@@ -657,27 +685,32 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 	return 0;
 }
 
+/* Lock @lk was acquired (or waited for, or tried) at @site: the first
+ * such site names the lock when nothing better does (a release's site
+ * never: the releases of a lock are often all at one unlock line, and
+ * a contended-only trace has a lock's first release before its first
+ * traced acquisition). */
+static void first_taken(struct sp_timeline *tl, uint32_t lk, uint32_t site, uint32_t tid)
+{
+	if (tl->locks[lk].first_site == SP_TL_NONE) {
+		tl->locks[lk].first_site = site;
+		tl->locks[lk].first_tid = tid;
+	}
+}
+
 static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 {
 	struct tstate *t = &tl->priv->ts[ti];
 	uint32_t tid = tl->threads[ti].tid, lk;
 	int type = (int)(e->aux & 0xff);
-	size_t n_locks;
 
 	if (e->id == SP_EV_COND_WAIT || e->id == SP_EV_COND_WOKEN)
 		type = SP_TYPE_CONDVAR;
-	n_locks = tl->n_locks;
-	lk = lock_index(tl, e->obj, type, e->site, tid);
+	lk = lock_index(tl, e->obj, type);
 	if (lk == SP_TL_NONE)
 		return -ENOMEM;
-	if (tl->n_locks != n_locks && e->id == SP_EV_FUTEX_WAKE)
-		tl->priv->ls[lk].named_by_wake = 1; /* a new lock, met at a wake */
-	else if (e->id != SP_EV_FUTEX_WAKE && tl->priv->ls[lk].named_by_wake) {
-		/* a lock is named by the site that waited for it */
-		tl->locks[lk].first_site = e->site;
-		tl->locks[lk].first_tid = tid;
-		tl->priv->ls[lk].named_by_wake = 0;
-	}
+	if (e->id != SP_EV_LOCK_RELEASED && e->id != SP_EV_FUTEX_WAKE)
+		first_taken(tl, lk, e->site, tid);
 	if (t->waiting && !(t->wait_obj == e->obj && (e->id == SP_EV_LOCK_ACQUIRED ||
 						       e->id == SP_EV_COND_WOKEN)) &&
 	    abandon_wait(tl, ti))
@@ -718,8 +751,7 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 
 		if (s == SP_TL_NONE)
 			return -ENOMEM;
-		tl->priv->ls[lk] = (struct lstate){ 1, e->ts, tid, s, e->site,
-						    tl->priv->ls[lk].named_by_wake };
+		tl->priv->ls[lk] = (struct lstate){ 1, e->ts, tid, s, e->site };
 		return 0;
 	}
 	case SP_EV_LOCK_TRY_FAILED:
@@ -752,9 +784,10 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 		tl->locks[lk].waits++;
 		if (!e->aux)
 			return 0;
-		mk = lock_index(tl, e->aux, SP_TYPE_MUTEX, e->site, tid);
+		mk = lock_index(tl, e->aux, SP_TYPE_MUTEX);
 		if (mk == SP_TL_NONE)
 			return -ENOMEM;
+		first_taken(tl, mk, e->site, tid); /* the wait retook its mutex there */
 		return open_hold(tl, ti, e->aux, mk, tl->locks[mk].type, e->site, e->ts);
 	}
 	}
@@ -947,6 +980,34 @@ static int build_counts(struct sp_timeline *tl)
 	return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	const struct sp_tl_lock *x = *(const struct sp_tl_lock *const *)a;
+	const struct sp_tl_lock *y = *(const struct sp_tl_lock *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* Named locks that share their name with another get their address in
+ * their track name too (Chrome's counters are keyed by name). */
+static int mark_shared_names(struct sp_timeline *tl)
+{
+	struct sp_tl_lock **v = malloc((tl->n_locks ? tl->n_locks : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < tl->n_locks; i++)
+		if (tl->locks[i].name)
+			v[n++] = &tl->locks[i];
+	qsort(v, n, sizeof(*v), name_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(v[i - 1]->name, v[i]->name))
+			v[i - 1]->name_shared = v[i]->name_shared = 1;
+	free(v);
+	return 0;
+}
+
 int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 {
 	struct sp_tl_private *p;
@@ -988,7 +1049,9 @@ int sp_timeline_build(struct sp_timeline *tl, struct sp_trace_reader *r)
 			if (!sp_trace_reader_lock_name(r, tl->locks[i].obj, &nr))
 				tl->locks[i].name = nr.str; /* into the file's bytes */
 		}
-		rc = sp_timeline_lanes(tl);
+		rc = mark_shared_names(tl);
+		if (!rc)
+			rc = sp_timeline_lanes(tl);
 	}
 	return rc;
 }
@@ -1011,6 +1074,7 @@ void sp_timeline_free(struct sp_timeline *tl)
 		free(p->deltas);
 		free(p->sites.s);
 		free(p->locks.s);
+		free(p->created.s);
 		free(p->threads.s);
 		free(p);
 	}

@@ -76,12 +76,21 @@ struct sp_tl_site {
 struct sp_tl_lock {
 	uint64_t obj;
 	uint8_t type;        /* enum sp_type; SP_TYPE_CONDVAR for condition variables */
-	uint32_t first_site; /* the site that first took (or waited for) it */
+	/* The site of its first acquisition in the trace (an acquired, a
+	 * lock_wait, a failed try, a condition wait's retaking of its mutex;
+	 * for a condition variable, its first wait), SP_TL_NONE when the
+	 * trace has none: never a release's or a futex wake's site. */
+	uint32_t first_site;
 	uint32_t first_tid;
+	/* Where it was created, from its LOCK_NAME records (which the writer
+	 * makes for named locks only): by its init, or else by its first use;
+	 * SP_TL_NONE when not known. */
+	uint32_t created_site, used_site;
 	/* Its name (the latest LOCK_NAME record that named the address), or
 	 * NULL; the exporters put it in the track name in place of the
 	 * address. */
 	const char *name;
+	uint8_t name_shared; /* another lock of the trace has that name too */
 	uint64_t waits, holds;
 	uint32_t lanes;      /* hold lanes on the lock's track */
 	uint32_t max_waiters;
@@ -147,8 +156,12 @@ int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size);
  * user event's name, in @buf. */
 const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp_tl_slice *s,
 				   char *buf, size_t size);
-/* "mutex 0x5555... journal_append bank.c:55", or with a name in place of
- * the address ("mutex accounts journal_append bank.c:55"), in @buf. */
+/* A lock's track name, in @buf: "TYPE NAME" for a named lock (its
+ * address after the name when another lock has that name: "mutex account
+ * 0x5555..."), else "TYPE ADDRESS created at SITE" when its init is
+ * known, else "TYPE ADDRESS SITE" with the site that first acquired it
+ * (or its first use, as recorded), else "TYPE ADDRESS".  Never the site
+ * of a release. */
 const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_tl_lock *l,
 				  char *buf, size_t size);
 const struct sp_tl_thread *sp_timeline_thread(const struct sp_timeline *tl, uint32_t tid);

@@ -300,15 +300,29 @@ const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp
 const char *sp_timeline_lock_name(const struct sp_timeline *tl, const struct sp_tl_lock *l,
 				  char *buf, size_t size)
 {
-	const char *site = l->first_site != SP_TL_NONE ? tl->sites[l->first_site].name : "?";
 	const char *type = l->type == SP_TYPE_CONDVAR ? "condvar" : sp_type_name(l->type);
+	uint32_t site = l->first_site;
+	const char *how = "";
 
 	if (l->type == SP_TYPE_RWLOCK_READ || l->type == SP_TYPE_RWLOCK_WRITE)
 		type = "rwlock";
-	if (l->name)
-		snprintf(buf, size, "%s %s %s", type, l->name, site);
+	if (l->name) {
+		if (l->name_shared)
+			snprintf(buf, size, "%s %s 0x%" PRIx64, type, l->name, l->obj);
+		else
+			snprintf(buf, size, "%s %s", type, l->name);
+		return buf;
+	}
+	if (l->created_site != SP_TL_NONE) {
+		site = l->created_site;
+		how = "created at ";
+	} else if (site == SP_TL_NONE && l->used_site != SP_TL_NONE) {
+		site = l->used_site;
+	}
+	if (site != SP_TL_NONE && tl->sites[site].name)
+		snprintf(buf, size, "%s 0x%" PRIx64 " %s%s", type, l->obj, how, tl->sites[site].name);
 	else
-		snprintf(buf, size, "%s 0x%" PRIx64 " %s", type, l->obj, site);
+		snprintf(buf, size, "%s 0x%" PRIx64, type, l->obj);
 	return buf;
 }
 

@@ -316,6 +316,17 @@ const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size)
 	return buf;
 }
 
+const char *sp_inline_label(const struct sp_inline *in, char *buf, size_t size)
+{
+	if (in->function)
+		snprintf(buf, size, "%s", in->function);
+	else if (in->file)
+		snprintf(buf, size, "%s:%u", base_name(in->file), in->line);
+	else
+		snprintf(buf, size, "??");
+	return buf;
+}
+
 const char *sp_site_name(const struct sp_site *s, const char *src_root, char *buf, size_t size)
 {
 	struct sp_symbol sym;

@@ -414,6 +414,9 @@ const char *sp_frame_format(const struct sp_frame *f, const char *src_root, size
 			    char *buf, size_t size);
 /* One frame as a single name: "function", "file:line", "dso+0x1f", "0x..". */
 const char *sp_frame_label(const struct sp_frame *f, char *buf, size_t size);
+/* A function that a frame was inlined into, as one name, as sp_frame_label()
+ * names a frame: "function", else "file:line" (the call's), else "??". */
+const char *sp_inline_label(const struct sp_inline *in, char *buf, size_t size);
 /* A site of this process, symbolized and formatted (watchdog). */
 const char *sp_site_name(const struct sp_site *s, const char *src_root, char *buf, size_t size);
 

@@ -8,7 +8,12 @@
  * lock's name after it once locks have names), so a flame graph's top
  * shows what kind of lock each tower waited for, as pprof's leaf does;
  * below it the call site; the recorded stack (row->frames, innermost
- * first) precedes the site outermost first.  A frame is named by its
+ * first) precedes the site outermost first.  A frame that libdw found
+ * inlined is preceded by the functions it was inlined into, outermost
+ * first, each a frame of its own named as a frame is (pprof's Lines of one
+ * Location, json's "inlined"): at -O2, bank's transfer() is inlined into
+ * teller(), and "teller;transfer (bank.c:78)" keeps the teller frame that
+ * a -O0 build shows as a real one.  A frame is named by its
  * function, else "file:line", else "dso+0xoffset", else its address; a
  * site whose function and file are both known (instrumented, or an
  * interposed address with debug info) is "function (file:line)", so that
@@ -35,6 +40,17 @@ static void folded_name(FILE *out, const char *s)
 		fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
 }
 
+/* The functions @f was inlined into, outermost first, each followed by ';'. */
+static void folded_inlined(FILE *out, const struct sp_frame *f)
+{
+	char buf[1024];
+
+	for (unsigned i = f->n_inline; i-- > 0;) {
+		folded_name(out, sp_inline_label(&f->inlined[i], buf, sizeof(buf)));
+		fputc(';', out);
+	}
+}
+
 int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
 {
 	const struct sp_rows *rows = &p->rows;
@@ -49,10 +65,12 @@ int sp_render_folded(FILE *out, const struct sp_profile *p, const struct syncpro
 		if (!r->wait_ns)
 			continue;
 		for (unsigned k = n; k-- > 0;) {
+			folded_inlined(out, &r->names->frames[k]);
 			folded_name(out, sp_frame_label(&r->names->frames[k], buf, sizeof(buf)));
 			fputc(';', out);
 		}
 		f = &r->names->site;
+		folded_inlined(out, f);
 		if (f->file && f->function) {
 			snprintf(buf, sizeof(buf), "%s (%s:%u)", f->function,
 				 sp_path_strip(f->file, o->src_root, auto_len), f->line);

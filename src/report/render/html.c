@@ -11,6 +11,8 @@
  * functions (names.c), so the page's call sites read as the table's: a
  * row's site as its Call site cell (src_root or the common prefix
  * stripped), its stack as the folded output's frames, outermost first,
+ * inlined callers as frames of their own (the site's last, so that the
+ * stack, then the site, is the folded line's path and the flame graphs'),
  * and the names of its blame and of the cycles' ends.  All of it is one
  * JSON value in a <script type="application/json">, read with JSON.parse;
  * the program (html_page.js) and the style (html_page.css) are embedded
@@ -72,17 +74,38 @@ static void view_site(FILE *out, const struct sp_frame *f, const char *root, siz
 	sp_json_string(out, sp_frame_format(f, root, auto_len, buf, sizeof(buf)));
 }
 
-/* A stack's frames as the folded output names them, outermost first. */
-static void view_stack(FILE *out, const struct sp_names *nm)
+/* One name of a stack's JSON array, after a ',' unless it is the first. */
+static void view_name(FILE *out, const char *name, int *first)
+{
+	if (!*first)
+		fputc(',', out);
+	*first = 0;
+	sp_json_string(out, name);
+}
+
+/* The functions @f was inlined into, outermost first. */
+static void view_inlined(FILE *out, const struct sp_frame *f, int *first)
 {
 	char buf[1024];
 
+	for (unsigned i = f->n_inline; i-- > 0;)
+		view_name(out, sp_inline_label(&f->inlined[i], buf, sizeof(buf)), first);
+}
+
+/* A stack's frames as the folded output names them, outermost first: each
+ * frame after the functions it was inlined into, and last the functions
+ * the site was inlined into (the page puts the site after them). */
+static void view_stack(FILE *out, const struct sp_names *nm)
+{
+	char buf[1024];
+	int first = 1;
+
 	fputc('[', out);
 	for (unsigned k = nm->n_frames; k-- > 0;) {
-		sp_json_string(out, sp_frame_label(&nm->frames[k], buf, sizeof(buf)));
-		if (k)
-			fputc(',', out);
+		view_inlined(out, &nm->frames[k], &first);
+		view_name(out, sp_frame_label(&nm->frames[k], buf, sizeof(buf)), &first);
 	}
+	view_inlined(out, &nm->site, &first);
 	fputc(']', out);
 }
 

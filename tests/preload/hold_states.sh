@@ -102,8 +102,10 @@ if [ -z "${*:-}" ]; then
 		> trace.sleep.txt 2> trace.sleep.err || fail "traced sleep: $(head -c 300 trace.sleep.err)"
 	"$cli" trace dump states.trace 2>&1 | grep -q ' hold_state tid=' ||
 		fail "the trace has no hold_state event"
-	"$cli" trace export --format chrome -o states.json states.trace ||
+	"$cli" trace export --format chrome -o states.json states.trace 2> export.err ||
 		fail "trace export of states.trace failed"
+	grep -Eq "^syncprof trace export: wrote states.json: [0-9]+ slices, [0-9]+ threads, [0-9]+ locks\$" \
+		export.err || fail "trace export does not say what it wrote: $(cat export.err)"
 	"$cli" trace export --format perfetto -o states.pftrace states.trace && [ -s states.pftrace ] ||
 		fail "perfetto export of states.trace failed"
 	python3 - states.json trace.sleep.json "$hold_line" <<'PY' || fail "holder states in the trace"

@@ -90,6 +90,24 @@ grep -q "^syncprof: pid" err.txt || fail "no report on stderr"
 	> /dev/null 2> err.txt || fail "full option set: $(cat err.txt)"
 ls out.*.json > /dev/null 2>&1 || fail "-o out.%p.json wrote nothing"
 grep -q "matched no function" err.txt && fail "a matching --skip said it matched nothing: $(cat err.txt)"
+# On a terminal (script(1) gives one): -f pprof without -o is refused
+# before the program runs (gzip bytes), and -o FILE says where the report
+# went; 'report -f pprof' to a terminal is refused too.
+if command -v script > /dev/null; then
+	script -qec "\"$cli\" run -f pprof -- true" /dev/null > tty.txt 2>&1
+	grep -q "pprof writes gzip-compressed protobuf, not text: give -o FILE" tty.txt ||
+		fail "run -f pprof on a terminal: $(cat tty.txt)"
+	script -qec "\"$cli\" run -o out.tty.txt -- \"$progs/preload_sites\" wrapped > /dev/null" \
+		/dev/null > tty.txt 2>&1
+	grep -q "syncprof: the report is in .*/out.tty.txt" tty.txt ||
+		fail "run -o FILE on a terminal does not say where the report went: $(cat tty.txt)"
+	grep -q "^syncprof: pid" out.tty.txt || fail "run -o FILE on a terminal: no report in it"
+	script -qec "\"$cli\" report -f pprof $(ls out.*.json | head -1)" /dev/null > tty.txt 2>&1
+	grep -q "pprof writes gzip-compressed protobuf" tty.txt ||
+		fail "report -f pprof on a terminal: $(head -c 200 tty.txt)"
+fi
+"$cli" run -o out.notty.txt -- "$progs/preload_sites" wrapped > /dev/null 2> err.txt
+grep -q "the report is in" err.txt && fail "run -o FILE said where the report went into a file"
 # A --skip regex that matches no function: said once by each process that
 # reports (the program twice here), never by the shell that recorded nothing.
 "$cli" run -o /dev/null --skip '^no_such_wrapper_fn$' --skip '^wrap_lock$' -- \

@@ -855,6 +855,15 @@ int cmd_run(int argc, char **argv)
 		run_report_finish(&rr);
 		return 1;
 	}
+	/* pprof is gzip: bytes that would garble a terminal (the report goes
+	 * to stderr without -o). */
+	if (rr.parsed && rr.opts.report.format == SYNCPROF_FORMAT_PPROF && !rr.opts.output &&
+	    isatty(STDERR_FILENO)) {
+		cli_error("run", "-f pprof writes gzip-compressed protobuf, not text: give -o FILE "
+				 "(-o prof.pb.gz), or redirect stderr");
+		run_report_finish(&rr);
+		return 2;
+	}
 	rc = run_child(argv + prog, &rr);
 	run_report_finish(&rr); /* done already, unless run_child() failed early */
 	return rc;

@@ -694,7 +694,7 @@ static int cmd_export(int argc, char **argv)
 	struct sp_timeline tl;
 	struct trace_file tf;
 	FILE *out;
-	int rc, erc, perfetto;
+	int rc, erc, perfetto, progress;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -730,6 +730,12 @@ static int cmd_export(int argc, char **argv)
 	perfetto = !strcmp(format, "perfetto");
 	if (load("trace export", path, &tf))
 		return 1;
+	/* A large trace takes a while (689 MB: ~28 s): say what is going on
+	 * to a user who watches (a terminal), never into a log. */
+	progress = isatty(STDERR_FILENO) && tf.size >= (32u << 20);
+	if (progress)
+		fprintf(stderr, "syncprof trace export: reading %s (%.0f MB)...\n", path,
+			(double)tf.size / 1e6);
 	if (sp_timeline_build(&tl, tf.r)) {
 		cli_error("trace export", "'%s': out of memory", path);
 		sp_timeline_free(&tl);
@@ -743,12 +749,18 @@ static int cmd_export(int argc, char **argv)
 		unload(&tf);
 		return 1;
 	}
+	if (progress)
+		fprintf(stderr, "syncprof trace export: writing %s (%zu slices)...\n", out_path,
+			tl.n_slices);
 	erc = perfetto ? sp_export_perfetto(out, &tl) : sp_export_chrome(out, &tl);
 	rc = finish("trace export", &tf);
 	if (erc || (out != stdout && fclose(out)) || (out == stdout && fflush(stdout))) {
 		cli_error("trace export", "writing '%s' failed: %s", out_path,
 			  strerror(erc ? -erc : errno));
 		rc = 1;
+	} else if (out != stdout) {
+		fprintf(stderr, "syncprof trace export: wrote %s: %zu slices, %zu threads, %zu locks\n",
+			out_path, tl.n_slices, tl.n_threads, tl.n_locks);
 	}
 	sp_timeline_free(&tl);
 	unload(&tf);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "report/profile.h"
@@ -146,8 +147,15 @@ FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o)
 {
 	FILE *f;
 
-	if (!o->output || !strcmp(o->output, "-"))
+	if (!o->output || !strcmp(o->output, "-")) {
+		/* pprof is gzip: bytes that would garble a terminal */
+		if (o->report.format == SYNCPROF_FORMAT_PPROF && isatty(STDOUT_FILENO)) {
+			cli_error(cmd, "-f pprof writes gzip-compressed protobuf, not text: give "
+				       "-o FILE (-o prof.pb.gz), or redirect stdout");
+			return NULL;
+		}
 		return stdout;
+	}
 	f = fopen(o->output, "we");
 	if (!f)
 		cli_error(cmd, "cannot write '%s': %s", o->output, strerror(errno));

@@ -327,6 +327,9 @@ void run_report_finish(struct run_report *r)
 					"to stderr\n",
 				out, sp_report_file_error(out, rc));
 		sp_write_all(2, data, len);
+	} else if (isatty(STDERR_FILENO)) {
+		/* said to a user who watches: the report is not on the screen */
+		fprintf(stderr, "syncprof: the report is in %s\n", out);
 	}
 	sp_sigguard_leave(&g);
 done:

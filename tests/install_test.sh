@@ -185,7 +185,8 @@ if command -v dpkg-deb >/dev/null 2>&1; then
 	dpkg-deb -c "$deb" >"$tmp/deb.list"
 	for f in ./usr/bin/syncprof ./usr/lib/libsyncprof-preload.so ./usr/include/syncprof.h \
 		./usr/lib/cmake/syncprof/syncprofConfig.cmake ./usr/share/man/man1/syncprof-run.1 \
-		./usr/share/bash-completion/completions/syncprof ./usr/lib/pkgconfig/syncprof.pc; do
+		./usr/share/bash-completion/completions/syncprof ./usr/lib/pkgconfig/syncprof.pc \
+		./usr/share/doc/syncprof/copyright; do
 		grep -q " $f\$" "$tmp/deb.list" || grep -q " $f -> " "$tmp/deb.list" ||
 			fail "the .deb lacks $f: $(cat "$tmp/deb.list")"
 	done

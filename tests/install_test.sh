@@ -162,7 +162,10 @@ if command -v bash >/dev/null 2>&1; then
 		. "$1"
 		c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _syncprof; echo "${COMPREPLY[*]}"; }
 		c syncprof r; c syncprof run --ho; c syncprof report -f ""; c syncprof run -s co
-		c syncprof trace ""; c syncprof t; c syncprof top 1 -s r; c syncprof top 1 --b' _ "$comp")
+		c syncprof trace ""; c syncprof t; c syncprof top 1 -s r; c syncprof top 1 --b
+		c syncprof trace export --format ""; c syncprof run --symbolize ""
+		c syncprof run --trace-events a; c syncprof run -- true
+		c syncprof run --report-signal ""' _ "$comp")
 	echo "$got" | sed -n 1p | grep -qx 'run report' || fail "completion of 'syncprof r': $got"
 	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-states' || fail "completion of 'run --ho': $got"
 	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || fail "completion of '-f': $got"
@@ -171,6 +174,11 @@ if command -v bash >/dev/null 2>&1; then
 	echo "$got" | sed -n 6p | grep -qx 'top trace' || fail "completion of 'syncprof t': $got"
 	echo "$got" | sed -n 7p | grep -qx 'rate' || fail "completion of 'top -s r': $got"
 	echo "$got" | sed -n 8p | grep -qx -- '--batch' || fail "completion of 'top --b': $got"
+	echo "$got" | sed -n 9p | grep -qx 'chrome perfetto' || fail "completion of 'trace export --format': $got"
+	echo "$got" | sed -n 10p | grep -qx 'offline inprocess' || fail "completion of '--symbolize': $got"
+	echo "$got" | sed -n 11p | grep -qx 'all' || fail "completion of '--trace-events a': $got"
+	echo "$got" | sed -n 12p | grep -qx 'true' || fail "completion of 'run -- true' (once): $got"
+	echo "$got" | sed -n 13p | grep -qx 'USR1 USR2 none' || fail "completion of '--report-signal': $got"
 fi
 
 # ---- cpack -G DEB -----------------------------------------------------------

@@ -597,6 +597,14 @@ int sp_options_env(struct sp_options *o, FILE *warn)
 	return problems;
 }
 
+const char *sp_options_describe(const char *key)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (!strcmp(option_table[i].name, key))
+			return option_table[i].valid;
+	return NULL;
+}
+
 int sp_options_check(const char *key, const char *value)
 {
 	struct sp_options o;

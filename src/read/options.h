@@ -65,5 +65,8 @@ void sp_options_free(struct sp_options *o);
  * no such key.
  */
 int sp_options_check(const char *key, const char *value);
+/* The values a key takes, as --help words them ("USR1, USR2 or none"), or
+ * NULL for an unknown key. */
+const char *sp_options_describe(const char *key);
 
 #endif /* SP_READ_OPTIONS_H */

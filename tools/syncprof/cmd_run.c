@@ -345,6 +345,44 @@ static int add_key(struct strbuf *b, const char *key, const char *value)
 }
 
 /* Apply one option; 0, or 2 after printing a usage error. */
+/*
+ * The words of an option's description (options.c) that are values of it,
+ * ", "-separated into @buf: "offline, inprocess".  Only for options whose
+ * values are words; a number among them (a range, "0 to 16") says nothing
+ * of the values between: none then.  Read by the error of a bad value and
+ * by the bash completion.
+ */
+static int valid_words(const struct run_option *o, char *buf, size_t size)
+{
+	const char *d = sp_options_describe(o->key);
+	size_t len = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	while (d && *d) {
+		char w[32];
+		size_t k = 0;
+
+		while (*d && !((*d >= 'a' && *d <= 'z') || (*d >= 'A' && *d <= 'Z') ||
+			       (*d >= '0' && *d <= '9') || *d == '_'))
+			d++;
+		while (*d && ((*d >= 'a' && *d <= 'z') || (*d >= 'A' && *d <= 'Z') ||
+			      (*d >= '0' && *d <= '9') || *d == '_')) {
+			if (k + 1 < sizeof(w))
+				w[k++] = *d;
+			d++;
+		}
+		w[k] = '\0';
+		if (!k || option_check(o, w) || strstr(buf, w))
+			continue;
+		if (w[0] >= '0' && w[0] <= '9')
+			return 0;
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+					n++ ? ", " : "", w);
+	}
+	return n > 0 && len < size;
+}
+
 static int apply_option(const struct run_option *o, const char *value, struct strbuf *env)
 {
 	const char *v = o->arg == ARG_NONE ? o->fixed : value;
@@ -355,8 +393,15 @@ static int apply_option(const struct run_option *o, const char *value, struct st
 		return 2;
 	}
 	if (option_check(o, v)) {
-		cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
-			  o->long_name);
+		char valid[256];
+
+		if (valid_words(o, valid, sizeof(valid)))
+			cli_error("run", "bad value '%s' for --%s (valid: %s); see 'syncprof run "
+					 "--help'",
+				  v, o->long_name, valid);
+		else
+			cli_error("run", "bad value '%s' for --%s; see 'syncprof run --help'", v,
+				  o->long_name);
 		return 2;
 	}
 	if (add_key(env, o->key, v)) {

@@ -10,6 +10,9 @@
 #   options      every -x / --xxx that 'syncprof CMD [SUB] --help' names;
 #   values       of -f/--format and -s/--sort: the "(valid: ...)" list of the
 #                error that 'syncprof report' (or 'top') gives for a bad one;
+#                of 'trace export --format': its "(known: ...)" list; of
+#                run's other options with word values (--symbolize,
+#                --trace-events, --report-signal): run's "(valid: ...)";
 #   PIDs         of 'syncprof ctl' and 'top': 'syncprof ctl --list';
 #   after 'run ... --': commands, then files.
 # Costs: one or two runs of syncprof (a few ms) per Tab.  Needs nothing
@@ -21,12 +24,16 @@ _syncprof_help_options() {
 }
 
 _syncprof_valid() {
-	# $1: the syncprof binary, $2: the option (-f or -s), $3: the command
+	# $1: the syncprof binary, $2: the option, $3: the command, $4: its subcommand
 	if [[ $3 == top ]]; then
 		"$1" top 1 "$2" '?' 2>&1
+	elif [[ $3 == trace ]]; then
+		"$1" trace "$4" "$2" '?' /dev/null -o /dev/null 2>&1
+	elif [[ $3 == run ]]; then
+		"$1" run "$2" '?' -- true 2>&1
 	else
 		"$1" report "$2" '?' /dev/null 2>&1
-	fi | sed -n 's/.*(valid: \([^)]*\)).*/\1/p' | tr -d ','
+	fi | sed -n 's/.*(\(valid\|known\): \([^)]*\)).*/\2/p' | tr -d ','
 }
 
 _syncprof() {
@@ -53,7 +60,9 @@ _syncprof() {
 		for ((j = i + 1; j < COMP_CWORD; j++)); do
 			if [[ ${COMP_WORDS[j]} == -- ]]; then
 				if ((j + 1 == COMP_CWORD)); then
-					COMPREPLY=($(compgen -c -- "$cur"))
+					# a command in two PATH directories (/bin and
+					# /usr/bin) is one word
+					COMPREPLY=($(compgen -c -- "$cur" | sort -u))
 				else
 					COMPREPLY=($(compgen -f -- "$cur"))
 				fi
@@ -61,9 +70,10 @@ _syncprof() {
 			fi
 		done
 	fi
+	[[ $cmd == trace ]] && sub=${COMP_WORDS[i + 1]}
 	case $prev in
 	-f | --format)
-		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" -f "$cmd")" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_syncprof_valid "$exe" "$prev" "$cmd" "$sub")" -- "$cur"))
 		return
 		;;
 	-s | --sort)
@@ -73,6 +83,16 @@ _syncprof() {
 	-o | --output | --trace | --src-root)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
+		;;
+	--*)
+		# run's options with word values (--symbolize offline|inprocess)
+		if [[ $cmd == run ]]; then
+			words=$(_syncprof_valid "$exe" "$prev" run)
+			if [[ -n $words ]]; then
+				COMPREPLY=($(compgen -W "$words" -- "$cur"))
+				return
+			fi
+		fi
 		;;
 	esac
 	case $cmd in

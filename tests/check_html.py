@@ -200,6 +200,25 @@ HOOK_TAIL = r"""<script>
   set("kinds-sorted", kinds());
   document.querySelector("#sp-table tbody tr.sp-row").click();
   set("detail", document.querySelectorAll("#sp-table tr.sp-detail").length);
+  /* the filter: the first row's type word keeps the rows that have it,
+   * a word no row has hides them all, an empty box shows them all again */
+  var f = document.getElementById("sp-filter"), rowsAll = document.querySelectorAll("#sp-table tr.sp-row");
+  function shownRows() {
+    return Array.prototype.filter.call(rowsAll, function (tr) { return tr.style.display !== "none"; }).length;
+  }
+  if (f) {
+    var word = rowsAll[0].children[1].textContent.trim().split(/\s+/)[0].toLowerCase();
+    var want = Array.prototype.filter.call(rowsAll, function (tr) {
+      return tr.textContent.toLowerCase().indexOf(word) >= 0; }).length;
+    f.value = word; f.dispatchEvent(new Event("input"));
+    var a = shownRows();
+    f.value = "no-such-row-zz"; f.dispatchEvent(new Event("input"));
+    var b = shownRows();
+    f.value = ""; f.dispatchEvent(new Event("input"));
+    set("filter", (a === want && a > 0) + "," + b + "," + (shownRows() === rowsAll.length));
+  } else {
+    set("filter", "none");
+  }
   var fl = document.querySelector("#sp-flame-wait svg.sp-flame");
   set("table-visible", inWindow(document.getElementById("sp-table")));
   if (!fl) { set("flame-visible", "none"); set("zoom", "none"); return; }
@@ -296,6 +315,9 @@ def check_dom(dom_path, rows, timeline, edges, flames, threads=None, holdstates=
             fail("%s: %s" % (k, attr(dom, "data-test-" + k)))
     if attr(dom, "data-test-detail") != "1":
         fail("clicking a row opened %s detail rows" % attr(dom, "data-test-detail"))
+    if attr(dom, "data-test-filter") != "true,0,true":
+        fail("the filter box: %s (want: the rows with the word, none for a word no row has, "
+             "all again when empty)" % attr(dom, "data-test-filter"))
     zoom = [int(x) for x in (attr(dom, "data-test-zoom") or "0,0,0").split(",")
             if x.isdigit()] or [0, 0, 0]
     if flames and not (zoom[1] < zoom[0] and zoom[2] == zoom[0]):

@@ -319,6 +319,23 @@
 			p.items.push(item);
 			p.tbody.appendChild(tr);
 		});
+		/* A filter: the rows whose text (site, lock, type, name) has the
+		 * words typed, in any case; the others and their details hide. */
+		var filter = el("input", { type: "search", "class": "sp-filter", id: "sp-filter",
+					   placeholder: "Filter rows: site, function, file, lock, type" });
+		filter.addEventListener("input", function () {
+			var q = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+			parts.forEach(function (p) {
+				p.items.forEach(function (it) {
+					var t = it.tr.textContent.toLowerCase();
+					var show = q.every(function (w) { return t.indexOf(w) >= 0; });
+					it.tr.style.display = show ? "" : "none";
+					if (it.detail)
+						it.detail.style.display = show ? "" : "none";
+				});
+			});
+		});
+		s.appendChild(filter);
 		var scroll = el("div", { "class": "sp-scroll" });
 		scroll.appendChild(table);
 		s.appendChild(scroll);

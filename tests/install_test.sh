@@ -149,6 +149,9 @@ for page in syncprof $(for c in $cmds; do echo "syncprof-$c"; done); do
 	if command -v man >/dev/null 2>&1; then
 		MANWIDTH=80 man -l "$f" >"$tmp/man.txt" 2>/dev/null || fail "man -l $page.1"
 		grep -q "NAME" "$tmp/man.txt" || fail "man -l $page.1: $(head "$tmp/man.txt")"
+		# troff has nothing to warn about (a word too long to fit a line)
+		man --warnings -E UTF-8 -l -Tutf8 -Z "$f" 2>"$tmp/man.warn" >/dev/null
+		[ -s "$tmp/man.warn" ] && fail "troff warns on $page.1: $(head -3 "$tmp/man.warn")"
 	fi
 done
 grep -qF -- '\fB\-\-hold\fR' "$mandir/syncprof-run.1" || fail "syncprof-run.1 lacks --hold"

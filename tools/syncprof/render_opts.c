@@ -187,8 +187,8 @@ const char cli_render_help[] =
 	"                      contention first, then the waits for an event -\n"
 	"                      condvar, semaphore, barrier, join - in their own part)\n"
 	"      --columns LIST  table columns, comma separated, in this order; among\n"
-	"                      type,object,site,wait,count,avg,contended,max,p50,p90,\n"
-	"                      p99,hold,max_hold,owner_chg (the last three: hold\n"
-	"                      tracking)\n"
+	"                      type, object, site, wait, count, avg, contended, max,\n"
+	"                      p50, p90, p99, hold, max_hold, owner_chg (the last\n"
+	"                      three: hold tracking)\n"
 	"      --src-root DIR  strip DIR from source paths (default: common prefix)\n"
 	"  -o, --output FILE   write there instead of stdout\n";

@@ -1007,6 +1007,49 @@ int sp_attach_loaded(void)
 	return dlsym(RTLD_DEFAULT, "pthread_mutex_lock") != (void *)sp_shim_pthread_mutex_lock;
 }
 
+/* ---- programs the process starts --------------------------------------------- */
+
+/*
+ * execve(): a statically linked program (no PT_INTERP: ld.so never runs,
+ * so LD_PRELOAD is not loaded) that a profiled process starts - a shell
+ * under 'syncprof run' running one - would go unprofiled without a word.
+ * Said on stderr, one line, then the real execve() runs, with the
+ * caller's errno kept.  May run in a vfork child: sp_elf_kind() makes
+ * system calls only, the line is built on the stack and written with
+ * write(2); libc's execve was found at start-up.  Not seen: programs
+ * started with posix_spawn() or the exec*() variants, which reach the
+ * kernel inside libc without this symbol (run warns about the program
+ * it starts itself).
+ */
+static int (*real_execve)(const char *, char *const[], char *const[]);
+
+__attribute__((visibility("default"))) int execve(const char *path, char *const argv[],
+						   char *const envp[])
+{
+	int saved = errno;
+
+	if (sp_opts.enabled && sp_elf_kind(path, NULL) == SP_ELF_STATIC) {
+		static const char a[] = "syncprof: warning: ",
+				  b[] = " is statically linked: its lock calls cannot be "
+					"interposed, it runs unprofiled\n";
+		char line[512];
+		size_t n = strlen(path), k = 0;
+
+		if (n > sizeof(line) - sizeof(a) - sizeof(b))
+			n = sizeof(line) - sizeof(a) - sizeof(b);
+		memcpy(line, a, sizeof(a) - 1), k += sizeof(a) - 1;
+		memcpy(line + k, path, n), k += n;
+		memcpy(line + k, b, sizeof(b) - 1), k += sizeof(b) - 1;
+		(void)!write(2, line, k);
+	}
+	errno = saved;
+	if (!real_execve) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_execve(path, argv, envp);
+}
+
 /* ---- start-up --------------------------------------------------------------- */
 
 /*
@@ -1019,6 +1062,8 @@ __attribute__((constructor(101))) static void preload_init(void)
 	struct sp_thread *saved;
 
 	sp_real_resolve_all();
+	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
+										  "execve");
 #if defined(__x86_64__)
 	sp_store_release(&sp_syscall_next, (void *)SP_REAL(syscall));
 #endif

@@ -114,4 +114,17 @@ static inline uint64_t sp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- "elf_kind.c": can the preload library interpose a program? -------- */
+
+enum {
+	SP_ELF_DYNAMIC, /* x86-64 with PT_INTERP: ld.so loads LD_PRELOAD */
+	SP_ELF_STATIC,  /* x86-64 without PT_INTERP (static, static-pie) */
+	SP_ELF_32BIT,
+	SP_ELF_MACHINE, /* another machine: *@machine is its e_machine */
+	SP_ELF_OTHER,   /* not ELF (a script), or unreadable */
+};
+/* The kind of the program file @path; system calls only (a vfork child
+ * may ask). */
+int sp_elf_kind(const char *path, unsigned *machine);
+
 #endif /* SP_BASE_BASE_H */

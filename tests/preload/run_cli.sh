@@ -64,6 +64,13 @@ expect 126 "not an executable file" -- "$cli" run -- /tmp
 # A static program is run, with a warning that it cannot be interposed.
 if printf 'int main(void){return 4;}' | cc -static -x c - -o out.static 2>/dev/null; then
 	expect 4 "statically linked" -- "$cli" run -- ./out.static
+	# ... and so is one a shell under run starts (the preload's execve),
+	# which still runs and returns its status; a missing program still
+	# fails as without the profiler (errno kept: 127, not found).
+	expect 4 "warning: ./out.static is statically linked: its lock calls cannot be interposed, it runs unprofiled" \
+		-- "$cli" run -o /dev/null -- sh -c './out.static; exit $?'
+	expect 127 "not found" -- "$cli" run -o /dev/null -- sh -c './no-such-program-here'
+	grep -q "statically linked" err.txt && fail "a missing program was said to be static"
 fi
 # Exit status and signals pass through.
 expect 3 "" -- "$cli" run -- sh -c 'exit 3'

@@ -93,8 +93,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <elf.h>
 
+#include "base/base.h"
 #include "cli.h"
 #include "read/options.h"
 #include "run_report.h"
@@ -584,9 +584,7 @@ static void warn_if_static(const char *prog)
 {
 	char path[PATH_MAX];
 	const char *file = prog;
-	Elf64_Ehdr eh;
-	ssize_t n;
-	int fd, has_interp = 0;
+	unsigned machine = 0;
 
 	if (!strchr(prog, '/')) {
 		const char *p = getenv("PATH");
@@ -605,37 +603,25 @@ static void warn_if_static(const char *prog)
 		if (!file)
 			return;
 	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	memset(&eh, 0, sizeof(eh));
-	n = read(fd, &eh, sizeof(eh));
-	if (n < (ssize_t)sizeof(eh.e_ident) + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-		/* not an ELF file (a script), or too short to tell */
-	} else if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+	switch (sp_elf_kind(file, &machine)) {
+	case SP_ELF_32BIT:
 		cli_error("run", "warning: %s is a 32-bit program: the preload library is 64-bit, "
 				 "so its lock calls cannot be interposed (syncprof profiles x86-64 "
 				 "programs; it runs on without a report)",
 			  prog);
-	} else if (eh.e_machine != EM_X86_64) {
+		break;
+	case SP_ELF_MACHINE:
 		cli_error("run", "warning: %s is built for another machine (ELF machine %u): "
-				 "its lock calls cannot be interposed", prog, (unsigned)eh.e_machine);
-	} else if (n == (ssize_t)sizeof(eh) && eh.e_phentsize == sizeof(Elf64_Phdr)) {
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			if (ph.p_type == PT_INTERP)
-				has_interp = 1;
-		}
-		if (!has_interp)
-			cli_error("run", "warning: %s is statically linked: its lock calls cannot be "
-					 "interposed (build it with -include syncprof/instrument.h)",
-				  prog);
+				 "its lock calls cannot be interposed", prog, machine);
+		break;
+	case SP_ELF_STATIC:
+		cli_error("run", "warning: %s is statically linked: its lock calls cannot be "
+				 "interposed (build it with -include syncprof/instrument.h)",
+			  prog);
+		break;
+	default:
+		break;
 	}
-	close(fd);
 }
 
 /* ---- signals -------------------------------------------------------------- */

@@ -1,0 +1,61 @@
+/*
+ * elf_kind.c - can a program file be interposed by the preload library?
+ * sp_elf_kind() tells a dynamically linked x86-64 ELF program (PT_INTERP:
+ * ld.so will load LD_PRELOAD) from a statically linked one (no PT_INTERP,
+ * static-pie included: nothing loads the library), a 32-bit one, one for
+ * another machine, and anything else (a script, unreadable).
+ *
+ * Used by 'syncprof run' for the program it starts, and by the preload's
+ * execve() (preload.c) for the programs a profiled process starts - which
+ * may run in a vfork child: so only system calls (open, read, pread,
+ * close) and the caller's stack, no malloc, no stdio.
+ *
+ * Alternatives considered: libelf (a dependency of the preload already,
+ * but it allocates); reading the dynamic section for DT_NEEDED (what
+ * matters is whether ld.so runs at all, which PT_INTERP says).
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+int sp_elf_kind(const char *path, unsigned *machine)
+{
+	Elf64_Ehdr eh;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), kind = SP_ELF_OTHER;
+
+	if (fd < 0)
+		return SP_ELF_OTHER;
+	memset(&eh, 0, sizeof(eh));
+	n = read(fd, &eh, sizeof(eh));
+	if (n < (ssize_t)sizeof(eh.e_ident) + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		kind = SP_ELF_OTHER; /* not an ELF file (a script), or too short to tell */
+	} else if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		kind = SP_ELF_32BIT;
+	} else if (eh.e_machine != EM_X86_64) {
+		kind = SP_ELF_MACHINE;
+		if (machine)
+			*machine = eh.e_machine;
+	} else if (n == (ssize_t)sizeof(eh) && eh.e_phentsize == sizeof(Elf64_Phdr) &&
+		   (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
+		kind = SP_ELF_STATIC;
+		for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph)) {
+				kind = SP_ELF_OTHER;
+				break;
+			}
+			if (ph.p_type == PT_INTERP) {
+				kind = SP_ELF_DYNAMIC;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return kind;
+}

@@ -299,6 +299,16 @@ static int thread_crit_cmp(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static int kept_site_cmp(const void *a, const void *b)
+{
+	int64_t x = sort_w->crit_site_ns[*(const uint32_t *)a];
+	int64_t y = sort_w->crit_site_ns[*(const uint32_t *)b];
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
 static uint32_t *order_of(size_t n, const struct sp_whatif *w,
 			  int (*cmp)(const void *, const void *))
 {
@@ -334,16 +344,18 @@ static uint32_t top_kept_site(const struct sp_trace_model *m, const struct sp_wh
 }
 
 /* Where the prediction stands: the scaled holds off the critical path at
- * factor 1 and at F, leaving it at F, under 1% of it at both, or on it. */
+ * factor 1 and at F; leaving it at F (under 1% of it, from 1% or more);
+ * under 1% at both; on it (1% or more at F). */
 static const char *verdict(const struct sp_whatif *w)
 {
 	const struct sp_whatif_path *cp = &w->path_predicted, *c1 = &w->path_replayed;
+	int small = cp->scaled_ns * 100 < cp->total_ns;
 
-	if (cp->scaled_ns <= 0)
-		return c1->scaled_ns > 0 ? "leaves_path" : "off_path";
-	if (cp->scaled_ns * 100 < cp->total_ns && c1->scaled_ns * 100 < c1->total_ns)
-		return "minor";
-	return "on_path";
+	if (cp->scaled_ns <= 0 && c1->scaled_ns <= 0)
+		return "off_path";
+	if (!small)
+		return "on_path";
+	return c1->scaled_ns * 100 >= c1->total_ns ? "leaves_path" : "minor";
 }
 
 /* What bounds the path other than the scaled holds, in words. */
@@ -393,7 +405,10 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 					   w->measured_wall_ns));
 	printf("predicted wall  %12.3f ms  (%+.2f%% of measured)\n", ms(w->predicted_wall_ns),
 	       pct(w->predicted_wall_ns - w->measured_wall_ns, w->measured_wall_ns));
-	if (w->samples)
+	if (w->samples && !w->handoffs_measured)
+		printf("  90%% interval  %12.3f .. %.3f ms  (the trace has no hand-off latency to "
+		       "draw again)\n", ms(w->predicted_low_ns), ms(w->predicted_high_ns));
+	else if (w->samples)
 		printf("  90%% interval  %12.3f .. %.3f ms  (%+.2f%% .. %+.2f%%: %u replays with "
 		       "the %" PRIu64 " measured hand-off latencies drawn again)\n",
 		       ms(w->predicted_low_ns), ms(w->predicted_high_ns),
@@ -407,9 +422,10 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 		       "(clock or missing events); the replay waits for the release\n",
 		       w->inconsistent);
 
-	printf("\nwhat bounds it: the predicted run's critical path, %.3f ms over %u threads "
-	       "and %" PRIu64 " hand-offs, each lock's hand-off order kept as measured:\n",
-	       ms(cp->total_ns), cp->threads, cp->handoffs);
+	printf("\nwhat bounds it: the predicted run's critical path, %.3f ms over %u thread%s "
+	       "and %" PRIu64 " hand-off%s, each lock's hand-off order kept as measured:\n",
+	       ms(cp->total_ns), cp->threads, cp->threads == 1 ? "" : "s", cp->handoffs,
+	       cp->handoffs == 1 ? "" : "s");
 	printf("  in the scaled holds     %12.3f ms %6.1f%%  (at factor 1: %.3f ms, %.1f%%)\n",
 	       ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns), ms(c1->scaled_ns),
 	       pct(c1->scaled_ns, c1->total_ns));
@@ -446,9 +462,11 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 		       "(their locks' waits still move: below)\n",
 		       w->site, w->factor, bound);
 	else if (!strcmp(v, "leaves_path"))
-		printf("=> the holds begun at %s are %.3f ms of the critical path at factor 1; at "
-		       "%g they leave it: the wall time is then bounded by %s\n",
-		       w->site, ms(c1->scaled_ns), w->factor, bound);
+		printf("=> the holds begun at %s are %.3f ms (%.1f%%) of the critical path at "
+		       "factor 1, and only %.3f ms (%.1f%%) at %g: the wall time is then bounded by "
+		       "%s\n",
+		       w->site, ms(c1->scaled_ns), pct(c1->scaled_ns, c1->total_ns),
+		       ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns), w->factor, bound);
 	else if (!strcmp(v, "minor"))
 		printf("=> the holds begun at %s are only %.3f ms (%.1f%%) of the predicted "
 		       "critical path (%.3f ms at factor 1): the wall time is bounded by %s, and "
@@ -528,7 +546,7 @@ static void json_path(const char *key, const struct sp_whatif_path *cp)
 }
 
 static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
-			const uint32_t *locks, const uint32_t *threads)
+			const uint32_t *locks, const uint32_t *threads, const uint32_t *kept)
 {
 	const struct sp_trace_model *m = &a->m;
 	int first = 1;
@@ -561,13 +579,16 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 	json_path("replayed", &w->path_replayed);
 	printf(",\"kept_waits\":[");
 	first = 1;
-	for (size_t i = 0; i < m->n_sites; i++)
-		if (w->crit_site_ns[i] > 0) {
-			printf("%s{\"site\":", first ? "" : ",");
-			sp_json_string(stdout, m->sites[i].name);
-			printf(",\"ns\":%" PRId64 "}", w->crit_site_ns[i]);
-			first = 0;
-		}
+	for (size_t j = 0; j < m->n_sites; j++) {
+		uint32_t i = kept[j];
+
+		if (w->crit_site_ns[i] <= 0)
+			break;
+		printf("%s{\"site\":", first ? "" : ",");
+		sp_json_string(stdout, m->sites[i].name);
+		printf(",\"ns\":%" PRId64 "}", w->crit_site_ns[i]);
+		first = 0;
+	}
 	printf("]},\"per_lock\":[");
 	first = 1;
 	for (size_t i = 0; i < m->n_locks; i++) {
@@ -629,7 +650,7 @@ int cmd_trace_whatif(int argc, char **argv)
 	struct analysed a = { .cmd = cmd };
 	struct sp_whatif w;
 	unsigned top = 20, samples = SP_WHATIF_SAMPLES;
-	uint32_t *locks = NULL, *threads = NULL;
+	uint32_t *locks = NULL, *threads = NULL, *kept = NULL;
 	double factor;
 	char *end;
 	int json = 0, rc;
@@ -734,11 +755,12 @@ int cmd_trace_whatif(int argc, char **argv)
 	}
 	locks = order_of(a.m.n_locks, &w, lock_row_cmp);
 	threads = order_of(a.m.n_threads, &w, thread_crit_cmp);
-	if (!locks || !threads) {
+	kept = order_of(a.m.n_sites, &w, kept_site_cmp);
+	if (!locks || !threads || !kept) {
 		cli_error(cmd, "out of memory");
 		rc = 1;
 	} else if (json) {
-		whatif_json(&a, &w, locks, threads);
+		whatif_json(&a, &w, locks, threads, kept);
 	} else {
 		whatif_text(&a, &w, top, locks, threads);
 	}
@@ -750,6 +772,7 @@ int cmd_trace_whatif(int argc, char **argv)
 out:
 	free(locks);
 	free(threads);
+	free(kept);
 	release_all(&a);
 	return rc;
 }

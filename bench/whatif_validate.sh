@@ -9,7 +9,11 @@
 # interleaved, REPEATS times each, and the medians compared.  What is compared is the ratio to the hold-H run
 # (predicted: predicted / measured span of the trace; real: run at H*F /
 # run at H), so the tracing's own cost cancels out; the absolute figures
-# are printed too.  No threshold: this prints, a person judges.
+# are printed too, and the prediction's 90% interval (what-if's, from
+# replays with the hand-off latencies drawn again: median of the traces'
+# bounds, as ratios) with whether the real ratio falls in it, and the
+# spread of the point predictions over the traces (min..max).  No
+# threshold: this prints, a person judges.
 #
 # Usage: bench/whatif_validate.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [HOLD_NS] [WORK_NS] [TRACES]
 #        (defaults: build 5 10000 2000 4000 3)
@@ -45,7 +49,8 @@ json() { sed -n "s/.*\"$1\":\\([0-9-]*\\).*/\\1/p"; }
 
 echo "# whatif_bench: N=$N iterations, hold H=$H ns, work W=$W ns, loops/us=$lpus; $(nproc) CPUs;" \
      "load $(cut -d' ' -f1-3 /proc/loadavg); predictions: median of $TR traces; real: medians of $R runs"
-printf '%-3s %-6s %14s %14s %10s %10s %8s\n' T F "predicted ms" "real ms" "pred/1" "real/1" error
+printf '%-3s %-6s %14s %14s %10s %10s %8s %15s %4s %15s\n' T F "predicted ms" "real ms" "pred/1" \
+       "real/1" error "90% interval" "in" "traces min..max"
 for t in $THREADS; do
 	for i in $(seq "$TR"); do
 		trace=$tmp/t$t.$i.trace
@@ -55,9 +60,12 @@ for t in $THREADS; do
 		    json measured_wall_ns)
 		echo "$m" >>"$tmp/measured.$t"
 		for f in $FACTORS; do
-			p=$("$cli" trace what-if "$trace" --site critical_section --factor "$f" \
-			    --json | json predicted_wall_ns)
-			awk -v p="$p" -v m="$m" 'BEGIN {printf "%.6f\n", p / m}' >>"$tmp/ratio.$t.$f"
+			"$cli" trace what-if "$trace" --site critical_section --factor "$f" \
+			    --json >"$tmp/w.json"
+			for k in predicted_wall_ns predicted_wall_low_ns predicted_wall_high_ns; do
+				p=$(json $k <"$tmp/w.json")
+				awk -v p="$p" -v m="$m" 'BEGIN {printf "%.6f\n", p / m}' >>"$tmp/$k.$t.$f"
+			done
 		done
 	done
 	measured=$(median <"$tmp/measured.$t")
@@ -70,12 +78,18 @@ for t in $THREADS; do
 	done
 	real1=$(median <"$tmp/real.$t.1")
 	for f in $FACTORS; do
-		pr=$(median <"$tmp/ratio.$t.$f")
+		pr=$(median <"$tmp/predicted_wall_ns.$t.$f")
+		lo=$(median <"$tmp/predicted_wall_low_ns.$t.$f")
+		hi=$(median <"$tmp/predicted_wall_high_ns.$t.$f")
+		pmin=$(sort -g "$tmp/predicted_wall_ns.$t.$f" | head -n 1)
+		pmax=$(sort -g "$tmp/predicted_wall_ns.$t.$f" | tail -n 1)
 		realf=$(median <"$tmp/real.$t.$f")
-		awk -v t="$t" -v f="$f" -v pr="$pr" -v r="$realf" -v r1="$real1" 'BEGIN {
+		awk -v t="$t" -v f="$f" -v pr="$pr" -v r="$realf" -v r1="$real1" -v lo="$lo" \
+		    -v hi="$hi" -v pmin="$pmin" -v pmax="$pmax" 'BEGIN {
 			rr = r / r1;
-			printf "%-3s %-6s %14.3f %14.3f %10.3f %10.3f %+7.1f%%\n",
-			       t, f, pr * r1 / 1e6, r / 1e6, pr, rr, 100 * (pr - rr) / rr }'
+			printf "%-3s %-6s %14.3f %14.3f %10.3f %10.3f %+7.1f%% %7.3f..%-6.3f %4s %7.3f..%-6.3f\n",
+			       t, f, pr * r1 / 1e6, r / 1e6, pr, rr, 100 * (pr - rr) / rr, lo, hi,
+			       (rr >= lo && rr <= hi) ? "yes" : "no", pmin, pmax }'
 	done
 	echo "    (T=$t: traced span (median of $TR) $(awk -v m="$measured" 'BEGIN {printf "%.3f", m / 1e6}') ms," \
 	     "real run at H $(awk -v r="$real1" 'BEGIN {printf "%.3f", r / 1e6}') ms)"

@@ -8,6 +8,13 @@
  *   - one hand-off: the waiter's grant follows the scaled release plus the
  *     measured hand-off latency; at 0.5 the lock is free when asked for;
  *   - factor 1 gives the measured wall back; JSON keys are there;
+ *   - what bounds the prediction: the critical path's parts (scaled holds,
+ *     other work, lock waits, waits kept as measured, start) add up to the
+ *     replay's wall time, with known values on the hand-off trace; a site
+ *     off the critical path is said to be (off_path, and in words);
+ *   - the interval holds the point estimate, has a spread where the
+ *     hand-off latencies differ, is the same twice (fixed seed), and is
+ *     the point with --samples 0;
  *   - a join waits for the joined thread's replayed end; a trace that
  *     starts inside a hold keeps the lock held until its release;
  *   - chains: C waits for L1 held by A, who waits for L2 held by B;
@@ -15,10 +22,13 @@
  *     threads that wait for each other's lock to the trace's end are a
  *     cycle;
  *   - refusals, each one line and a non-zero status: a contended-only
- *     trace (releases without acquisitions), dropped events, unknown site,
+ *     trace (releases without acquisitions; the line gives the command
+ *     that records a suitable trace), dropped events, unknown site,
  *     empty, header-only, truncated and corrupt files, bad options;
  *   - with a real program (bank, preloaded), factor 1 replays the
- *     measured wall (exactly when the file is consistent).
+ *     measured wall (exactly when the file is consistent); the journal
+ *     lock at 0.5 prints what bounds it (the auditor's condition wait,
+ *     kept as measured) and an interval holding the point.
  *
  * Usage: test_trace_whatif SYNCPROF_CLI [PRELOAD_SO BANK]
  */
@@ -152,6 +162,51 @@ static void expect_one_line(int rc, int want_rc, const char *err, const char *ne
 	T_ASSERT_CONTAINS(err, needle);
 }
 
+/* The integer after "@key": in the object that follows "@obj": in @json. */
+static int64_t jnum_in(const char *json, const char *obj, const char *key)
+{
+	char pat[128];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":{", obj);
+	p = strstr(json, pat);
+	if (!p)
+		T_FAIL("no %s in %s", obj, json);
+	return jnum(p, key);
+}
+
+/* The critical path's parts add up to its total, which is the replay's
+ * wall time; the interval holds the point; each lock's too. */
+static void check_bound(const char *json)
+{
+	static const char *const paths[2][2] = { { "predicted", "predicted_wall_ns" },
+						 { "replayed", "replay_wall_ns" } };
+	const char *p, *end;
+
+	for (int i = 0; i < 2; i++) {
+		const char *o = paths[i][0];
+		int64_t total = jnum_in(json, o, "total_ns");
+
+		T_ASSERT_INT(total, ==, jnum(json, paths[i][1]));
+		T_ASSERT_INT(jnum_in(json, o, "scaled_ns") + jnum_in(json, o, "work_ns") +
+				     jnum_in(json, o, "lock_wait_ns") +
+				     jnum_in(json, o, "kept_wait_ns") + jnum_in(json, o, "start_ns"),
+			     ==, total);
+	}
+	T_ASSERT_CONTAINS(json, "\"order_kept\":true");
+	T_ASSERT_INT(jnum(json, "predicted_wall_low_ns"), <=, jnum(json, "predicted_wall_ns"));
+	T_ASSERT_INT(jnum(json, "predicted_wall_high_ns"), >=, jnum(json, "predicted_wall_ns"));
+	/* each lock's (the per_lock array comes before per_thread's waits) */
+	end = strstr(json, "\"per_thread\":");
+	T_ASSERT(end);
+	for (p = strstr(json, "\"wait_predicted_ns\":"); p && p < end;
+	     p = strstr(p + 1, "\"wait_predicted_ns\":")) {
+		T_ASSERT_INT(jnum(p, "wait_predicted_low_ns"), <=, jnum(p, "wait_predicted_ns"));
+		T_ASSERT_INT(jnum(p, "wait_predicted_high_ns"), >=, jnum(p, "wait_predicted_ns"));
+		T_ASSERT_INT(jnum(p, "wait_predicted_low_ns"), >=, 0);
+	}
+}
+
 static int64_t whatif_num(const char *trace, const char *site, const char *factor,
 			  const char *key)
 {
@@ -162,6 +217,7 @@ static int64_t whatif_num(const char *trace, const char *site, const char *facto
 
 	if (rc)
 		T_FAIL("what-if failed (%d): %s", rc, err);
+	check_bound(out);
 	v = jnum(out, key);
 	free(out);
 	free(err);
@@ -207,6 +263,14 @@ static void test_no_waits(void)
 	T_ASSERT_CONTAINS(out, "\"wait_measured_ns\":0,\"wait_replayed_ns\":0,"
 			       "\"wait_predicted_ns\":0");
 	T_ASSERT_INT(jnum(out, "scaled_holds"), ==, 10);
+	check_bound(out);
+
+	/* alpha ends the predicted run: its holds are 2000 ns of the path,
+	 * its work between them the other 8100; at factor 1 beta ended it */
+	T_ASSERT_CONTAINS(out, "\"verdict\":\"on_path\"");
+	T_ASSERT_INT(jnum_in(out, "predicted", "scaled_ns"), ==, 2000);
+	T_ASSERT_INT(jnum_in(out, "predicted", "work_ns"), ==, 8100);
+	T_ASSERT_INT(jnum_in(out, "replayed", "scaled_ns"), ==, 0);
 	free(out);
 	free(err);
 
@@ -214,7 +278,30 @@ static void test_no_waits(void)
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 2", cli, p), ==, 0);
 	T_ASSERT_CONTAINS(out, "measured wall          0.010 ms");
 	T_ASSERT_CONTAINS(out, "predicted wall         0.010 ms  (+5.21% of measured)");
+	T_ASSERT_CONTAINS(out, "90% interval");
+	T_ASSERT_CONTAINS(out, "each lock's hand-off order kept as measured");
+	T_ASSERT_CONTAINS(out, "=> the holds begun at fa are 0.002 ms (19.8%) of the predicted "
+			       "critical path (0.000 ms at factor 1): the wall time moves with them");
 	T_ASSERT_CONTAINS(out, "critical path of the predicted run: 101 alpha 100.0%");
+	free(out);
+	free(err);
+
+	/* x0.5 on alpha, whose thread ends first: off the critical path, at
+	 * factor 1 and at 0.5, and said so */
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5 --json", cli, p),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_CONTAINS(out, "\"verdict\":\"off_path\"");
+	T_ASSERT_INT(jnum_in(out, "predicted", "scaled_ns"), ==, 0);
+	T_ASSERT_INT(jnum_in(out, "predicted", "threads"), ==, 1);
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5", cli, p), ==, 0);
+	T_ASSERT_CONTAINS(out, "predicted wall         0.010 ms  (+0.00% of measured)");
+	T_ASSERT_CONTAINS(out, "=> the holds begun at fa are not on the critical path, at factor 1 "
+			       "nor at 0.5: the wall time is bounded by the threads' work outside "
+			       "the scaled holds (94.8% of it)");
+	T_ASSERT_CONTAINS(out, "critical path of the predicted run: 102 beta 94.8%");
 	free(out);
 	free(err);
 
@@ -254,6 +341,17 @@ static void test_handoff(void)
 			       "\"wait_predicted_ns\":160,\"wait_change_ns\":100");
 	/* beta ends the run, after waiting for alpha: both on the path */
 	T_ASSERT_CONTAINS(out, "\"critical_path\":[{\"tid\":101,\"ns\":200},{\"tid\":102,\"ns\":50}]");
+	/* alpha's scaled hold [0, 200], the hand-off [200, 210], beta's hold */
+	check_bound(out);
+	T_ASSERT_CONTAINS(out, "\"predicted\":{\"total_ns\":250,\"scaled_ns\":200,\"work_ns\":40,"
+			       "\"lock_wait_ns\":10,\"kept_wait_ns\":0,\"start_ns\":0,"
+			       "\"handoffs\":1,\"joins\":0,\"threads\":2}");
+	T_ASSERT_CONTAINS(out, "\"critical_path_handoff_ns\":10,\"critical_path_handoffs\":1");
+	T_ASSERT_CONTAINS(out, "\"critical_path_ns\":50,\"critical_path_scaled_ns\":0,"
+			       "\"critical_path_lock_wait_ns\":10,\"critical_path_kept_wait_ns\":0");
+	/* one hand-off: every replicate draws its one latency, no spread */
+	T_ASSERT_INT(jnum(out, "predicted_wall_low_ns"), ==, 250);
+	T_ASSERT_INT(jnum(out, "predicted_wall_high_ns"), ==, 250);
 	free(out);
 	free(err);
 	/* x0.5: released at 50, when beta asks: no wait, done at 90 */
@@ -302,6 +400,73 @@ static void test_join(void)
 	T_ASSERT_INT(whatif_num(p, "fa", "1", "predicted_wall_ns"), ==, 120);
 	/* alpha ends at 200: the join returns at 205, gamma ends at 220 */
 	T_ASSERT_INT(whatif_num(p, "fa", "2", "predicted_wall_ns"), ==, 220);
+	/* the path: alpha's scaled hold to 200, the join's 5 ns delay kept as
+	 * measured, gamma's 15 ns after it */
+	T_ASSERT_INT(whatif_num(p, "fa", "2", "joins"), ==, 1);
+	T_ASSERT_INT(whatif_num(p, "fa", "2", "kept_wait_ns"), ==, 5);
+	T_ASSERT_INT(whatif_num(p, "fa", "2", "scaled_ns"), ==, 200);
+}
+
+/* Ten hand-offs of L from alpha (fa, holds [1000 i, 1000 i + 100]) to
+ * beta, who asks at +50 and is let in 5 + 7 i ns after the release: the
+ * latencies differ, so the interval has a spread; it holds the point,
+ * does not change from one run to the next, and is the point with
+ * --samples 0. */
+static void test_interval(void)
+{
+	struct tw w;
+	const char *p;
+	char *out, *err, *again;
+	int64_t lo, hi, pt;
+
+	tw_header(&w);
+	tw_names(&w);
+	for (uint64_t i = 0; i < 10; i++) {
+		ACQ(&w, 1000 * i, 101, 0xa1, FN_A, 10, 0);
+		WAIT(&w, 1000 * i + 50, 102, 0xa1, FN_B, 20);
+		REL(&w, 1000 * i + 100, 101, 0xa1, FN_A, 11);
+		ACQ(&w, 1000 * i + 105 + 7 * i, 102, 0xa1, FN_B, 20, 55 + 7 * i);
+		REL(&w, 1000 * i + 145 + 7 * i, 102, 0xa1, FN_B, 21);
+	}
+	p = tw_save(&w, "interval.trace");
+	T_ASSERT_INT(whatif_num(p, "fa", "1", "predicted_wall_ns"), ==, 9208);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 3 --json", cli, p),
+		     ==, 0);
+	check_bound(out);
+	pt = jnum(out, "predicted_wall_ns");
+	lo = jnum(out, "predicted_wall_low_ns");
+	hi = jnum(out, "predicted_wall_high_ns");
+	/* each hold 200 ns longer, alpha's later acquisitions with it: the
+	 * last release at 9000 + 9 * 200 + 300, beta in 68 ns later, 40 more */
+	T_ASSERT_INT(pt, ==, 11208);
+	T_ASSERT_INT(lo, <, hi);
+	T_ASSERT_INT(jnum(out, "samples"), ==, 40);
+	T_ASSERT_INT(t_run(&again, &err, "%s trace what-if %s --site fa --factor 3 --json", cli, p),
+		     ==, 0);
+	T_ASSERT_STR(again, out);
+	free(again);
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 3 --json --samples 0",
+			   cli, p),
+		     ==, 0);
+	T_ASSERT_INT(jnum(out, "predicted_wall_low_ns"), ==, pt);
+	T_ASSERT_INT(jnum(out, "predicted_wall_high_ns"), ==, pt);
+	T_ASSERT_INT(jnum(out, "samples"), ==, 0);
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 3 --samples=7", cli,
+			   p),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "7 replays with the 10 measured hand-off latencies drawn again");
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 3 --samples 0", cli,
+			   p),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "(no interval: --samples 0)");
+	free(out);
+	free(err);
 }
 
 /* C waits at fd for L1, held by A (fa), who waits at fb for L2, held by B
@@ -415,6 +580,11 @@ static void test_contended_only(void)
 	p = tw_save(&w, "contended.trace");
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fb --factor 2", cli, p), ==, 1);
 	expect_one_line(1, 1, err, "trace_events=all");
+	/* the command that records a suitable trace, whole (no maps in this
+	 * file: the program is not known) */
+	T_ASSERT_CONTAINS(err, "record it again with: syncprof run --trace ");
+	T_ASSERT_CONTAINS(err, "contended.trace --trace-events all --trace-buffer 268435456 -- "
+			       "PROGRAM [ARGS] (compiled in: SYNCPROF_OPTIONS=trace=");
 	T_ASSERT_STR(out, "");
 	free(out);
 	free(err);
@@ -526,7 +696,8 @@ static void test_bad_input(void)
 		"--site fa",          "--factor 2",         "--site fa --factor 0",
 		"--site fa --factor -1", "--site fa --factor x", "--site fa --factor inf",
 		"--site '' --factor 2", "--site fa --factor 2 --top 0", "--site fa --factor 2 --bogus",
-		"--site",
+		"--site", "--site fa --factor 2 --samples 1001", "--site fa --factor 2 --samples x",
+		"--site fa --factor 2 --samples -1", "--site fa --factor 2 --samples",
 	};
 	for (size_t i = 0; i < sizeof(bad_args) / sizeof(*bad_args); i++) {
 		rc = t_run(&out, &err, "%s trace what-if %s %s", cli, p, bad_args[i]);
@@ -544,6 +715,9 @@ static void test_bad_input(void)
 	free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if --help", cli), ==, 0);
 	T_ASSERT_CONTAINS(out, "docs/whatif.md");
+	T_ASSERT_CONTAINS(out, "--samples N");
+	T_ASSERT_CONTAINS(out, "what bounds it");
+	T_ASSERT_CONTAINS(out, "syncprof run --trace FILE --trace-events all --trace-buffer");
 	free(out);
 	free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s trace --help", cli), ==, 0);
@@ -558,6 +732,7 @@ static void test_real(const char *preload, const char *bank)
 {
 	char trace[300], *out, *err;
 	int64_t measured, replayed, predicted, inconsistent;
+	int on_path;
 
 	snprintf(trace, sizeof(trace), "%s/bank.trace", t_tmp());
 	T_ASSERT_INT(t_run(&out, &err,
@@ -584,6 +759,42 @@ static void test_real(const char *preload, const char *bank)
 		T_ASSERT_INT(llabs(replayed - measured) * 100, <=, measured);
 	free(out);
 	free(err);
+	/* The journal lock at 0.5 (issue 28): the wall time barely moves, and
+	 * the output says why: bank's auditor sits in a condition wait, kept
+	 * as measured, for most of the run, and its end ends the run. */
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site journal_append --factor 0.5 --json",
+			   cli, trace),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_INT(jnum_in(out, "predicted", "kept_wait_ns") * 2, >,
+		     jnum_in(out, "predicted", "total_ns"));
+	T_ASSERT_INT(jnum(out, "samples"), ==, 40);
+	T_ASSERT_CONTAINS(out, "\"kept_waits\":[{\"site\":");
+	on_path = strstr(out, "\"verdict\":\"on_path\"") != NULL;
+	T_ASSERT_CONTAINS(strstr(out, "\"kept_waits\":"), "{\"site\":\"auditor bank.c:");
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site journal_append --factor 0.5", cli,
+			   trace),
+		     ==, 0);
+	T_ASSERT_CONTAINS(out, "  90% interval ");
+	T_ASSERT_CONTAINS(out, "what bounds it: the predicted run's critical path");
+	T_ASSERT_CONTAINS(out, "waits kept as measured");
+	T_ASSERT_CONTAINS(out, "largest kept waits on it: ");
+	{
+		/* on that line: the auditor's condition wait */
+		char line[1024];
+		const char *l = strstr(out, "largest kept waits on it: ");
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
+		T_ASSERT_CONTAINS(line, "auditor bank.c:");
+	}
+	T_ASSERT_CONTAINS(out, "=> the holds begun at journal_append ");
+	/* the same file and seed: the same verdict as the JSON's */
+	T_ASSERT_CONTAINS(out, on_path ? "the wall time moves with them"
+				       : "bounded by the waits kept as measured");
+	free(out);
+	free(err);
 	/* x3 on the hot lock cannot make the run shorter */
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site journal_append --factor 3 --json",
 			   cli, trace),
@@ -608,6 +819,7 @@ int main(int argc, char **argv)
 	test_handoff();
 	test_mid_run();
 	test_join();
+	test_interval();
 	test_chains();
 	test_deadlock();
 	test_contended_only();

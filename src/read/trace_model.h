@@ -147,10 +147,17 @@ void sp_tm_index_free(struct sp_u64_index *ix);
 int sp_tm_type_held(int type);
 
 /* "whatif.c" */
+/* Bootstrap replicates of the interval by default, and its level. */
+#define SP_WHATIF_SAMPLES 40
+#define SP_WHATIF_SEED UINT64_C(0x5eed5eed0c0ffee1)
+
 struct sp_whatif_lock {
 	uint64_t acquisitions;
 	uint64_t contended_measured, contended_predicted;
 	int64_t wait_measured, wait_replayed, wait_predicted; /* ns */
+	int64_t wait_low, wait_high; /* the interval of wait_predicted (== it: no samples) */
+	int64_t crit_handoff_ns;     /* hand-off latency on the predicted critical path */
+	uint64_t crit_handoffs;      /* its hand-offs on that path */
 };
 
 struct sp_whatif_thread {
@@ -159,6 +166,25 @@ struct sp_whatif_thread {
 	int64_t scaled_holds;                /* holds at the site */
 	int64_t scaled_ns_measured;          /* their measured length */
 	int64_t critical_ns;                 /* time on the predicted critical path */
+	/* of critical_ns: in the scaled holds, waiting for locks (hand-off
+	 * latency, lock calls), in waits kept as measured */
+	int64_t crit_scaled_ns, crit_lock_ns, crit_kept_ns;
+};
+
+/*
+ * A critical path, walked back from the thread that ends a replay: its
+ * parts add up to total_ns, the replay's wall time.
+ */
+struct sp_whatif_path {
+	int64_t total_ns;
+	int64_t scaled_ns; /* work inside the scaled holds: the part that moves with F */
+	int64_t work_ns;   /* other work, kept as measured */
+	int64_t lock_ns;   /* waiting for locks: hand-off latency after a release, lock calls */
+	int64_t kept_ns;   /* condition, semaphore and barrier waits, joins' delays: as measured */
+	int64_t start_ns;  /* the trace's start to its first thread's first event */
+	uint64_t handoffs; /* moves from a waiter to the thread whose release let it go */
+	uint64_t joins;    /* moves from a join to the thread joined */
+	uint32_t threads;  /* threads on it */
 };
 
 struct sp_whatif {
@@ -169,21 +195,36 @@ struct sp_whatif {
 	int64_t measured_wall_ns;   /* the span of the trace's events */
 	int64_t replay_wall_ns;     /* the replay at factor 1: the model's own error */
 	int64_t predicted_wall_ns;
+	/* The interval of predicted_wall_ns: the 5th and 95th percentiles of
+	 * @samples replays with every hand-off latency drawn again from the
+	 * measured ones (seed SP_WHATIF_SEED), widened to hold the point;
+	 * both equal it when samples is 0. */
+	int64_t predicted_low_ns, predicted_high_ns;
+	unsigned samples;
+	int lock_intervals;         /* locks' wait_low/high are intervals (not too many locks) */
 	uint64_t inconsistent;      /* grants before the previous release in the file */
 	int64_t handoff_median_ns;  /* measured, over all locks */
+	uint64_t handoffs_measured; /* acquisitions that waited: the latencies drawn from */
 	struct sp_whatif_lock *locks;   /* m->n_locks */
 	struct sp_whatif_thread *threads; /* m->n_threads */
 	uint32_t last_thread;       /* thread that ends the predicted run */
 	uint8_t *scaled_site;       /* m->n_sites: a hold began there and was scaled */
+	/* What bounds the prediction: the critical paths of the replay at
+	 * factor 1 and at F; crit_site_ns (m->n_sites): waits kept as
+	 * measured on the predicted path, by the site that waited. */
+	struct sp_whatif_path path_replayed, path_predicted;
+	int64_t *crit_site_ns;
 	char error[320];
 };
 
 /* Replay @m with every hold that began at a site matching @site scaled by
- * @factor.  Returns 0; -ENOENT (no acquisition at @site), -EDEADLK (the
- * replay could not go on: the file's order is inconsistent), -ENOMEM;
- * w->error says why.  sp_whatif_free() in every case. */
+ * @factor, then @samples times more with the hand-off latencies drawn
+ * again (0: no interval).  Returns 0; -ENOENT (no acquisition at @site),
+ * -EDEADLK (the replay could not go on: the file's order is
+ * inconsistent), -ENOMEM; w->error says why.  sp_whatif_free() in every
+ * case. */
 int sp_whatif_run(const struct sp_trace_model *m, const char *site, double factor,
-		  struct sp_whatif *w);
+		  unsigned samples, struct sp_whatif *w);
 void sp_whatif_free(struct sp_whatif *w);
 
 /* "chains.c" */

@@ -30,11 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sp_trace_model_build(m, r) == 0) {
 			for (size_t i = 0; i < m->n_sites; i++)
 				(void)sp_tm_site_matches(&m->sites[i], "a.c:1");
-			rc = sp_whatif_run(m, NULL, 2.0, &w);
+			rc = sp_whatif_run(m, NULL, 2.0, 3, &w);
 			if (rc && !w.error[0])
 				abort(); /* a failure must say why */
 			sp_whatif_free(&w);
-			rc = sp_whatif_run(m, NULL, 0.25, &w);
+			rc = sp_whatif_run(m, NULL, 0.25, 0, &w);
 			if (rc && !w.error[0])
 				abort();
 			sp_whatif_free(&w);

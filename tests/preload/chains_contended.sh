@@ -7,7 +7,8 @@
 # treating it as held to the end of the trace (or from an older
 # acquisition to a later written release) made cycles that never were.
 # Also: the trace says it is contended only (trace stats), and what-if
-# refuses it with one line and exit 1.
+# refuses it with one line and exit 1 that gives the command recording a
+# trace it takes (run here, and what-if then explains its prediction).
 set -u
 cli=$1 bank=$2 dir=$3
 fail() { echo "chains_contended: FAIL: $*" >&2; exit 1; }
@@ -28,4 +29,15 @@ rc=$?
 [ $rc -eq 1 ] || fail "what-if on a contended-only trace: exit $rc, expected 1"
 [ "$(wc -l < whatif.err)" -eq 1 ] || fail "what-if: not one line: $(cat whatif.err)"
 grep -q 'trace_events=all' whatif.err || fail "what-if does not say how to trace: $(cat whatif.err)"
+# The line gives the command that records a suitable trace, with the
+# program's path: run it (fewer transfers) and what-if takes that trace.
+want="record it again with: syncprof run --trace t.bin --trace-events all --trace-buffer 268435456 -- $bank [ARGS]"
+grep -qF "$want" whatif.err || fail "what-if does not give the command line: $(cat whatif.err)"
+again=$(sed -n 's/.*record it again with: syncprof \(run .*\) \[ARGS\] (compiled in.*/\1/p' whatif.err)
+[ -n "$again" ] || fail "no command in: $(cat whatif.err)"
+# shellcheck disable=SC2086 # the command's words, as printed
+"$cli" $again 4 2000 > /dev/null 2> again.err || fail "the command failed: $again: $(cat again.err)"
+"$cli" trace what-if t.bin --site journal_append --factor 2 > whatif2.txt 2> whatif2.err ||
+	fail "what-if on the trace its command recorded: $(cat whatif2.err)"
+grep -q '^what bounds it' whatif2.txt || fail "no explanation: $(head -20 whatif2.txt)"
 echo "chains_contended: ok ($(grep -c 'times' chains.txt) chains, no cycle)"

@@ -31,6 +31,7 @@
 
 const char cli_whatif_usage[] =
 	"Usage: syncprof trace what-if FILE --site SITE --factor F [--json] [--top N]\n"
+	"                              [--samples N]\n"
 	"\n"
 	"Predict the wall time of the traced run had every critical section that\n"
 	"began at SITE taken F times as long (F > 0: 0.5 halves them).  SITE is\n"
@@ -40,12 +41,21 @@ const char cli_whatif_usage[] =
 	"hand-off latency (release to waiter running) kept; condition, semaphore,\n"
 	"barrier and join waits keep their measured length.  Prints the measured\n"
 	"wall time (the span of the trace's lock events), the replay at factor 1\n"
-	"(the model's own error), the predicted wall time, the change in wait per\n"
-	"lock, and the threads on the predicted critical path; --json prints one\n"
-	"object instead.  --top N: lock and thread rows shown (default 20).\n"
-	"Needs a complete trace of every acquisition: SYNCPROF_OPTIONS=trace=FILE\n"
-	"with trace_events=all where tracing is contended-only by default, and no\n"
-	"dropped events (raise trace_buffer).  docs/whatif.md says what the model\n"
+	"(the model's own error), the predicted wall time with a 90% interval,\n"
+	"what bounds it (the predicted run's critical path: its threads, their\n"
+	"work in and out of the scaled holds, their waits for locks and the waits\n"
+	"kept as measured; said plainly when the scaled holds are not on it), the\n"
+	"change in wait per lock with its interval, and the threads on the path;\n"
+	"--json prints one object instead.  --top N: lock and thread rows shown\n"
+	"(default 20).  --samples N: replays with every hand-off latency drawn\n"
+	"again from the measured ones, for the intervals (default 40, fixed seed:\n"
+	"the same file gives the same interval; 0: no interval).\n"
+	"Needs a complete trace of every acquisition, with no dropped events:\n"
+	"  syncprof run --trace FILE --trace-events all --trace-buffer 268435456 \\\n"
+	"      -- PROGRAM [ARGS]\n"
+	"(compiled in: SYNCPROF_OPTIONS=trace=FILE,trace_events=all,\n"
+	"trace_buffer=268435456); the default trace holds contended acquisitions\n"
+	"only and is refused with that line.  docs/whatif.md says what the model\n"
 	"assumes and where it breaks (more threads than CPUs, condvars, I/O).\n"
 	"Exit status: 0 done; 1 error (not a trace, corrupt, events missing, SITE\n"
 	"not in the trace); 2 usage; 3 incomplete file.\n";
@@ -226,6 +236,41 @@ static int take_file(const char *cmd, const char *arg, const char **path)
 
 /* ---- what-if ---------------------------------------------------------- */
 
+static int parse_samples(const char *cmd, const char *v, unsigned *samples)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (!*v || *end || n > 1000 || v[0] == '-') {
+		cli_error(cmd, "--samples wants a number from 0 to 1000, not '%s'", v);
+		return -1;
+	}
+	*samples = (unsigned)n;
+	return 0;
+}
+
+/*
+ * The traced program, for the command line that records it again: the
+ * first file of the trace's latest MAPS (the kernel lists the executable
+ * first), then "ARGS"; "PROGRAM [ARGS]" when the trace has no maps.
+ */
+static void program_of(const struct sp_trace_reader *r, char *buf, size_t size)
+{
+	const char *p = r->maps, *end = r->maps ? r->maps + r->maps_len : NULL;
+
+	snprintf(buf, size, "PROGRAM [ARGS]");
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end, *slash = memchr(p, '/', (size_t)(eol - p));
+
+		if (slash) {
+			snprintf(buf, size, "%.*s [ARGS]", (int)(eol - slash), slash);
+			return;
+		}
+		p = eol + 1;
+	}
+}
+
 static const struct sp_whatif *sort_w;
 
 static int lock_row_cmp(const void *a, const void *b)
@@ -254,6 +299,16 @@ static int thread_crit_cmp(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static int kept_site_cmp(const void *a, const void *b)
+{
+	int64_t x = sort_w->crit_site_ns[*(const uint32_t *)a];
+	int64_t y = sort_w->crit_site_ns[*(const uint32_t *)b];
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
 static uint32_t *order_of(size_t n, const struct sp_whatif *w,
 			  int (*cmp)(const void *, const void *))
 {
@@ -269,12 +324,70 @@ static uint32_t *order_of(size_t n, const struct sp_whatif *w,
 	return v;
 }
 
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The site with the most time (under @below) in waits kept as measured
+ * on the predicted critical path, or UINT32_MAX. */
+static uint32_t top_kept_site(const struct sp_trace_model *m, const struct sp_whatif *w,
+			      int64_t below)
+{
+	uint32_t best = UINT32_MAX;
+
+	for (size_t i = 0; i < m->n_sites; i++)
+		if (w->crit_site_ns[i] > 0 && w->crit_site_ns[i] < below &&
+		    (best == UINT32_MAX || w->crit_site_ns[i] > w->crit_site_ns[best]))
+			best = (uint32_t)i;
+	return best;
+}
+
+/* Where the prediction stands: the scaled holds off the critical path at
+ * factor 1 and at F; leaving it at F (under 1% of it, from 1% or more);
+ * under 1% at both; on it (1% or more at F). */
+static const char *verdict(const struct sp_whatif *w)
+{
+	const struct sp_whatif_path *cp = &w->path_predicted, *c1 = &w->path_replayed;
+	int small = cp->scaled_ns * 100 < cp->total_ns;
+
+	if (cp->scaled_ns <= 0 && c1->scaled_ns <= 0)
+		return "off_path";
+	if (!small)
+		return "on_path";
+	return c1->scaled_ns * 100 >= c1->total_ns ? "leaves_path" : "minor";
+}
+
+/* What bounds the path other than the scaled holds, in words. */
+static void bound_words(const struct sp_trace_model *m, const struct sp_whatif *w, char *buf,
+			size_t size)
+{
+	const struct sp_whatif_path *cp = &w->path_predicted;
+
+	if (cp->kept_ns >= cp->work_ns && cp->kept_ns >= cp->lock_ns && cp->kept_ns > 0) {
+		uint32_t k = top_kept_site(m, w, INT64_MAX);
+
+		snprintf(buf, size, "the waits kept as measured (%.1f%% of it%s%s), which do not "
+			 "move with F", pct(cp->kept_ns, cp->total_ns),
+			 k != UINT32_MAX ? ", most at " : "", k != UINT32_MAX ? m->sites[k].name : "");
+	} else if (cp->lock_ns > cp->work_ns) {
+		snprintf(buf, size, "waiting for locks (%.1f%% of it: hand-offs after a release "
+			 "and lock calls, in the measured order)", pct(cp->lock_ns, cp->total_ns));
+	} else {
+		snprintf(buf, size, "the threads' work outside the scaled holds (%.1f%% of it), "
+			 "kept as measured", pct(cp->work_ns, cp->total_ns));
+	}
+}
+
 static void whatif_text(const struct analysed *a, const struct sp_whatif *w, unsigned top,
 			const uint32_t *locks, const uint32_t *threads)
 {
 	const struct sp_trace_model *m = &a->m;
+	const struct sp_whatif_path *cp = &w->path_predicted, *c1 = &w->path_replayed;
 	size_t shown = 0;
 	int first = 1;
+	char bound[512];
+	const char *v = verdict(w);
 
 	printf("what-if: every critical section begun at %s takes %gx as long\n", w->site,
 	       w->factor);
@@ -288,24 +401,93 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 	printf("measured wall   %12.3f ms  (the span of the trace's lock events)\n",
 	       ms(w->measured_wall_ns));
 	printf("replayed wall   %12.3f ms  (factor 1: the model's own error %+.2f%%)\n",
-	       ms(w->replay_wall_ns),
-	       w->measured_wall_ns ? 100.0 * (double)(w->replay_wall_ns - w->measured_wall_ns) /
-					     (double)w->measured_wall_ns
-				   : 0.0);
+	       ms(w->replay_wall_ns), pct(w->replay_wall_ns - w->measured_wall_ns,
+					   w->measured_wall_ns));
 	printf("predicted wall  %12.3f ms  (%+.2f%% of measured)\n", ms(w->predicted_wall_ns),
-	       w->measured_wall_ns ? 100.0 * (double)(w->predicted_wall_ns - w->measured_wall_ns) /
-					     (double)w->measured_wall_ns
-				   : 0.0);
+	       pct(w->predicted_wall_ns - w->measured_wall_ns, w->measured_wall_ns));
+	if (w->samples && !w->handoffs_measured)
+		printf("  90%% interval  %12.3f .. %.3f ms  (the trace has no hand-off latency to "
+		       "draw again)\n", ms(w->predicted_low_ns), ms(w->predicted_high_ns));
+	else if (w->samples)
+		printf("  90%% interval  %12.3f .. %.3f ms  (%+.2f%% .. %+.2f%%: %u replays with "
+		       "the %" PRIu64 " measured hand-off latencies drawn again)\n",
+		       ms(w->predicted_low_ns), ms(w->predicted_high_ns),
+		       pct(w->predicted_low_ns - w->measured_wall_ns, w->measured_wall_ns),
+		       pct(w->predicted_high_ns - w->measured_wall_ns, w->measured_wall_ns),
+		       w->samples, w->handoffs_measured);
+	else
+		printf("  (no interval: --samples 0)\n");
 	if (w->inconsistent)
 		printf("note: %" PRIu64 " acquisitions were granted before the release they follow "
 		       "(clock or missing events); the replay waits for the release\n",
 		       w->inconsistent);
-	printf("\nwait per lock (ms):\n%-18s %-9s %-32s %10s %10s %12s %12s %12s\n", "lock", "type",
-	       "first site", "acquired", "contended", "measured", "predicted", "change");
+
+	printf("\nwhat bounds it: the predicted run's critical path, %.3f ms over %u thread%s "
+	       "and %" PRIu64 " hand-off%s, each lock's hand-off order kept as measured:\n",
+	       ms(cp->total_ns), cp->threads, cp->threads == 1 ? "" : "s", cp->handoffs,
+	       cp->handoffs == 1 ? "" : "s");
+	printf("  in the scaled holds     %12.3f ms %6.1f%%  (at factor 1: %.3f ms, %.1f%%)\n",
+	       ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns), ms(c1->scaled_ns),
+	       pct(c1->scaled_ns, c1->total_ns));
+	printf("  other work              %12.3f ms %6.1f%%\n", ms(cp->work_ns),
+	       pct(cp->work_ns, cp->total_ns));
+	printf("  waiting for locks       %12.3f ms %6.1f%%  (after a release, to the waiter "
+	       "running; lock calls)\n",
+	       ms(cp->lock_ns), pct(cp->lock_ns, cp->total_ns));
+	printf("  waits kept as measured  %12.3f ms %6.1f%%  (condition, semaphore, barrier; "
+	       "joins' delays)\n",
+	       ms(cp->kept_ns), pct(cp->kept_ns, cp->total_ns));
+	if (cp->start_ns)
+		printf("  before its first thread %12.3f ms %6.1f%%\n", ms(cp->start_ns),
+		       pct(cp->start_ns, cp->total_ns));
+	{
+		int64_t below = INT64_MAX;
+
+		for (int i = 0; i < 3; i++) {
+			uint32_t k = top_kept_site(m, w, below);
+
+			if (k == UINT32_MAX)
+				break;
+			printf("%s%s %.3f ms", i ? ", " : "  largest kept waits on it: ",
+			       m->sites[k].name, ms(w->crit_site_ns[k]));
+			below = w->crit_site_ns[k];
+		}
+		if (below != INT64_MAX)
+			printf("\n");
+	}
+	bound_words(m, w, bound, sizeof(bound));
+	if (!strcmp(v, "off_path"))
+		printf("=> the holds begun at %s are not on the critical path, at factor 1 nor at "
+		       "%g: the wall time is bounded by %s, and scaling them does not change it "
+		       "(their locks' waits still move: below)\n",
+		       w->site, w->factor, bound);
+	else if (!strcmp(v, "leaves_path"))
+		printf("=> the holds begun at %s are %.3f ms (%.1f%%) of the critical path at "
+		       "factor 1, and only %.3f ms (%.1f%%) at %g: the wall time is then bounded by "
+		       "%s\n",
+		       w->site, ms(c1->scaled_ns), pct(c1->scaled_ns, c1->total_ns),
+		       ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns), w->factor, bound);
+	else if (!strcmp(v, "minor"))
+		printf("=> the holds begun at %s are only %.3f ms (%.1f%%) of the predicted "
+		       "critical path (%.3f ms at factor 1): the wall time is bounded by %s, and "
+		       "scaling them moves it little\n",
+		       w->site, ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns),
+		       ms(c1->scaled_ns), bound);
+	else
+		printf("=> the holds begun at %s are %.3f ms (%.1f%%) of the predicted critical "
+		       "path (%.3f ms at factor 1): the wall time moves with them, as far as the "
+		       "measured hand-off order lets it\n",
+		       w->site, ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns),
+		       ms(c1->scaled_ns));
+
+	printf("\nwait per lock (ms; the interval from the same replays):\n"
+	       "%-18s %-9s %-32s %10s %10s %12s %12s %12s %23s\n",
+	       "lock", "type", "first site", "acquired", "contended", "measured", "predicted",
+	       "change", "90% interval");
 	for (size_t i = 0; i < m->n_locks && shown < top; i++) {
 		const struct sp_tm_lock *l = &m->locks[locks[i]];
 		const struct sp_whatif_lock *wl = &w->locks[locks[i]];
-		char obj[32];
+		char obj[32], iv[48];
 
 		if (!wl->acquisitions)
 			continue;
@@ -313,10 +495,15 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 			snprintf(obj, sizeof(obj), "%s", l->name);
 		else
 			snprintf(obj, sizeof(obj), "0x%" PRIx64, l->obj);
-		printf("%-18.18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64 " %12.3f %12.3f %+12.3f\n",
+		if (w->samples && w->lock_intervals)
+			snprintf(iv, sizeof(iv), "%.3f .. %.3f", ms(wl->wait_low), ms(wl->wait_high));
+		else
+			snprintf(iv, sizeof(iv), "-");
+		printf("%-18.18s %-9s %-32.32s %10" PRIu64 " %10" PRIu64
+		       " %12.3f %12.3f %+12.3f %23s\n",
 		       obj, lock_type(l->type), m->sites[l->site].name, wl->acquisitions,
 		       wl->contended_measured, ms(wl->wait_measured), ms(wl->wait_predicted),
-		       ms(wl->wait_predicted - wl->wait_measured));
+		       ms(wl->wait_predicted - wl->wait_measured), iv);
 		shown++;
 	}
 	if (shown < m->n_locks)
@@ -336,22 +523,30 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 	if (m->n_threads > top)
 		printf("(%zu more threads)\n", m->n_threads - top);
 	printf("\ncritical path of the predicted run:");
-	for (size_t i = 0; i < m->n_threads; i++) {
+	for (size_t i = 0; i < m->n_threads && i < top; i++) {
 		const struct sp_whatif_thread *wt = &w->threads[threads[i]];
 
 		if (wt->critical_ns <= 0)
 			break;
-		printf("%s %u %s %.1f%%", i ? "," : "", m->threads[threads[i]].tid,
-		       m->threads[threads[i]].name,
-		       w->predicted_wall_ns ? 100.0 * (double)wt->critical_ns /
-						      (double)w->predicted_wall_ns
-					    : 0.0);
+		printf("%s %u %s %.1f%% (scaled %.3f, lock waits %.3f, kept waits %.3f ms)",
+		       i ? "," : "", m->threads[threads[i]].tid, m->threads[threads[i]].name,
+		       pct(wt->critical_ns, w->predicted_wall_ns), ms(wt->crit_scaled_ns),
+		       ms(wt->crit_lock_ns), ms(wt->crit_kept_ns));
 	}
 	printf("\n");
 }
 
+static void json_path(const char *key, const struct sp_whatif_path *cp)
+{
+	printf("\"%s\":{\"total_ns\":%" PRId64 ",\"scaled_ns\":%" PRId64 ",\"work_ns\":%" PRId64
+	       ",\"lock_wait_ns\":%" PRId64 ",\"kept_wait_ns\":%" PRId64 ",\"start_ns\":%" PRId64
+	       ",\"handoffs\":%" PRIu64 ",\"joins\":%" PRIu64 ",\"threads\":%u}",
+	       key, cp->total_ns, cp->scaled_ns, cp->work_ns, cp->lock_ns, cp->kept_ns,
+	       cp->start_ns, cp->handoffs, cp->joins, cp->threads);
+}
+
 static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
-			const uint32_t *locks, const uint32_t *threads)
+			const uint32_t *locks, const uint32_t *threads, const uint32_t *kept)
 {
 	const struct sp_trace_model *m = &a->m;
 	int first = 1;
@@ -370,9 +565,31 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 		}
 	printf("],\"factor\":%.17g,\"scaled_holds\":%" PRIu64 ",\"measured_wall_ns\":%" PRId64
 	       ",\"replay_wall_ns\":%" PRId64 ",\"predicted_wall_ns\":%" PRId64
-	       ",\"handoff_median_ns\":%" PRId64 ",\"inconsistent\":%" PRIu64 ",\"per_lock\":[",
+	       ",\"predicted_wall_low_ns\":%" PRId64 ",\"predicted_wall_high_ns\":%" PRId64
+	       ",\"interval\":{\"level\":0.9,\"samples\":%u,\"seed\":%" PRIu64
+	       ",\"handoffs_measured\":%" PRIu64 "}"
+	       ",\"handoff_median_ns\":%" PRId64 ",\"inconsistent\":%" PRIu64 ",\"bound\":{"
+	       "\"verdict\":\"%s\",\"order_kept\":true,",
 	       w->factor, w->scaled_holds, w->measured_wall_ns, w->replay_wall_ns,
-	       w->predicted_wall_ns, w->handoff_median_ns, w->inconsistent);
+	       w->predicted_wall_ns, w->predicted_low_ns, w->predicted_high_ns, w->samples,
+	       SP_WHATIF_SEED, w->handoffs_measured, w->handoff_median_ns, w->inconsistent,
+	       verdict(w));
+	json_path("predicted", &w->path_predicted);
+	putchar(',');
+	json_path("replayed", &w->path_replayed);
+	printf(",\"kept_waits\":[");
+	first = 1;
+	for (size_t j = 0; j < m->n_sites; j++) {
+		uint32_t i = kept[j];
+
+		if (w->crit_site_ns[i] <= 0)
+			break;
+		printf("%s{\"site\":", first ? "" : ",");
+		sp_json_string(stdout, m->sites[i].name);
+		printf(",\"ns\":%" PRId64 "}", w->crit_site_ns[i]);
+		first = 0;
+	}
+	printf("]},\"per_lock\":[");
 	first = 1;
 	for (size_t i = 0; i < m->n_locks; i++) {
 		const struct sp_tm_lock *l = &m->locks[locks[i]];
@@ -389,10 +606,13 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 		printf(",\"acquisitions\":%" PRIu64 ",\"contended_measured\":%" PRIu64
 		       ",\"contended_predicted\":%" PRIu64 ",\"wait_measured_ns\":%" PRId64
 		       ",\"wait_replayed_ns\":%" PRId64 ",\"wait_predicted_ns\":%" PRId64
-		       ",\"wait_change_ns\":%" PRId64 "}",
+		       ",\"wait_change_ns\":%" PRId64 ",\"wait_predicted_low_ns\":%" PRId64
+		       ",\"wait_predicted_high_ns\":%" PRId64 ",\"critical_path_handoff_ns\":%" PRId64
+		       ",\"critical_path_handoffs\":%" PRIu64 "}",
 		       wl->acquisitions, wl->contended_measured, wl->contended_predicted,
 		       wl->wait_measured, wl->wait_replayed, wl->wait_predicted,
-		       wl->wait_predicted - wl->wait_measured);
+		       wl->wait_predicted - wl->wait_measured, wl->wait_low, wl->wait_high,
+		       wl->crit_handoff_ns, wl->crit_handoffs);
 		first = 0;
 	}
 	printf("],\"per_thread\":[");
@@ -405,10 +625,12 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 		printf(",\"holds_at_site\":%" PRId64 ",\"held_at_site_ns\":%" PRId64
 		       ",\"end_measured_ns\":%" PRId64 ",\"end_predicted_ns\":%" PRId64
 		       ",\"wait_measured_ns\":%" PRId64 ",\"wait_predicted_ns\":%" PRId64
-		       ",\"critical_path_ns\":%" PRId64 "}",
+		       ",\"critical_path_ns\":%" PRId64 ",\"critical_path_scaled_ns\":%" PRId64
+		       ",\"critical_path_lock_wait_ns\":%" PRId64
+		       ",\"critical_path_kept_wait_ns\":%" PRId64 "}",
 		       wt->scaled_holds, wt->scaled_ns_measured, wt->end_measured - m->first_ns,
 		       wt->end_predicted - m->first_ns, wt->wait_measured, wt->wait_predicted,
-		       wt->critical_ns);
+		       wt->critical_ns, wt->crit_scaled_ns, wt->crit_lock_ns, wt->crit_kept_ns);
 	}
 	printf("],\"critical_path\":[");
 	for (size_t i = 0; i < m->n_threads; i++) {
@@ -427,8 +649,8 @@ int cmd_trace_whatif(int argc, char **argv)
 	const char *cmd = "trace what-if", *path = NULL, *site = NULL, *factor_s = NULL;
 	struct analysed a = { .cmd = cmd };
 	struct sp_whatif w;
-	unsigned top = 20;
-	uint32_t *locks = NULL, *threads = NULL;
+	unsigned top = 20, samples = SP_WHATIF_SAMPLES;
+	uint32_t *locks = NULL, *threads = NULL, *kept = NULL;
 	double factor;
 	char *end;
 	int json = 0, rc;
@@ -440,7 +662,7 @@ int cmd_trace_whatif(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--site") || !strcmp(argv[i], "--factor") ||
-			   !strcmp(argv[i], "--top")) {
+			   !strcmp(argv[i], "--top") || !strcmp(argv[i], "--samples")) {
 			if (i + 1 == argc) {
 				cli_error(cmd, "%s needs a value (see --help)", argv[i]);
 				return 2;
@@ -449,7 +671,10 @@ int cmd_trace_whatif(int argc, char **argv)
 				site = argv[++i];
 			else if (!strcmp(argv[i], "--factor"))
 				factor_s = argv[++i];
-			else if (parse_top(cmd, argv[++i], &top))
+			else if (!strcmp(argv[i], "--samples")) {
+				if (parse_samples(cmd, argv[++i], &samples))
+					return 2;
+			} else if (parse_top(cmd, argv[++i], &top))
 				return 2;
 		} else if (!strncmp(argv[i], "--site=", 7)) {
 			site = argv[i] + 7;
@@ -457,6 +682,9 @@ int cmd_trace_whatif(int argc, char **argv)
 			factor_s = argv[i] + 9;
 		} else if (!strncmp(argv[i], "--top=", 6)) {
 			if (parse_top(cmd, argv[i] + 6, &top))
+				return 2;
+		} else if (!strncmp(argv[i], "--samples=", 10)) {
+			if (parse_samples(cmd, argv[i] + 10, &samples))
 				return 2;
 		} else if (take_file(cmd, argv[i], &path)) {
 			return 2;
@@ -489,17 +717,24 @@ int cmd_trace_whatif(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (a.m.missing_acquires || a.m.missing_releases) {
+	if (a.m.contended_only || a.m.missing_acquires || a.m.missing_releases) {
+		char prog[512];
+
+		program_of(&a.r, prog, sizeof(prog));
 		cli_error(cmd,
-			  "'%s' lacks acquisitions or releases (%" PRIu64 " releases without their "
-			  "acquisition, %" PRIu64 " acquisitions without their release): it holds "
-			  "contended acquisitions only; the replay needs every hold: trace with "
-			  "SYNCPROF_OPTIONS=trace=FILE,trace_events=all",
-			  path, a.m.missing_acquires, a.m.missing_releases);
+			  "'%s' %s (%" PRIu64 " releases without their acquisition, %" PRIu64
+			  " acquisitions without their release); the replay needs every hold, "
+			  "so record it again with: syncprof run --trace %s --trace-events all "
+			  "--trace-buffer 268435456 -- %s (compiled in: SYNCPROF_OPTIONS=trace=%s,"
+			  "trace_events=all,trace_buffer=268435456)",
+			  path,
+			  a.m.contended_only ? "is a default trace, of contended acquisitions only"
+					     : "lacks acquisitions or releases",
+			  a.m.missing_acquires, a.m.missing_releases, path, prog, path);
 		rc = 1;
 		goto out;
 	}
-	rc = sp_whatif_run(&a.m, site, factor, &w);
+	rc = sp_whatif_run(&a.m, site, factor, samples, &w);
 	if (rc) {
 		if (rc == -ENOENT) {
 			/* Name a few sites so the user can pick one. */
@@ -520,11 +755,12 @@ int cmd_trace_whatif(int argc, char **argv)
 	}
 	locks = order_of(a.m.n_locks, &w, lock_row_cmp);
 	threads = order_of(a.m.n_threads, &w, thread_crit_cmp);
-	if (!locks || !threads) {
+	kept = order_of(a.m.n_sites, &w, kept_site_cmp);
+	if (!locks || !threads || !kept) {
 		cli_error(cmd, "out of memory");
 		rc = 1;
 	} else if (json) {
-		whatif_json(&a, &w, locks, threads);
+		whatif_json(&a, &w, locks, threads, kept);
 	} else {
 		whatif_text(&a, &w, top, locks, threads);
 	}
@@ -536,6 +772,7 @@ int cmd_trace_whatif(int argc, char **argv)
 out:
 	free(locks);
 	free(threads);
+	free(kept);
 	release_all(&a);
 	return rc;
 }

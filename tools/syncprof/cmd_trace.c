@@ -758,7 +758,8 @@ static int cmd_export(int argc, char **argv)
 		cli_error("trace export", "writing '%s' failed: %s", out_path,
 			  strerror(erc ? -erc : errno));
 		rc = 1;
-	} else if (out != stdout) {
+	} else if (out != stdout && rc == 0) {
+		/* (a damaged file's one line already says what was written) */
 		fprintf(stderr, "syncprof trace export: wrote %s: %zu slices, %zu threads, %zu locks\n",
 			out_path, tl.n_slices, tl.n_threads, tl.n_locks);
 	}

@@ -441,6 +441,7 @@ static void test_interval(void)
 	T_ASSERT_INT(pt, ==, 11208);
 	T_ASSERT_INT(lo, <, hi);
 	T_ASSERT_INT(jnum(out, "samples"), ==, 40);
+	free(err);
 	T_ASSERT_INT(t_run(&again, &err, "%s trace what-if %s --site fa --factor 3 --json", cli, p),
 		     ==, 0);
 	T_ASSERT_STR(again, out);

@@ -214,8 +214,11 @@ static void *ticker_main(void *arg)
 		sp_store_release(&sp_hold_tick, k);
 		/* Late (starved of CPU: no real-time priority and busy cores,
 		 * a stopped VM, a throttled cgroup)?  Not after an idle period,
-		 * whose long gap is by design. */
-		if (!was_idle && prev && now > prev) {
+		 * whose long gap is by design, and not while profiling is off:
+		 * no hold is measured then, and the reports of a stopped
+		 * profile must stay as they were (rerender compares two). */
+		if (!was_idle && prev && now > prev &&
+		    (sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING)) {
 			uint64_t gap = ticks_to_ns(now - prev);
 
 			if (gap > SP_HOLD_LATE_NS) {

@@ -259,18 +259,20 @@ static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, ui
 		if (!v)
 			return -1;
 		e = &edges[v - 1];
+		/* Acquire loads (plain moves on x86; no fence, which TSan
+		 * does not model): the second read of seq comes after them. */
 		s = sp_load_acquire(&e->seq);
-		match = !(s & 1) && sp_load_relaxed(&e->from) == from &&
-			sp_load_relaxed(&e->to) == to && sp_load_relaxed(&e->gens) == g &&
-			sp_load_relaxed(&e->mode) == mode;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		match = !(s & 1) && sp_load_acquire(&e->from) == from &&
+			sp_load_acquire(&e->to) == to && sp_load_acquire(&e->gens) == g &&
+			sp_load_acquire(&e->mode) == mode;
 		if (match && sp_load_relaxed(&e->seq) == s)
 			return (int)(v - 1);
 	}
 }
 
-/* Write @x into slot @e (order_lock), a seqlock write: key fields with
- * relaxed stores between the odd and the even count. */
+/* Write @x into slot @e (order_lock), a seqlock write: the key fields with
+ * release stores between the odd and the even count (a reader that sees
+ * one of them sees the odd count before it, and does not match). */
 static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 {
 	struct edge *e = &edges[n];
@@ -279,11 +281,10 @@ static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 	struct edge tmp = *x;
 
 	sp_store_relaxed(&e->seq, s + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	sp_store_relaxed(&e->from, tmp.from);
-	sp_store_relaxed(&e->to, tmp.to);
-	sp_store_relaxed(&e->gens, tmp.gens);
-	sp_store_relaxed(&e->mode, tmp.mode);
+	sp_store_release(&e->from, tmp.from);
+	sp_store_release(&e->to, tmp.to);
+	sp_store_release(&e->gens, tmp.gens);
+	sp_store_release(&e->mode, tmp.mode);
 	/* the rest: read only under order_lock, or by reports for pinned
 	 * edges, which are never rewritten */
 	e->pinned = 0;

@@ -19,14 +19,17 @@
  * libstdc++, --skip: sp_pc_skipped()).
  *
  * Cost: the scan, once per process (a few ms for a large Rust program,
- * paid by its first futex wait, before the wait is timed); an unwind per
+ * and libdw's load where the preload has not loaded it yet: see
+ * base/libdw.h), run by a scanner thread of its own that the first futex
+ * wait starts and waits for, before the wait is timed; an unwind per
  * recorded futex wait whose return address lies in a lock library (a few
  * microseconds, also before the wait is timed: a thread that is about to
  * sleep).  Processes that never wait on a futex through syscall() pay
  * nothing.
  *
- * Invariants: the table is written by the one thread that wins `state`
- * (0 -> 1, CAS) and read only after `state` is 2 (acquire); a fork child
+ * Invariants: the table is written by one thread - the scanner started
+ * by the thread that wins `state` (0 -> 1, CAS), or that thread itself
+ * for a report - and read only after `state` is 2 (acquire); a fork child
  * keeps the parent's table (the same code is mapped).  The scanning
  * thread is marked busy (sp_thread_enter()): libdw's own lock calls and
  * mallocs pass through unrecorded.  Others that wait meanwhile wait for
@@ -44,6 +47,8 @@
  */
 #include <execinfo.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,8 +148,8 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 static void scan(void)
 {
 	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_build_id_find_debuginfo,
+		.find_elf = sp_dw_proc_find_elf,
+		.find_debuginfo = sp_dw_build_id_find_debuginfo,
 	};
 	Dwfl *dwfl;
 
@@ -160,25 +165,12 @@ static void scan(void)
 }
 #endif
 
-static void locklib_scan_once(void)
+/* The scan itself, by the thread that won `state` (0 -> 1): publishes
+ * state 2 and wakes the threads that wait for it. */
+static void scan_publish(void)
 {
-	struct sp_thread *saved;
-	int expect = 0;
+	struct sp_thread *saved = sp_thread_enter();
 
-	if (sp_load_acquire(&state) == 2)
-		return;
-	if (!__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		/* Another thread scans: wait for it, 200 ms at most (it waits
-		 * for nothing of ours; a bound all the same, so that a scan
-		 * stuck behind a lock this thread holds cannot stop it). */
-		const struct timespec step = { 0, 10 * 1000 * 1000 };
-
-		for (int i = 0; i < 20 && sp_load_acquire(&state) == 1; i++)
-			sp_futex(&state, FUTEX_WAIT_PRIVATE, 1, &step);
-		return;
-	}
-	saved = sp_thread_enter();
 	scan();
 	qsort(locklib, locklib_n, sizeof(*locklib), range_cmp);
 	sp_store_release(&state, 2);
@@ -190,9 +182,72 @@ static void locklib_scan_once(void)
 	sp_thread_leave(saved);
 }
 
+static void *scanner_main(void *arg)
+{
+	(void)arg;
+	scan_publish();
+	return NULL;
+}
+
+/*
+ * Scan in a thread of its own, not in the waiting thread: the scan may
+ * have to dlopen() libdw (base/libdw.h), and dlopen() takes ld.so's load
+ * lock, which a thread inside dlopen() - in a constructor waiting for a
+ * lock this thread holds - could keep for ever.  The waiter waits for the
+ * scanner 200 ms at most, as for any other thread's scan.  No thread (out
+ * of resources): no scan; sites stay at their return addresses.
+ */
+static int scanner_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t th;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 256 * 1024);
+	rc = pthread_create(&th, &a, scanner_main, NULL);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Once per process; @in_place: scan in this thread (a report: it holds
+ * none of the program's locks), else in a scanner thread (a futex wait). */
+static void locklib_scan_once(int in_place)
+{
+	int expect = 0;
+
+	if (sp_load_acquire(&state) == 2)
+		return;
+	if (__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		if (in_place) {
+			scan_publish();
+			return;
+		}
+		if (scanner_start()) {
+			sp_store_release(&state, 2); /* no ranges: return addresses */
+			sp_futex(&state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+			return;
+		}
+	}
+	/* The scan runs elsewhere: wait for it, 200 ms at most (it waits for
+	 * nothing of ours; a bound all the same, so that a scan stuck behind a
+	 * lock this thread holds cannot stop it). */
+	for (int i = 0; i < 20 && sp_load_acquire(&state) == 1; i++) {
+		const struct timespec step = { 0, 10 * 1000 * 1000 };
+
+		sp_futex(&state, FUTEX_WAIT_PRIVATE, 1, &step);
+	}
+}
+
 void sp_locklib_scan(void)
 {
-	locklib_scan_once();
+	locklib_scan_once(1);
 }
 
 int sp_pc_in_locklib(uintptr_t pc)
@@ -226,7 +281,7 @@ SP_NOINLINE uintptr_t sp_locklib_site_pc(uintptr_t ret)
 	struct sp_thread *saved;
 	int n, i;
 
-	locklib_scan_once();
+	locklib_scan_once(0);
 	if (!skipped(ret))
 		return ret;
 	saved = sp_thread_enter();

@@ -451,8 +451,8 @@ static int cfi_row_cmp(const void *a, const void *b)
 static Dwfl *session_open(void)
 {
 	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_build_id_find_debuginfo, /* no network at start-up */
+		.find_elf = sp_dw_proc_find_elf,
+		.find_debuginfo = sp_dw_build_id_find_debuginfo, /* no network at start-up */
 	};
 	Dwfl *dwfl = dwfl_begin(&cb);
 

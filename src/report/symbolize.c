@@ -157,7 +157,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = sp_dw_proc_find_elf,
 	.find_debuginfo = find_debuginfo,
 };
 
@@ -724,7 +724,7 @@ static struct offline_file {
 static unsigned n_offline;
 
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf, /* unused: dwfl_report_elf opens the file */
+	.find_elf = sp_dw_proc_find_elf, /* unused: dwfl_report_elf opens the file */
 	.find_debuginfo = find_debuginfo,
 };
 

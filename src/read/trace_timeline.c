@@ -276,7 +276,7 @@ static uint32_t site_of(struct sp_timeline *tl, const struct sp_trace_rec *rec)
 		if (sp_trace_reader_pc_dso(tl->r, site, dso, sizeof(dso), &off)) {
 			s->dso = keep_str(p, dso);
 			s->offset = off;
-			if (!sp_symbolize_file(dso, off, &sym)) {
+			if (!sp_symbolize_file(dso, NULL, off, &sym)) {
 				s->function = keep_str(p, sym.function);
 				s->file = keep_str(p, sym.file);
 				s->line = sym.line;

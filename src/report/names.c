@@ -226,7 +226,7 @@ static int frame_name_file(struct sp_profile *p, const struct sp_frame *cf)
 		return 0;
 	path = realpath(m->file, real) ? real : m->file;
 	base = m->start - m->offset;
-	if (sp_symbolize_file(path, f->address - base, &sym)) {
+	if (sp_symbolize_file(path, m->build_id, f->address - base, &sym)) {
 		memset(&sym, 0, sizeof(sym));
 		sym.dso = path;
 		sym.offset = f->address - base;
@@ -271,7 +271,6 @@ int sp_profile_name_files(struct sp_profile *p)
 			if (!rc)
 				rc = names_name_files(p, e->acquired.names);
 		}
-	sp_symbolize_files_end();
 	if (!rc)
 		sp_profile_mappings_trim(p);
 	return rc;

@@ -405,7 +405,10 @@ int sp_profile_resolve_unnamed(struct sp_profile *p);
  * Name the frames of @p (a loaded profile) that have an address and
  * nothing else, from the files of @p's mappings (sp_symbolize_file), as
  * sp_profile_resolve() names them in the process; then keep only the
- * mappings that sp_profile_resolve() would have kept.  0 or -ENOMEM.
+ * mappings that sp_profile_resolve() would have kept.  A frame whose file
+ * was rebuilt since (another build ID) keeps its DSO and offset.  The
+ * files' sessions stay for the next profile: call sp_symbolize_files_end()
+ * after the last.  0 or -ENOMEM.
  */
 int sp_profile_name_files(struct sp_profile *p);
 /* The Call site cell: "function file:line", "file:line", "function+0x1f",
@@ -470,12 +473,17 @@ void sp_symbolize(uintptr_t pc, struct sp_symbol *out);
  * Pointers valid until sp_symbolize_offline_end().  Not thread-safe. */
 void sp_symbolize_offline(const char *path, uintptr_t base, uintptr_t pc, struct sp_symbol *out);
 void sp_symbolize_offline_end(void);
-/* Offline (syncprof trace): the code address at file @offset of the DSO at
- * @path, named from that file with libdw as sp_symbolize() names one of
- * this process (function, file:line, inline chain, system-header wrappers
- * skipped).  0, or -ENOENT (unknown: no such file, no symbol) or -ENOTSUP
- * (no libdw); @out's strings live until sp_symbolize_files_end(). */
-int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out);
+/* Offline (syncprof run, syncprof trace): the code address at file
+ * @offset of the DSO at @path, named from that file with libdw as
+ * sp_symbolize() names one of this process (function, file:line, inline
+ * chain, system-header wrappers skipped).  @build_id (hex, NULL: unknown)
+ * is the one the process had mapped.  0, or -ENOENT (unknown: no such
+ * file, no symbol), -ESTALE (the file there now has another build ID: a
+ * rebuild) or -ENOTSUP (no libdw).  Sessions are kept across calls, one
+ * per file as it is on disk; @out's strings live until
+ * sp_symbolize_files_end(). */
+int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
+		      struct sp_symbol *out);
 void sp_symbolize_files_end(void);
 /* Drop libdw's session (open files, mappings, caches) until the next
  * sp_symbolize(); 'syncprof attach' leaves nothing open behind it. */

@@ -539,6 +539,9 @@ struct sym_file {
 	Dwfl *dwfl; /* NULL: no libdw session for the file */
 	Elf64_Phdr loads[SP_SYM_LOADS];
 	unsigned n_loads;
+	char id[129];        /* its GNU build ID, hex; "": none */
+	struct stat st;      /* the file when it was read: a rebuild changes it */
+	int gone;            /* replaced on disk since: kept only for its memory */
 };
 
 static struct sym_file sym_files[SP_SYM_FILES];
@@ -549,6 +552,31 @@ static const Dwfl_Callbacks file_callbacks = {
 	.find_debuginfo = find_debuginfo,
 };
 
+/* The GNU build ID in the PT_NOTE segment @ph of the file @fd, as hex
+ * into @hex (129 bytes), as mappings.c reads it from memory. */
+static void read_build_id(int fd, const Elf64_Phdr *ph, char *hex)
+{
+	unsigned char buf[1024];
+	size_t len = ph->p_filesz < sizeof(buf) ? ph->p_filesz : sizeof(buf), at = 0;
+
+	if (pread(fd, buf, len, (off_t)ph->p_offset) != (ssize_t)len)
+		return;
+	while (at + sizeof(Elf64_Nhdr) <= len) {
+		const Elf64_Nhdr *h = (const Elf64_Nhdr *)(buf + at);
+		size_t name = at + sizeof(*h), desc = name + ((h->n_namesz + 3) & ~3u);
+
+		if (desc + h->n_descsz > len)
+			return;
+		if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 &&
+		    !memcmp(buf + name, "GNU", 4) && h->n_descsz && h->n_descsz <= 64) {
+			for (unsigned k = 0; k < h->n_descsz; k++)
+				snprintf(hex + 2 * k, 3, "%02x", buf[desc + k]);
+			return;
+		}
+		at = desc + ((h->n_descsz + 3) & ~3u);
+	}
+}
+
 static void read_loads(struct sym_file *f)
 {
 	/* O_NONBLOCK: a path in a corrupt trace may name a FIFO */
@@ -558,7 +586,9 @@ static void read_loads(struct sym_file *f)
 
 	if (fd < 0)
 		return;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	if (!fstat(fd, &st))
+		f->st = st;
+	if (S_ISREG(st.st_mode) &&
 	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
 	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
@@ -570,18 +600,44 @@ static void read_loads(struct sym_file *f)
 				break;
 			if (ph.p_type == PT_LOAD)
 				f->loads[f->n_loads++] = ph;
+			else if (ph.p_type == PT_NOTE && !f->id[0])
+				read_build_id(fd, &ph, f->id);
 		}
 	}
 	close(fd);
 }
 
+/* The same file as when @f was read: same inode, size and mtime (a
+ * rebuild replaces or rewrites it). */
+static int sym_file_current(const struct sym_file *f, const struct stat *now)
+{
+	return f->st.st_dev == now->st_dev && f->st.st_ino == now->st_ino &&
+	       f->st.st_size == now->st_size && f->st.st_mtim.tv_sec == now->st_mtim.tv_sec &&
+	       f->st.st_mtim.tv_nsec == now->st_mtim.tv_nsec;
+}
+
+/*
+ * The session of the file now at @path, kept until
+ * sp_symbolize_files_end(): 'syncprof run' names the profiles of all its
+ * processes with the same sessions, so 300 runs of one program read its
+ * debug information once.  A file replaced on disk since it was read (a
+ * rebuild) gets a new session; the old one stays, unused, until the end
+ * (its strings may be in use).
+ */
 static struct sym_file *sym_file_get(const char *path)
 {
 	struct sym_file *f;
+	struct stat now;
+	int have = !stat(path, &now);
 
-	for (unsigned i = 0; i < n_sym_files; i++)
-		if (!strcmp(sym_files[i].path, path))
-			return &sym_files[i];
+	for (unsigned i = 0; i < n_sym_files; i++) {
+		f = &sym_files[i];
+		if (f->gone || strcmp(f->path, path))
+			continue;
+		if (!have || sym_file_current(f, &now))
+			return f;
+		f->gone = 1;
+	}
 	if (n_sym_files == SP_SYM_FILES)
 		return NULL;
 	f = &sym_files[n_sym_files];
@@ -602,7 +658,8 @@ static struct sym_file *sym_file_get(const char *path)
 	return f;
 }
 
-int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
+int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
+		      struct sp_symbol *out)
 {
 	struct sym_file *f;
 	Dwfl_Module *mod;
@@ -613,6 +670,10 @@ int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
 	if (!sp_libdw_present() || !path || path[0] != '/' || !(f = sym_file_get(path)) ||
 	    !f->dwfl)
 		return -ENOENT;
+	/* The process ran another build of the file than the one there now:
+	 * its names would be the new build's, at the old offsets. */
+	if (build_id && *build_id && strcmp(build_id, f->id))
+		return -ESTALE;
 	for (i = 0; i < f->n_loads; i++)
 		if (offset >= f->loads[i].p_offset &&
 		    offset - f->loads[i].p_offset < f->loads[i].p_filesz) {
@@ -641,7 +702,8 @@ void sp_symbolize_files_end(void)
 	dm_free(&dm_files);
 }
 #else
-int sp_symbolize_file(const char *path, uint64_t offset, struct sp_symbol *out)
+int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
+		      struct sp_symbol *out)
 {
 	memset(out, 0, sizeof(*out));
 	return -ENOTSUP;

@@ -439,13 +439,17 @@ static void say(const char *fmt, ...)
  * helper processes, and pages of empty reports would bury the one that
  * matters.  The program itself always reports.
  *
- * SYNCPROF_RUN=root:DIR (internal, set by 'syncprof run' only): the
- * program does not name its call sites itself; at exit it writes its
- * profile unnamed into DIR, a private directory of run's, and run names
- * and renders it once the program is gone (report_hand_off()).  Only
- * this process does: the value is rewritten before main() runs, so
- * neither the programs it execs nor their children see DIR, and a child
- * it forks (which keeps this memory) is told apart by its pid.
+ * SYNCPROF_RUN=root:DEV:INO:DIR (internal, set by 'syncprof run' only):
+ * the processes do not name their call sites themselves; at exit each
+ * writes its profile unnamed into DIR, a private directory of run's, and
+ * run names and renders them all once the program is gone
+ * (report_hand_off()), reading each file's debug information once for
+ * all of them (issue 25: 300 processes of one program paid 300 namings).
+ * The program is told apart from what it starts - "root" becomes "kids"
+ * in place before main() runs - and a child it forks (which keeps this
+ * memory) by its pid.  DEV:INO is run's stderr: a process started by the
+ * program whose report would go to another stderr (a script's 2>log)
+ * names and writes its report itself, where it always went.
  *
  * A process may hold two copies of the library: a program built with
  * instrument.h (libsyncprof.so or libsyncprof.a) run under the preload.
@@ -454,6 +458,7 @@ static void say(const char *fmt, ...)
 static int run_child;
 static char run_dir[4096];
 static pid_t run_root_pid;
+static unsigned long long run_err_dev, run_err_ino;
 
 /*
  * The value is rewritten in place, not with setenv(): programs such as
@@ -467,14 +472,22 @@ static void run_role_init(void)
 	for (char **e = environ; e && *e; e++) {
 		char *v = *e + 13;
 
+		unsigned long long dev, ino;
+		int root, at = 0;
+
 		if (strncmp(*e, "SYNCPROF_RUN=", 13))
 			continue;
-		if (!strncmp(v, "root", 4) && (!v[4] || v[4] == ':')) {
-			if (v[4] == ':' && v[5] == '/' && strlen(v + 5) < sizeof(run_dir)) {
-				strcpy(run_dir, v + 5);
-				run_root_pid = getpid();
-			}
-			memcpy(v, "kids", 5); /* what this process starts */
+		root = !strncmp(v, "root", 4) && (!v[4] || v[4] == ':');
+		if ((root || !strncmp(v, "kids:", 5)) && v[4] == ':' &&
+		    sscanf(v + 5, "%llu:%llu:%n", &dev, &ino, &at) == 2 && at &&
+		    v[5 + at] == '/' && strlen(v + 5 + at) < sizeof(run_dir)) {
+			strcpy(run_dir, v + 5 + at);
+			run_err_dev = dev;
+			run_err_ino = ino;
+		}
+		if (root) {
+			run_root_pid = getpid();
+			memcpy(v, "kids", 4); /* what this process starts */
 		} else {
 			run_child = 1;
 		}
@@ -573,12 +586,20 @@ static int report_hand_off(void)
 {
 	struct sp_thread *saved;
 	struct sp_profile p;
-	char file[4096 + 32], tmp[4096 + 32], out[4096], abs_out[8192];
+	char file[4096 + 96], tmp[4096 + 96], out[4096], abs_out[8192], name[64];
+	int root = getpid() == run_root_pid;
 	FILE *f;
 	int rc, created;
 
-	if (!run_dir[0] || getpid() != run_root_pid || sp_opts.symbolize_inprocess)
+	if (!run_dir[0] || sp_opts.symbolize_inprocess)
 		return 0;
+	/* Another process's report goes where run writes it: output=FILE, or
+	 * run's stderr - so only when that is this process's stderr too. */
+	if (!root && !sp_opts.output &&
+	    (stderr_dup < 0 || (unsigned long long)stderr_dev != run_err_dev ||
+	     (unsigned long long)stderr_ino != run_err_ino))
+		return 0;
+	abs_out[0] = '\0';
 	if (sp_opts.output) {
 		if (!sp_path_expand(sp_opts.output, out, sizeof(out)))
 			return 0; /* report_to_file() says it */
@@ -591,15 +612,44 @@ static int report_hand_off(void)
 		} else {
 			snprintf(abs_out, sizeof(abs_out), "%s", out);
 		}
-		snprintf(file, sizeof(file), "%s/output", run_dir);
-		rc = sp_report_file_write(file, abs_out, strlen(abs_out), &created);
+	}
+	if (root) {
+		snprintf(name, sizeof(name), "profile");
+		if (abs_out[0]) {
+			snprintf(file, sizeof(file), "%s/output", run_dir);
+			rc = sp_report_file_write(file, abs_out, strlen(abs_out), &created);
+			if (rc)
+				goto failed;
+		}
+	} else {
+		/* k<exit time>-<pid>: run renders them in the order they exited.
+		 * Its .meta first: output FILE (or an empty line), then the
+		 * process's SYNCPROF_OPTIONS (it may not be run's). */
+		const char *o = getenv("SYNCPROF_OPTIONS");
+		char *meta = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&meta, &len);
+
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		snprintf(name, sizeof(name), "k%010lld%09ld-%d", (long long)now.tv_sec, now.tv_nsec,
+			 (int)getpid());
+		if (!m)
+			return 0;
+		fprintf(m, "%s\n%s", abs_out, o ? o : "");
+		rc = fclose(m) ? -ENOMEM : 0;
+		snprintf(file, sizeof(file), "%s/%s.meta", run_dir, name);
+		if (!rc)
+			rc = sp_report_file_write(file, meta, len, &created);
+		free(meta);
 		if (rc)
 			goto failed;
 	}
 	/* Streamed into a file of its own, renamed when whole: the JSON of a
 	 * large profile is not held in memory (DIR is ours alone). */
-	snprintf(tmp, sizeof(tmp), "%s/profile.json.tmp", run_dir);
-	snprintf(file, sizeof(file), "%s/profile.json", run_dir);
+	snprintf(tmp, sizeof(tmp), "%s/%s.json.tmp", run_dir, name);
+	snprintf(file, sizeof(file), "%s/%s.json", run_dir, name);
 	f = fopen(tmp, "we");
 	if (!f) {
 		rc = -errno;

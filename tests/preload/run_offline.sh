@@ -13,7 +13,7 @@
 #     symbolizer aborts it, which it must not reach (and does, inprocess);
 #   - no private directory (TMPDIR missing): said, and the program reports
 #     itself; a hand-off that fails (RLIMIT_FSIZE): said, the same;
-#   - a forked child still reports itself; exec, _exit and a death by a
+#   - a forked child hands its profile over too; exec, _exit and a death by a
 #     signal leave no report and nothing in TMPDIR.
 #   - lock-order cycles (tests/lockorder's case "wrapped"): their ends'
 #     sites and stacks named alike.
@@ -153,7 +153,7 @@ json.loads(text[text.index("{"):])
 PY
 tmp_empty "hand-off"
 
-# A forked child reports itself, the program through run.
+# A forked child and the program: both reports through run.
 "$cli" run -n 3 -- "$plain" fork > f.out 2> f.err || fail "fork: exit $?"
 [ "$(grep -c "^syncprof: pid" f.err)" = 2 ] || fail "fork: not two reports: $(cat f.err)"
 [ "$(grep "^syncprof: pid" f.err | sort -u | wc -l)" = 2 ] || fail "fork: one pid twice: $(cat f.err)"

@@ -765,9 +765,21 @@ static int setup_env(const char *preload, struct strbuf *opts, struct run_report
 	 * report over to us in DIR (run_report.c). */
 	if (!rc)
 		run_report_prepare(rr, all.s);
-	if (!rc && (sb_add(&role, "root") ||
-		    (rr->dir[0] && (sb_add(&role, ":") || sb_add(&role, rr->dir)))))
+	if (!rc && rr->dir[0]) {
+		/* root:DEV:INO:DIR - DEV:INO is our stderr, where the reports of
+		 * processes that write to it too are written (lifecycle.c) */
+		struct stat st;
+		char id[64];
+
+		if (fstat(2, &st))
+			memset(&st, 0, sizeof(st));
+		snprintf(id, sizeof(id), "root:%llu:%llu:", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		if (sb_add(&role, id) || sb_add(&role, rr->dir))
+			rc = -ENOMEM;
+	} else if (!rc && sb_add(&role, "root")) {
 		rc = -ENOMEM;
+	}
 	if (!rc && (setenv("LD_PRELOAD", pre.s, 1) || setenv("SYNCPROF_OPTIONS", all.s, 1) ||
 		    setenv("SYNCPROF_RUN", role.s, 1)))
 		rc = -errno;

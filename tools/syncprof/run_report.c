@@ -67,6 +67,7 @@ int run_report_prepare(struct run_report *r, const char *options)
 	r->opts.control = 1; /* the preload's default (sp_preload_enabled_default) */
 	sp_options_parse(&r->opts, options, NULL); /* the program warns */
 	r->parsed = 1;
+	r->options = strdup(options);
 	if (r->opts.symbolize_inprocess || r->opts.report_at_exit == 0)
 		return 0;
 	if (!tmp || !*tmp)
@@ -212,7 +213,8 @@ static const char *expand_pid(const char *tmpl, int pid, char *buf, size_t size)
 
 /* The profile of @path named, shaped and rendered as the program would
  * have rendered it, into *@data: 0 or prints why and returns -1. */
-static int render(struct run_report *r, const char *path, char **data, size_t *len)
+static int render(struct run_report *r, const struct syncprof_report_options *ro,
+		  const char *path, char **data, size_t *len)
 {
 	struct sp_profile p;
 	char err[512];
@@ -233,14 +235,14 @@ static int render(struct run_report *r, const char *path, char **data, size_t *l
 			snprintf(sn, sizeof(sn), "signal %d", r->interrupted);
 		p.interrupted = sp_profile_intern(&p, sn);
 	}
-	rc = sp_profile_shape(&p, &r->opts.report);
+	rc = sp_profile_shape(&p, ro);
 	if (!rc)
 		rc = sp_profile_name_files(&p);
 	m = rc ? NULL : open_memstream(data, len);
 	if (!rc && !m)
 		rc = -errno;
 	if (m) {
-		rc = sp_render(m, &p, &r->opts.report);
+		rc = sp_render(m, &p, ro);
 		if (fclose(m) && !rc)
 			rc = -ENOMEM;
 	}
@@ -277,44 +279,27 @@ static void no_profile(struct run_report *r)
 		file ? "', an earlier run's report" : "");
 }
 
-void run_report_finish(struct run_report *r)
+/*
+ * Write a rendered report where its process would have: the file @out
+ * (whole or not at all), or stderr when the process had no output=FILE
+ * (@configured NULL) or did not say where (@out ""); the same messages as
+ * the report at exit (lifecycle.c).  @tell: say on a terminal where the
+ * report went.
+ */
+static void deliver(const char *configured, const char *out, const char *data, size_t len,
+		    int tell)
 {
-	char path[PATH_MAX + 32], out[8192], *data = NULL;
 	struct sp_sigguard g;
-	size_t len = 0;
-	int created, rc, interrupted_out = 0;
+	int created, rc;
 
-	if (!r->dir[0]) {
-		no_profile(r);
-		goto done;
-	}
-	dir_file(r, "profile.json", path, sizeof(path));
-	if (access(path, F_OK)) {
-		/* nothing handed off: the program reported itself, or not at
-		 * all; killed, it has the profile fetched at the interrupt */
-		dir_file(r, "interrupted.json", path, sizeof(path));
-		if (!r->killed_by || access(path, F_OK)) {
-			no_profile(r);
-			goto done;
-		}
-		if (render(r, path, &data, &len))
-			goto done;
-		if (r->opts.output && !expand_pid(r->opts.output, r->pid, out, sizeof(out)))
-			out[0] = '\0';
-		interrupted_out = 1;
-	} else if (render(r, path, &data, &len)) {
-		goto done;
-	}
 	/* A file beyond RLIMIT_FSIZE or a closed stderr pipe fails the write,
 	 * rather than kill run before it has passed on the program's status. */
 	sp_sigguard_enter(&g);
-	dir_file(r, "output", path, sizeof(path));
-	if (!r->opts.output || (!interrupted_out && read_small(path, out, sizeof(out))) ||
-	    !out[0]) {
-		if (r->opts.output)
+	if (!configured || !out[0]) {
+		if (configured)
 			fprintf(stderr, "syncprof: cannot write the report to '%s' (the program did "
 					"not say where); writing it to stderr\n",
-				r->opts.output);
+				configured);
 		sp_write_all(2, data, len);
 	} else if ((rc = sp_report_file_write(out, data, len, &created))) {
 		/* the words of the report at exit (lifecycle.c) */
@@ -327,16 +312,111 @@ void run_report_finish(struct run_report *r)
 					"to stderr\n",
 				out, sp_report_file_error(out, rc));
 		sp_write_all(2, data, len);
-	} else if (isatty(STDERR_FILENO)) {
+	} else if (tell && isatty(STDERR_FILENO)) {
 		/* said to a user who watches: the report is not on the screen */
 		fprintf(stderr, "syncprof: the report is in %s\n", out);
 	}
 	sp_sigguard_leave(&g);
+}
+
+static int kid_profile(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] == 'k' && n > 5 && !strcmp(e->d_name + n - 5, ".json");
+}
+
+/*
+ * The reports of the processes the program started (or forked), handed
+ * over as DIR/k<exit time>-<pid>.json with a .meta (lifecycle.c's
+ * report_hand_off): rendered in the order they exited, each with its own
+ * SYNCPROF_OPTIONS and output=FILE, all named with the same libdw
+ * sessions.  They come before the program's own report, as they did when
+ * each process wrote its report at its exit.
+ */
+static void finish_kids(struct run_report *r)
+{
+	struct dirent **names = NULL;
+	int n = scandir(r->dir, &names, kid_profile, alphasort);
+	int tell = 1;
+
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX + 300], meta[16384], *nl, *data = NULL;
+		const char *options, *configured;
+		struct sp_options own, *o = &r->opts;
+		size_t len = 0, k = strlen(names[i]->d_name) - 5;
+
+		snprintf(path, sizeof(path), "%s/%.*s.meta", r->dir, (int)k, names[i]->d_name);
+		if (read_small(path, meta, sizeof(meta)) || !(nl = strchr(meta, '\n'))) {
+			cli_error("run", "a process left its profile without its options (%s): "
+					 "not rendered", names[i]->d_name);
+			free(names[i]);
+			continue;
+		}
+		*nl = '\0';
+		options = nl + 1;
+		if (strcmp(options, r->options ? r->options : "")) {
+			sp_options_defaults(&own);
+			own.control = 1;
+			sp_options_parse(&own, options, NULL); /* the process warned */
+			o = &own;
+		}
+		configured = o->output;
+		dir_file(r, names[i]->d_name, path, sizeof(path));
+		if (!render(r, &o->report, path, &data, &len)) {
+			/* one "the report is in" line for them all, not one each */
+			deliver(configured, meta, data, len, tell && configured);
+			if (configured)
+				tell = 0;
+		}
+		free(data);
+		if (o == &own)
+			sp_options_free(&own);
+		free(names[i]);
+	}
+	free(names);
+}
+
+void run_report_finish(struct run_report *r)
+{
+	char path[PATH_MAX + 32], out[8192], *data = NULL;
+	size_t len = 0;
+	int interrupted_out = 0;
+
+	if (!r->dir[0]) {
+		no_profile(r);
+		goto done;
+	}
+	finish_kids(r);
+	dir_file(r, "profile.json", path, sizeof(path));
+	if (access(path, F_OK)) {
+		/* nothing handed off: the program reported itself, or not at
+		 * all; killed, it has the profile fetched at the interrupt */
+		dir_file(r, "interrupted.json", path, sizeof(path));
+		if (!r->killed_by || access(path, F_OK)) {
+			no_profile(r);
+			goto done;
+		}
+		if (render(r, &r->opts.report, path, &data, &len))
+			goto done;
+		if (r->opts.output && !expand_pid(r->opts.output, r->pid, out, sizeof(out)))
+			out[0] = '\0';
+		interrupted_out = 1;
+	} else if (render(r, &r->opts.report, path, &data, &len)) {
+		goto done;
+	}
+	dir_file(r, "output", path, sizeof(path));
+	if (r->opts.output && !interrupted_out && read_small(path, out, sizeof(out)))
+		out[0] = '\0';
+	deliver(r->opts.output, r->opts.output ? out : "", data, len, 1);
 done:
 	free(data);
+	sp_symbolize_files_end();
 	if (r->dir[0])
 		remove_dir(r);
 	if (r->parsed)
 		sp_options_free(&r->opts);
+	free(r->options);
+	r->options = NULL;
 	r->parsed = 0;
 }

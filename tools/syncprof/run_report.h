@@ -12,6 +12,7 @@
 struct run_report {
 	char dir[PATH_MAX];     /* the private directory; "" when none */
 	struct sp_options opts; /* the program's SYNCPROF_OPTIONS, parsed */
+	char *options;          /* ... and as given (a process that kept them is rendered with opts) */
 	int parsed;
 	/* how the program ended (set by run before run_report_finish()) */
 	int pid;

@@ -2,10 +2,21 @@
 """check_profile_schema.py - validate profiles against the JSON Schema of
 "profile JSON version 1" (docs/profile.schema.json), with python3-jsonschema.
 
-Usage: check_profile_schema.py [--schema SCHEMA] FILE...
+The one validator of profiles for the tests (issue 27: there were three).
+
+Usage: check_profile_schema.py [--schema SCHEMA] [EXPECT...] FILE...
        check_profile_schema.py [--schema SCHEMA] --broken FILE
 
   FILE...         every FILE must be valid; one line per problem otherwise.
+  EXPECT, what every FILE must also have:
+  --min-rows N            at least N rows
+  --expect-site FILE:LINE a row whose site's file ends in FILE, at LINE
+  --expect-type TYPE      a row of lock type TYPE
+  --need-file-line NAME   a row whose site has a function and a file
+                          ending in NAME with a line
+  --dso-suffix S          a row whose site lies in a DSO whose path ends in S
+  --min-acquisitions N    a row with at least N acquisitions
+  --hold                  hold tracking on (hold_tracking true)
   --broken FILE   FILE must be a valid profile with hold tracking; each of
                   a list of broken copies of it (a row without "wait_ns",
                   "type":"bogus", ...) must be rejected, and copies that
@@ -116,7 +127,37 @@ def problems_of(validator, doc):
     return out
 
 
-def check_files(validator, paths):
+def expect_problems(doc, expect):
+    """What a valid profile lacks of the rows the caller expects."""
+    out, rows = [], doc["rows"]
+    site = lambda r: r.get("site") or {}
+    for key, arg in expect:
+        if key == "--min-rows" and len(rows) < int(arg):
+            out.append(f"{len(rows)} rows, expected at least {arg}")
+        elif key == "--expect-site":
+            fname, line = arg.rsplit(":", 1)
+            if not any((site(r).get("file") or "").endswith(fname) and
+                       site(r).get("line") == int(line) for r in rows):
+                out.append(f"no row for site {arg}")
+        elif key == "--expect-type" and not any(r.get("type") == arg for r in rows):
+            out.append(f"no row of type {arg}")
+        elif key == "--need-file-line" and not any(
+                (site(r).get("file") or "").endswith(arg) and
+                isinstance(site(r).get("line"), int) and site(r).get("function")
+                for r in rows):
+            out.append(f"no row's site has a function and {arg}:line")
+        elif key == "--dso-suffix" and not any(
+                (site(r).get("dso") or "").endswith(arg) for r in rows):
+            out.append(f"no row's site is in a DSO ending in {arg}")
+        elif key == "--min-acquisitions" and not any(
+                r.get("acquisitions", 0) >= int(arg) for r in rows):
+            out.append(f"no row has {arg} acquisitions")
+        elif key == "--hold" and doc.get("hold_tracking") is not True:
+            out.append("hold tracking is off (hold_tracking is not true)")
+    return out
+
+
+def check_files(validator, paths, expect=()):
     failed = 0
     for path in paths:
         try:
@@ -127,6 +168,8 @@ def check_files(validator, paths):
             failed += 1
             continue
         probs = problems_of(validator, doc)
+        if not probs:
+            probs = expect_problems(doc, expect)
         for p in probs:
             print(f"{path}: {p}")
         if probs:
@@ -415,13 +458,19 @@ def check_broken(validator, path):
 
 def main(args):
     schema, broken = DEFAULT_SCHEMA, None
-    files = []
+    files, expect = [], []
+    with_arg = ("--min-rows", "--expect-site", "--expect-type", "--need-file-line",
+                "--dso-suffix", "--min-acquisitions")
     while args:
         a = args.pop(0)
         if a == "--schema" and args:
             schema = args.pop(0)
         elif a == "--broken" and args:
             broken = args.pop(0)
+        elif a in with_arg and args:
+            expect.append((a, args.pop(0)))
+        elif a == "--hold":
+            expect.append((a, None))
         elif a.startswith("-"):
             print(__doc__)
             return 2
@@ -431,7 +480,7 @@ def main(args):
         print(__doc__)
         return 2
     validator = load_validator(schema)
-    rc = check_files(validator, files) if files else 0
+    rc = check_files(validator, files, expect) if files else 0
     if broken:
         rc |= check_broken(validator, broken)
     return rc

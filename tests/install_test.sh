@@ -46,8 +46,8 @@ file_out=$(LC_ALL=C readelf -d "$tmp/bank-static" 2>&1 || true)
 echo "$file_out" | grep -q NEEDED && fail "static binary has NEEDED entries"
 SYNCPROF_OPTIONS=enabled=1,format=json,output="$tmp/static.json" "$tmp/bank-static" 2 20000 \
 	>/dev/null || fail "static bank exited $?"
-python3 "$src/tests/check_profile_json.py" "$tmp/static.json" --expect-site bank.c:56 >/dev/null ||
-	fail "static profile: $(python3 "$src/tests/check_profile_json.py" "$tmp/static.json" --expect-site bank.c:56)"
+python3 "$src/tests/check_profile_schema.py" "$tmp/static.json" --expect-site bank.c:56 >/dev/null ||
+	fail "static profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/static.json" --expect-site bank.c:56)"
 
 # C++: the header must compile in C++ (std::mutex and raw pthread calls).
 if command -v c++ >/dev/null 2>&1; then
@@ -208,7 +208,7 @@ if command -v dpkg-deb >/dev/null 2>&1; then
 		>"$tmp/deb.out" 2>"$tmp/err" || fail "the .deb's syncprof run exited $?: $(cat "$tmp/err")"
 	test "$(cat "$tmp/deb.out")" = "$tmp/root/usr/lib/libsyncprof-preload.so" ||
 		fail "the .deb's syncprof loaded '$(cat "$tmp/deb.out")'"
-	python3 "$src/tests/check_profile_json.py" "$tmp/deb.json" >/dev/null ||
-		fail "the .deb's profile: $(python3 "$src/tests/check_profile_json.py" "$tmp/deb.json")"
+	python3 "$src/tests/check_profile_schema.py" "$tmp/deb.json" >/dev/null ||
+		fail "the .deb's profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/deb.json")"
 fi
 echo "install_test: ok"

@@ -60,7 +60,7 @@ static void test_rerender(void)
 	free(out), free(err);
 	T_ASSERT_UINT(file_sum(path, "wait_ns"), ==, wait);
 	T_ASSERT_UINT(file_sum(path, "acquisitions"), ==, file_sum(base, "acquisitions"));
-	T_ASSERT_INT(t_run(&out, &err, "python3 %s/tests/check_profile_json.py %s", srcdir, path),
+	T_ASSERT_INT(t_run(&out, &err, "python3 %s/tests/check_profile_schema.py %s", srcdir, path),
 		     ==, 0);
 	free(out), free(err);
 

@@ -13,7 +13,7 @@
 set -eu
 cli=$1 sites=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
-check="python3 $here/check_profile.py"
+check="python3 $here/../check_profile_schema.py"
 
 for tool in pigz sysbench python3 cmp; do
 	command -v $tool >/dev/null || { echo "real_programs: $tool not installed; skipped"; exit 77; }

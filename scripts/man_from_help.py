@@ -13,7 +13,10 @@ roff: "Usage:" lines are the SYNOPSIS; a line at column 0 that ends with
 two spaces before its text is an option (.TP), and the lines indented
 under its text continue it; other indented lines (commands, examples)
 are kept as they are (.nf); blank lines separate paragraphs.  No date is
-written, so the pages are the same bytes for the same binary.
+written, so the pages are the same bytes for the same binary.  Each page
+is written as PAGE.1 (to read in the build tree with man -l) and
+PAGE.1.gz, compressed at level 9 with no name or time in its gzip header
+(as 'gzip -9n' does: reproducible), which is what is installed.
 
 Costs: runs the built syncprof once per page at build time (milliseconds).
 
@@ -21,6 +24,7 @@ Alternatives considered: help2man (one more build dependency, and it
 wants one binary per page); hand-written pages (a second text to keep in
 step with --help, which is what the issue asks to avoid).
 """
+import gzip
 import os
 import re
 import subprocess
@@ -175,9 +179,15 @@ def main():
     for fname, roff in pages.items():
         path = os.path.join(outdir, fname)
         old = open(path).read() if os.path.exists(path) else None
-        if old != roff:  # keep the time stamp when nothing changed
+        if old != roff or not os.path.exists(path + ".gz"):
+            # keep the time stamps when nothing changed
             with open(path, "w") as f:
                 f.write(roff)
+            # The installed copy, compressed as Debian's policy asks (and
+            # lintian checks): level 9 and, as with 'gzip -9n', no name and
+            # no time in the header, so a rebuild gives an identical file.
+            with open(path + ".gz", "wb") as f:
+                f.write(gzip.compress(roff.encode(), 9, mtime=0))
     print(" ".join(sorted(pages)))
 
 

@@ -34,11 +34,24 @@ tests/html_report.sh.
       least of visible length; threads=0: no threads section; with
       holdstates=N, the long holds' section draws N bars (the rows with
       "hold_states"), each of visible length; 0: no such section.
+  check_html.py timeline DOM.html CHROME.json DUMP.txt
+      The timeline of an injected page (a trace's), against the same trace
+      exported ('trace export --format chrome') and dumped ('trace dump'):
+      as many lock tracks as locks held or waited for, at most 16 drawn,
+      the busiest (by wait time) first, "N more locks not drawn" said;
+      each drawn track named as the export names the lock, never after a
+      release site, its holds and waits the export's, its waits the
+      dump's acquisitions after a wait of that address, its hold
+      rectangles the data's hold slices (all of them when nothing was cut);
+      the hand-offs the export's flows (releaser, waiter), each ending its
+      wait on the waiter's thread after the release; a click on a wait
+      draws its one arrow (releaser to waiter), a second takes it away.
   check_html.py png SHOT.png WIDTH HEIGHT
       A PNG of that size, not of one colour.
 
 Exit status 0 when every check passes, 1 with one line per failure.
 """
+import html
 import html.parser
 import json
 import re
@@ -219,6 +232,27 @@ HOOK_TAIL = r"""<script>
   } else {
     set("filter", "none");
   }
+  /* the timeline's lock tracks: [name, holds, waits, hold rects drawn] each;
+   * a click on the first wait with a hand-off draws one arrow, a second
+   * click takes it away */
+  var tracks = document.querySelectorAll("#sp-timeline g.sp-lock-track");
+  if (tracks.length)
+    set("locktracks", JSON.stringify(Array.prototype.map.call(tracks, function (g) {
+      return [g.getAttribute("data-lock"), Number(g.getAttribute("data-holds")),
+              Number(g.getAttribute("data-waits")), g.querySelectorAll("rect.sp-lockhold").length];
+    })));
+  var fw = document.querySelector("#sp-timeline rect.sp-k-wait[data-flow]");
+  if (fw) {
+    fw.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    var arrows = document.querySelectorAll("#sp-timeline path.sp-flow");
+    var a0 = arrows[0];
+    set("flowclick", JSON.stringify([Number(fw.getAttribute("data-flow")), arrows.length,
+      a0 ? Number(a0.getAttribute("data-flow")) : -1, a0 ? Number(a0.getAttribute("data-from")) : -1,
+      a0 ? Number(a0.getAttribute("data-to")) : -1,
+      document.querySelectorAll("#sp-timeline polygon.sp-flow-head").length]));
+    fw.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    set("flowunclick", document.querySelectorAll("#sp-timeline path.sp-flow").length);
+  }
   var fl = document.querySelector("#sp-flame-wait svg.sp-flame");
   set("table-visible", inWindow(document.getElementById("sp-table")));
   if (!fl) { set("flame-visible", "none"); set("zoom", "none"); return; }
@@ -366,6 +400,126 @@ def check_dom(dom_path, rows, timeline, edges, flames, threads=None, holdstates=
             fail("%d lock-order edges drawn in cycles, the profile has %d" % (drawn, edges))
 
 
+def timeline_data(dom):
+    m = re.search(r'<script type="application/json" id="sp-data">(.*?)</script>', dom, re.S)
+    return json.loads(m.group(1))["timeline"] if m else None
+
+
+def check_timeline(dom_path, chrome_path, dump_path):
+    """The timeline's lock tracks and hand-offs against the same trace
+    exported for Chrome (the exports' names and slices) and dumped (its
+    raw lock_acquired events)."""
+    dom = open(dom_path, encoding="utf-8").read()
+    T = timeline_data(dom)
+    if not T or "lock_tracks" not in T:
+        fail("no timeline with lock tracks in the page's data")
+        return
+    ev = json.load(open(chrome_path, encoding="utf-8"))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    holds, waits, wait_us, acquire_sites, release_sites = {}, {}, {}, set(), set()
+    # async slices (those that do not nest on their thread): "b" ... "e" by id
+    ends = {e["id"]: e["ts"] for e in ev if e.get("ph") == "e" and "id" in e}
+    for e in ev:
+        if e.get("ph") == "b":
+            e["dur"] = ends.get(e.get("id"), e["ts"]) - e["ts"]
+    for e in ev:
+        a = e.get("args") or {}
+        if e.get("ph") not in ("X", "b") or "lock" not in a or a.get("type") == "join":
+            continue
+        name, lock = e["name"], a["lock"]
+        if name.startswith("hold released at "):
+            release_sites.add(name[len("hold released at "):])
+        elif name.startswith("hold ") or name.startswith("wait "):
+            acquire_sites.add(name.split(" ", 1)[1])
+        if name.startswith("hold "):
+            holds[lock] = holds.get(lock, 0) + 1
+        elif name.startswith("wait "):
+            waits[lock] = waits.get(lock, 0) + 1
+            wait_us[lock] = wait_us.get(lock, 0) + e.get("dur", 0)
+    chrome_locks = set(holds) | set(waits)
+    if T["lock_tracks_total"] != len(chrome_locks):
+        fail("lock_tracks_total %d, the Chrome export has %d locks held or waited for" % (
+            T["lock_tracks_total"], len(chrome_locks)))
+    drawn = json.loads(html.unescape(attr(dom, "data-test-locktracks") or "[]"))
+    lt = T["lock_tracks"]
+    if len(lt) != min(16, len(chrome_locks)) or len(drawn) != len(lt):
+        fail("%d lock tracks in the data, %d drawn, for %d locks (at most 16)" % (
+            len(lt), len(drawn), len(chrome_locks)))
+    more = T["lock_tracks_total"] - len(lt)
+    note = re.search(r'id="sp-lock-note">([^<]*)', dom)
+    if more > 0 and (not note or ("%d more locks not drawn" % more) not in note.group(1)):
+        fail("the page does not say %d more locks are not drawn: %s" % (
+            more, note.group(1) if note else None))
+    if [t["wait_ns"] for t in lt] != sorted((t["wait_ns"] for t in lt), reverse=True):
+        fail("the lock tracks are not the busiest first: %s" % [t["wait_ns"] for t in lt])
+    names = [T["locks"][t["lock"]] for t in lt]
+    last = min((wait_us.get(n, 0) for n in names), default=0)
+    for n in chrome_locks - set(names):
+        if wait_us.get(n, 0) > last + 10:
+            fail("%s (%.0f us of waits) is not drawn, %.0f us are" % (n, wait_us[n], last))
+    dump = {}
+    for line in open(dump_path, encoding="utf-8"):
+        m = re.search(r"lock_acquired obj=(0x[0-9a-f]+) .*wait_ns=(\d+)", line)
+        if m and int(m.group(2)) > 0:
+            dump[m.group(1)] = dump.get(m.group(1), 0) + 1
+    kinds = T["kinds"]
+    capped = T["slices_total"] > len(T["slices"])
+    hold_slices = {}
+    for sl in T["slices"]:
+        if kinds[sl[1]] == "hold" and sl[7] >= 0:
+            hold_slices[sl[5]] = hold_slices.get(sl[5], 0) + 1
+    for t, d in zip(lt, drawn):
+        n = T["locks"][t["lock"]]
+        if d[0] != n or n not in chrome_locks:
+            fail("lock track %r drawn, the data names %r, the Chrome export has %s" % (
+                d[0], n, "it" if n in chrome_locks else "no such lock"))
+        site = n.split(" created at ")[-1] if " created at " in n else " ".join(n.split(" ")[2:])
+        if site in release_sites and site not in acquire_sites:
+            fail("lock track %r is named after a release site" % n)
+        if (t["holds"], t["waits"]) != (holds.get(n, 0), waits.get(n, 0)) or d[1:3] != [t["holds"], t["waits"]]:
+            fail("%s: %s holds and %s waits in the page, %d and %d in the Chrome export" % (
+                n, d[1], d[2], holds.get(n, 0), waits.get(n, 0)))
+        addr = re.search(r" (0x[0-9a-f]+)", n)
+        if addr and dump.get(addr.group(1), 0) != t["waits"]:
+            fail("%s: %d waits in the page, %d acquisitions after a wait in the trace" % (
+                n, t["waits"], dump.get(addr.group(1), 0)))
+        if d[3] != hold_slices.get(t["lock"], 0) or (not capped and d[3] != t["holds"]):
+            fail("%s: %d holds drawn on its track, %d hold slices in the data, %d holds" % (
+                n, d[3], hold_slices.get(t["lock"], 0), t["holds"]))
+    # hand-offs: the Chrome export's flows, thread to thread
+    fs = {e["id"]: e for e in ev if e.get("ph") == "s"}
+    pairs = sorted((fs[e["id"]]["tid"], e["tid"]) for e in ev if e.get("ph") == "f" and e["id"] in fs)
+    if T["flows_total"] != len(pairs):
+        fail("flows_total %d, the Chrome export has %d flows" % (T["flows_total"], len(pairs)))
+    tids = [t["tid"] for t in T["threads"]]
+    FL = T["flows"]
+    page_pairs = sorted((tids[f[0]], tids[f[2]]) for f in FL)
+    if not capped and page_pairs != pairs:
+        fail("the page's hand-offs (releaser, waiter) differ from the Chrome export's")
+    waits_with = [sl for sl in T["slices"] if sl[8] >= 0]
+    if len(waits_with) != len(FL) or any(kinds[sl[1]] != "wait" for sl in waits_with):
+        fail("%d slices point at %d flows (waits only)" % (len(waits_with), len(FL)))
+    for sl in waits_with:
+        f = FL[sl[8]]
+        if f[2] != sl[0] or f[3] != sl[3] or f[1] > f[3] or f[0] == f[2] or f[4] != sl[5]:
+            fail("flow %s does not end the wait %s on its thread" % (f, sl))
+            break
+    if not FL:
+        fail("no hand-off in the timeline")
+        return
+    click = json.loads(html.unescape(attr(dom, "data-test-flowclick") or "null"))
+    if not click:
+        fail("no wait with a hand-off was drawn to click")
+        return
+    f = FL[click[0]]
+    want = [click[0], 1, click[0], tids[f[0]], tids[f[2]], 1]
+    if click != want:
+        fail("a click on a wait drew [flow, arrows, its flow, from, to, heads] %s, want %s" % (
+            click, want))
+    if attr(dom, "data-test-flowunclick") != "0":
+        fail("a second click left %s arrows" % attr(dom, "data-test-flowunclick"))
+
+
 def check_png(path, width, height):
     b = open(path, "rb").read()
     if b[:8] != b"\x89PNG\r\n\x1a\n" or b[12:16] != b"IHDR":
@@ -397,6 +551,8 @@ def main(argv):
         check_dom(argv[2], int(argv[3]), "timeline" in argv[4:], edges[0] if edges else None,
                   "noflame" not in argv[4:], threads[0] if threads else None,
                   hs[0] if hs else None, "merged" in argv[4:])
+    elif len(argv) == 5 and argv[1] == "timeline":
+        check_timeline(argv[2], argv[3], argv[4])
     elif len(argv) == 5 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]))
     else:

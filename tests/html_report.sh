@@ -17,7 +17,12 @@
 #      an event in their own part; one list with --merged) and both flame graphs drawn (and the
 #      timeline when a trace was given), one bar per thread of the time
 #      account (none for docs/example-report.html, saved before it), then
-#      a 1400x1600 screenshot.
+#      a 1400x1600 screenshot;
+#   5. the timeline of traces small enough for their page to hold every
+#      slice, and of one that is not: a track per lock (the busiest 16),
+#      named as 'trace export' names it, its holds and waits those of the
+#      Chrome export and of 'trace dump'; the hand-offs the export's flows;
+#      a click on a wait draws its arrow (check_html.py timeline).
 set -eu
 cli=$1
 bank=$2
@@ -49,6 +54,23 @@ if [ -n "$states" ]; then
 		fail "syncprof run -f html -- hold_states sleep exited $?"
 fi
 "$cli" report -f html --trace t.bin -o trace.html p.json || fail "report -f html --trace exited $?"
+# a trace small enough for its page to hold every slice, and one of every
+# acquisition (--trace-events all) with more slices than the 20,000 a page
+# draws; each also exported for Chrome and dumped, what the timeline's lock
+# tracks and hand-offs are checked by
+"$cli" run --hold --trace small.bin -f json -o small.json -- "$bank" 4 5000 >/dev/null ||
+	fail "syncprof run --trace small.bin exited $?"
+"$cli" run --hold --trace-events all --trace full.bin -f json -o full.json -- "$bank" 2 4000 \
+	>/dev/null || fail "syncprof run --trace-events all --trace full.bin exited $?"
+for t in small full; do
+	"$cli" report -f html --trace $t.bin -o $t.html $t.json ||
+		fail "report -f html --trace $t.bin exited $?"
+done
+for t in t small full; do
+	"$cli" trace export --format chrome "$t.bin" -o "$t.chrome.json" 2>/dev/null ||
+		fail "trace export --format chrome $t.bin exited $?"
+	"$cli" trace dump "$t.bin" >"$t.dump" || fail "trace dump $t.bin exited $?"
+done
 "$cli" report -f json -o again.json p.json || fail "report -f json exited $?"
 if "$cli" report --trace t.bin p.json >/dev/null 2>err.txt; then
 	fail "--trace without -f html was accepted"
@@ -73,7 +95,7 @@ grep -q '"merged":true}' merged.html || fail "merged.html: the view does not say
 grep -q '"merged":false}' report.html || fail "report.html: the view says merged"
 # docs/example-report.html, the example the README links to, too
 cp "$here/../docs/example-report.html" example.html
-for page in live env example cycle ${states:+states}; do
+for page in live env example cycle small full ${states:+states}; do
 	python3 - "$page.html" "$page.json" <<'EOF' || fail "$page.html: no profile in its data"
 import json, re, sys
 raw = open(sys.argv[1], encoding="utf-8").read()
@@ -135,6 +157,18 @@ load live "$(rows live.again.json)"
 load env "$(rows env.again.json)"
 load evil "$(rows evil.again.json)"
 load example "$(rows example.again.json)" timeline
+load small "$(rows small.again.json)" timeline
+load full "$(rows full.again.json)" timeline
+# the timeline's lock tracks and hand-offs: every slice (small, trace), the
+# 20,000 longest (full: the page must say so)
+grep -q '"slices_total":[0-9]*,"lock_tracks"' full.html || fail "full.html: no slices_total"
+[ "$(grep -o '"slices_total":[0-9]*' full.html | cut -d: -f2)" -gt 20000 ] ||
+	fail "full.bin has no more than 20,000 slices: the cap is not tried"
+grep -q 'shorter ones are left out' full.dom.html || fail "full.html does not say slices were left out"
+for t in small:small trace:t full:full; do
+	$check timeline ${t%:*}.dom.html ${t#*:}.chrome.json ${t#*:}.dump ||
+		fail "${t%:*}.html's timeline"
+done
 n=$(edges cycle.again.json)
 [ "$n" -ge 3 ] || fail "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
 load cycle "$(rows cycle.again.json)" noflame "edges=$n"

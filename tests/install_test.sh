@@ -7,8 +7,9 @@
 #   CMake    a consumer project with find_package(syncprof CONFIG):
 #            syncprof::instrument, syncprof::syncprof_static, and an
 #            unmodified program run with SYNCPROF_PRELOAD_LIBRARY;
-#   man      syncprof.1 and syncprof-CMD.1 for each command, each naming
-#            every option its --help names, rendered by man(1) when present;
+#   man      syncprof.1.gz and syncprof-CMD.1.gz for each command (gzip
+#            -9n: no name or time in the header), each naming every option
+#            its --help names, rendered by man(1) when present;
 #   bash     the installed completion completes commands, options, values;
 #   .deb     'cpack -G DEB' builds a package whose contents, extracted
 #            (dpkg-deb -x), run: its syncprof profiles a program with its
@@ -136,15 +137,20 @@ mandir="$prefix/share/man/man1"
 cmds=$("$prefix/bin/syncprof" --help | sed -n '/^Commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p')
 test -n "$cmds" || fail "no commands in syncprof --help"
 for page in syncprof $(for c in $cmds; do echo "syncprof-$c"; done); do
-	f="$mandir/$page.1"
-	test -f "$f" || fail "no man page $page.1"
+	f="$mandir/$page.1.gz"
+	test -f "$f" || fail "no man page $page.1.gz: $(ls "$mandir")"
+	# Reproducible: no file name (flag FNAME, byte 3) nor time (4-7) in the header.
+	test "$(od -An -tx1 -j3 -N5 "$f" | tr -d ' ')" = 0000000000 ||
+		fail "$page.1.gz has a name or time in its gzip header: $(od -An -tx1 -N10 "$f")"
+	gzip -dc "$f" >"$tmp/page.1" || fail "$page.1.gz does not decompress"
 	up=$(echo "$page" | tr a-z A-Z)
-	grep -q "^\.TH \"$up\" \"1\"" "$f" || fail "$page.1 has no .TH $up"
-	grep -q '^\.SH SYNOPSIS' "$f" && grep -q '^\.SH DESCRIPTION' "$f" || fail "$page.1 sections"
+	grep -q "^\.TH \"$up\" \"1\"" "$tmp/page.1" || fail "$page.1 has no .TH $up"
+	grep -q '^\.SH SYNOPSIS' "$tmp/page.1" && grep -q '^\.SH DESCRIPTION' "$tmp/page.1" ||
+		fail "$page.1 sections"
 	cmd=${page#syncprof}; cmd=${cmd#-}
 	# Every option the --help names is in the page (roff writes - as \-).
 	for o in $("$prefix/bin/syncprof" $cmd --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-		grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$f" || fail "$page.1 lacks $o"
+		grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$tmp/page.1" || fail "$page.1 lacks $o"
 	done
 	if command -v man >/dev/null 2>&1; then
 		MANWIDTH=80 man -l "$f" >"$tmp/man.txt" 2>/dev/null || fail "man -l $page.1"
@@ -154,7 +160,10 @@ for page in syncprof $(for c in $cmds; do echo "syncprof-$c"; done); do
 		[ -s "$tmp/man.warn" ] && fail "troff warns on $page.1: $(head -3 "$tmp/man.warn")"
 	fi
 done
-grep -qF -- '\fB\-\-hold\fR' "$mandir/syncprof-run.1" || fail "syncprof-run.1 lacks --hold"
+gzip -dc "$mandir/syncprof-run.1.gz" | grep -qF -- '\fB\-\-hold\fR' || fail "syncprof-run.1 lacks --hold"
+gzip -dc "$prefix/share/doc/syncprof/changelog.gz" | head -n 1 |
+	grep -q "^syncprof ($("$prefix/bin/syncprof" --version | awk '{print $NF}')) " ||
+	fail "changelog.gz does not open with syncprof's version"
 
 # ---- bash completion ------------------------------------------------------
 comp="$prefix/share/bash-completion/completions/syncprof"
@@ -195,9 +204,9 @@ if command -v dpkg-deb >/dev/null 2>&1; then
 	grep -q '^ Depends:.*libc6' "$tmp/deb.info" || fail "deb has no Depends: $(cat "$tmp/deb.info")"
 	dpkg-deb -c "$deb" >"$tmp/deb.list"
 	for f in ./usr/bin/syncprof ./usr/lib/libsyncprof-preload.so ./usr/include/syncprof.h \
-		./usr/lib/cmake/syncprof/syncprofConfig.cmake ./usr/share/man/man1/syncprof-run.1 \
+		./usr/lib/cmake/syncprof/syncprofConfig.cmake ./usr/share/man/man1/syncprof-run.1.gz \
 		./usr/share/bash-completion/completions/syncprof ./usr/lib/pkgconfig/syncprof.pc \
-		./usr/share/doc/syncprof/copyright; do
+		./usr/share/doc/syncprof/copyright ./usr/share/doc/syncprof/changelog.gz; do
 		grep -q " $f\$" "$tmp/deb.list" || grep -q " $f -> " "$tmp/deb.list" ||
 			fail "the .deb lacks $f: $(cat "$tmp/deb.list")"
 	done

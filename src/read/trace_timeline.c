@@ -640,7 +640,7 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 	struct sp_tl_private *p = tl->priv;
 	struct tstate *t = &p->ts[ti];
 	struct lstate *l = &p->ls[lk];
-	uint32_t tid = tl->threads[ti].tid, flow;
+	uint32_t tid = tl->threads[ti].tid, flow, wait;
 	int64_t start;
 	unsigned flags = 0;
 
@@ -653,8 +653,10 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 			return -ENOMEM;
 	}
 	t->waiting = 0;
-	if (add_delta(tl, lk, e->ts, -1) ||
-	    add_slice(tl, SP_TL_WAIT, tid, start, e->ts, lk, e->site, e->ns, flags) == SP_TL_NONE)
+	if (add_delta(tl, lk, e->ts, -1))
+		return -ENOMEM;
+	wait = add_slice(tl, SP_TL_WAIT, tid, start, e->ts, lk, e->site, e->ns, flags);
+	if (wait == SP_TL_NONE)
 		return -ENOMEM;
 	tl->locks[lk].waits++;
 	if (!l->released || l->rel_tid == tid || l->rel_ts < start || l->rel_ts > e->ts)
@@ -669,7 +671,7 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 		return -ENOMEM;
 	flow = (uint32_t)tl->n_flows++;
 	tl->flows[flow] = (struct sp_tl_flow){ l->rel_slice, SP_TL_NONE,
-					       tl->slices[l->rel_slice].flow_out, SP_TL_NONE };
+					       tl->slices[l->rel_slice].flow_out, SP_TL_NONE, wait };
 	tl->slices[l->rel_slice].flow_out = flow;
 	if (type < SP_TYPE_SEMAPHORE) {
 		if (sp_tl_grow(&t->in, &t->cap_in, t->n_in, sizeof(*t->in)))

@@ -58,10 +58,12 @@ struct sp_tl_slice {
 	uint8_t lock_type;   /* enum sp_type of the lock (HOLD, WAIT) */
 };
 
-/* A flow: @src's release let @dst's thread through. */
+/* A flow: @src's release let @dst's thread through, ending its wait
+ * @wait (the HTML timeline draws the flow of the wait that is pointed at). */
 struct sp_tl_flow {
 	uint32_t src, dst;           /* slice indexes */
 	uint32_t next_out, next_in;  /* next flow of the same slices, or SP_TL_NONE */
+	uint32_t wait;               /* the WAIT slice it ended */
 };
 
 struct sp_tl_site {
@@ -178,7 +180,9 @@ int sp_timeline_name_sites(struct sp_timeline *tl);
 int sp_export_chrome(FILE *out, const struct sp_timeline *tl);
 int sp_export_perfetto(FILE *out, const struct sp_timeline *tl);
 /* "export_html.c": @tl as the HTML report's timeline, one JSON value (at
- * most @max slices, the longest); 0 or -ENOMEM. */
-int sp_export_html_timeline(FILE *out, const struct sp_timeline *tl, size_t max);
+ * most @max slices, the longest, and the tracks of at most @max_locks
+ * locks, the busiest); 0 or -ENOMEM. */
+int sp_export_html_timeline(FILE *out, const struct sp_timeline *tl, size_t max,
+			    size_t max_locks);
 
 #endif /* SP_READ_TRACE_TIMELINE_H */

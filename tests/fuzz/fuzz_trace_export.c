@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sp_timeline_build(&tl, r) == 0 && (out = fopen("/dev/null", "w"))) {
 			/* the HTML timeline with a small cap: its pick of the longest slices runs */
 			if (sp_export_perfetto(out, &tl) || sp_export_chrome(out, &tl) ||
-			    sp_export_html_timeline(out, &tl, 16))
+			    sp_export_html_timeline(out, &tl, 16, 4))
 				abort(); /* only a write error may fail them */
 			fclose(out);
 		}

@@ -37,8 +37,10 @@
 #include "read/trace_timeline.h"
 #include "report/render/text.h"
 
-/* Slices of a trace drawn in an HTML page at most (export_html.c). */
+/* Slices of a trace drawn in an HTML page at most, and lock tracks (the
+ * busiest locks) at most (export_html.c). */
 #define HTML_MAX_SLICES 20000
+#define HTML_MAX_LOCKS 16
 
 static const char help[] =
 	"Usage: syncprof report [REPORT OPTIONS] [--trace TRACE] PROFILE.json\n"
@@ -51,7 +53,9 @@ static const char help[] =
 	"\n"
 	"%s"
 	"      --trace TRACE   with -f html: the page also shows TRACE (syncprof run\n"
-	"                      --trace) as a timeline of its threads' waits and holds\n"
+	"                      --trace) as a timeline of its threads' waits and holds,\n"
+	"                      and of the busiest locks' holders; a click on a wait\n"
+	"                      draws the hand-off that ended it\n"
 	"\n"
 	"--diff compares two profiles site by site (type and call site; objects\n"
 	"are merged) and prints, for each site, wait time, acquisitions (count)\n"
@@ -140,7 +144,7 @@ static int trace_timeline_json(FILE *out, void *ctx)
 {
 	struct report_trace *t = ctx;
 
-	return sp_export_html_timeline(out, &t->tl, HTML_MAX_SLICES);
+	return sp_export_html_timeline(out, &t->tl, HTML_MAX_SLICES, HTML_MAX_LOCKS);
 }
 
 static int render_profile(const char *path, struct cli_render_opts *o, const char *trace)

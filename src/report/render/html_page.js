@@ -600,24 +600,60 @@
 
 	/* ---- the timeline (syncprof report --trace) ------------------------ */
 
+	/* A holder thread's colour on the lock tracks (and by its name): hues
+	 * spread by the golden angle, so neighbours differ. */
+	function threadColour(i) {
+		return "hsl(" + Math.round((i * 137.508) % 360) + ",60%,45%)";
+	}
+
+	function shorten(text, n) {
+		return text.length > n ? text.slice(0, n - 1) + "\u2026" : text;
+	}
+
 	function timelineSection(s) {
-		var LANE = 9, LABEL = 170, W = pageWidth(700);
+		var LANE = 9, LABEL = 250, W = pageWidth(700);
 		var span = Math.max(1, T.end_ns), view = [0, span];
-		var rowsY = [], y = 18;
+		var LT = T.lock_tracks || [], FL = T.flows || [];
+		var rowsY = [], lockY = [], lockRow = {}, y = 18;
 
 		T.threads.forEach(function (t) {
 			rowsY.push(y);
 			y += Math.max(1, t.lanes) * LANE + 6;
 		});
+		var locksTop = y;
+		if (LT.length)
+			y += 16; /* the title of the lock tracks */
+		LT.forEach(function (lt, i) {
+			lockY.push(y);
+			lockRow[lt.lock] = i;
+			y += Math.max(1, lt.lanes) * LANE + 6;
+		});
 		var H = y + 4;
+		var waitsDrawn = 0;
+		T.slices.forEach(function (sl) {
+			if (T.kinds[sl[1]] === "wait")
+				waitsDrawn++;
+		});
 		s.appendChild(el("p", { "class": "sp-note" }, T.threads.length + " threads, " +
 			T.slices.length + " slices over " + dur(span) +
-			(T.slices_total > T.slices.length ? " (the first " + T.slices.length + " of " +
-			 T.slices_total + ": the rest are left out)" : "") +
+			(T.slices_total > T.slices.length ? " (the longest " + T.slices.length + " of " +
+			 T.slices_total + ": the " + (T.slices_total - T.slices.length) +
+			 " shorter ones are left out; syncprof trace export has them all)" : "") +
 			". Drag across the time axis to zoom in; the buttons zoom out."));
+		if (T.lock_tracks) {
+			var more = T.lock_tracks_total - LT.length;
+			s.appendChild(el("p", { "class": "sp-note", id: "sp-lock-note" },
+				"Below the threads, a track per lock: the " + LT.length + " busiest of " +
+				T.lock_tracks_total + " (by the time threads waited for them)" +
+				(more > 0 ? ", " + more + " more locks not drawn" : "") +
+				"; each hold in its holder thread's colour. A click on a wait (or pointing" +
+				" at it) draws an arrow from the release that let it through to its end: " +
+				FL.length + " of the " + waitsDrawn + " waits drawn have one (" +
+				T.flows_total + " in the trace)."));
+		}
 		var legend = el("p", { "class": "sp-legend" });
 		[["wait", "#d9534f"], ["condition wait", "#e8a33d"], ["hold", "#3a78c3"],
-		 ["events dropped", "#999"]].forEach(function (l) {
+		 ["events dropped", "#999"], ["hand-off", "#111"]].forEach(function (l) {
 			legend.appendChild(el("span", { style: "background:" + l[1] }));
 			legend.appendChild(document.createTextNode(l[0]));
 		});
@@ -629,6 +665,44 @@
 		s.appendChild(bar);
 		var g = svg("svg", { width: W, height: H, "class": "sp-timeline" });
 		s.appendChild(g);
+		var pinned = -1, hover = -1; /* the flow drawn: clicked, pointed at */
+
+		function xAt(t) {
+			return LABEL + (t - view[0]) * (W - LABEL) / (view[1] - view[0]);
+		}
+
+		/* The arrow of flow @f: from the release on its thread's track to
+		 * the end of the wait on the waiter's. */
+		function drawFlow(layer, f) {
+			var fl = FL[f];
+			if (!fl)
+				return;
+			var x1 = Math.max(LABEL, Math.min(W, xAt(fl[1]))), y1 = rowsY[fl[0]] + LANE / 2;
+			var x2 = Math.max(LABEL, Math.min(W, xAt(fl[3]))), y2 = rowsY[fl[2]] + LANE / 2;
+			var p = svg("path", { d: "M" + x1.toFixed(1) + "," + y1 + " L" + x2.toFixed(1) + "," + y2,
+					      "class": "sp-flow", "data-flow": f,
+					      "data-from": T.threads[fl[0]].tid, "data-to": T.threads[fl[2]].tid });
+			tip(p, "hand-off of " + (fl[4] >= 0 ? T.locks[fl[4]] : "the lock") + ": released by " +
+			    T.threads[fl[0]].tid + " at " + dur(fl[1]) + ", " + T.threads[fl[2]].tid +
+			    " through at " + dur(fl[3]) + " (" + dur(fl[3] - fl[1]) + " later)");
+			layer.appendChild(p);
+			/* the head, at the waiter's end */
+			var a = Math.atan2(y2 - y1, x2 - x1), L = 7;
+			var pts = [[x2, y2], [x2 - L * Math.cos(a - 0.45), y2 - L * Math.sin(a - 0.45)],
+				   [x2 - L * Math.cos(a + 0.45), y2 - L * Math.sin(a + 0.45)]];
+			layer.appendChild(svg("polygon", { "class": "sp-flow-head", points: pts.map(function (q) {
+				return q[0].toFixed(1) + "," + q[1].toFixed(1); }).join(" ") }));
+		}
+
+		var flowLayer = null;
+		function showFlows() {
+			while (flowLayer.firstChild)
+				flowLayer.removeChild(flowLayer.firstChild);
+			if (pinned >= 0)
+				drawFlow(flowLayer, pinned);
+			if (hover >= 0 && hover !== pinned)
+				drawFlow(flowLayer, hover);
+		}
 
 		function render() {
 			while (g.firstChild)
@@ -640,27 +714,76 @@
 				g.appendChild(t);
 			}
 			T.threads.forEach(function (th, i) {
-				var t = svg("text", { x: 2, y: rowsY[i] + LANE });
+				g.appendChild(svg("rect", { x: 2, y: rowsY[i] + 1, width: 6, height: LANE - 2,
+							    style: "fill:" + threadColour(i) }));
+				var t = svg("text", { x: 11, y: rowsY[i] + LANE });
 				t.textContent = th.tid + (th.name ? " " + th.name : "");
 				g.appendChild(t);
 			});
+			if (LT.length) {
+				var h = svg("text", { x: 2, y: locksTop + 11, "class": "sp-locks-title" });
+				h.textContent = "locks (holder's colour)";
+				g.appendChild(h);
+				g.appendChild(svg("line", { x1: 0, x2: W, y1: locksTop + 1, y2: locksTop + 1,
+							    "class": "sp-sep" }));
+			}
+			var tracks = LT.map(function (lt, i) {
+				var tg = svg("g", { "class": "sp-lock-track", "data-lock": T.locks[lt.lock],
+						    "data-holds": lt.holds, "data-waits": lt.waits });
+				var t = svg("text", { x: 2, y: lockY[i] + LANE });
+				t.textContent = shorten(T.locks[lt.lock], 40);
+				tip(t, T.locks[lt.lock] + ": " + lt.holds + " holds (" + dur(lt.hold_ns) + "), " +
+				    lt.waits + " waits (" + dur(lt.wait_ns) + ")");
+				tg.appendChild(t);
+				g.appendChild(tg);
+				return tg;
+			});
 			T.slices.forEach(function (sl) {
-				/* [thread, kind, start, end, lane, lock, site] */
+				/* [thread, kind, start, end, lane, lock, site, lock_lane, flow] */
 				if (sl[3] < view[0] || sl[2] > view[1])
 					return;
 				var kind = T.kinds[sl[1]] || "?";
 				var x = LABEL + Math.max(0, sl[2] - x0) * k;
 				var w = Math.max(1, (Math.min(sl[3], view[1]) - Math.max(sl[2], x0)) * k);
 				var inst = sl[3] === sl[2];
+				var th = T.threads[sl[0]] || { tid: "?" };
 				var r = svg("rect", { x: x.toFixed(1), y: rowsY[sl[0]] + sl[4] * LANE,
 						      width: (inst ? 1 : w).toFixed(1), height: LANE - 1,
 						      "class": "sp-slice sp-k-" +
 							(inst ? "instant" : kind.replace(/ /g, "_")) });
-				tip(r, kind + (sl[6] >= 0 ? " at " + T.sites[sl[6]] : "") +
+				var text = kind + (sl[6] >= 0 ? " at " + T.sites[sl[6]] : "") +
 				    (sl[5] >= 0 ? ", " + T.locks[sl[5]] : "") + ": " + dur(sl[3] - sl[2]) +
-				    " from " + dur(sl[2]));
+				    " from " + dur(sl[2]);
+				var f = sl.length > 8 ? sl[8] : -1;
+				if (f >= 0) {
+					r.setAttribute("data-flow", f);
+					r.addEventListener("click", function (ev) {
+						ev.stopPropagation();
+						pinned = pinned === f ? -1 : f;
+						showFlows();
+					});
+					r.addEventListener("mouseenter", function () { hover = f; showFlows(); });
+					r.addEventListener("mouseleave", function () { hover = -1; showFlows(); });
+					text += "; released by " + T.threads[FL[f][0]].tid + " " +
+						dur(FL[f][3] - FL[f][1]) + " before its end (click: the arrow)";
+				}
+				tip(r, text);
 				g.appendChild(r);
+				var lr = sl.length > 7 && sl[7] >= 0 && sl[5] >= 0 ? lockRow[sl[5]] : undefined;
+				if (lr === undefined)
+					return;
+				var hr = svg("rect", { x: x.toFixed(1), y: lockY[lr] + sl[7] * LANE,
+						       width: w.toFixed(1), height: LANE - 1,
+						       "class": "sp-slice sp-lockhold", "data-holder": th.tid,
+						       style: "fill:" + threadColour(sl[0]) });
+				tip(hr, "held by " + th.tid + (th.name ? " " + th.name : "") +
+				    (sl[6] >= 0 ? " at " + T.sites[sl[6]] : "") + ": " + dur(sl[3] - sl[2]) +
+				    " from " + dur(sl[2]));
+				tracks[lr].appendChild(hr);
 			});
+			flowLayer = svg("g", { "class": "sp-flows" });
+			g.appendChild(flowLayer);
+			showFlows();
 		}
 
 		var drag = null;

@@ -45,6 +45,12 @@
  * instance with profiling off) has no control socket.  The socket file is
  * removed at exit.
  *
+ * Start-up: the starting thread creates the helper and waits (on a futex,
+ * woken by it) until it runs; the helper makes the socket itself, so the
+ * program does not wait for the file operations.  Exit and fork wait until
+ * the socket is made (bounded), so that it is removed, and a child knows
+ * every descriptor it inherited.
+ *
  * Alternatives considered: abstract-namespace sockets (no file modes, so
  * SO_PEERCRED would be the only guard, and no directory to list); a
  * thread per connection (a stuck client pins a thread, unbounded threads);
@@ -53,7 +59,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -89,7 +97,12 @@ static int listen_fd = -1;
 static int sig_pipe[2] = { -1, -1 };
 static struct client clients[MAX_CLIENTS];
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static int helper_ready; /* set by the helper thread once it runs */
+/* HELPER_* (futex word): the helper thread runs, then has made its socket
+ * (or failed to): the socket is made by the helper, not the starting
+ * thread, so that a program's start-up does not wait for its file
+ * operations (issue 25: ~0.5 ms of mkdir, bind, chmod, listen on /tmp). */
+enum { HELPER_STARTING, HELPER_RUNNING, HELPER_SETTLED };
+static int helper_ready;
 
 int sp_control_dir(char *buf, size_t size)
 {
@@ -341,6 +354,23 @@ static void on_report_signal(int sig)
 	errno = saved;
 }
 
+static void helper_settle(int state)
+{
+	sp_store_release(&helper_ready, state);
+	sp_futex(&helper_ready, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* Wait while the helper's state is @state, 2 s at most (it waits for
+ * nothing of ours: a bound all the same). */
+static void helper_wait_past(int state)
+{
+	for (int i = 0; i < 20 && sp_load_acquire(&helper_ready) == state; i++) {
+		const struct timespec step = { 0, 100 * 1000 * 1000 };
+
+		sp_futex(&helper_ready, FUTEX_WAIT_PRIVATE, state, &step);
+	}
+}
+
 static void *helper_main(void *arg)
 {
 	struct pollfd pfd[MAX_CLIENTS + 2];
@@ -350,7 +380,15 @@ static void *helper_main(void *arg)
 	sp_thread_enter(); /* never recorded, never registered */
 	/* named, so that the time account leaves it out (collect.c) */
 	prctl(PR_SET_NAME, (unsigned long)"syncprof-ctl", 0, 0, 0);
-	sp_store_release(&helper_ready, 1);
+	helper_settle(HELPER_RUNNING);
+	/* Without its socket (a warning said why) the thread still serves the
+	 * watchdog and the report signal, when those are asked for. */
+	if (sp_opts.control && listen_fd < 0 && open_socket() && !sp_watchdog_wanted() &&
+	    !sp_opts.report_signal) {
+		helper_settle(HELPER_SETTLED);
+		return NULL;
+	}
+	helper_settle(HELPER_SETTLED);
 	for (;;) {
 		uint64_t now = sp_now_ns();
 		int timeout = 1000, n = 0;
@@ -425,6 +463,8 @@ void sp_control_exit(void)
 
 	if (started_pid != getpid())
 		return;
+	/* A program that ends at once: its socket may be in the making. */
+	helper_wait_past(HELPER_RUNNING);
 	if (sock_path[0])
 		unlink(sock_path);
 	/* Totals of warned waits that ended since the helper's last scan. */
@@ -451,6 +491,14 @@ static void close_inherited(void)
 }
 
 static int restart_pending; /* in a forked child: start the helper thread */
+
+/* Before fork(): the helper's socket made, so that the child's copy of
+ * listen_fd names every descriptor it inherits (it closes them). */
+void sp_control_fork_prepare(void)
+{
+	if (started_pid == getpid())
+		helper_wait_past(HELPER_RUNNING);
+}
 
 void sp_control_fork_child(void)
 {
@@ -500,16 +548,11 @@ static int start_locked(void)
 		return -errno;
 	if (getenv("SYNCPROF_TEST_CONTROL_REQUEST_MS"))
 		request_ms = strtoull(getenv("SYNCPROF_TEST_CONTROL_REQUEST_MS"), NULL, 10);
-	/* Without its socket (a warning said why) the thread still serves the
-	 * watchdog and the report signal, when those are asked for. */
-	if (sp_opts.control && (rc = open_socket()) && !sp_watchdog_wanted() &&
-	    !sp_opts.report_signal)
-		return rc;
 	if (sp_watchdog_wanted())
 		sp_store_relaxed(&sp_watch_on, 1);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	sp_store_relaxed(&helper_ready, 0);
+	sp_store_relaxed(&helper_ready, HELPER_STARTING);
 	rc = -pthread_create(&th, NULL, helper_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
@@ -519,12 +562,9 @@ static int start_locked(void)
 	pthread_detach(th);
 	/* Return once the thread runs: a fork() right after start-up then
 	 * does not catch it half-initialised (under ASan, a thread forked in
-	 * the middle of its start left the child's allocator locked). */
-	for (int i = 0; i < 20000 && !sp_load_acquire(&helper_ready); i++) {
-		struct timespec step = { 0, 100000 }; /* 0.1 ms, 2 s at most */
-
-		nanosleep(&step, NULL);
-	}
+	 * the middle of its start left the child's allocator locked); woken
+	 * by the helper, not polled (a 0.1 ms sleep was the least it took). */
+	helper_wait_past(HELPER_STARTING);
 	started_pid = getpid();
 	if (sp_opts.report_signal) {
 		struct sigaction sa;

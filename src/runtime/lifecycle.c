@@ -779,6 +779,7 @@ static void fork_prepare(void)
 {
 	const struct sp_fork_hooks *h = sp_load_acquire(&sp_attach_fork_hooks);
 
+	sp_control_fork_prepare();
 	sp_trace_fork_prepare();
 	sp_registry_fork_prepare();
 	sp_order_fork_prepare();

@@ -74,6 +74,7 @@ void sp_control_after_fork(void);
  * called by the lifecycle, no-ops when the helper never started. */
 void sp_control_exit(void);
 void sp_control_fork_child(void);
+void sp_control_fork_prepare(void);
 /* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
 int sp_control_dir(char *buf, size_t size);
 

@@ -14,12 +14,11 @@
 # With PROG and PRELOAD_LIB "-", the compiled-in run alone (account_compiled:
 # the sanitizer trees run it, the preload being out of their reach).
 # Usage: account.sh SYNCPROF_CLI PROG PROG_INSTRUMENTED PRELOAD_LIB PYTHON SRCDIR WORKDIR
+. "$(dirname "$0")/lib.sh"
 set -u
 cli=$1 prog=$2 prog_instr=$3 preload=$4 python=$5 src=$6 work=$7
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 unset SYNCPROF_OPTIONS
-fails=0
-fail() { echo "account: FAIL: $*"; fails=$((fails + 1)); }
 check() { "$python" "$src/tests/check_account.py" "$@" || fails=$((fails + 1)); }
 schema() {
 	"$python" "$src/tests/check_profile_schema.py" --schema "$src/docs/profile.schema.json" "$@" ||

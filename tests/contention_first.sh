@@ -12,22 +12,22 @@
 #   3. -s count: the parts sorted by acquisitions, each on its own;
 #   4. the other formats keep the profile's order (CSV), and JSON rows say
 #      their kind.
+. "$(dirname "$0")/lib.sh"
 set -eu
 cli=$1
 bank=$2
 tmp=$3
-fail() { echo "contention_first: FAIL: $*" >&2; exit 1; }
 rm -rf "$tmp"
 mkdir -p "$tmp"
 cd "$tmp"
-"$cli" run -f json -o p.json -- "$bank" 4 50000 >/dev/null || fail "syncprof run exited $?"
-"$cli" report p.json >table.txt || fail "report exited $?"
-"$cli" report --merged p.json >merged.txt || fail "report --merged exited $?"
-"$cli" report -s count p.json >count.txt || fail "report -s count exited $?"
-"$cli" report -s count -f json p.json >count.json || fail "report -s count -f json exited $?"
-"$cli" report -f csv p.json >p.csv || fail "report -f csv exited $?"
+"$cli" run -f json -o p.json -- "$bank" 4 50000 >/dev/null || die "syncprof run exited $?"
+"$cli" report p.json >table.txt || die "report exited $?"
+"$cli" report --merged p.json >merged.txt || die "report --merged exited $?"
+"$cli" report -s count p.json >count.txt || die "report -s count exited $?"
+"$cli" report -s count -f json p.json >count.json || die "report -s count -f json exited $?"
+"$cli" report -f csv p.json >p.csv || die "report -f csv exited $?"
 cat table.txt
-python3 - <<'PY' || fail "see above"
+python3 - <<'PY' || die "see above"
 import csv, json, re, sys
 
 LOCKS = {"mutex", "rec_mutex", "rwlock_read", "rwlock_write", "spinlock", "futex", "glibc_lock"}

@@ -9,6 +9,7 @@
 #
 # Cost: cpack about 15 s (it installs the tree and runs dpkg-shlibdeps),
 # lintian about 9 s, on the 2-core CI machine.
+. "$(dirname "$0")/lib.sh"
 set -eu
 build=$1
 
@@ -19,7 +20,6 @@ for t in cpack dpkg-deb lintian; do
 	fi
 done
 
-fail() { echo "deb_lintian: FAIL: $*" >&2; exit 1; }
 
 # The warnings left, one tag a line, with why:
 allowed='
@@ -49,15 +49,15 @@ maintscript-calls-ldconfig
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) ||
-	fail "cpack -G DEB: $(tail -n 20 "$tmp/cpack.log")"
-deb=$(ls "$tmp"/deb/*.deb) || fail "no .deb: $(ls "$tmp/deb")"
+	die "cpack -G DEB: $(tail -n 20 "$tmp/cpack.log")"
+deb=$(ls "$tmp"/deb/*.deb) || die "no .deb: $(ls "$tmp/deb")"
 
 # lintian's exit status says only whether it ran (its --fail-on default,
 # error, is what we check below, with the allow list for warnings).
 # -L +classification adds the C: lines, facts about the package (its
 # maintainer's address among them), which show lintian did read it.
 lintian --tag-display-limit 0 --fail-on none -L +classification "$deb" \
-	>"$tmp/lintian.out" 2>"$tmp/lintian.err" || fail "lintian did not run: $(cat "$tmp/lintian.err")"
+	>"$tmp/lintian.out" 2>"$tmp/lintian.err" || die "lintian did not run: $(cat "$tmp/lintian.err")"
 grep -v '^C:' "$tmp/lintian.out" || true
 
 bad=0
@@ -73,8 +73,8 @@ while IFS= read -r line; do
 		;;
 	esac
 done <"$tmp/lintian.out"
-[ "$bad" = 0 ] || fail "lintian found the tags above"
+[ "$bad" = 0 ] || die "lintian found the tags above"
 
 grep -q '^C: syncprof: mail-contact Maintainer .*<dev@syncprof.invalid>' "$tmp/lintian.out" ||
-	fail "lintian did not read the package's maintainer: $(cat "$tmp/lintian.out")"
+	die "lintian did not read the package's maintainer: $(cat "$tmp/lintian.out")"
 echo "deb_lintian: ok (no errors, $(grep -c '^W:' "$tmp/lintian.out") allowed warnings)"

@@ -23,6 +23,7 @@
 #      named as 'trace export' names it, its holds and waits those of the
 #      Chrome export and of 'trace dump'; the hand-offs the export's flows;
 #      a click on a wait draws its arrow (check_html.py timeline).
+. "$(dirname "$0")/lib.sh"
 set -eu
 cli=$1
 bank=$2
@@ -32,81 +33,80 @@ tmp=$5
 states=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
 check="python3 $here/check_html.py"
-fail() { echo "html_report: FAIL: $*" >&2; exit 1; }
 rm -rf "$tmp"
 mkdir -p "$tmp"
 cd "$tmp"
 
 # 1. the pages
 "$cli" run --hold --lock-order --trace t.bin -f json -o p.json -- "$bank" 4 50000 >/dev/null ||
-	fail "syncprof run -f json exited $?"
+	die "syncprof run -f json exited $?"
 "$cli" run --hold -f html -o live.html -- "$bank" 4 50000 >/dev/null ||
-	fail "syncprof run -f html exited $?"
+	die "syncprof run -f html exited $?"
 SYNCPROF_OPTIONS=hold=1,format=html,output=env.html LD_PRELOAD="$preload" \
-	"$bank" 2 20000 >/dev/null || fail "SYNCPROF_OPTIONS=format=html: bank exited $?"
+	"$bank" 2 20000 >/dev/null || die "SYNCPROF_OPTIONS=format=html: bank exited $?"
 "$cli" run --lock-order --no-control -f html -o cycle.html -- "$cases" three >/dev/null ||
-	fail "syncprof run -f html -- lockorder_cases three exited $?"
-"$cli" report -f html -o report.html p.json || fail "report -f html exited $?"
-"$cli" report -f html --merged -o merged.html p.json || fail "report -f html --merged exited $?"
+	die "syncprof run -f html -- lockorder_cases three exited $?"
+"$cli" report -f html -o report.html p.json || die "report -f html exited $?"
+"$cli" report -f html --merged -o merged.html p.json || die "report -f html --merged exited $?"
 # long holds with hold states (tests/preload/hold_states.c): their section
 if [ -n "$states" ]; then
 	"$cli" run --hold -f html -o states.html -- "$states" sleep >/dev/null ||
-		fail "syncprof run -f html -- hold_states sleep exited $?"
+		die "syncprof run -f html -- hold_states sleep exited $?"
 fi
-"$cli" report -f html --trace t.bin -o trace.html p.json || fail "report -f html --trace exited $?"
+"$cli" report -f html --trace t.bin -o trace.html p.json || die "report -f html --trace exited $?"
 # a trace small enough for its page to hold every slice, and one of every
 # acquisition (--trace-events all) with more slices than the 20,000 a page
 # draws; each also exported for Chrome and dumped, what the timeline's lock
 # tracks and hand-offs are checked by
 "$cli" run --hold --trace small.bin -f json -o small.json -- "$bank" 4 5000 >/dev/null ||
-	fail "syncprof run --trace small.bin exited $?"
+	die "syncprof run --trace small.bin exited $?"
 "$cli" run --hold --trace-events all --trace full.bin -f json -o full.json -- "$bank" 2 4000 \
-	>/dev/null || fail "syncprof run --trace-events all --trace full.bin exited $?"
+	>/dev/null || die "syncprof run --trace-events all --trace full.bin exited $?"
 for t in small full; do
 	"$cli" report -f html --trace $t.bin -o $t.html $t.json ||
-		fail "report -f html --trace $t.bin exited $?"
+		die "report -f html --trace $t.bin exited $?"
 done
 for t in t small full; do
 	"$cli" trace export --format chrome "$t.bin" -o "$t.chrome.json" 2>/dev/null ||
-		fail "trace export --format chrome $t.bin exited $?"
-	"$cli" trace dump "$t.bin" >"$t.dump" || fail "trace dump $t.bin exited $?"
+		die "trace export --format chrome $t.bin exited $?"
+	"$cli" trace dump "$t.bin" >"$t.dump" || die "trace dump $t.bin exited $?"
 done
-"$cli" report -f json -o again.json p.json || fail "report -f json exited $?"
+"$cli" report -f json -o again.json p.json || die "report -f json exited $?"
 if "$cli" report --trace t.bin p.json >/dev/null 2>err.txt; then
-	fail "--trace without -f html was accepted"
+	die "--trace without -f html was accepted"
 fi
-grep -q 'html' err.txt || fail "--trace without -f html: $(cat err.txt)"
+grep -q 'html' err.txt || die "--trace without -f html: $(cat err.txt)"
 # a trace that is missing, or no trace: one line, exit 1, no page
 for bad in missing.bin p.json; do
 	if "$cli" report -f html --trace "$bad" -o bad.html p.json 2>err.txt; then
-		fail "--trace $bad was accepted"
+		die "--trace $bad was accepted"
 	fi
-	[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "$bad" err.txt || fail "--trace $bad: $(cat err.txt)"
-	[ ! -e bad.html ] || fail "--trace $bad: a page was written"
+	[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "$bad" err.txt || die "--trace $bad: $(cat err.txt)"
+	[ ! -e bad.html ] || die "--trace $bad: a page was written"
 done
 
 # 2. self-contained, the data is the profile.  The live pages' profiles
 # are not saved as JSON: the data block read back by 'syncprof report'
 # must give the same JSON again.
-$check static report.html again.json || fail "report.html"
-$check static trace.html again.json || fail "trace.html"
-$check static merged.html again.json || fail "merged.html"
-grep -q '"merged":true}' merged.html || fail "merged.html: the view does not say merged"
-grep -q '"merged":false}' report.html || fail "report.html: the view says merged"
+$check static report.html again.json || die "report.html"
+$check static trace.html again.json || die "trace.html"
+$check static merged.html again.json || die "merged.html"
+grep -q '"merged":true}' merged.html || die "merged.html: the view does not say merged"
+grep -q '"merged":false}' report.html || die "report.html: the view says merged"
 # docs/example-report.html, the example the README links to, too
 cp "$here/../docs/example-report.html" example.html
 for page in live env example cycle small full ${states:+states}; do
-	python3 - "$page.html" "$page.json" <<'EOF' || fail "$page.html: no profile in its data"
+	python3 - "$page.html" "$page.json" <<'EOF' || die "$page.html: no profile in its data"
 import json, re, sys
 raw = open(sys.argv[1], encoding="utf-8").read()
 m = re.search(r'<script type="application/json" id="sp-data">(.*?)</script>', raw, re.S)
 json.dump(json.loads(m.group(1))["profile"], open(sys.argv[2], "w"))
 EOF
-	"$cli" report -f json -o "$page.again.json" "$page.json" || fail "re-rendering $page.json"
-	$check static "$page.html" "$page.again.json" || fail "$page.html"
+	"$cli" report -f json -o "$page.again.json" "$page.json" || die "re-rendering $page.json"
+	$check static "$page.html" "$page.again.json" || die "$page.html"
 done
-grep -q '"timeline":null' report.html || fail "report.html has a timeline without --trace"
-grep -q '"timeline":{"end_ns":' trace.html || fail "trace.html has no timeline"
+grep -q '"timeline":null' report.html || die "report.html has a timeline without --trace"
+grep -q '"timeline":{"end_ns":' trace.html || die "trace.html has no timeline"
 
 # 3. strings that could end the data block or open a comment in it
 python3 - again.json evil.json <<'EOF'
@@ -116,11 +116,11 @@ p["command"] = "bank </script><script>alert(1)</script> <!-- & \"q\""
 p["rows"][0]["site"]["function"] = "f</script><!--<script>"
 json.dump(p, open(sys.argv[2], "w"))
 EOF
-"$cli" report -f html -o evil.html evil.json || fail "report -f html (evil) exited $?"
-"$cli" report -f json -o evil.again.json evil.json || fail "report -f json (evil) exited $?"
-$check static evil.html evil.again.json || fail "evil.html"
+"$cli" report -f html -o evil.html evil.json || die "report -f html (evil) exited $?"
+"$cli" report -f json -o evil.again.json evil.json || die "report -f json (evil) exited $?"
+$check static evil.html evil.again.json || die "evil.html"
 grep -q '<title>syncprof: bank &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &lt;!-- &amp; &quot;q&quot; (pid' evil.html ||
-	fail "the title is not escaped: $(grep '<title>' evil.html)"
+	die "the title is not escaped: $(grep '<title>' evil.html)"
 
 # 4. in a browser
 browser=$(command -v chromium || command -v chromium-browser || true)
@@ -136,19 +136,19 @@ nstates() { python3 -c 'import json,sys
 print(sum(1 for r in json.load(open(sys.argv[1]))["rows"] if r.get("hold_states")))' "$1"; }
 load() { # PAGE ROWS [timeline|noflame|merged] [edges=N|merged]; threads=N from PAGE.again.json
 	# (or again.json)
-	$check inject "$1.html" "$1.test.html" || fail "inject $1"
+	$check inject "$1.html" "$1.test.html" || die "inject $1"
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
 		--user-data-dir="$tmp/chromium-$1" --enable-logging=stderr --v=0 \
 		--window-size=1400,1600 --dump-dom "file://$tmp/$1.test.html" \
-		>"$1.dom.html" 2>"$1.chromium.log" || fail "chromium --dump-dom $1 exited $?"
+		>"$1.dom.html" 2>"$1.chromium.log" || die "chromium --dump-dom $1 exited $?"
 	if grep 'CONSOLE' "$1.chromium.log" >&2; then
-		fail "$1.html: console messages (above)"
+		die "$1.html: console messages (above)"
 	fi
 	j=$1.again.json
 	[ -e "$j" ] || j=again.json
 	$check dom "$1.dom.html" "$2" ${3:-} ${4:-} "threads=$(nthreads "$j")" \
 		"holdstates=$(nstates "$j")" ||
-		fail "$1.html in chromium"
+		die "$1.html in chromium"
 }
 load report "$(rows again.json)"
 load merged "$(rows again.json)" merged
@@ -161,24 +161,24 @@ load small "$(rows small.again.json)" timeline
 load full "$(rows full.again.json)" timeline
 # the timeline's lock tracks and hand-offs: every slice (small, trace), the
 # 20,000 longest (full: the page must say so)
-grep -q '"slices_total":[0-9]*,"lock_tracks"' full.html || fail "full.html: no slices_total"
+grep -q '"slices_total":[0-9]*,"lock_tracks"' full.html || die "full.html: no slices_total"
 [ "$(grep -o '"slices_total":[0-9]*' full.html | cut -d: -f2)" -gt 20000 ] ||
-	fail "full.bin has no more than 20,000 slices: the cap is not tried"
-grep -q 'shorter ones are left out' full.dom.html || fail "full.html does not say slices were left out"
+	die "full.bin has no more than 20,000 slices: the cap is not tried"
+grep -q 'shorter ones are left out' full.dom.html || die "full.html does not say slices were left out"
 for t in small:small trace:t full:full; do
 	$check timeline ${t%:*}.dom.html ${t#*:}.chrome.json ${t#*:}.dump ||
-		fail "${t%:*}.html's timeline"
+		die "${t%:*}.html's timeline"
 done
 n=$(edges cycle.again.json)
-[ "$n" -ge 3 ] || fail "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
+[ "$n" -ge 3 ] || die "lockorder_cases three: $n lock-order edges in cycles, want 3 or more"
 load cycle "$(rows cycle.again.json)" noflame "edges=$n"
 if [ -n "$states" ]; then
-	[ "$(nstates states.again.json)" -ge 1 ] || fail "hold_states sleep: no row with hold states"
+	[ "$(nstates states.again.json)" -ge 1 ] || die "hold_states sleep: no row with hold states"
 	load states "$(rows states.again.json)" noflame
 fi
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
 	--user-data-dir="$tmp/chromium-shot" --window-size=1400,1600 \
 	--screenshot="$tmp/shot.png" "file://$tmp/report.html" >/dev/null 2>&1 ||
-	fail "chromium --screenshot exited $?"
-$check png shot.png 1400 1600 || fail "the screenshot"
+	die "chromium --screenshot exited $?"
+$check png shot.png 1400 1600 || die "the screenshot"
 echo "html_report: ok"

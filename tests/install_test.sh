@@ -14,6 +14,7 @@
 #   .deb     'cpack -G DEB' builds a package whose contents, extracted
 #            (dpkg-deb -x), run: its syncprof profiles a program with its
 #            own preload library.
+. "$(dirname "$0")/lib.sh"
 set -eu
 build=$1
 src=$2
@@ -28,27 +29,26 @@ cflags=$(pkg-config --cflags syncprof)
 libs=$(pkg-config --libs syncprof)
 libdir=$(pkg-config --variable=libdir syncprof)
 
-fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 
 # Dynamic.
 cc -O2 -g -include syncprof/instrument.h $cflags "$src/examples/bank.c" $libs -pthread \
 	-o "$tmp/bank"
 LD_LIBRARY_PATH="$libdir" SYNCPROF_OPTIONS=enabled=1 "$tmp/bank" 2 20000 \
-	>"$tmp/out" 2>"$tmp/err" || fail "dynamic bank exited $?"
-grep -q 'books balance' "$tmp/out" || fail "dynamic bank output: $(cat "$tmp/out")"
-grep -q 'bank.c:56' "$tmp/err" || fail "dynamic report lacks bank.c:56: $(cat "$tmp/err")"
-grep -q 'rwlock_write' "$tmp/err" || fail "dynamic report lacks rwlock_write"
+	>"$tmp/out" 2>"$tmp/err" || die "dynamic bank exited $?"
+grep -q 'books balance' "$tmp/out" || die "dynamic bank output: $(cat "$tmp/out")"
+grep -q 'bank.c:56' "$tmp/err" || die "dynamic report lacks bank.c:56: $(cat "$tmp/err")"
+grep -q 'rwlock_write' "$tmp/err" || die "dynamic report lacks rwlock_write"
 
 # Static: no shared library involved at all.
 cc -O2 -g -static -include syncprof/instrument.h $cflags "$src/examples/bank.c" \
 	"$libdir/libsyncprof.a" -pthread -o "$tmp/bank-static" 2>"$tmp/ld-warnings" ||
-	fail "static link: $(cat "$tmp/ld-warnings")"
+	die "static link: $(cat "$tmp/ld-warnings")"
 file_out=$(LC_ALL=C readelf -d "$tmp/bank-static" 2>&1 || true)
-echo "$file_out" | grep -q NEEDED && fail "static binary has NEEDED entries"
+echo "$file_out" | grep -q NEEDED && die "static binary has NEEDED entries"
 SYNCPROF_OPTIONS=enabled=1,format=json,output="$tmp/static.json" "$tmp/bank-static" 2 20000 \
-	>/dev/null || fail "static bank exited $?"
+	>/dev/null || die "static bank exited $?"
 python3 "$src/tests/check_profile_schema.py" "$tmp/static.json" --expect-site bank.c:56 >/dev/null ||
-	fail "static profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/static.json" --expect-site bank.c:56)"
+	die "static profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/static.json" --expect-site bank.c:56)"
 
 # C++: the header must compile in C++ (std::mutex and raw pthread calls).
 if command -v c++ >/dev/null 2>&1; then
@@ -76,26 +76,26 @@ int main()
 }
 CXX
 	c++ -O2 -g -include syncprof/instrument.h $cflags "$tmp/cxx.cc" $libs -pthread \
-		-o "$tmp/cxx" || fail "C++ build"
+		-o "$tmp/cxx" || die "C++ build"
 	LD_LIBRARY_PATH="$libdir" SYNCPROF_OPTIONS=enabled=1 "$tmp/cxx" 2>"$tmp/err" ||
-		fail "C++ program exited $?"
-	grep -q 'cxx.cc:13' "$tmp/err" || fail "C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
+		die "C++ program exited $?"
+	grep -q 'cxx.cc:13' "$tmp/err" || die "C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
 	# The std::mutex row names the lock_guard's line, not libstdc++'s header.
-	grep -q 'cxx.cc:11' "$tmp/err" || fail "C++ report lacks cxx.cc:11: $(cat "$tmp/err")"
-	grep -q 'gthr' "$tmp/err" && fail "C++ report names libstdc++'s header: $(cat "$tmp/err")"
+	grep -q 'cxx.cc:11' "$tmp/err" || die "C++ report lacks cxx.cc:11: $(cat "$tmp/err")"
+	grep -q 'gthr' "$tmp/err" && die "C++ report names libstdc++'s header: $(cat "$tmp/err")"
 	# Static, libc alone: libdw is referred to weakly, the site is an address.
 	c++ -O2 -g -static -include syncprof/instrument.h $cflags "$tmp/cxx.cc" \
 		"$libdir/libsyncprof.a" -pthread -o "$tmp/cxx-static" 2>"$tmp/ld-warnings" ||
-		fail "static C++ link: $(cat "$tmp/ld-warnings")"
+		die "static C++ link: $(cat "$tmp/ld-warnings")"
 	SYNCPROF_OPTIONS=enabled=1 "$tmp/cxx-static" 2>"$tmp/err" ||
-		fail "static C++ program exited $?"
-	grep -q 'cxx.cc:13' "$tmp/err" || fail "static C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
-	test "$(grep -c '^mutex ' "$tmp/err")" = 2 || fail "static C++ report: $(cat "$tmp/err")"
+		die "static C++ program exited $?"
+	grep -q 'cxx.cc:13' "$tmp/err" || die "static C++ report lacks cxx.cc:13: $(cat "$tmp/err")"
+	test "$(grep -c '^mutex ' "$tmp/err")" = 2 || die "static C++ report: $(cat "$tmp/err")"
 fi
 
 # ---- CMake package config -------------------------------------------------
 prefix="$tmp/prefix"
-test -f "$prefix/lib/cmake/syncprof/syncprofConfig.cmake" || fail "no syncprofConfig.cmake"
+test -f "$prefix/lib/cmake/syncprof/syncprofConfig.cmake" || die "no syncprofConfig.cmake"
 mkdir -p "$tmp/consumer"
 cp "$src/examples/bank.c" "$tmp/consumer/"
 cat >"$tmp/consumer/CMakeLists.txt" <<'CMAKE'
@@ -117,57 +117,57 @@ file(WRITE ${CMAKE_BINARY_DIR}/found.txt
   "${SYNCPROF_PRELOAD_LIBRARY}\n${SYNCPROF_EXECUTABLE}\n${syncprof_VERSION}\n")
 CMAKE
 cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
-	>"$tmp/cmake.log" 2>&1 || fail "find_package(syncprof CONFIG): $(cat "$tmp/cmake.log")"
-cmake --build "$tmp/consumer/build" >"$tmp/cmake.log" 2>&1 || fail "consumer build: $(cat "$tmp/cmake.log")"
+	>"$tmp/cmake.log" 2>&1 || die "find_package(syncprof CONFIG): $(cat "$tmp/cmake.log")"
+cmake --build "$tmp/consumer/build" >"$tmp/cmake.log" 2>&1 || die "consumer build: $(cat "$tmp/cmake.log")"
 cb="$tmp/consumer/build"
 test "$(sed -n 1p "$cb/found.txt")" = "$prefix/lib/libsyncprof-preload.so" ||
-	fail "SYNCPROF_PRELOAD_LIBRARY: $(cat "$cb/found.txt")"
-test "$(sed -n 2p "$cb/found.txt")" = "$prefix/bin/syncprof" || fail "SYNCPROF_EXECUTABLE: $(cat "$cb/found.txt")"
-SYNCPROF_OPTIONS=enabled=1 "$cb/bank_instr" 2 20000 >/dev/null 2>"$tmp/err" || fail "cmake bank_instr exited $?"
-grep -q 'bank.c:56' "$tmp/err" || fail "cmake bank_instr report lacks bank.c:56: $(cat "$tmp/err")"
-readelf -d "$cb/bank_static" | grep -q 'NEEDED.*libsyncprof' && fail "bank_static needs libsyncprof.so"
-SYNCPROF_OPTIONS=enabled=1 "$cb/bank_static" 2 20000 >/dev/null 2>"$tmp/err" || fail "cmake bank_static exited $?"
-grep -q 'bank.c:56' "$tmp/err" || fail "cmake bank_static report lacks bank.c:56: $(cat "$tmp/err")"
+	die "SYNCPROF_PRELOAD_LIBRARY: $(cat "$cb/found.txt")"
+test "$(sed -n 2p "$cb/found.txt")" = "$prefix/bin/syncprof" || die "SYNCPROF_EXECUTABLE: $(cat "$cb/found.txt")"
+SYNCPROF_OPTIONS=enabled=1 "$cb/bank_instr" 2 20000 >/dev/null 2>"$tmp/err" || die "cmake bank_instr exited $?"
+grep -q 'bank.c:56' "$tmp/err" || die "cmake bank_instr report lacks bank.c:56: $(cat "$tmp/err")"
+readelf -d "$cb/bank_static" | grep -q 'NEEDED.*libsyncprof' && die "bank_static needs libsyncprof.so"
+SYNCPROF_OPTIONS=enabled=1 "$cb/bank_static" 2 20000 >/dev/null 2>"$tmp/err" || die "cmake bank_static exited $?"
+grep -q 'bank.c:56' "$tmp/err" || die "cmake bank_static report lacks bank.c:56: $(cat "$tmp/err")"
 LD_PRELOAD="$(sed -n 1p "$cb/found.txt")" "$cb/bank_plain" 2 20000 >/dev/null 2>"$tmp/err" ||
-	fail "bank_plain under SYNCPROF_PRELOAD_LIBRARY exited $?"
-grep -q 'transfer' "$tmp/err" || fail "preloaded report lacks transfer: $(cat "$tmp/err")"
+	die "bank_plain under SYNCPROF_PRELOAD_LIBRARY exited $?"
+grep -q 'transfer' "$tmp/err" || die "preloaded report lacks transfer: $(cat "$tmp/err")"
 
 # ---- man pages, from --help ----------------------------------------------
 mandir="$prefix/share/man/man1"
 cmds=$("$prefix/bin/syncprof" --help | sed -n '/^Commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p')
-test -n "$cmds" || fail "no commands in syncprof --help"
+test -n "$cmds" || die "no commands in syncprof --help"
 for page in syncprof $(for c in $cmds; do echo "syncprof-$c"; done); do
 	f="$mandir/$page.1.gz"
-	test -f "$f" || fail "no man page $page.1.gz: $(ls "$mandir")"
+	test -f "$f" || die "no man page $page.1.gz: $(ls "$mandir")"
 	# Reproducible: no file name (flag FNAME, byte 3) nor time (4-7) in the header.
 	test "$(od -An -tx1 -j3 -N5 "$f" | tr -d ' ')" = 0000000000 ||
-		fail "$page.1.gz has a name or time in its gzip header: $(od -An -tx1 -N10 "$f")"
-	gzip -dc "$f" >"$tmp/page.1" || fail "$page.1.gz does not decompress"
+		die "$page.1.gz has a name or time in its gzip header: $(od -An -tx1 -N10 "$f")"
+	gzip -dc "$f" >"$tmp/page.1" || die "$page.1.gz does not decompress"
 	up=$(echo "$page" | tr a-z A-Z)
-	grep -q "^\.TH \"$up\" \"1\"" "$tmp/page.1" || fail "$page.1 has no .TH $up"
+	grep -q "^\.TH \"$up\" \"1\"" "$tmp/page.1" || die "$page.1 has no .TH $up"
 	grep -q '^\.SH SYNOPSIS' "$tmp/page.1" && grep -q '^\.SH DESCRIPTION' "$tmp/page.1" ||
-		fail "$page.1 sections"
+		die "$page.1 sections"
 	cmd=${page#syncprof}; cmd=${cmd#-}
 	# Every option the --help names is in the page (roff writes - as \-).
 	for o in $("$prefix/bin/syncprof" $cmd --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
-		grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$tmp/page.1" || fail "$page.1 lacks $o"
+		grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$tmp/page.1" || die "$page.1 lacks $o"
 	done
 	if command -v man >/dev/null 2>&1; then
-		MANWIDTH=80 man -l "$f" >"$tmp/man.txt" 2>/dev/null || fail "man -l $page.1"
-		grep -q "NAME" "$tmp/man.txt" || fail "man -l $page.1: $(head "$tmp/man.txt")"
+		MANWIDTH=80 man -l "$f" >"$tmp/man.txt" 2>/dev/null || die "man -l $page.1"
+		grep -q "NAME" "$tmp/man.txt" || die "man -l $page.1: $(head "$tmp/man.txt")"
 		# troff has nothing to warn about (a word too long to fit a line)
 		man --warnings -E UTF-8 -l -Tutf8 -Z "$f" 2>"$tmp/man.warn" >/dev/null
-		[ -s "$tmp/man.warn" ] && fail "troff warns on $page.1: $(head -3 "$tmp/man.warn")"
+		[ -s "$tmp/man.warn" ] && die "troff warns on $page.1: $(head -3 "$tmp/man.warn")"
 	fi
 done
-gzip -dc "$mandir/syncprof-run.1.gz" | grep -qF -- '\fB\-\-hold\fR' || fail "syncprof-run.1 lacks --hold"
+gzip -dc "$mandir/syncprof-run.1.gz" | grep -qF -- '\fB\-\-hold\fR' || die "syncprof-run.1 lacks --hold"
 gzip -dc "$prefix/share/doc/syncprof/changelog.gz" | head -n 1 |
 	grep -q "^syncprof ($("$prefix/bin/syncprof" --version | awk '{print $NF}')) " ||
-	fail "changelog.gz does not open with syncprof's version"
+	die "changelog.gz does not open with syncprof's version"
 
 # ---- bash completion ------------------------------------------------------
 comp="$prefix/share/bash-completion/completions/syncprof"
-test -f "$comp" || fail "no bash completion"
+test -f "$comp" || die "no bash completion"
 if command -v bash >/dev/null 2>&1; then
 	# shellcheck disable=SC2016
 	got=$(PATH="$prefix/bin:$PATH" bash -c '
@@ -178,46 +178,46 @@ if command -v bash >/dev/null 2>&1; then
 		c syncprof trace export --format ""; c syncprof run --symbolize ""
 		c syncprof run --trace-events a; c syncprof run -- true
 		c syncprof run --report-signal ""' _ "$comp")
-	echo "$got" | sed -n 1p | grep -qx 'run report' || fail "completion of 'syncprof r': $got"
-	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-states' || fail "completion of 'run --ho': $got"
-	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || fail "completion of '-f': $got"
-	echo "$got" | sed -n 4p | grep -qx 'count contended' || fail "completion of '-s co': $got"
-	echo "$got" | sed -n 5p | grep -q 'dump' || fail "completion of 'trace': $got"
-	echo "$got" | sed -n 6p | grep -qx 'top trace' || fail "completion of 'syncprof t': $got"
-	echo "$got" | sed -n 7p | grep -qx 'rate' || fail "completion of 'top -s r': $got"
-	echo "$got" | sed -n 8p | grep -qx -- '--batch' || fail "completion of 'top --b': $got"
-	echo "$got" | sed -n 9p | grep -qx 'chrome perfetto' || fail "completion of 'trace export --format': $got"
-	echo "$got" | sed -n 10p | grep -qx 'offline inprocess' || fail "completion of '--symbolize': $got"
-	echo "$got" | sed -n 11p | grep -qx 'all' || fail "completion of '--trace-events a': $got"
-	echo "$got" | sed -n 12p | grep -qx 'true' || fail "completion of 'run -- true' (once): $got"
-	echo "$got" | sed -n 13p | grep -qx 'USR1 USR2 none' || fail "completion of '--report-signal': $got"
+	echo "$got" | sed -n 1p | grep -qx 'run report' || die "completion of 'syncprof r': $got"
+	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-states' || die "completion of 'run --ho': $got"
+	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || die "completion of '-f': $got"
+	echo "$got" | sed -n 4p | grep -qx 'count contended' || die "completion of '-s co': $got"
+	echo "$got" | sed -n 5p | grep -q 'dump' || die "completion of 'trace': $got"
+	echo "$got" | sed -n 6p | grep -qx 'top trace' || die "completion of 'syncprof t': $got"
+	echo "$got" | sed -n 7p | grep -qx 'rate' || die "completion of 'top -s r': $got"
+	echo "$got" | sed -n 8p | grep -qx -- '--batch' || die "completion of 'top --b': $got"
+	echo "$got" | sed -n 9p | grep -qx 'chrome perfetto' || die "completion of 'trace export --format': $got"
+	echo "$got" | sed -n 10p | grep -qx 'offline inprocess' || die "completion of '--symbolize': $got"
+	echo "$got" | sed -n 11p | grep -qx 'all' || die "completion of '--trace-events a': $got"
+	echo "$got" | sed -n 12p | grep -qx 'true' || die "completion of 'run -- true' (once): $got"
+	echo "$got" | sed -n 13p | grep -qx 'USR1 USR2 none' || die "completion of '--report-signal': $got"
 fi
 
 # ---- cpack -G DEB -----------------------------------------------------------
 if command -v dpkg-deb >/dev/null 2>&1; then
 	(cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) ||
-		fail "cpack -G DEB: $(tail -n 20 "$tmp/cpack.log")"
+		die "cpack -G DEB: $(tail -n 20 "$tmp/cpack.log")"
 	deb=$(ls "$tmp/deb"/*.deb)
-	test -f "$deb" || fail "no .deb: $(ls "$tmp/deb")"
+	test -f "$deb" || die "no .deb: $(ls "$tmp/deb")"
 	dpkg-deb -I "$deb" >"$tmp/deb.info"
-	grep -q '^ Package: syncprof$' "$tmp/deb.info" || fail "deb info: $(cat "$tmp/deb.info")"
-	grep -q '^ Depends:.*libc6' "$tmp/deb.info" || fail "deb has no Depends: $(cat "$tmp/deb.info")"
+	grep -q '^ Package: syncprof$' "$tmp/deb.info" || die "deb info: $(cat "$tmp/deb.info")"
+	grep -q '^ Depends:.*libc6' "$tmp/deb.info" || die "deb has no Depends: $(cat "$tmp/deb.info")"
 	dpkg-deb -c "$deb" >"$tmp/deb.list"
 	for f in ./usr/bin/syncprof ./usr/lib/libsyncprof-preload.so ./usr/include/syncprof.h \
 		./usr/lib/cmake/syncprof/syncprofConfig.cmake ./usr/share/man/man1/syncprof-run.1.gz \
 		./usr/share/bash-completion/completions/syncprof ./usr/lib/pkgconfig/syncprof.pc \
 		./usr/share/doc/syncprof/copyright ./usr/share/doc/syncprof/changelog.gz; do
 		grep -q " $f\$" "$tmp/deb.list" || grep -q " $f -> " "$tmp/deb.list" ||
-			fail "the .deb lacks $f: $(cat "$tmp/deb.list")"
+			die "the .deb lacks $f: $(cat "$tmp/deb.list")"
 	done
 	dpkg-deb -x "$deb" "$tmp/root"
 	# Its syncprof runs a program with its own preload library.
 	env -u SYNCPROF_PRELOAD "$tmp/root/usr/bin/syncprof" run -f json -o "$tmp/deb.json" -- \
 		sh -c 'grep -o "/[^ ]*libsyncprof-preload.so" /proc/$$/maps | sort -u' \
-		>"$tmp/deb.out" 2>"$tmp/err" || fail "the .deb's syncprof run exited $?: $(cat "$tmp/err")"
+		>"$tmp/deb.out" 2>"$tmp/err" || die "the .deb's syncprof run exited $?: $(cat "$tmp/err")"
 	test "$(cat "$tmp/deb.out")" = "$tmp/root/usr/lib/libsyncprof-preload.so" ||
-		fail "the .deb's syncprof loaded '$(cat "$tmp/deb.out")'"
+		die "the .deb's syncprof loaded '$(cat "$tmp/deb.out")'"
 	python3 "$src/tests/check_profile_schema.py" "$tmp/deb.json" >/dev/null ||
-		fail "the .deb's profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/deb.json")"
+		die "the .deb's profile: $(python3 "$src/tests/check_profile_schema.py" "$tmp/deb.json")"
 fi
 echo "install_test: ok"

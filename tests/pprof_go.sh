@@ -12,11 +12,11 @@
 #   -top     the holder side (-sample_index=holder_delay) names transfer,
 #            the holder that made the others wait, and its total is the
 #            sum of the blame in the JSON profile of the same run.
+. "$(dirname "$0")/lib.sh"
 set -eu
 cli=$1
 bank=$2
 tmp=$3
-fail() { echo "pprof_go: FAIL: $*" >&2; exit 1; }
 if ! command -v go >/dev/null 2>&1; then
 	echo "pprof_go: go (Debian golang-go) not installed: skipped"
 	exit 77
@@ -25,41 +25,41 @@ rm -rf "$tmp"
 mkdir -p "$tmp/home"
 export HOME="$tmp/home" GOCACHE="$tmp/home/cache" GOFLAGS=-mod=mod GOTOOLCHAIN=local
 "$cli" run --hold -f json -o "$tmp/p.json" -- "$bank" 4 100000 >/dev/null ||
-	fail "syncprof run exited $?"
+	die "syncprof run exited $?"
 # Rendered from the saved profile: the same bytes as live (rerender.sh).
-"$cli" report -f pprof -o "$tmp/p.pb.gz" "$tmp/p.json" || fail "report -f pprof exited $?"
+"$cli" report -f pprof -o "$tmp/p.pb.gz" "$tmp/p.json" || die "report -f pprof exited $?"
 
-go tool pprof -raw "$tmp/p.pb.gz" >"$tmp/raw" 2>"$tmp/raw.err" || fail "pprof -raw: $(cat "$tmp/raw.err")"
+go tool pprof -raw "$tmp/p.pb.gz" >"$tmp/raw" 2>"$tmp/raw.err" || die "pprof -raw: $(cat "$tmp/raw.err")"
 grep -q '^contentions/count delay/nanoseconds\[dflt\] holder_contentions/count holder_delay/nanoseconds$' \
-	"$tmp/raw" || fail "sample types: $(head -n 8 "$tmp/raw")"
-grep -q 'lock type:\[mutex\]' "$tmp/raw" || fail "no lock type label: $(cat "$tmp/raw")"
+	"$tmp/raw" || die "sample types: $(head -n 8 "$tmp/raw")"
+grep -q 'lock type:\[mutex\]' "$tmp/raw" || die "no lock type label: $(cat "$tmp/raw")"
 # Locations: "  N: 0xADDR M=.. function file:line" then one indented line
 # per function it was inlined into.
 bid=$(readelf -n "$bank" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
-test -n "$bid" || fail "bank has no build ID (readelf -n)"
+test -n "$bid" || die "bank has no build ID (readelf -n)"
 sed -n '/^Mappings/,$p' "$tmp/raw" >"$tmp/maps"
 grep -q "^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $(readlink -f "$bank") $bid" "$tmp/maps" ||
-	fail "mapping 1 is not bank with build ID $bid: $(cat "$tmp/maps")"
-grep -q "/libc\.so\.6 [0-9a-f]\{40\}" "$tmp/maps" || fail "no libc mapping with a build ID: $(cat "$tmp/maps")"
+	die "mapping 1 is not bank with build ID $bid: $(cat "$tmp/maps")"
+grep -q "/libc\.so\.6 [0-9a-f]\{40\}" "$tmp/maps" || die "no libc mapping with a build ID: $(cat "$tmp/maps")"
 awk '/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
      on && /^ +[0-9]+: / { cur = $1; next }
      on && cur != "" && /^ +[^ 0-9]/ { inl++ }
-     END { exit inl ? 0 : 1 }' "$tmp/raw" || fail "no location with inlined lines: $(sed -n '/^Locations/,$p' "$tmp/raw")"
+     END { exit inl ? 0 : 1 }' "$tmp/raw" || die "no location with inlined lines: $(sed -n '/^Locations/,$p' "$tmp/raw")"
 
-go tool pprof -traces "$tmp/p.pb.gz" >"$tmp/traces" 2>&1 || fail "pprof -traces: $(cat "$tmp/traces")"
+go tool pprof -traces "$tmp/p.pb.gz" >"$tmp/traces" 2>&1 || die "pprof -traces: $(cat "$tmp/traces")"
 awk '/^-----/ { first = 1; next }
      first && NF >= 2 && $1 ~ /^[0-9.]+[mnu]?s$/ { if ($2 == "[mutex]") ok = 1; first = 0 }
-     END { exit ok ? 0 : 1 }' "$tmp/traces" || fail "no trace with the leaf [mutex]: $(cat "$tmp/traces")"
+     END { exit ok ? 0 : 1 }' "$tmp/traces" || die "no trace with the leaf [mutex]: $(cat "$tmp/traces")"
 
 go tool pprof -top -sample_index=holder_delay -unit=ns "$tmp/p.pb.gz" >"$tmp/top" 2>&1 ||
-	fail "pprof -top holder_delay: $(cat "$tmp/top")"
-grep -q "Build ID: $bid" "$tmp/top" || fail "pprof -top does not name bank's build ID: $(head -n 4 "$tmp/top")"
-grep -q 'Type: holder_delay' "$tmp/top" || fail "holder_delay: $(cat "$tmp/top")"
-grep -q ' transfer' "$tmp/top" || fail "holder side lacks transfer: $(cat "$tmp/top")"
+	die "pprof -top holder_delay: $(cat "$tmp/top")"
+grep -q "Build ID: $bid" "$tmp/top" || die "pprof -top does not name bank's build ID: $(head -n 4 "$tmp/top")"
+grep -q 'Type: holder_delay' "$tmp/top" || die "holder_delay: $(cat "$tmp/top")"
+grep -q ' transfer' "$tmp/top" || die "holder side lacks transfer: $(cat "$tmp/top")"
 want=$(python3 -c 'import json,sys
 p = json.load(open(sys.argv[1]))
 print(sum(b["wait_ns"] for r in p["rows"] for b in r.get("blame") or []))' "$tmp/p.json")
-test "$want" -gt 0 || fail "the profile has no blame"
+test "$want" -gt 0 || die "the profile has no blame"
 got=$(sed -n 's/.*Total samples = \([0-9]*\)ns.*/\1/p' "$tmp/top")
-test "$got" = "$want" || fail "holder_delay total $got ns, the JSON's blame $want ns: $(head -n 5 "$tmp/top")"
+test "$got" = "$want" || die "holder_delay total $got ns, the JSON's blame $want ns: $(head -n 5 "$tmp/top")"
 echo "pprof_go: ok (holder_delay $got ns)"

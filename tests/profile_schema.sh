@@ -16,12 +16,11 @@
 # the test fails with a message; it is not skipped.
 #
 # Usage: profile_schema.sh SYNCPROF_CLI BANK BANK_INSTRUMENTED PYTHON SRCDIR WORKDIR LOCKORDER_CASES
+. "$(dirname "$0")/lib.sh"
 set -u
 cli=$1 bank=$2 bank_instrumented=$3 python=$4 src=$5 work=$6 cases=$7
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 unset SYNCPROF_OPTIONS
-fails=0
-fail() { echo "profile_schema: FAIL: $*"; fails=$((fails + 1)); }
 schema() { "$python" "$src/tests/check_profile_schema.py" --schema "$src/docs/profile.schema.json" "$@"; }
 
 # The dependency first, with its own message.

@@ -21,11 +21,11 @@
 #     bare run's.
 # Without the compiler or the library: skipped (77), or failed under CI=true.
 # Usage: locklib_waits.sh SYNCPROF_CLI std|parking_lot|absl SOURCE_DIR WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 kind=$2 src=$3 work=$4
 mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt
-fails=0
-fail() { echo "locklib_waits($kind): FAIL: $*"; fails=$((fails + 1)); }
+TEST_NAME="locklib_waits($kind)"
 missing() {
 	if [ -n "${CI:-}" ]; then
 		echo "locklib_waits($kind): FAIL: $1 is missing (.ci/packages installs it)"

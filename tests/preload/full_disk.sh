@@ -14,10 +14,10 @@
 # Usage: full_disk.sh SYNCPROF_CLI BANK WORKDIR tmpfs|ulimit
 # Exits 77 (CTest: skipped) in mode tmpfs when mounting is not permitted
 # (not root, no CAP_SYS_ADMIN, or mount fails).
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 bank=$2 work=$3 mode=$4
-fails=0
-fail() { echo "full_disk($mode): FAIL: $*"; fails=$((fails + 1)); }
+TEST_NAME="full_disk($mode)"
 
 work=$work/$mode # one directory per mode: CTest runs them in parallel
 mkdir -p "$work" && cd "$work" || exit 1

@@ -16,13 +16,12 @@
 #   - the lock-order graph draws nothing for futex locks (never held).
 # Usage: futex_outputs.sh SYNCPROF FUTEX_WAITS FUTEX_SRC GLIBC_LOCKS GLIBC_SRC
 #                         PROFILE_PROTO PERFETTO_PROTO WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 prog=$2 src=$3 gprog=$4 gsrc=$5 pproto=$6 fproto=$7 work=$8
 here=$(cd "$(dirname "$0")" && pwd)
 tests=$(dirname "$here")
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-fails=0
-fail() { echo "futex_outputs: FAIL: $*"; fails=$((fails + 1)); }
 line_of() { grep -n "$2" "$1" | head -1 | cut -d: -f1; }
 wait_line=$(line_of "$src" LINE_WAIT) wake_line=$(line_of "$src" LINE_WAKE)
 log_line=$(grep -n 'rc = fprintf(out, "worker' "$gsrc" | head -1 | cut -d: -f1)

@@ -9,11 +9,10 @@
 # Also: a traced, hold-tracked run of the program has no row of the
 # profiler's own (its trace writer's join).
 # Usage: futex_waits.sh SYNCPROF_CLI FUTEX_WAITS SOURCE WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 prog=$2 src=$3 work=$4
 mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt ./*.trace
-fails=0
-fail() { echo "futex_waits: FAIL: $*"; fails=$((fails + 1)); }
 line_of() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
 wait_line=$(line_of LINE_WAIT) wake_line=$(line_of LINE_WAKE)
 timed_line=$(line_of '"timedout"') eintr_line=$(line_of LINE_EINTR) restart_line=$(line_of LINE_RESTART)

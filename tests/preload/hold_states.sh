@@ -10,14 +10,13 @@
 # prints its "held long" line; a re-render of the JSON is byte-identical
 # and valid against the schema.
 # Usage: hold_states.sh SYNCPROF_CLI PRELOADED_PROG COMPILED_PROG SOURCE WORKDIR [MODE...]
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 prog=$2 compiled=$3 src=$4 work=$5
 shift 5
 modes=${*:-sleep cpu preempt pipe fsync lock}
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.txt || exit 1
-fails=0
-fail() { echo "hold_states: FAIL: $*"; fails=$((fails + 1)); }
 hold_line=$(grep -n "/\* LINE_HOLD \*/" "$src" | head -1 | cut -d: -f1)
 
 check() { # MODE HOW JSON TRUTH_FILE

@@ -16,11 +16,10 @@
 # the program's work fixes them, no row inside syncprof's own sources, and
 # exactly one report.
 # Usage: instrumented_run.sh SYNCPROF_CLI BANK_INSTRUMENTED[_STATIC] PYTHON WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 bank=$2 py=$3 work=$4
 mkdir -p "$work" && cd "$work" && rm -f ./*.json ./*.err
-fails=0
-fail() { echo "instrumented_run: FAIL: $*"; fails=$((fails + 1)); }
 
 SYNCPROF_OPTIONS=enabled=1,format=json,output=alone.json "$bank" 3 20000 >/dev/null 2>alone.err ||
 	fail "the compiled-in run failed: $(head -c 300 alone.err)"

@@ -13,11 +13,10 @@
 #   - 'report --trace' with the trace of another process than the
 #     profile's: refused in one line, exit 1, no page.
 # Usage: one_line_errors.sh SYNCPROF_CLI PRELOAD_LIB PROGRAM WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 preload=$2 prog=$3 work=$4
 mkdir -p "$work" && cd "$work" && rm -f ./*.txt ./*.trace ./*.json ./*.html || exit 1
-fails=0
-fail() { echo "one_line_errors: FAIL: $*"; fails=$((fails + 1)); }
 # one_line WANT_STATUS REGEX -- command...: stderr is one line matching REGEX
 one_line() {
 	local want=$1 re=$2

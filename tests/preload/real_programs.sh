@@ -10,6 +10,7 @@
 #   under the profiler with --hold; its JSON is validated and must show
 #   sites inside sysbench with the test's lock count.
 # Exits 77 (CTest: skipped) when pigz, sysbench or python3 is missing.
+. "$(dirname "$0")/../lib.sh"
 set -eu
 cli=$1 sites=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +23,6 @@ mkdir -p "$work"
 cd "$work"
 rm -f pigz.* sysbench.* sites.*
 
-fail() { echo "real_programs: FAIL: $*"; exit 1; }
 
 # ---- pigz ----
 # 40 MB: compressible text and incompressible noise, so both paths work.
@@ -36,23 +36,23 @@ with open("pigz.in", "wb") as f:
         f.write(r.randbytes(1 << 20))
 PY
 size=$(stat -c %s pigz.in)
-[ "$size" -gt 30000000 ] || fail "generated file too small ($size)"
+[ "$size" -gt 30000000 ] || die "generated file too small ($size)"
 
 pigz -p 2 -c pigz.in > pigz.plain.gz
 "$cli" run -f json -o pigz.c.json -- pigz -p 2 -c pigz.in > pigz.prof.gz
-cmp pigz.plain.gz pigz.prof.gz || fail "pigz output differs under the profiler"
+cmp pigz.plain.gz pigz.prof.gz || die "pigz output differs under the profiler"
 "$cli" run -n 10 -o pigz.d.txt -- pigz -p 2 -d -c pigz.prof.gz > pigz.out
-cmp pigz.in pigz.out || fail "pigz -d output differs under the profiler"
-$check pigz.c.json --dso-suffix /pigz || fail "pigz profile"
-grep -Eq 'pigz\+0x|pigz [a-z_]' pigz.d.txt || { cat pigz.d.txt; fail "no site inside pigz in the table"; }
+cmp pigz.in pigz.out || die "pigz -d output differs under the profiler"
+$check pigz.c.json --dso-suffix /pigz || die "pigz profile"
+grep -Eq 'pigz\+0x|pigz [a-z_]' pigz.d.txt || { cat pigz.d.txt; die "no site inside pigz in the table"; }
 # Exit status and stdin pass through.
 echo hello | "$cli" run -- pigz -p 2 -c > pigz.stdin.gz
-[ "$(pigz -dc pigz.stdin.gz)" = hello ] || fail "stdin not passed through"
+[ "$(pigz -dc pigz.stdin.gz)" = hello ] || die "stdin not passed through"
 set +e
 "$cli" run -- pigz -p 2 -d no-such-file.gz 2> pigz.err
 rc=$?
 set -e
-[ $rc -ne 0 ] || fail "pigz's failure status was not passed through"
+[ $rc -ne 0 ] || die "pigz's failure status was not passed through"
 # A debuginfod server in the environment that never answers (Debian sets
 # DEBUGINFOD_URLS for login shells): the report must not wait for it.
 # The "server" is a listener on loopback that accepts and never answers.
@@ -62,7 +62,7 @@ print(s.getsockname()[1], flush=True); time.sleep(120)' > pigz.port &
 silent=$!
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s pigz.port ] && break; sleep 0.2; done
 head -c 1000000 pigz.in | DEBUGINFOD_URLS="http://127.0.0.1:$(cat pigz.port)" timeout 60 \
-	"$cli" run -- pigz -p 2 -c > /dev/null 2> pigz.dbg.txt || { kill $silent; fail "report waited on debuginfod"; }
+	"$cli" run -- pigz -p 2 -c > /dev/null 2> pigz.dbg.txt || { kill $silent; die "report waited on debuginfod"; }
 kill $silent 2>/dev/null || true
 echo "real_programs: pigz ok ($size bytes, byte-identical)"
 
@@ -73,14 +73,14 @@ if command -v xz >/dev/null && command -v sort >/dev/null; then
 	head -c 8000000 pigz.in | base64 > sort.in
 	sort --parallel=2 -S 20M sort.in -o sort.plain
 	"$cli" run -n 5 -- sort --parallel=2 -S 20M sort.in -o sort.prof 2> sort.txt
-	cmp sort.plain sort.prof || fail "sort output differs under the profiler"
-	grep -q 'syncprof: pid' sort.txt || { cat sort.txt; fail "no report from GNU sort (stderr closed at exit)"; }
-	grep -Eq 'sort\+0x|sort [a-z_]' sort.txt || { cat sort.txt; fail "no site inside sort"; }
+	cmp sort.plain sort.prof || die "sort output differs under the profiler"
+	grep -q 'syncprof: pid' sort.txt || { cat sort.txt; die "no report from GNU sort (stderr closed at exit)"; }
+	grep -Eq 'sort\+0x|sort [a-z_]' sort.txt || { cat sort.txt; die "no site inside sort"; }
 	xz -T2 -c sort.in > xz.plain
 	"$cli" run -n 5 -- xz -T2 -c sort.in > xz.prof 2> xz.txt
-	cmp xz.plain xz.prof || fail "xz output differs under the profiler"
-	grep -q 'syncprof: pid' xz.txt || { cat xz.txt; fail "no report from xz"; }
-	grep -q 'liblzma' xz.txt || { cat xz.txt; fail "no site inside liblzma"; }
+	cmp xz.plain xz.prof || die "xz output differs under the profiler"
+	grep -q 'syncprof: pid' xz.txt || { cat xz.txt; die "no report from xz"; }
+	grep -q 'liblzma' xz.txt || { cat xz.txt; die "no site inside liblzma"; }
 	echo "real_programs: GNU sort and xz -T2 ok (byte-identical, reports present)"
 fi
 head -12 pigz.d.txt
@@ -89,23 +89,23 @@ head -12 pigz.d.txt
 "$cli" run --hold -f json -o sysbench.json -- \
 	sysbench mutex --threads=2 --mutex-num=64 --mutex-locks=20000 --mutex-loops=50 run \
 	> sysbench.out
-grep -q "total number of events" sysbench.out || fail "sysbench output"
-$check sysbench.json --hold --dso-suffix /sysbench --min-acquisitions 40000 || fail "sysbench profile"
+grep -q "total number of events" sysbench.out || die "sysbench output"
+$check sysbench.json --hold --dso-suffix /sysbench --min-acquisitions 40000 || die "sysbench profile"
 "$cli" run -n 5 -- sysbench mutex --threads=2 --mutex-num=64 --mutex-locks=20000 \
 	--mutex-loops=50 run 2> sysbench.txt > /dev/null
-grep -Eq 'sysbench\+0x|sb_[a-z_]+' sysbench.txt || fail "no site inside sysbench"
+grep -Eq 'sysbench\+0x|sb_[a-z_]+' sysbench.txt || die "no site inside sysbench"
 echo "real_programs: sysbench ok"
 cat sysbench.txt
 
 # ---- a -g program: site.file and site.line filled ----
 "$cli" run --hold --frames 6 -f json -o sites.json -- "$sites" wrapped > /dev/null
-$check sites.json --hold --need-file-line preload_sites.c || fail "file:line profile"
+$check sites.json --hold --need-file-line preload_sites.c || die "file:line profile"
 "$cli" run --no-coalesce -f json -o sites.noco.json -s count -- "$sites" wrapped > /dev/null
-$check sites.noco.json --need-file-line preload_sites.c || fail "--no-coalesce profile"
+$check sites.noco.json --need-file-line preload_sites.c || die "--no-coalesce profile"
 python3 -c '
 import json, sys
 d = json.load(open("sites.noco.json"))
 assert d["coalesced"] is False and d["sort"] == "count", (d["coalesced"], d["sort"])
 assert all(r["n_objects"] == 1 and r["object"] for r in d["rows"])
-' || fail "--no-coalesce/--sort not applied"
+' || die "--no-coalesce/--sort not applied"
 echo "real_programs: ok"

@@ -18,13 +18,12 @@
 # --lock-order --hold, so that the "Lock-order cycles" section of the table
 # and the "lock_order" object of the JSON go through the same round trip.
 # Usage: rerender.sh SYNCPROF_CLI WORKDIR LOCKORDER_CASES
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 work=$2 cases=$3
 command -v sysbench >/dev/null || { echo "rerender: sysbench not installed: skipped"; exit 77; }
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 export SYNCPROF_CONTROL_DIR=$work/ctl
-fails=0
-fail() { echo "rerender: FAIL: $*"; fails=$((fails + 1)); }
 
 "$cli" run --hold --frames 4 -o /dev/null -- \
 	sysbench threads --threads=4 --thread-locks=2 --time=100 run > sysbench.out 2>&1 &

@@ -2,11 +2,10 @@
 # run_cli.sh - 'syncprof run': options, errors, exit status, signals,
 # stdio pass-through, %p outputs, finding the preload library.
 # Usage: run_cli.sh SYNCPROF_CLI TEST_PROGRAM_DIR WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 progs=$2 work=$3
 mkdir -p "$work" && cd "$work" && rm -f out.* err.*
-fails=0
-fail() { echo "run_cli: FAIL: $*"; fails=$((fails + 1)); }
 
 # expect STATUS STDERR_REGEX -- command...
 expect() {

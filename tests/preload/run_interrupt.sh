@@ -7,12 +7,11 @@
 # Usage: run_interrupt.sh SYNCPROF_CLI STOP_SERVER WORKDIR
 #
 # Every wait is bounded (10 s); no time is asserted.
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 server=$2 work=$3
 mkdir -p "$work" && cd "$work" && rm -f out.* err.* rep.*
 ulimit -c 0
-fails=0
-fail() { echo "run_interrupt: FAIL: $*"; fails=$((fails + 1)); }
 
 # Background jobs of a script start with SIGINT ignored: reset it, so
 # that $! is run itself with SIGINT at its default.

@@ -15,13 +15,12 @@
 #   - the preload does not load libdw at start-up (base/libdw.h);
 #   - nothing is left in TMPDIR.
 # Usage: run_kids.sh SYNCPROF_CLI PRELOAD_LIB RUN_KIDS_A RUN_KIDS_B WORKDIR
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 pre=$2 a=$3 b=$4 work=$5
 rm -rf "$work" && mkdir -p "$work/tmp" && cd "$work" || exit 1
 export TMPDIR=$work/tmp SYNCPROF_CONTROL_DIR=$work/ctl
 unset SYNCPROF_OPTIONS
-fails=0
-fail() { echo "run_kids: FAIL: $*"; fails=$((fails + 1)); }
 tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"; }
 # the program lines of the reports in FILE, in order: "kid" or "root"
 order() { sed -n 's/^syncprof: pid [0-9]*: //p' "$1" | sed -E 's/^bash .*/root/; s/^.*run_kids.*/kid/' | tr '\n' ' '; }

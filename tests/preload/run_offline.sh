@@ -19,13 +19,12 @@
 #     sites and stacks named alike.
 # Usage: run_offline.sh SYNCPROF_CLI RUN_OFFLINE RUN_OFFLINE_INSTRUMENTED WORKDIR
 #        LOCKORDER_CASES
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 plain=$2 inst=$3 work=$4 cases=$5
 rm -rf "$work" && mkdir -p "$work/tmp" && cd "$work" || exit 1
 export TMPDIR=$work/tmp SYNCPROF_CONTROL_DIR=$work/ctl
 unset SYNCPROF_OPTIONS
-fails=0
-fail() { echo "run_offline: FAIL: $*"; fails=$((fails + 1)); }
 setarch -R true 2> /dev/null || { echo "run_offline: setarch -R does not work here: skipped"; exit 77; }
 
 tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"; }

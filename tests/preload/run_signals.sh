@@ -7,12 +7,11 @@
 # Every wait is bounded (wait_until, 10 s) and so is every program (30 s):
 # a broken run fails the test, never hangs it or leaves processes behind.
 # No time is asserted.
+. "$(dirname "$0")/../lib.sh"
 set -u
 cli=$1 work=$2
 mkdir -p "$work" && cd "$work" && rm -f pid.* out.* err.*
 ulimit -c 0
-fails=0
-fail() { echo "run_signals: FAIL: $*"; fails=$((fails + 1)); }
 
 # A background command of a non-interactive shell starts with SIGINT and
 # SIGQUIT ignored (and run leaves ignored signals alone): reset them.  An

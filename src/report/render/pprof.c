@@ -55,15 +55,13 @@
 #include <zlib.h>
 
 #include "report/profile.h"
+#include "report/render/pprof_libs.h"
 #include "profile.pb-c.h"
 
-/* Weak, like the protobuf-c references of pprof_proto.c: a static binary
- * that does not link -lz gets -ENOTSUP here instead of a link error. */
-#pragma weak deflateInit2_
-#pragma weak deflate
-#pragma weak deflateEnd
-
-int sp_pprof_proto_available(void); /* pprof_proto.c */
+/* zlib through the table pprof_proto.c fills (pprof_libs.h). */
+#define deflateInit2_ (sp_pprof_z.deflateInit2_)
+#define deflate (sp_pprof_z.deflate)
+#define deflateEnd (sp_pprof_z.deflateEnd)
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -652,7 +650,7 @@ int sp_render_pprof(FILE *out, const struct sp_profile *prof, const struct syncp
 	size_t n = 0;
 	int rc;
 
-	if (!sp_pprof_proto_available() || !deflateInit2_ || !deflate || !deflateEnd)
+	if (!sp_pprof_libs_load())
 		return -ENOTSUP; /* a static binary without -lprotobuf-c -lz */
 	memset(&b, 0, sizeof(b));
 	memset(&s, 0, sizeof(s));

@@ -7,9 +7,10 @@
  * install_test.sh), yet the pprof output uses Debian's protobuf-c and zlib.
  * So every reference from the pprof code to those libraries is weak: the
  * shared libsyncprof.so links them (DT_NEEDED, see CMakeLists.txt) and has
- * pprof; a program linked with libsyncprof.a has pprof when it also links
+ * pprof; the preload library loads them at its first pprof report (below);
+ * a program linked with libsyncprof.a has pprof when it also links
  * -lprotobuf-c -lz, and otherwise gets -ENOTSUP from the pprof renderer
- * (sp_pprof_available()), with every other format unaffected.
+ * (sp_pprof_libs_load()), with every other format unaffected.
  *
  * Alternatives considered: linking protobuf-c and zlib into every static
  * user (breaks "libc alone"); a dlopen'ed pprof plugin (a second installed
@@ -21,12 +22,107 @@
 #pragma weak protobuf_c_message_pack
 #pragma weak protobuf_c_message_pack_to_buffer
 #pragma weak protobuf_c_message_unpack
+#pragma weak deflateInit2_
+#pragma weak deflate
+#pragma weak deflateEnd
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdio.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "base/base.h"
+#include "report/render/pprof_libs.h"
+
+/*
+ * Loaded when first needed.  The preload library does not link
+ * libprotobuf-c and libz (their load cost every profiled process 0.65 ms
+ * of start-up, issue 25; few ask for pprof): the first pprof report fills
+ * the tables below from the weak references where the libraries are
+ * linked (libsyncprof.so, the CLI, a static program with -lprotobuf-c
+ * -lz), else with dlopen() and dlsym().  A static program never dlopen()s
+ * (no libc.so.6 to load next to).  The generated code's default string
+ * (protobuf_c_empty_string) stays the weak reference: NULL where the
+ * library was loaded late, which proto3 fields never read when packing.
+ */
+static struct {
+	__typeof__(protobuf_c_message_free_unpacked) *free_unpacked;
+	__typeof__(protobuf_c_message_get_packed_size) *get_packed_size;
+	__typeof__(protobuf_c_message_pack) *pack;
+	__typeof__(protobuf_c_message_pack_to_buffer) *pack_to_buffer;
+	__typeof__(protobuf_c_message_unpack) *unpack;
+} pb;
+struct sp_pprof_zlib sp_pprof_z;
+static int libs_state; /* 0 not tried, 1 loading, 2 failed, 3 loaded */
+
+static int dynamic_process(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+	if (libc)
+		dlclose(libc); /* NOLOAD took a reference */
+	return libc != NULL;
+}
+
+static void *sym(void *h, const char *name)
+{
+	return h ? dlsym(h, name) : NULL;
+}
+
+static int libs_load(void)
+{
+	void *h = NULL;
+
+	if (protobuf_c_message_pack && protobuf_c_message_get_packed_size) {
+		pb.free_unpacked = protobuf_c_message_free_unpacked;
+		pb.get_packed_size = protobuf_c_message_get_packed_size;
+		pb.pack = protobuf_c_message_pack;
+		pb.pack_to_buffer = protobuf_c_message_pack_to_buffer;
+		pb.unpack = protobuf_c_message_unpack;
+	} else if (dynamic_process() &&
+		   (h = dlopen("libprotobuf-c.so.1", RTLD_NOW | RTLD_LOCAL))) {
+		*(void **)&pb.free_unpacked = sym(h, "protobuf_c_message_free_unpacked");
+		*(void **)&pb.get_packed_size = sym(h, "protobuf_c_message_get_packed_size");
+		*(void **)&pb.pack = sym(h, "protobuf_c_message_pack");
+		*(void **)&pb.pack_to_buffer = sym(h, "protobuf_c_message_pack_to_buffer");
+		*(void **)&pb.unpack = sym(h, "protobuf_c_message_unpack");
+	}
+	if (deflateInit2_ && deflate && deflateEnd) {
+		sp_pprof_z.deflateInit2_ = deflateInit2_;
+		sp_pprof_z.deflate = deflate;
+		sp_pprof_z.deflateEnd = deflateEnd;
+	} else if (dynamic_process() && (h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL))) {
+		*(void **)&sp_pprof_z.deflateInit2_ = sym(h, "deflateInit2_");
+		*(void **)&sp_pprof_z.deflate = sym(h, "deflate");
+		*(void **)&sp_pprof_z.deflateEnd = sym(h, "deflateEnd");
+	}
+	return pb.get_packed_size && pb.pack && pb.pack_to_buffer && sp_pprof_z.deflateInit2_ &&
+	       sp_pprof_z.deflate && sp_pprof_z.deflateEnd;
+}
+
+int sp_pprof_libs_load(void)
+{
+	int s = sp_load_acquire(&libs_state), expect = 0;
+
+	if (s >= 2)
+		return s == 3;
+	if (!__atomic_compare_exchange_n(&libs_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while ((s = sp_load_acquire(&libs_state)) == 1)
+			sched_yield(); /* another report loads them: dlopen ends */
+		return s == 3;
+	}
+	s = libs_load() ? 3 : 2;
+	sp_store_release(&libs_state, s);
+	return s == 3;
+}
+
+/* The generated code calls the library through the table. */
+#define protobuf_c_message_free_unpacked (pb.free_unpacked)
+#define protobuf_c_message_get_packed_size (pb.get_packed_size)
+#define protobuf_c_message_pack (pb.pack)
+#define protobuf_c_message_pack_to_buffer (pb.pack_to_buffer)
+#define protobuf_c_message_unpack (pb.unpack)
 
 #include "profile.pb-c.c"
-
-int sp_pprof_proto_available(void);
-
-int sp_pprof_proto_available(void)
-{
-	return protobuf_c_message_get_packed_size && protobuf_c_message_pack;
-}

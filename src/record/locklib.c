@@ -348,7 +348,9 @@ static void locklib_scan_once(int in_place)
 		return;
 	if (__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
-		if (in_place) {
+		/* libdw loaded already (sp_locklib_prepare()): nothing to
+		 * dlopen, so the waiting thread scans itself, at once. */
+		if (in_place || sp_libdw_loaded()) {
 			scan_publish();
 			return;
 		}
@@ -371,6 +373,30 @@ static void locklib_scan_once(int in_place)
 void sp_locklib_scan(void)
 {
 	locklib_scan_once(1);
+}
+
+/*
+ * At start-up (from a constructor, where dlopen() is safe): when a module
+ * loaded now may hold a lock library (the string-table look above), load
+ * libdw now, so that the first futex wait scans in its own thread at once
+ * instead of starting a scanner thread and waiting for it to be scheduled
+ * (on a loaded machine that wait is the scheduler's: a Rust program's
+ * first wait lost 74 ms of its measured time to it in CI's
+ * locklib_waits_std).  A program without one pays the look (a few system
+ * calls per module) and no libdw; a library with one dlopen()ed later is
+ * still found by the scan, through the scanner thread.
+ */
+void sp_locklib_prepare(void)
+{
+#ifdef SYNCPROF_HAVE_LIBDW
+	int may = 0;
+
+	if (sp_load_acquire(&state) != 0 || sp_libdw_loaded())
+		return;
+	dl_iterate_phdr(module_may_hold, &may);
+	if (may)
+		sp_libdw_load();
+#endif
 }
 
 int sp_pc_in_locklib(uintptr_t pc)

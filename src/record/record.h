@@ -872,6 +872,9 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 int sp_pc_in_locklib(uintptr_t pc);
 /* The scan, now if not done yet (report time: rows recorded before it). */
 void sp_locklib_scan(void);
+/* At start-up: load libdw now when a loaded module may hold a lock
+ * library, so that the first futex wait can scan in place. */
+void sp_locklib_prepare(void);
 /* The site of a futex call returning to @ret: the first caller outside
  * lock libraries and skipped wrappers.  Scans the symbol tables at its
  * first call (once per process); may unwind.  Not for the lock path. */

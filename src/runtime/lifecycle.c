@@ -919,6 +919,7 @@ static void runtime_start(const char *attach_options)
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
 	glibc_locks_start();
+	sp_locklib_prepare();
 	sp_store_relaxed(&sp_account_on, sp_opts.account);
 	if (sp_opts.enabled)
 		syncprof_enable();

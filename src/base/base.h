@@ -56,6 +56,12 @@ typedef struct {
 void sp_lock(sp_lock_t *l);
 void sp_unlock(sp_lock_t *l);
 
+/* Start @fn(NULL) in a detached thread of the profiler's own, with every
+ * signal blocked in it (the program's signals stay the program's) and
+ * @stack_bytes of stack (0: the default).  0, or pthread_create()'s
+ * error number. */
+int sp_start_detached(void *(*fn)(void *), size_t stack_bytes);
+
 /*
  * The futex system call, made with the `syscall` instruction: never
  * through libc's syscall(), which the preload library interposes to see

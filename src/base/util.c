@@ -166,3 +166,22 @@ void sp_sigguard_leave(struct sp_sigguard *g)
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 	errno = saved;
 }
+
+int sp_start_detached(void *(*fn)(void *), size_t stack_bytes)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t th;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (stack_bytes)
+		pthread_attr_setstacksize(&a, stack_bytes);
+	rc = pthread_create(&th, &a, fn, NULL);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

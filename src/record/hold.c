@@ -253,21 +253,11 @@ static void *ticker_main(void *arg)
  * never runs a handler of the program; detached: it runs until exit. */
 static int ticker_start(void)
 {
-	sigset_t all, old;
-	pthread_attr_t a;
-	pthread_t th;
 	int rc;
 
 	if (__atomic_exchange_n(&ticker_running, 1, __ATOMIC_ACQ_REL))
 		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 64 * 1024);
-	rc = pthread_create(&th, &a, ticker_main, NULL);
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = sp_start_detached(ticker_main, 64 * 1024);
 	if (rc)
 		sp_store_release(&ticker_running, 0);
 	return -rc;

@@ -50,8 +50,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,20 +320,7 @@ static void *scanner_main(void *arg)
  */
 static int scanner_start(void)
 {
-	sigset_t all, old;
-	pthread_attr_t a;
-	pthread_t th;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 256 * 1024);
-	rc = pthread_create(&th, &a, scanner_main, NULL);
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
+	return sp_start_detached(scanner_main, 256 * 1024);
 }
 
 /* Once per process; @in_place: scan in this thread (a report: it holds

@@ -657,21 +657,8 @@ static void *learner_main(void *arg)
 
 static void learner_start(void)
 {
-	sigset_t all, old;
-	pthread_attr_t a;
-	pthread_t th;
-
-	if (!sp_libdw_present())
-		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 256 * 1024);
-	if (!pthread_create(&th, &a, learner_main, NULL))
+	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024))
 		sp_store_release(&learner_running, 1);
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 #else
 static void learner_start(void)

@@ -132,5 +132,10 @@ enum {
 /* The kind of the program file @path; system calls only (a vfork child
  * may ask). */
 int sp_elf_kind(const char *path, unsigned *machine);
+/* The GNU build ID among the ELF notes in @notes (@len bytes: a PT_NOTE
+ * segment or SHT_NOTE section, in memory or read from a file), as hex
+ * into @hex (129 bytes); 1 when found, 0 (and @hex untouched) when not.
+ * Bounds-checked: the notes may come from any file. */
+int sp_build_id_hex(const unsigned char *notes, size_t len, char *hex);
 
 #endif /* SP_BASE_BASE_H */

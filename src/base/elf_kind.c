@@ -16,6 +16,7 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,4 +59,28 @@ int sp_elf_kind(const char *path, unsigned *machine)
 	}
 	close(fd);
 	return kind;
+}
+
+int sp_build_id_hex(const unsigned char *notes, size_t len, char *hex)
+{
+	size_t at = 0;
+
+	while (at + sizeof(Elf64_Nhdr) <= len) {
+		Elf64_Nhdr h;
+		size_t name, desc;
+
+		memcpy(&h, notes + at, sizeof(h)); /* a file's notes may be unaligned */
+		name = at + sizeof(h);
+		desc = name + ((h.n_namesz + 3) & ~3u);
+		if (desc < name || desc > len || h.n_descsz > len - desc)
+			return 0;
+		if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
+		    !memcmp(notes + name, "GNU", 4) && h.n_descsz && h.n_descsz <= 64) {
+			for (unsigned k = 0; k < h.n_descsz; k++)
+				snprintf(hex + 2 * k, 3, "%02x", notes[desc + k]);
+			return 1;
+		}
+		at = desc + ((h.n_descsz + 3) & ~3u);
+	}
+	return 0;
 }

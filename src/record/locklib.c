@@ -166,31 +166,16 @@ static int strtab_names_locklib(const char *s, size_t n)
  * file: /usr/lib/debug/.build-id/xx/yyyy.debug. */
 static int has_debug_file(const unsigned char *m, size_t size, const Elf64_Shdr *sh, unsigned n)
 {
+	char hex[129], path[256];
+
 	for (unsigned i = 0; i < n; i++) {
 		size_t at = sh[i].sh_offset, end = at + sh[i].sh_size;
 
-		if (sh[i].sh_type != SHT_NOTE || end > size || end < at)
+		if (sh[i].sh_type != SHT_NOTE || end > size || end < at ||
+		    !sp_build_id_hex(m + at, sh[i].sh_size, hex))
 			continue;
-		while (at + sizeof(Elf64_Nhdr) <= end) {
-			const Elf64_Nhdr *h = (const void *)(m + at);
-			size_t name = at + sizeof(*h), desc = name + ((h->n_namesz + 3) & ~3u);
-			char path[256];
-			int k;
-
-			if (desc + h->n_descsz > end)
-				break;
-			if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 && h->n_descsz >= 2 &&
-			    h->n_descsz <= 64 && !memcmp(m + name, "GNU", 4)) {
-				k = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
-					     m[desc]);
-				for (unsigned j = 1; j < h->n_descsz; j++)
-					k += snprintf(path + k, sizeof(path) - (size_t)k, "%02x",
-						      m[desc + j]);
-				snprintf(path + k, sizeof(path) - (size_t)k, ".debug");
-				return !access(path, F_OK);
-			}
-			at = desc + ((h->n_descsz + 3) & ~3u);
-		}
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		return !access(path, F_OK);
 	}
 	return 0;
 }

@@ -143,31 +143,15 @@ static int addrs_any(const struct addrs *a, uintptr_t lo, uintptr_t hi)
  * NULL when it has none. */
 static const char *build_id(struct sp_profile *p, const struct dl_phdr_info *info)
 {
+	char hex[129];
+
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const unsigned char *n, *end;
 
-		if (ph->p_type != PT_NOTE)
-			continue;
-		n = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-		end = n + ph->p_memsz;
-		while (n + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *h = (const ElfW(Nhdr) *)n;
-			const unsigned char *name = n + sizeof(*h);
-			const unsigned char *desc = name + ((h->n_namesz + 3) & ~3u);
-
-			if (desc + h->n_descsz > end)
-				break;
-			if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && h->n_descsz && h->n_descsz <= 64) {
-				char hex[129];
-
-				for (unsigned k = 0; k < h->n_descsz; k++)
-					snprintf(hex + 2 * k, 3, "%02x", desc[k]);
-				return sp_profile_intern(p, hex);
-			}
-			n = desc + ((h->n_descsz + 3) & ~3u);
-		}
+		if (ph->p_type == PT_NOTE &&
+		    sp_build_id_hex((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
+				    ph->p_memsz, hex))
+			return sp_profile_intern(p, hex);
 	}
 	return NULL;
 }

@@ -557,24 +557,10 @@ static const Dwfl_Callbacks file_callbacks = {
 static void read_build_id(int fd, const Elf64_Phdr *ph, char *hex)
 {
 	unsigned char buf[1024];
-	size_t len = ph->p_filesz < sizeof(buf) ? ph->p_filesz : sizeof(buf), at = 0;
+	size_t len = ph->p_filesz < sizeof(buf) ? ph->p_filesz : sizeof(buf);
 
-	if (pread(fd, buf, len, (off_t)ph->p_offset) != (ssize_t)len)
-		return;
-	while (at + sizeof(Elf64_Nhdr) <= len) {
-		const Elf64_Nhdr *h = (const Elf64_Nhdr *)(buf + at);
-		size_t name = at + sizeof(*h), desc = name + ((h->n_namesz + 3) & ~3u);
-
-		if (desc + h->n_descsz > len)
-			return;
-		if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 &&
-		    !memcmp(buf + name, "GNU", 4) && h->n_descsz && h->n_descsz <= 64) {
-			for (unsigned k = 0; k < h->n_descsz; k++)
-				snprintf(hex + 2 * k, 3, "%02x", buf[desc + k]);
-			return;
-		}
-		at = desc + ((h->n_descsz + 3) & ~3u);
-	}
+	if (pread(fd, buf, len, (off_t)ph->p_offset) == (ssize_t)len)
+		sp_build_id_hex(buf, len, hex);
 }
 
 static void read_loads(struct sym_file *f)
@@ -586,8 +572,11 @@ static void read_loads(struct sym_file *f)
 
 	if (fd < 0)
 		return;
-	if (!fstat(fd, &st))
-		f->st = st;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	f->st = st;
 	if (S_ISREG(st.st_mode) &&
 	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&

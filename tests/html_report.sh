@@ -60,8 +60,11 @@ fi
 # tracks and hand-offs are checked by
 "$cli" run --hold --trace small.bin -f json -o small.json -- "$bank" 4 5000 >/dev/null ||
 	die "syncprof run --trace small.bin exited $?"
-"$cli" run --hold --trace-events all --trace full.bin -f json -o full.json -- "$bank" 2 4000 \
-	>/dev/null || die "syncprof run --trace-events all --trace full.bin exited $?"
+# (a buffer large enough that the writer never falls behind: with the
+# default 1 MiB a loaded machine drops more than half of the 48,000)
+"$cli" run --hold --trace-events all --trace-buffer 33554432 --trace full.bin -f json \
+	-o full.json -- "$bank" 2 4000 >/dev/null ||
+	die "syncprof run --trace-events all --trace full.bin exited $?"
 for t in small full; do
 	"$cli" report -f html --trace $t.bin -o $t.html $t.json ||
 		die "report -f html --trace $t.bin exited $?"

@@ -58,6 +58,7 @@ void sp_options_defaults(struct sp_options *o)
 	o->glibc_locks = 1;
 	o->account = 1;
 	o->hold_states_ms = 1;
+	o->hold_where = 1;
 	syncprof_report_options_init(&o->report);
 }
 
@@ -330,6 +331,19 @@ static int opt_hold_states(struct sp_options *o, const char *v)
 	return 0;
 }
 
+static int opt_hold_where(struct sp_options *o, const char *v)
+{
+	if (!strcmp(v, "0") || !strcmp(v, "off"))
+		o->hold_where = 0;
+	else if (!strcmp(v, "blocked"))
+		o->hold_where = 1;
+	else if (!strcmp(v, "all"))
+		o->hold_where = 2;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int opt_warn_wait(struct sp_options *o, const char *v)
 {
 	return parse_uint(v, &o->warn_wait_ms);
@@ -393,6 +407,10 @@ static const struct option_row option_table[] = {
 	  "with hold=1, sample what the holder does during holds longer than this many "
 	  "milliseconds (running, preempted, a system call...), 0 off, at most 60000 "
 	  "(default 1)" },
+	{ "hold_where", opt_hold_where,
+	  "with hold states and frames=N, where in its code a long hold's holder is: "
+	  "'blocked' (default: holders blocked in the kernel, unwound without disturbing "
+	  "them), 'all' (running holders too, by a signal) or 0" },
 	{ "lock_order", opt_lock_order, "1 or 0 (report lock-order cycles: potential deadlocks)" },
 	{ "columns", opt_columns,
 	  "table columns separated by ',' or ':', quoted ('site,wait'), among type, object, "

@@ -329,6 +329,40 @@ static int read_hold_states(struct loader *l, size_t i, const struct jv *o, stru
 	return 0;
 }
 
+/* "hold_where": [{["site": frame,] "state": S, "ns": N}, ...], into @rows. */
+static int read_hold_where(struct loader *l, size_t i, const struct jv *o, struct sp_rows *rows,
+			   struct sp_row *r)
+{
+	const struct jv *arr;
+
+	if (!jv_get_ex(o, "hold_where", &arr) || !arr)
+		return 0;
+	if (!jv_is(arr, JV_ARRAY))
+		return fail(l, "%s: row %zu: \"hold_where\" is not an array", l->name, i);
+	for (size_t k = 0; k < jv_len(arr); k++) {
+		const struct jv *w = jv_idx(arr, k), *site;
+		struct sp_frame *f = NULL;
+		const char *state = w ? get_str(w, "state") : NULL;
+		uint64_t ns;
+
+		if (!jv_is(w, JV_OBJECT) || !state || !*state || strlen(state) > 127 ||
+		    get_u64(w, "ns", 0, &ns, NULL))
+			return fail(l, "%s: row %zu: bad \"hold_where\" entry %zu", l->name, i, k);
+		if (jv_get_ex(w, "site", &site) && site) {
+			f = sp_profile_alloc(l->p, sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			if (read_frame(l, site, f) || !f->address)
+				return fail(l, "%s: row %zu: bad site in \"hold_where\" entry %zu",
+					    l->name, i, k);
+		}
+		if (sp_rows_hold_where_add(rows, r, f ? f->address : 0, f,
+					   sp_profile_intern(l->p, state), ns))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* "blame": [{"site": frame, ["root": frame,] "wait_ns": N, "count": N}, ...],
  * into @rows. */
 static int read_blame(struct loader *l, size_t i, const struct jv *o, struct sp_rows *rows,
@@ -482,7 +516,9 @@ static int read_row(struct loader *l, size_t i, const struct jv *o, int *hold_se
 	d = &l->p->rows.v[l->p->rows.n - 1];
 	if (jv_get_ex(o, "blame", &v) && (rc = read_blame(l, i, o, &l->p->rows, d)))
 		return rc;
-	return read_hold_states(l, i, o, &l->p->rows, d);
+	if ((rc = read_hold_states(l, i, o, &l->p->rows, d)))
+		return rc;
+	return read_hold_where(l, i, o, &l->p->rows, d);
 }
 
 /* "held" or "acquired": {"object", "type", "site", "stack"}. */
@@ -738,6 +774,8 @@ static int read_meta(struct loader *l, const struct jv *root)
 	get_u64(root, "hold_state_samples", 1, &p->hold_state_samples, NULL);
 	get_u64(root, "hold_state_cpu_ns", 1, &p->hold_state_cpu_ns, NULL);
 	get_u64(root, "hold_state_unread", 1, &p->hold_state_unread, NULL);
+	get_u64(root, "hold_where_points", 1, &p->hold_where_points, NULL);
+	get_u64(root, "hold_where_lost", 1, &p->hold_where_lost, NULL);
 	get_u64(root, "hold_ticker_gap_max_ns", 1, &p->hold_gap_max_ns, NULL);
 	get_u64(root, "names_lost", 1, &p->names_lost, NULL);
 	if (!get_u64(root, "rows_total", 0, &u, NULL))

@@ -90,6 +90,18 @@ struct sp_hold_pub {
 	uint64_t hs_now_since_ns;
 	int hs_class;
 	pid_t hs_tid;
+	/* holdstate.c's stacks (frames=N): the ticker's request to the
+	 * thread's signal handler (wh_req) and the handler's answer (wh_done
+	 * = wh_req, wh_pc: where the thread was, 0 when it could not say);
+	 * the ticker's only: the interval that waits for the answer, as its
+	 * share of each long hold's record, for thread wh_tid. */
+	uint32_t wh_req, wh_done;
+	uintptr_t wh_pc;
+	int wh_exact; /* wh_pc is the thread's own pc, not a return address */
+	pid_t wh_tid;
+	uint32_t wh_pend_n, wh_pend_age;
+	uint32_t wh_pend_rec[SP_HELD_MAX];
+	uint64_t wh_pend_ns[SP_HELD_MAX];
 };
 
 #define SP_PUB_N(state) ((uint32_t)(state))

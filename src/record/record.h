@@ -750,9 +750,29 @@ struct sp_holdstate_view {
 	uint64_t sys_ns[SP_HS_SYSCALLS];
 	unsigned n_sys;
 };
+/* Where in the critical section (frames=N): the time of a record's long
+ * holds at one point of the holder's code, in one class (@class:
+ * SP_HS_RUNNING for running or runnable, SP_HS_OTHER, or SP_HS_FIXED with
+ * @sys_nr a system call). */
+struct sp_holdwhere_view {
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site holder;
+	uintptr_t pc;
+	int class;
+	long sys_nr;
+	uint64_t ns;
+};
+void sp_holdstate_where_foreach(void (*fn)(const struct sp_holdwhere_view *v, void *arg),
+				void *arg);
+/* Points found, and samples that found none (their intervals are in the
+ * hold states, not at a point), since start-up. */
+void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped);
 /* Long holds begin this many hold ticks after their acquisition (0:
  * states off); set at start-up from hold_states=MS. */
 extern unsigned sp_holdstate_long_ticks;
+/* With frames=N: 0 no points, 1 blocked holders' points, 2 running too. */
+extern unsigned sp_holdstate_where;
 /* The ticker, each tick while something is held: sample the holders of
  * long holds.  Reads /proc; never on a lock path. */
 void sp_holdstate_tick(uint64_t tick);
@@ -893,6 +913,33 @@ long sp_probe_futex(long nr, const long *a, uintptr_t ra);
  * known.  Lock-free, any thread (the watchdog's). */
 int sp_futex_last_waker(uintptr_t word, struct sp_site *site);
 
+/*
+ * Where a thread is in the program's own code, for the hold sampler
+ * (holdstate.c, frames=N): the first of @frames (innermost first) outside
+ * the runtime libraries, the lock wrappers and lock libraries, and
+ * syncprof's own library; @frames[0] when all are; 0 when @n is 0.
+ */
+uintptr_t sp_stack_point(const uintptr_t *frames, unsigned n, int *exact);
+/* (*@exact: 1 when the point is frames[0], the thread's own pc; 0 for a
+ * return address.)  In a signal handler of the thread: the point of the
+ * stack interrupted at @ip (sp_stack_point), from an unwind through the
+ * signal frame. */
+uintptr_t sp_stack_point_here(uintptr_t ip, int *exact);
+/* The start of the function holding @pc (a return address unless @exact),
+ * from the unwind tables (libgcc); @pc when unknown.  Not for signal
+ * handlers (the first call looks libgcc up). */
+uintptr_t sp_stack_function_of(uintptr_t pc, int exact);
+/*
+ * The stack of another thread of this process that is blocked in the
+ * kernel with user @pc and @sp (/proc/self/task/TID/syscall), innermost
+ * first, up to @max: unwound from the CFI (libdw) with its memory read by
+ * process_vm_readv(), so a stack that changes meanwhile gives wrong
+ * frames, never a fault.  Stops at a frame whose rule needs a register
+ * the kernel did not say (rbp before any frame saved it).  Only one
+ * thread (the hold ticker) may call it; 0 without libdw.  @to_program:
+ * stop at the first frame in the program's code (sp_stack_point's).
+ */
+unsigned sp_stack_remote(uintptr_t pc, uintptr_t sp, uintptr_t *out, unsigned max, int to_program);
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
 /*

@@ -78,6 +78,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/demangle.h"
@@ -686,6 +687,39 @@ static void enclosing_init(void)
 	dlclose(h); /* NOLOAD took a reference; backtrace() keeps its own */
 }
 
+/* Code that is never the point of a sampled stack (sp_stack_point), on
+ * top of the wrappers: syncprof's own library (preloaded, or
+ * libsyncprof.so), the dynamic loader and the vDSO (clock_gettime). */
+#define NOT_PROGRAM_MAX 8
+static struct sp_range not_program[NOT_PROGRAM_MAX];
+static unsigned n_not_program;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)&find_self;
+	const char *base;
+	int runtime;
+
+	(void)size, (void)arg;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0; /* the program: compiled in, its code is the program's */
+	base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	runtime = !strncmp(base, "ld-linux", 8) || !strncmp(base, "linux-vdso", 10) ||
+		  !strncmp(base, "linux-gate", 10) || !strncmp(base, "libgcc_s", 8);
+	for (int i = 0; i < info->dlpi_phnum && n_not_program < NOT_PROGRAM_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    (runtime || (me >= lo && me < hi))) {
+			not_program[n_not_program].lo = lo;
+			not_program[n_not_program++].hi = hi;
+		}
+	}
+	return 0;
+}
+
 void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames)
 {
@@ -699,6 +733,7 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	backtrace(warm, 4); /* loads libgcc_s now, not inside a lock call */
 	enclosing_init();
 	dl_iterate_phdr(add_lib_ranges, NULL);
+	dl_iterate_phdr(find_self, NULL);
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
 	sp_skip_frames = skip_frames;
 	add_skip_patterns(skip, n_skip);
@@ -931,3 +966,123 @@ void sp_stack_capture_edge(uintptr_t site_pc, uintptr_t held_pc, unsigned max, u
 	}
 	sp_thread_leave(saved);
 }
+
+/* ---- where other threads are: the hold sampler's stacks ------------------- */
+
+static int program_pc(uintptr_t pc)
+{
+	if (pc < 4096 || sp_pc_skipped(pc) || sp_pc_in_locklib(pc))
+		return 0;
+	for (unsigned i = 0; i < n_not_program; i++)
+		if (pc >= not_program[i].lo && pc < not_program[i].hi)
+			return 0;
+	return 1;
+}
+
+uintptr_t sp_stack_point(const uintptr_t *frames, unsigned n, int *exact)
+{
+	*exact = 1;
+	for (unsigned i = 0; i < n; i++)
+		if (program_pc(frames[i])) {
+			*exact = i == 0;
+			return frames[i];
+		}
+	return n ? frames[0] : 0;
+}
+
+uintptr_t sp_stack_point_here(uintptr_t ip, int *exact)
+{
+	uintptr_t frames[MAX_UNWIND];
+	int n = unwind(frames, MAX_UNWIND);
+	int i = frame_index(frames, n, ip);
+
+	/* libgcc gives the interrupted frame its exact ip (a signal frame) */
+	if (i < 0) {
+		*exact = 1;
+		return ip;
+	}
+	return sp_stack_point(frames + i, (unsigned)(n - i), exact);
+}
+
+uintptr_t sp_stack_function_of(uintptr_t pc, int exact)
+{
+	static void *(*find)(void *pc);
+	static int looked;
+	void *f;
+
+	if (!looked) {
+		/* backtrace() loaded libgcc_s (sp_stack_init()), locally */
+		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		looked = 1;
+		find = (void *(*)(void *))dlsym(h ? h : RTLD_DEFAULT,
+						"_Unwind_FindEnclosingFunction");
+	}
+	if (!find || !pc)
+		return pc;
+	f = find((void *)(exact ? pc : pc - 1));
+	return f ? (uintptr_t)f : pc;
+}
+
+#ifdef SYNCPROF_HAVE_LIBDW
+static int read_word(uintptr_t addr, uintptr_t *out)
+{
+	struct iovec local = { out, sizeof(*out) }, remote = { (void *)addr, sizeof(*out) };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(*out) ? 0 : -1;
+}
+
+unsigned sp_stack_remote(uintptr_t pc, uintptr_t sp, uintptr_t *out, unsigned max, int to_program)
+{
+	static Dwfl *dwfl; /* the ticker's own session */
+	static int no_libdw;
+	uintptr_t cfa = sp, fp = 0;
+	int fp_known = 0;
+	unsigned n = 0;
+
+	if (!max || !pc || no_libdw)
+		return 0;
+	if (!dwfl && !sp_libdw_load()) {
+		no_libdw = 1;
+		return 0;
+	}
+	out[n++] = pc;
+	while (n < max && !(to_program && program_pc(pc))) {
+		/* The row at the pc itself for the interrupted frame, at the
+		 * call (before the return address) for the others. */
+		uintptr_t at = n == 1 ? pc + 1 : pc;
+		struct cfi_row row;
+		uintptr_t base, up, ret;
+
+		if (dwfl && !dwfl_addrmodule(dwfl, at - 1)) {
+			dwfl_end(dwfl); /* a module loaded since: report anew */
+			dwfl = NULL;
+		}
+		if (!dwfl && !(dwfl = session_open()))
+			break;
+		if (learn_one(dwfl, at, &row) || (row.cfa_rbp && !fp_known))
+			break;
+		base = row.cfa_rbp ? fp : cfa;
+		up = base + (uintptr_t)(intptr_t)row.cfa_off;
+		if (up <= cfa || up - cfa > (1u << 20))
+			break; /* frames go up the stack, and not far */
+		if (row.rbp_saved) {
+			if (read_word(up + (uintptr_t)(intptr_t)row.rbp_off, &fp))
+				break;
+			fp_known = 1;
+		}
+		if (read_word(up - 8, &ret) || ret < 4096)
+			break;
+		cfa = up;
+		pc = ret;
+		out[n++] = pc;
+	}
+	return n;
+}
+#else
+unsigned sp_stack_remote(uintptr_t pc, uintptr_t sp, uintptr_t *out, unsigned max, int to_program)
+{
+	(void)pc, (void)sp, (void)out, (void)max, (void)to_program;
+	return 0;
+}
+#endif

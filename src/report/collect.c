@@ -251,6 +251,35 @@ static void collect_hold_state(const struct sp_holdstate_view *v, void *arg)
 			c->err = -ENOMEM;
 }
 
+/* A where record (frames=N) onto the row of its hold, as a hold state. */
+static void collect_hold_where(const struct sp_holdwhere_view *v, void *arg)
+{
+	struct collect_ctx *c = arg;
+	struct sp_row key, *r;
+	const char *state;
+
+	if (c->err)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.file = v->holder.file;
+	key.func = v->holder.func;
+	key.pc = v->holder.pc;
+	key.line = v->holder.line;
+	key.type = v->type;
+	key.obj = v->obj;
+	r = sp_row_map_find(&c->map, c->rows, &key);
+	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
+		if (c->remap[i].from == v->holder.pc) {
+			key.pc = c->remap[i].to;
+			r = sp_row_map_find(&c->map, c->rows, &key);
+		}
+	if (!r)
+		return;
+	state = v->class < SP_HS_FIXED ? fixed_state_names[v->class] : syscall_state_name(v->sys_nr);
+	if (sp_rows_hold_where_add(c->rows, r, v->pc, NULL, state, v->ns))
+		c->err = -ENOMEM;
+}
+
 int sp_collect(struct sp_rows *out, int with_blame)
 {
 	struct collect_ctx c = { .rows = out };
@@ -273,6 +302,8 @@ int sp_collect(struct sp_rows *out, int with_blame)
 		sp_blame_foreach(collect_blame, &c);
 	if (with_blame && !c.err)
 		sp_holdstate_foreach(collect_hold_state, &c);
+	if (with_blame && !c.err)
+		sp_holdstate_where_foreach(collect_hold_where, &c);
 	sp_row_map_free(&c.map);
 	if (c.err)
 		sp_rows_free(out);

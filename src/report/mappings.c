@@ -104,6 +104,9 @@ static int addrs_collect(const struct sp_profile *p, struct addrs *a, int all)
 			if (!rc && all && d->blame[k].root_names)
 				rc = addrs_add(a, d->blame[k].root_names->address);
 		}
+		for (uint32_t k = 0; k < d->n_hold_where && !rc; k++)
+			if (d->hold_where[k].names)
+				rc = addrs_add(a, d->hold_where[k].names->address);
 	}
 	for (size_t i = 0; i < p->order.n_cycles && !rc; i++)
 		for (unsigned k = 0; k < p->order.cycles[i].n_edges && !rc; k++) {

@@ -126,6 +126,18 @@ static int resolve_row(struct sp_profile *p, struct sp_row *r)
 		rc = frame_of_site(p, &b->holder, f);
 		b->names = f;
 	}
+	for (uint32_t i = 0; !rc && r->detail && i < r->detail->n_hold_where; i++) {
+		struct sp_hold_where *w = &r->detail->hold_where[i];
+		struct sp_frame *f;
+
+		if (w->names || !w->pc)
+			continue;
+		f = sp_profile_alloc(p, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		rc = frame_from_pc(p, w->pc, f);
+		w->names = f;
+	}
 	if (!rc && r->created_how != SP_CREATED_UNKNOWN) {
 		struct sp_frame *f = sp_profile_alloc(p, sizeof(*f));
 
@@ -262,6 +274,8 @@ int sp_profile_name_files(struct sp_profile *p)
 			if (!rc)
 				rc = frame_name_file(p, d->blame[k].root_names);
 		}
+		for (uint32_t k = 0; !rc && k < d->n_hold_where; k++)
+			rc = frame_name_file(p, d->hold_where[k].names);
 	}
 	for (size_t i = 0; !rc && i < p->order.n_cycles; i++)
 		for (unsigned k = 0; !rc && k < p->order.cycles[i].n_edges; k++) {

@@ -206,6 +206,12 @@ int sp_row_add(struct sp_rows *rows, struct sp_row *d, const struct sp_row *s)
 		if (sp_rows_hold_state_add(rows, d, s->detail->hold_states[i].name,
 					   s->detail->hold_states[i].ns))
 			return -ENOMEM;
+	for (uint32_t i = 0; i < s->detail->n_hold_where; i++) {
+		const struct sp_hold_where *w = &s->detail->hold_where[i];
+
+		if (sp_rows_hold_where_add(rows, d, w->pc, w->names, w->state, w->ns))
+			return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < s->detail->n_blame; i++) {
 		const struct sp_blame *b = &s->detail->blame[i];
 

@@ -536,6 +536,79 @@ size_t sp_syscalls_under_lock(const struct sp_rows *rows, struct sp_syscall_unde
 	return n;
 }
 
+static int where_before(const struct sp_hold_where *a, const struct sp_hold_where *b)
+{
+	if (a->ns != b->ns)
+		return a->ns > b->ns;
+	if (a->pc != b->pc)
+		return a->pc < b->pc;
+	return strcmp(a->state, b->state) < 0;
+}
+
+/*
+ * Kept sorted (where_before); a full list folds its smallest entry into
+ * "the rest" (pc 0), so the list's total stays the time sampled.
+ */
+int sp_rows_hold_where_add(struct sp_rows *rows, struct sp_row *r, uintptr_t pc,
+			   const struct sp_frame *names, const char *state, uint64_t ns)
+{
+	struct sp_row_detail *d;
+	struct sp_hold_where *w = NULL;
+	uint32_t i;
+
+	if (!ns)
+		return 0;
+	if (!(d = sp_rows_detail(rows, r)))
+		return -ENOMEM;
+	for (i = 0; i < d->n_hold_where && !w; i++)
+		if (d->hold_where[i].pc == pc && !strcmp(d->hold_where[i].state, state))
+			w = &d->hold_where[i];
+	if (!w && d->n_hold_where == SP_HOLD_WHERE_MAX) {
+		for (i = 0; i < d->n_hold_where && !w; i++)
+			if (!d->hold_where[i].pc)
+				w = &d->hold_where[i];
+		if (w) {
+			state = w->state;
+		} else {
+			w = &d->hold_where[SP_HOLD_WHERE_MAX - 1];
+			ns += w->ns;
+			w->ns = 0;
+		}
+		pc = 0;
+		names = NULL;
+		w->pc = 0;
+		w->names = NULL;
+		w->state = "other";
+	}
+	if (!w) {
+		w = &d->hold_where[d->n_hold_where++];
+		w->pc = pc;
+		w->names = names;
+		w->state = state;
+		w->ns = 0;
+	}
+	if (!w->names)
+		w->names = names;
+	w->ns += ns;
+	for (i = (uint32_t)(w - d->hold_where);
+	     i > 0 && where_before(&d->hold_where[i], &d->hold_where[i - 1]); i--) {
+		struct sp_hold_where tmp = d->hold_where[i - 1];
+
+		d->hold_where[i - 1] = d->hold_where[i];
+		d->hold_where[i] = tmp;
+	}
+	return 0;
+}
+
+uint64_t sp_hold_where_total(const struct sp_row_detail *d)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < d->n_hold_where; i++)
+		t += d->hold_where[i].ns;
+	return t;
+}
+
 uint64_t sp_hold_states_total(const struct sp_row_detail *d)
 {
 	uint64_t t = 0;

@@ -123,6 +123,17 @@ struct sp_hold_state {
 };
 #define SP_HOLD_STATES_MAX 12 /* per row; more: folded into "other" */
 
+/* Where in the critical section (frames=N, record/holdstate.c): time of a
+ * row's long holds with the holder at one point of its own code, in one
+ * state ("running" - or runnable -, "other", "syscall:NAME"). */
+struct sp_hold_where {
+	uintptr_t pc;                 /* key, with state; 0: the rest */
+	const char *state;            /* static (live) or the profile's (loaded) */
+	const struct sp_frame *names; /* resolved; NULL before sp_profile_resolve() */
+	uint64_t ns;
+};
+#define SP_HOLD_WHERE_MAX 8 /* per row; more: the smallest folded into pc 0 */
+
 struct sp_row_detail {
 	struct sp_hist hist;                 /* contended waits */
 	struct sp_hist hold_hist;            /* timed holds */
@@ -133,6 +144,9 @@ struct sp_row_detail {
 	/* the holder's states during the row's long holds, largest first */
 	struct sp_hold_state hold_states[SP_HOLD_STATES_MAX];
 	uint32_t n_hold_states;
+	/* ... and where in their code, largest first */
+	struct sp_hold_where hold_where[SP_HOLD_WHERE_MAX];
+	uint32_t n_hold_where;
 };
 
 /* Row of a report: merged statistics of one key. */
@@ -278,6 +292,9 @@ struct sp_profile {
 	 * and the ticker's CPU time for them, since start-up */
 	uint64_t hold_state_samples, hold_state_cpu_ns;
 	uint64_t hold_state_unread; /* samples whose /proc files were unreadable */
+	/* where in the critical section (frames=N): samples that found the
+	 * holder's point, and those that did not */
+	uint64_t hold_where_points, hold_where_lost;
 	uint64_t hold_gap_max_ns; /* ... its longest gap */
 	uint64_t names_lost;     /* lock names and creation sites not kept */
 	/* how the rows are shaped */
@@ -327,6 +344,11 @@ size_t sp_syscalls_under_lock(const struct sp_rows *rows, struct sp_syscall_unde
 			      size_t max);
 /* The sum of @d's hold states. */
 uint64_t sp_hold_states_total(const struct sp_row_detail *d);
+/* Add @ns at point @pc in @state (a static or profile string) to @r's
+ * list (record/holdstate.c's where): -ENOMEM or 0. */
+int sp_rows_hold_where_add(struct sp_rows *rows, struct sp_row *r, uintptr_t pc,
+			   const struct sp_frame *names, const char *state, uint64_t ns);
+uint64_t sp_hold_where_total(const struct sp_row_detail *d);
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
 /* The same for waits whose chain's root holder took its lock at @root

@@ -284,6 +284,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 
 			sp_holdstate_cost(&p->hold_state_samples, &p->hold_state_cpu_ns,
 					  &p->hold_state_unread, &err);
+			sp_holdstate_where_cost(&p->hold_where_points, &p->hold_where_lost);
 		}
 	}
 	rc = sp_collect(&p->rows, p->hold);
@@ -910,6 +911,7 @@ static void runtime_start(const char *attach_options)
 	 * hold=1 adds the rest. */
 	/* Hold states: in hold ticks of 500 us, at least 1 (hold.c). */
 	sp_holdstate_long_ticks = sp_opts.hold_states_ms * 2;
+	sp_holdstate_where = sp_opts.hold_where;
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&
 	    sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",

@@ -30,8 +30,8 @@ setarch -R true 2> /dev/null || { echo "run_offline: setarch -R does not work he
 tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"; }
 # The header's pid and profiled time, blame's waited seconds, threads' ids,
 # the threads' time account's figures, the hold ticker's lateness (a
-# loaded machine) and the long holds' states (sampled) differ from run to
-# run.
+# loaded machine) and the long holds' states and points' times (sampled)
+# differ from run to run.
 norm() {
 	sed -E '/^syncprof: the hold ticker was late /d;
 		/^syncprof: the waits exceed the blocked time /d;
@@ -43,6 +43,7 @@ norm() {
 		s/^syncprof: [0-9.]+ s profiled/syncprof: T s profiled/;
 		s/^(syncprof: [0-9]+ threads? \([0-9]+ exited\) lived) .*/\1 T/;
 		s/^syncprof: threads blocked .*/syncprof: threads blocked T/;
+		s/^(      at .*): [0-9.]+ s \([0-9]+% of the time sampled there\)$/\1: T/;
 		s/waited [0-9.]+ s/waited T s/; s/^  thread [0-9]+ took/  thread N took/' "$1"
 }
 # JSON without what depends on time or on the pid.
@@ -51,8 +52,11 @@ jnorm() {
 import json, re, sys
 def strip(v):
     if isinstance(v, dict):
+        if "hold_where" in v: # the points named alike; their times, so their order, vary
+            v = dict(v, hold_where=sorted((json.dumps(w.get("site"), sort_keys=True), w["state"])
+                                          for w in v["hold_where"]))
         return {k: strip(x) for k, x in v.items()
-                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^hold_state_.*|^syscalls_under_lock|^thread|^tid)$", k)}
+                if not re.search(r"(_ns|_hist|_buckets|^pid|^holds|^hold_late_ticks|^hold_ticker_late|^hold_states|^hold_state_.*|^hold_where_(points|lost)|^syscalls_under_lock|^thread|^tid)$", k)}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

@@ -168,6 +168,13 @@ static const struct run_option run_options[] = {
 	  "1; 0 off) was doing - running, preempted, blocked in which system\n"
 	  "call, waiting for another lock - sampled by the hold ticker every\n"
 	  "ms, shown under the row (docs/hold-states.md)" },
+	{ "hold-where", 0, ARG_VALUE, "hold_where", NULL, "MODE",
+	  "with --hold and --frames N (default 4): where in its own code the\n"
+	  "holder of a long hold was, shown under the row - 'blocked' (default:\n"
+	  "holders blocked in a system call or a page fault, unwound from\n"
+	  "outside), 'all' (running holders too: a signal makes them unwind\n"
+	  "themselves; a system call they enter at that instant may end with\n"
+	  "EINTR), or 0 (docs/hold-states.md)" },
 	{ "lock-order", 0, ARG_NONE, "lock_order", "1", NULL,
 	  "check the order in which locks are taken inside others and report\n"
 	  "its cycles: potential deadlocks, whether one happened or not" },

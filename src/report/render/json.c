@@ -138,6 +138,24 @@ static void json_hold(FILE *out, const struct sp_row *r)
 		}
 		fputc('}', out);
 	}
+	/* ... and where in its code (frames=N); no site: the rest. */
+	if (d->n_hold_where) {
+		fputs(",\"hold_where\":[", out);
+		for (uint32_t i = 0; i < d->n_hold_where; i++) {
+			const struct sp_hold_where *w = &d->hold_where[i];
+
+			fputs(i ? ",{" : "{", out);
+			if (w->pc && w->names) {
+				fputs("\"site\":", out);
+				json_frame(out, w->names);
+				fputc(',', out);
+			}
+			fputs("\"state\":", out);
+			sp_json_string(out, w->state);
+			fprintf(out, ",\"ns\":%llu}", (unsigned long long)w->ns);
+		}
+		fputc(']', out);
+	}
 }
 
 static void json_stack(FILE *out, const struct sp_names *nm)
@@ -365,6 +383,10 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 			(unsigned long long)p->hold_state_cpu_ns);
 	if (p->hold && p->hold_state_unread)
 		fprintf(out, "\"hold_state_unread\":%llu,", (unsigned long long)p->hold_state_unread);
+	if (p->hold && (p->hold_where_points || p->hold_where_lost))
+		fprintf(out, "\"hold_where_points\":%llu,\"hold_where_lost\":%llu,",
+			(unsigned long long)p->hold_where_points,
+			(unsigned long long)p->hold_where_lost);
 	if (p->hold && p->hold_late_ticks)
 		fprintf(out, "\"hold_ticker_late\":%llu,\"hold_ticker_gap_max_ns\":%llu,",
 			(unsigned long long)p->hold_late_ticks,

@@ -301,16 +301,38 @@ static void blame_lines(FILE *out, const struct sp_rows *rows, const struct sp_r
  * "    held long 0.82 s: 71% in fsync(), 20% running, 9% preempted", the
  * four largest states (issue 24; record/holdstate.c).
  */
-static void hold_state_line(FILE *out, const struct sp_row *r)
+static void hold_state_line(FILE *out, const struct sp_row *r,
+			    const struct syncprof_report_options *o, size_t auto_len)
 {
 	const struct sp_row_detail *d = sp_row_d(r);
-	uint64_t total = sp_hold_states_total(d);
+	uint64_t total = sp_hold_states_total(d), sampled = sp_hold_where_total(d);
 
 	if (!total)
 		return;
 	fprintf(out, "    held long %.5f s:", (double)total / 1e9);
 	hold_states_list(out, d, total, 4);
 	fputc('\n', out);
+	/* frames=N: where in the holder's code, the three largest points
+	 * ("      at flush_journal FILE:88, in fsync(): 0.60000 s (73% of the
+	 * time sampled there)") */
+	for (uint32_t i = 0, shown = 0; i < d->n_hold_where && shown < 3; i++) {
+		const struct sp_hold_where *w = &d->hold_where[i];
+		char site[512];
+
+		if (!w->pc || !w->names)
+			continue;
+		sp_frame_format(w->names, o->src_root, auto_len, site, sizeof(site));
+		fprintf(out, "      at %s, ", site);
+		if (!strncmp(w->state, "syscall:", 8))
+			fprintf(out, "in %s()", w->state + 8);
+		else if (!strcmp(w->state, "other"))
+			fputs("blocked outside a system call", out);
+		else
+			fputs(w->state, out);
+		fprintf(out, ": %.5f s (%.0f%% of the time sampled there)\n", (double)w->ns / 1e9,
+			100.0 * (double)w->ns / (double)sampled);
+		shown++;
+	}
 }
 
 /* Under a per-object row: the lock's name, and where it was created (its
@@ -487,7 +509,7 @@ static void print_part(FILE *out, const struct sp_profile *p,
 		print_row(out, l, cells, &rows->v[i], i);
 		lock_line(out, &rows->v[i], o, auto_len);
 		if (p->hold) {
-			hold_state_line(out, &rows->v[i]);
+			hold_state_line(out, &rows->v[i], o, auto_len);
 			blame_lines(out, rows, &rows->v[i], o, auto_len);
 		}
 	}
@@ -633,6 +655,12 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 			     "/proc/self/task (no /proc or no schedstat): their time is in 'other'\n",
 			(unsigned long long)p->hold_state_unread,
 			(unsigned long long)p->hold_state_samples);
+	if (p->hold && p->hold_where_lost)
+		fprintf(out, "syncprof: %llu of %llu samples of long holds' holders found no point "
+			     "in their code (frames=N; no stack, or no answer to the signal): their "
+			     "time is in the hold states only\n",
+			(unsigned long long)p->hold_where_lost,
+			(unsigned long long)(p->hold_where_lost + p->hold_where_points));
 	if (p->hold)
 		syscall_section(out, rows, o, auto_len);
 	if (p->order.on)

@@ -178,6 +178,10 @@ load cycle "$(rows cycle.again.json)" noflame "edges=$n"
 if [ -n "$states" ]; then
 	[ "$(nstates states.again.json)" -ge 1 ] || die "hold_states sleep: no row with hold states"
 	load states "$(rows states.again.json)" noflame
+	# where the holder was (frames=N, hold_where=blocked by default): the
+	# sleep's point, under the bars
+	grep -Eq '<li data-state="syscall:clock_nanosleep" data-ns="[0-9]+">at <span class="sp-mono">[^<]*hold_states.c:[0-9]+</span>, blocked in clock_nanosleep\(\): ' \
+		states.dom.html || die "states.html: no point in hold_states.c under the long holds' bars"
 fi
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
 	--user-data-dir="$tmp/chromium-shot" --window-size=1400,1600 \

@@ -640,7 +640,8 @@ static int read_figs(const struct jv *o, struct sp_thread_account *t)
 	       get_u64(o, "sync_wait_ns", 0, &t->sync_wait_ns, NULL);
 }
 
-/* "accounting": {"threads", "exited", "exited_unread", "rows_reset", the
+/* "accounting": {"threads", "exited", "exited_unread", "exited_skipped",
+ * "rows_reset", the
  * figures} or {"unavailable": why}, and "threads": [{"tid", "name",
  * "exited", the figures}]; absent: a profile saved before the account. */
 static int read_account(struct loader *l, const struct jv *root)
@@ -665,7 +666,8 @@ static int read_account(struct loader *l, const struct jv *root)
 	memset(&sum, 0, sizeof(sum));
 	if (get_u64(acc, "threads", 0, &a->threads, NULL) ||
 	    get_u64(acc, "exited", 0, &a->exited, NULL) ||
-	    get_u64(acc, "exited_unread", 1, &a->unread, NULL) || read_figs(acc, &sum))
+	    get_u64(acc, "exited_unread", 1, &a->unread, NULL) ||
+	    get_u64(acc, "exited_skipped", 1, &a->skipped, NULL) || read_figs(acc, &sum))
 		return fail(l, "%s: \"accounting\" needs \"threads\", \"exited\" and the "
 			       "*_ns figures (unsigned integers)", l->name);
 	a->reset = jv_get_ex(acc, "rows_reset", &v) && jv_bool(v);

@@ -462,10 +462,19 @@ struct sp_account_thread {
 struct sp_account_retired {
 	uint64_t threads;   /* exits accounted (= the last seq) */
 	uint64_t unread;    /* exits whose /proc files could not be read */
+	uint64_t skipped;   /* exits not read: past SP_ACCOUNT_EXITS_PER_S */
 	int unread_err;     /* the first such read's -errno */
 	struct sp_account_figs sum;
 };
 
+/*
+ * Exits read at most this many a second (after a first burst of as many):
+ * the two /proc reads of an exit cost some 10-20 us (registry.c), which
+ * a program that starts and ends thousands of threads a second would pay
+ * on each.  Exits past the rate are counted (skipped) and left out of
+ * the account, whose figures are then those of the threads read.
+ */
+#define SP_ACCOUNT_EXITS_PER_S 500
 /* 0: no account is kept (account=0): exits read nothing.  Set at
  * start-up by the runtime; relaxed loads. */
 extern int sp_account_on;

@@ -163,13 +163,44 @@ static void record_retire_locked(struct sp_thread *t)
 	registry_unlink_locked(t);
 }
 
-/* An exiting thread's account into the retired totals and the ring. */
+/*
+ * Whether an exit may read its account now: at most SP_ACCOUNT_EXITS_PER_S
+ * a second, after a burst of as many (a generic cell rate: the time at
+ * which the next read would be on schedule moves on by one interval per
+ * read, and a read more than the burst ahead of it is refused).
+ * Lock-free: exits of several threads race on one word.
+ */
+static uint64_t account_tat;
+
+static int account_admit(void)
+{
+	const uint64_t interval = 1000000000u / SP_ACCOUNT_EXITS_PER_S;
+	const uint64_t burst = interval * SP_ACCOUNT_EXITS_PER_S;
+	uint64_t now = sp_boottime_ns(), tat = sp_load_relaxed(&account_tat);
+
+	for (;;) {
+		uint64_t t = tat > now ? tat : now;
+
+		if (t - now > burst)
+			return 0;
+		if (__atomic_compare_exchange_n(&account_tat, &tat, t + interval, 1,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return 1;
+	}
+}
+
+/* An exiting thread's account into the retired totals and the ring
+ * (@rc 1: skipped, past the rate; < 0: unread). */
 static void account_exit_locked(const struct sp_thread *t, int rc,
 				const struct sp_account_figs *f)
 {
 	struct sp_account_retired *r = &retired_account;
 	struct sp_account_thread *a;
 
+	if (rc > 0) {
+		r->skipped++;
+		return;
+	}
 	if (rc) {
 		if (!r->unread++)
 			r->unread_err = rc;
@@ -197,7 +228,9 @@ static void thread_exit(void *arg)
 	tls_record = NULL;
 	/* Its own table, read by its owner; the name as the kernel has it now
 	 * (the thread may have renamed itself after registering). */
-	if (want)
+	if (want && !account_admit())
+		rc = 1; /* past the rate: counted, not read */
+	else if (want)
 		rc = sp_sched_read(t->tid, &s); /* its own, read at registration */
 	if (want && !rc)
 		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);

@@ -570,6 +570,7 @@ int sp_collect_account(struct sp_profile *p)
 	}
 	a->exited = r.threads;
 	a->unread = r.unread;
+	a->skipped = r.skipped;
 	a->lifetime_ns += r.sum.lifetime_ns;
 	a->running_ns += r.sum.running_ns;
 	a->preempted_ns += r.sum.preempted_ns;

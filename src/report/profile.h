@@ -265,6 +265,7 @@ struct sp_account {
 	uint64_t threads;        /* threads accounted, live and exited */
 	uint64_t exited;         /* of them, exited before the report */
 	uint64_t unread;         /* exited threads whose figures could not be read */
+	uint64_t skipped;        /* exited threads not read: too many exits a second */
 	uint64_t lifetime_ns, running_ns, preempted_ns, blocked_ns, sync_wait_ns;
 	struct sp_thread_account *v; /* the threads listed, in the arena */
 	size_t n;

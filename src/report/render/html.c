@@ -130,6 +130,16 @@ static void view_row(FILE *out, const struct sp_row *r, const char *root, size_t
 			fputs("null", out);
 		fputc(']', out);
 	}
+	/* the long holds' points (frames=N), as the row's hold_where */
+	fputs("],\"where\":[", out);
+	for (uint32_t i = 0; i < d->n_hold_where; i++) {
+		if (i)
+			fputc(',', out);
+		if (d->hold_where[i].pc && d->hold_where[i].names)
+			view_site(out, d->hold_where[i].names, root, auto_len);
+		else
+			fputs("null", out);
+	}
 	fputs("]}", out);
 }
 
@@ -146,7 +156,8 @@ static void view_end(FILE *out, const struct sp_order_end *e, const char *root, 
 }
 
 /*
- * "view": {"rows": [{"site", "stack", "blame": [[holder, root|null]]}],
+ * "view": {"rows": [{"site", "stack", "blame": [[holder, root|null]],
+ * "where": [site|null]}],
  * "cycles": [[[held, acquired], ...]], "merged": bool}, in the order of
  * the profile's rows, blame and cycles; "merged" (merged=1, --merged):
  * the page's table is one list, else the rows of locks come first and

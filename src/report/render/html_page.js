@@ -954,6 +954,29 @@
 		});
 		s.appendChild(legend);
 		s.appendChild(el("div", { "class": "sp-scroll" })).appendChild(box);
+		/* where in its code the holder was (frames=N): the row's points */
+		rows.forEach(function (x) {
+			var pts = x.r.hold_where || [], sampled = 0;
+			if (!pts.length)
+				return;
+			pts.forEach(function (w) { sampled += w.ns; });
+			var p = el("p", { "class": "sp-where", "data-row": x.i });
+			p.appendChild(el("span", { "class": "sp-mono" }, V.rows[x.i].site));
+			p.appendChild(document.createTextNode(" held long: where the holder was"));
+			s.appendChild(p);
+			var ul = el("ul", { "class": "sp-where" });
+			pts.forEach(function (w, k) {
+				var site = V.rows[x.i].where[k];
+				var li = el("li", { "data-state": w.state, "data-ns": w.ns });
+				li.appendChild(document.createTextNode(site ? "at " : "elsewhere"));
+				if (site)
+					li.appendChild(el("span", { "class": "sp-mono" }, site));
+				li.appendChild(document.createTextNode(", " + stateLabel(w.state) + ": " +
+					dur(w.ns) + " (" + pct(w.ns, sampled) + " of the time sampled there)"));
+				ul.appendChild(li);
+			});
+			s.appendChild(ul);
+		});
 	}
 
 	/* ---- the page ------------------------------------------------------- */

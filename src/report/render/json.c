@@ -336,6 +336,8 @@ static void json_account(FILE *out, const struct sp_account *a)
 		(unsigned long long)a->threads, (unsigned long long)a->exited);
 	if (a->unread)
 		fprintf(out, "\"exited_unread\":%llu,", (unsigned long long)a->unread);
+	if (a->skipped)
+		fprintf(out, "\"exited_skipped\":%llu,", (unsigned long long)a->skipped);
 	if (a->reset)
 		fputs("\"rows_reset\":true,", out);
 	json_figs(out, a->lifetime_ns, a->running_ns, a->preempted_ns, a->blocked_ns,

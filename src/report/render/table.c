@@ -558,6 +558,11 @@ static void account_lines(FILE *out, const struct sp_account *a)
 		fprintf(out, "syncprof: %llu exited thread%s could not be accounted (/proc "
 			     "unreadable at its exit)\n",
 			(unsigned long long)a->unread, a->unread == 1 ? "" : "s");
+	if (a->skipped)
+		fprintf(out, "syncprof: %llu more exited thread%s not accounted: threads exited "
+			     "faster than their /proc files are read (docs/accounting.md); the "
+			     "figures above are those of the threads read\n",
+			(unsigned long long)a->skipped, a->skipped == 1 ? "" : "s");
 }
 
 int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)

@@ -3,7 +3,7 @@
 
 The folders of src/ are the data flow, lowest first:
 
-    base  ->  trace  ->  record  ->  report  ->  read  ->  runtime
+    base  ->  trace  ->  record  ->  report  ->  read  ->  analyse  ->  runtime
 
 and above them preload/ (the interposer) and tools/ (the CLI).  A quoted
 #include may name a header of its own folder or of a folder below it, never
@@ -12,8 +12,10 @@ above; so no folders form a circle.  Besides:
   * src/report reaches src/record only through collect.c / collect.h;
   * outside src/trace, src/record and src/runtime (which drive the writer),
     only trace/format.h of src/trace may be included (the file format);
-  * tools/ uses base, report, read and the trace format; never record,
-    runtime or the trace writer;
+  * tools/ uses base, report, read, analyse and the trace format; never
+    record, runtime or the trace writer;
+  * src/analyse (the trace analyses and exports) is the CLI's alone: only
+    tools/ includes it, the runtime never;
   * every header of src/ says whose it is ("private to ..."), as libuv's do.
 
 Comments that are true (src/, preload/, tools/, include/):
@@ -34,7 +36,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "trace", "record", "report", "read", "runtime"]
+LAYERS = ["base", "trace", "record", "report", "read", "analyse", "runtime"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 TOP = len(LAYERS)  # preload/ and tools/
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -105,6 +107,8 @@ def check_file(root, path, problems):
             problems.append(f"{where}: only trace/format.h is for {mine}")
         if mine == "tools" and theirs in ("record", "runtime"):
             problems.append(f"{where}: the CLI never uses {theirs}")
+        if theirs == "analyse" and mine not in ("analyse", "tools"):
+            problems.append(f"{where}: the trace analyses are the CLI's alone")
 
 
 def system_headers():

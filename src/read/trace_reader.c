@@ -26,91 +26,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/containers.h"
 #include "base/maps.h"
 #include "read/trace_reader.h"
 
-/* ---- u64 -> pointer map (open addressing) ----------------------------- */
+/* ---- u64 -> pointer maps (base/containers.h) ----------------------------- */
 
-struct sp_trace_map {
-	uint64_t *keys;
-	void **vals;
-	uint8_t *used;
-	size_t mask, n;
-};
-
-static size_t map_slot(const struct sp_trace_map *m, uint64_t key)
+static void *map_get(const struct sp_u64map *m, uint64_t key)
 {
-	size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & m->mask;
+	uint64_t v;
 
-	while (m->used[i] && m->keys[i] != key)
-		i = (i + 1) & m->mask;
-	return i;
+	return sp_u64map_find(m, key, NULL, NULL, &v) ? (void *)(uintptr_t)v : NULL;
 }
 
-static void *map_get(const struct sp_trace_map *m, uint64_t key)
+static void free_val(uint64_t key, uint64_t val, void *arg)
 {
-	size_t i;
-
-	if (!m)
-		return NULL;
-	i = map_slot(m, key);
-	return m->used[i] ? m->vals[i] : NULL;
+	(void)key, (void)arg;
+	free((void *)(uintptr_t)val);
 }
 
-static void map_free(struct sp_trace_map *m, int free_vals)
+static void map_free(struct sp_u64map *m, int free_vals)
 {
-	if (!m)
-		return;
-	for (size_t i = 0; free_vals && i <= m->mask; i++)
-		if (m->used[i])
-			free(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	free(m);
+	if (free_vals)
+		sp_u64map_each(m, free_val, NULL);
+	sp_u64map_free(m);
 }
 
 /* Insert or replace; returns the previous value (caller frees), or
  * (void *)-1 when out of memory. */
-static void *map_put(struct sp_trace_map **mp, uint64_t key, void *val)
+static void *map_put(struct sp_u64map *m, uint64_t key, void *val)
 {
-	struct sp_trace_map *m = *mp;
-	size_t i;
-	void *old;
+	void *old = map_get(m, key);
 
-	if (!m || (m->n + 1) * 2 > m->mask + 1) {
-		size_t cap = m ? (m->mask + 1) * 2 : 64;
-		struct sp_trace_map *n = calloc(1, sizeof(*n));
-
-		if (!n)
-			return (void *)-1;
-		n->keys = calloc(cap, sizeof(*n->keys));
-		n->vals = calloc(cap, sizeof(*n->vals));
-		n->used = calloc(cap, 1);
-		n->mask = cap - 1;
-		if (!n->keys || !n->vals || !n->used) {
-			map_free(n, 0);
-			return (void *)-1;
-		}
-		for (size_t j = 0; m && j <= m->mask; j++) {
-			if (!m->used[j])
-				continue;
-			i = map_slot(n, m->keys[j]);
-			n->used[i] = 1;
-			n->keys[i] = m->keys[j];
-			n->vals[i] = m->vals[j];
-			n->n++;
-		}
-		map_free(m, 0);
-		*mp = m = n;
-	}
-	i = map_slot(m, key);
-	old = m->used[i] ? m->vals[i] : NULL;
-	if (!m->used[i])
-		m->n++;
-	m->used[i] = 1;
-	m->keys[i] = key;
-	m->vals[i] = val;
+	if (sp_u64map_set(m, key, (uint64_t)(uintptr_t)val))
+		return (void *)-1;
 	return old;
 }
 
@@ -170,13 +119,13 @@ int sp_trace_reader_init(struct sp_trace_reader *r, const void *data, size_t siz
 
 void sp_trace_reader_fini(struct sp_trace_reader *r)
 {
-	map_free(r->defs, 1);
-	map_free(r->strings, 0);
-	map_free(r->threads, 0);
-	map_free(r->lock_names, 0);
+	map_free(&r->defs, 1);
+	map_free(&r->strings, 0);
+	map_free(&r->threads, 0);
+	map_free(&r->lock_names, 0);
 	free(r->maps);
 	free(r->ranges);
-	r->defs = r->strings = r->threads = r->lock_names = NULL;
+	/* the maps are empty again (sp_u64map_free) */
 	r->maps = NULL;
 	r->ranges = NULL;
 }
@@ -264,7 +213,7 @@ static int read_def(struct sp_trace_reader *r, struct sp_trace_rec *rec, const u
 }
 
 static int read_named(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uint8_t *p,
-		      const uint8_t *end, struct sp_trace_map **map, uint64_t key)
+		      const uint8_t *end, struct sp_u64map *map, uint64_t key)
 {
 	const char *s;
 
@@ -386,7 +335,7 @@ static int decode(struct sp_trace_reader *r, struct sp_trace_rec *rec, const uin
 		rec->nargs = rec->aux;
 		for (unsigned i = 0; i < rec->nargs; i++)
 			rec->args[i] = get64(p + 16 + 8 * i);
-		rec->def = map_get(r->defs, rec->id);
+		rec->def = map_get(&r->defs, rec->id);
 		return 1;
 	case SP_REC_DROPPED:
 		if (len != 32)
@@ -537,7 +486,7 @@ int sp_trace_reader_read_at(const struct sp_trace_reader *r, uint64_t off,
 int sp_trace_reader_lock_name(const struct sp_trace_reader *r, uint64_t obj,
 			      struct sp_trace_rec *rec)
 {
-	const uint8_t *p = map_get(r->lock_names, obj);
+	const uint8_t *p = map_get(&r->lock_names, obj);
 
 	if (!p)
 		return -1;
@@ -572,17 +521,17 @@ int64_t sp_trace_reader_rel_ns(const struct sp_trace_reader *r, uint64_t ts)
 
 const struct sp_trace_def *sp_trace_reader_def(const struct sp_trace_reader *r, uint32_t id)
 {
-	return map_get(r->defs, id);
+	return map_get(&r->defs, id);
 }
 
 const char *sp_trace_reader_string(const struct sp_trace_reader *r, uint64_t key)
 {
-	return map_get(r->strings, key);
+	return map_get(&r->strings, key);
 }
 
 const char *sp_trace_reader_thread(const struct sp_trace_reader *r, uint32_t tid)
 {
-	return map_get(r->threads, tid);
+	return map_get(&r->threads, tid);
 }
 
 const char *sp_trace_reader_pc_dso(const struct sp_trace_reader *r, uint64_t pc, char *buf,

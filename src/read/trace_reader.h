@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/containers.h"
 #include "trace/format.h"
 
-struct sp_trace_map; /* u64 -> pointer, owned by the reader */
 
 /* One line of the latest MAPS: [lo, hi) maps @path at file offset @off. */
 struct sp_trace_range {
@@ -52,8 +52,9 @@ struct sp_trace_reader {
 	const uint8_t *data;
 	size_t size, off;
 	struct sp_trace_file_header hdr;
-	struct sp_trace_map *defs, *strings, *threads;
-	struct sp_trace_map *lock_names; /* obj -> its latest LOCK_NAME with a name */
+	/* u64 -> pointer (base/containers.h), owned by the reader */
+	struct sp_u64map defs, strings, threads;
+	struct sp_u64map lock_names; /* obj -> its latest LOCK_NAME with a name */
 	char *maps;        /* latest MAPS text seen (concatenated) */
 	size_t maps_len, maps_cap;
 	int maps_fresh;    /* the next MAPS record starts a new copy */

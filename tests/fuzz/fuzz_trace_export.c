@@ -1,7 +1,7 @@
 /*
  * fuzz_trace_export.c - libFuzzer target for 'syncprof trace export': any
  * input that the reader accepts is built into a timeline
- * (src/read/trace_timeline.c) and written as Perfetto protobuf, Chrome
+ * (src/analyse/trace_timeline.c) and written as Perfetto protobuf, Chrome
  * JSON and the HTML page's timeline (export_perfetto.c, export_chrome.c,
  * export_html.c), which must never crash, hang
  * or leak, whatever the records say: waits without ends, releases without
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "read/trace_reader.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_trace_model.c - libFuzzer target for the readers behind 'syncprof
- * trace what-if' and 'trace chains' (src/read/trace_model.c, whatif.c,
+ * trace what-if' and 'trace chains' (src/analyse/trace_model.c, whatif.c,
  * chains.c): any input is modelled, replayed at two factors with every
  * site scaled, and searched for chains, without a crash, a hang or a leak;
  * a failure must say why.  Site naming (trace_sites.c, the symbolizer) is
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -34,7 +34,7 @@
 
 #include "cli.h"
 #include "read/profile_load.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "report/render/text.h"
 
 /* Slices of a trace drawn in an HTML page at most, and lock tracks (the
@@ -232,16 +232,15 @@ static void site_key(const struct sp_row *r, char *buf, size_t size)
 		snprintf(buf, size, "%d|%#lx", r->type, (unsigned long)f->address);
 }
 
-static enum diff_key sort_by;
-
 static int64_t change(const struct diff_row *d, int k)
 {
 	return (int64_t)d->cur[k] - (int64_t)d->base[k];
 }
 
-static int diff_cmp(const void *pa, const void *pb)
+static int diff_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct diff_row *a = pa, *b = pb;
+	enum diff_key sort_by = *(const enum diff_key *)arg;
 	int64_t ca = llabs(change(a, sort_by)), cb = llabs(change(b, sort_by));
 
 	if (ca != cb)
@@ -293,7 +292,7 @@ static int diff_add(struct diff_row **v, size_t *n, const struct sp_profile *p, 
 }
 
 static void print_diff(FILE *out, const struct diff_row *v, size_t n, int csv, const char *base,
-		       const char *cur)
+		       const char *cur, enum diff_key sort_by)
 {
 	int ws = 9;
 
@@ -351,6 +350,7 @@ static int do_diff(int argc, char **argv, int i)
 	char err[512];
 	struct diff_row *v = NULL;
 	struct sp_rows all = { 0 };
+	enum diff_key sort_by;
 	size_t n = 0, auto_len;
 	unsigned top = 0;
 	int nf = 0, csv = 0, rc = 0;
@@ -447,7 +447,7 @@ static int do_diff(int argc, char **argv, int i)
 	for (int k = 0; k < 2 && !rc; k++)
 		rc = diff_add(&v, &n, &p[k], k, auto_len);
 	if (!rc) {
-		qsort(v, n, sizeof(*v), diff_cmp);
+		qsort_r(v, n, sizeof(*v), diff_cmp, &sort_by);
 		if (top && n > top)
 			n = top;
 		if (output && strcmp(output, "-"))
@@ -456,7 +456,7 @@ static int do_diff(int argc, char **argv, int i)
 			cli_error("report", "cannot write '%s': %s", output, strerror(errno));
 			rc = -EIO;
 		} else {
-			print_diff(out, v, n, csv, files[0], files[1]);
+			print_diff(out, v, n, csv, files[0], files[1], sort_by);
 			if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
 				cli_error("report", "writing the diff failed: %s", strerror(errno));
 				rc = -EIO;

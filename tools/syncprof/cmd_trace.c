@@ -14,7 +14,7 @@
  * when to when are missing: every subcommand shows that.
  *
  * Export: the trace becomes a timeline of slices, flows and counters
- * (src/read/trace_timeline.c), written as Chrome Trace Event JSON
+ * (src/analyse/trace_timeline.c), written as Chrome Trace Event JSON
  * (export_chrome.c) or as Perfetto's native protobuf (export_perfetto.c);
  * this file only parses the options and maps errors to exit statuses.
  */
@@ -32,7 +32,7 @@
 #include "report/render/text.h"
 #include "base/types.h"
 #include "read/trace_reader.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 
 #define EXIT_TRUNCATED 3
 

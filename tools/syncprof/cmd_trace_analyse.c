@@ -1,7 +1,7 @@
 /*
  * cmd_trace_analyse.c - 'syncprof trace what-if' and 'syncprof trace
  * chains': option parsing and output.  The analyses are in the offline
- * layer (src/read/trace_model.c, whatif.c, chains.c, trace_sites.c); this
+ * layer (src/analyse/trace_model.c, whatif.c, chains.c, trace_sites.c); this
  * file reads the file, refuses what the analysis cannot use with one line
  * on stderr and a non-zero status, and prints text or JSON.
  *
@@ -24,7 +24,7 @@
 #include "cli.h"
 
 #include "base/types.h"
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 #include "report/render/text.h"
 
 #define EXIT_TRUNCATED 3
@@ -271,10 +271,9 @@ static void program_of(const struct sp_trace_reader *r, char *buf, size_t size)
 	}
 }
 
-static const struct sp_whatif *sort_w;
-
-static int lock_row_cmp(const void *a, const void *b)
+static int lock_row_cmp(const void *a, const void *b, void *arg)
 {
+	const struct sp_whatif *sort_w = arg;
 	const struct sp_whatif_lock *x = &sort_w->locks[*(const uint32_t *)a];
 	const struct sp_whatif_lock *y = &sort_w->locks[*(const uint32_t *)b];
 	int64_t dx = llabs(x->wait_predicted - x->wait_measured);
@@ -289,8 +288,9 @@ static int lock_row_cmp(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int thread_crit_cmp(const void *a, const void *b)
+static int thread_crit_cmp(const void *a, const void *b, void *arg)
 {
+	const struct sp_whatif *sort_w = arg;
 	const struct sp_whatif_thread *x = &sort_w->threads[*(const uint32_t *)a];
 	const struct sp_whatif_thread *y = &sort_w->threads[*(const uint32_t *)b];
 
@@ -299,8 +299,9 @@ static int thread_crit_cmp(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int kept_site_cmp(const void *a, const void *b)
+static int kept_site_cmp(const void *a, const void *b, void *arg)
 {
+	const struct sp_whatif *sort_w = arg;
 	int64_t x = sort_w->crit_site_ns[*(const uint32_t *)a];
 	int64_t y = sort_w->crit_site_ns[*(const uint32_t *)b];
 
@@ -310,7 +311,7 @@ static int kept_site_cmp(const void *a, const void *b)
 }
 
 static uint32_t *order_of(size_t n, const struct sp_whatif *w,
-			  int (*cmp)(const void *, const void *))
+			  int (*cmp)(const void *, const void *, void *))
 {
 	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
 
@@ -318,9 +319,7 @@ static uint32_t *order_of(size_t n, const struct sp_whatif *w,
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		v[i] = (uint32_t)i;
-	sort_w = w;
-	qsort(v, n, sizeof(*v), cmp);
-	sort_w = NULL;
+	qsort_r(v, n, sizeof(*v), cmp, (void *)w);
 	return v;
 }
 

@@ -54,6 +54,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/containers.h"
 #include "report/profile.h"
 #include "report/render/pprof_libs.h"
 #include "profile.pb-c.h"
@@ -115,21 +116,6 @@ static size_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* Find the slot of a key equal under @eq, growing the map when half full. */
 static size_t *intern_slot(struct intern *m, size_t h, int (*eq)(struct builder *, size_t, const void *),
@@ -192,7 +178,7 @@ static int64_t string_id(struct builder *b, const char *s)
 	if (*slot)
 		return (int64_t)(*slot - 1);
 	copy = strdup(s);
-	if (!copy || grow((void **)&b->strings, &b->cap_strings, b->n_strings, sizeof(char *))) {
+	if (!copy || sp_grow(&b->strings, &b->cap_strings, b->n_strings, sizeof(char *))) {
 		free(copy);
 		b->err = -ENOMEM;
 		return 0;
@@ -230,7 +216,7 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	slot = intern_slot(&b->function_map, hash_bytes(k, sizeof(k)), function_eq, b, k);
 	if (*slot)
 		return *slot;
-	if (grow((void **)&b->functions, &b->cap_functions, b->n_functions, sizeof(Function))) {
+	if (sp_grow(&b->functions, &b->cap_functions, b->n_functions, sizeof(Function))) {
 		b->err = -ENOMEM;
 		return 0;
 	}

@@ -57,7 +57,7 @@
 #include <stdlib.h>
 
 #include "base/types.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "report/render/text.h"
 
 struct pick {

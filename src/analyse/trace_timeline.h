@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/containers.h"
 #include "read/trace_reader.h"
 
 #define SP_TL_NONE UINT32_MAX
@@ -151,9 +152,6 @@ const char *sp_timeline_kind_name(unsigned kind);
 /* The category both exports give a slice: "wait", "hold", "event",
  * "syncprof" (drops, write losses) or "lock". */
 const char *sp_timeline_slice_category(const struct sp_tl_slice *s);
-/* Grow @*v (of @*cap elements of @size) to hold one more than @n: 0 or
- * -ENOMEM (trace_timeline.c, for its files). */
-int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size);
 /* "<kind> <site>" ("wait journal_append bank.c:56"), or a drop's or a
  * user event's name, in @buf. */
 const char *sp_timeline_slice_name(const struct sp_timeline *tl, const struct sp_tl_slice *s,

@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "base/types.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "perfetto_trace.pb-c.h"
 
 #define SEQ_ID 1

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "base/types.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "report/render/text.h"
 
 struct cw {

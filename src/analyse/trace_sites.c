@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 #include "report/profile.h"
 
 /* Where the process mapped offset 0 of the file that holds @pc; 0 and

@@ -54,7 +54,7 @@
 #include <string.h>
 
 #include "base/types.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "report/profile.h"
 
 
@@ -142,22 +142,6 @@ static int map_set(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v
 	return map_put(m, a, b, c, v);
 }
 
-int sp_tl_grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	void **p = v;
-	size_t c;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	nv = realloc(*p, c * size);
-	if (!nv)
-		return -ENOMEM;
-	*p = nv;
-	*cap = c;
-	return 0;
-}
 
 /* qsort() and bsearch() want a non-NULL array even when it is empty. */
 static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
@@ -239,7 +223,7 @@ static const char *keep_str(struct sp_tl_private *p, const char *s)
 
 	if (!s)
 		return NULL;
-	if (sp_tl_grow(&p->strs, &p->cap_strs, p->n_strs, sizeof(*p->strs)) || !(c = strdup(s)))
+	if (sp_grow(&p->strs, &p->cap_strs, p->n_strs, sizeof(*p->strs)) || !(c = strdup(s)))
 		return NULL;
 	p->strs[p->n_strs++] = c;
 	return c;
@@ -256,7 +240,7 @@ static uint32_t site_of(struct sp_timeline *tl, const struct sp_trace_rec *rec)
 
 	if (i != SP_TL_NONE)
 		return i;
-	if (sp_tl_grow(&tl->sites, &tl->cap_sites, tl->n_sites, sizeof(*tl->sites)))
+	if (sp_grow(&tl->sites, &tl->cap_sites, tl->n_sites, sizeof(*tl->sites)))
 		return SP_TL_NONE;
 	i = (uint32_t)tl->n_sites;
 	s = &tl->sites[i];
@@ -295,7 +279,7 @@ static int push_ev(struct sp_timeline *tl, const struct ev *e)
 {
 	struct sp_tl_private *p = tl->priv;
 
-	if (sp_tl_grow(&p->evs, &p->cap_evs, p->n_evs, sizeof(*p->evs)))
+	if (sp_grow(&p->evs, &p->cap_evs, p->n_evs, sizeof(*p->evs)))
 		return -ENOMEM;
 	p->evs[p->n_evs] = *e;
 	p->evs[p->n_evs].seq = p->seq++;
@@ -405,7 +389,7 @@ static uint32_t thread_index(struct sp_timeline *tl, uint32_t tid)
 	if (i != SP_TL_NONE)
 		return i;
 	cap = tl->cap_threads;
-	if (sp_tl_grow(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads)))
+	if (sp_grow(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads)))
 		return SP_TL_NONE;
 	if (cap != tl->cap_threads) {
 		struct tstate *v = realloc(p->ts, tl->cap_threads * sizeof(*v));
@@ -434,7 +418,7 @@ static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type)
 	if (i != SP_TL_NONE)
 		return i;
 	cap = tl->cap_locks;
-	if (sp_tl_grow(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks)))
+	if (sp_grow(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks)))
 		return SP_TL_NONE;
 	if (cap != tl->cap_locks) {
 		struct lstate *v = realloc(p->ls, tl->cap_locks * sizeof(*v));
@@ -463,7 +447,7 @@ static uint32_t add_slice(struct sp_timeline *tl, unsigned kind, uint32_t tid, i
 {
 	struct sp_tl_slice *s;
 
-	if (sp_tl_grow(&tl->slices, &tl->cap_slices, tl->n_slices, sizeof(*tl->slices)))
+	if (sp_grow(&tl->slices, &tl->cap_slices, tl->n_slices, sizeof(*tl->slices)))
 		return SP_TL_NONE;
 	s = &tl->slices[tl->n_slices];
 	memset(s, 0, sizeof(*s));
@@ -486,7 +470,7 @@ static int add_delta(struct sp_timeline *tl, uint32_t lock, int64_t ts, int32_t 
 
 	if (tl->locks[lock].type == SP_TYPE_JOIN)
 		return 0; /* one waiter at most: no counter */
-	if (sp_tl_grow(&p->deltas, &p->cap_deltas, p->n_deltas, sizeof(*p->deltas)))
+	if (sp_grow(&p->deltas, &p->cap_deltas, p->n_deltas, sizeof(*p->deltas)))
 		return -ENOMEM;
 	p->deltas[p->n_deltas++] = (struct delta){ ts, p->n_deltas, lock, d };
 	return 0;
@@ -626,7 +610,7 @@ static int open_hold(struct sp_timeline *tl, uint32_t ti, uint64_t obj, uint32_t
 {
 	struct tstate *t = &tl->priv->ts[ti];
 
-	if (sp_tl_grow(&t->holds, &t->cap_holds, t->n_holds, sizeof(*t->holds)))
+	if (sp_grow(&t->holds, &t->cap_holds, t->n_holds, sizeof(*t->holds)))
 		return -ENOMEM;
 	t->holds[t->n_holds++] = (struct held){ obj, ts, site, lk, (uint8_t)type };
 	return 0;
@@ -667,14 +651,14 @@ static int wait_end(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uin
 		if (l->rel_slice == SP_TL_NONE)
 			return -ENOMEM;
 	}
-	if (sp_tl_grow(&tl->flows, &tl->cap_flows, tl->n_flows, sizeof(*tl->flows)))
+	if (sp_grow(&tl->flows, &tl->cap_flows, tl->n_flows, sizeof(*tl->flows)))
 		return -ENOMEM;
 	flow = (uint32_t)tl->n_flows++;
 	tl->flows[flow] = (struct sp_tl_flow){ l->rel_slice, SP_TL_NONE,
 					       tl->slices[l->rel_slice].flow_out, SP_TL_NONE, wait };
 	tl->slices[l->rel_slice].flow_out = flow;
 	if (type < SP_TYPE_SEMAPHORE) {
-		if (sp_tl_grow(&t->in, &t->cap_in, t->n_in, sizeof(*t->in)))
+		if (sp_grow(&t->in, &t->cap_in, t->n_in, sizeof(*t->in)))
 			return -ENOMEM;
 		t->in[t->n_in++] = (struct pending_in){ e->obj, e->ts, flow };
 	} else {
@@ -975,7 +959,7 @@ static int build_counts(struct sp_timeline *tl)
 			tl->counts[tl->n_counts - 1].waiters = v;
 			continue;
 		}
-		if (sp_tl_grow(&tl->counts, &tl->cap_counts, tl->n_counts, sizeof(*tl->counts)))
+		if (sp_grow(&tl->counts, &tl->cap_counts, tl->n_counts, sizeof(*tl->counts)))
 			return -ENOMEM;
 		tl->counts[tl->n_counts++] = (struct sp_tl_count){ d->ts, d->lock, v };
 	}

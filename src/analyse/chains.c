@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 
 #define NOBODY UINT32_MAX
 
@@ -43,7 +43,7 @@ struct chains_run {
 	struct sp_tm_span *holds, *waits; /* sorted copies */
 	size_t *hold_lo, *wait_lo;        /* per lock, per thread: first index (+1 sentinel) */
 	int64_t *hold_max;                /* per lock: longest hold */
-	struct sp_u64_index *chain_index, *cell_index;
+	struct sp_u64map chain_index, cell_index;
 	int rc;
 };
 
@@ -69,22 +69,6 @@ static int wait_cmp(const void *a, const void *b)
 	return x->lock < y->lock ? -1 : x->lock > y->lock;
 }
 
-static int grow(void *vp, size_t *cap, size_t n, size_t elem)
-{
-	void **v = vp;
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	p = realloc(*v, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* ---- the matrix ------------------------------------------------------- */
 
@@ -93,7 +77,7 @@ struct cell_key {
 	uint32_t lock, waiter, holder;
 };
 
-static int cell_eq(const void *ctx, uint32_t v)
+static int cell_eq(const void *ctx, uint64_t v)
 {
 	const struct cell_key *k = ctx;
 	const struct sp_blame_cell *e = &k->c->cells[v];
@@ -112,7 +96,7 @@ static void charge(struct chains_run *p, uint32_t lock, uint32_t waiter, uint32_
 
 	if (ns <= 0 || p->rc)
 		return;
-	if (grow(&c->cells, &c->cap_cells, c->n_cells, sizeof(*c->cells))) {
+	if (sp_grow(&c->cells, &c->cap_cells, c->n_cells, sizeof(*c->cells))) {
 		p->rc = -ENOMEM;
 		return;
 	}
@@ -136,7 +120,7 @@ struct chain_key {
 	const struct sp_chain *want;
 };
 
-static int chain_eq(const void *ctx, uint32_t v)
+static int chain_eq(const void *ctx, uint64_t v)
 {
 	const struct chain_key *k = ctx;
 	const struct sp_chain *e = &k->c->chains[v];
@@ -167,7 +151,7 @@ static void record(struct chains_run *p, const struct sp_chain *ch, int64_t ns)
 
 	if (ns <= 0 || p->rc)
 		return;
-	if (grow(&c->chains, &c->cap_chains, c->n_chains, sizeof(*c->chains))) {
+	if (sp_grow(&c->chains, &c->cap_chains, c->n_chains, sizeof(*c->chains))) {
 		p->rc = -ENOMEM;
 		return;
 	}
@@ -280,11 +264,11 @@ static int by_ns(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
-static const int64_t *cell_sort_lock_wait;
-
-static int cell_cmp(const void *a, const void *b)
+/* @arg: the locks' wait totals, busiest lock first */
+static int cell_cmp(const void *a, const void *b, void *arg)
 {
 	const struct sp_blame_cell *x = a, *y = b;
+	const int64_t *cell_sort_lock_wait = arg;
 	int64_t lx = cell_sort_lock_wait[x->lock], ly = cell_sort_lock_wait[y->lock];
 
 	if (lx != ly)
@@ -374,18 +358,16 @@ int sp_chains_run(const struct sp_trace_model *m, struct sp_chains *c)
 		goto out;
 	if (c->n_chains)
 		qsort(c->chains, c->n_chains, sizeof(*c->chains), by_ns);
-	cell_sort_lock_wait = c->lock_wait;
 	if (c->n_cells)
-		qsort(c->cells, c->n_cells, sizeof(*c->cells), cell_cmp);
-	cell_sort_lock_wait = NULL;
+		qsort_r(c->cells, c->n_cells, sizeof(*c->cells), cell_cmp, c->lock_wait);
 out:
 	free(p.holds);
 	free(p.waits);
 	free(p.hold_lo);
 	free(p.wait_lo);
 	free(p.hold_max);
-	sp_tm_index_free(p.chain_index);
-	sp_tm_index_free(p.cell_index);
+	sp_u64map_free(&p.chain_index);
+	sp_u64map_free(&p.cell_index);
 	return p.rc;
 }
 

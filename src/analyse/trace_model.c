@@ -33,131 +33,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/containers.h"
 #include "base/types.h"
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 
 #define EMPTY UINT32_MAX
 
-struct sp_u64_index {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n; /* cap a power of two, n < cap / 2 */
-};
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int index_grow(struct sp_u64_index *ix)
-{
-	size_t cap = ix->cap ? ix->cap * 2 : 256;
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	uint32_t *vals = malloc(cap * sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	memset(vals, 0xff, cap * sizeof(*vals));
-	for (size_t i = 0; i < ix->cap; i++) {
-		size_t j;
-
-		if (ix->vals[i] == EMPTY)
-			continue;
-		for (j = mix(ix->keys[i]) & (cap - 1); vals[j] != EMPTY; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = ix->keys[i];
-		vals[j] = ix->vals[i];
-	}
-	free(ix->keys);
-	free(ix->vals);
-	ix->keys = keys;
-	ix->vals = vals;
-	ix->cap = cap;
-	return 0;
-}
-
-void sp_tm_index_free(struct sp_u64_index *ix)
-{
-	if (!ix)
-		return;
-	free(ix->keys);
-	free(ix->vals);
-	free(ix);
-}
-
-/*
- * The value under @key accepted by @eq (NULL: any), or EMPTY; *@slot gets
- * the slot where a new entry would go.  Several entries may share a key
- * (sites), @eq tells them apart.
- */
-static uint32_t index_find(const struct sp_u64_index *ix, uint64_t key,
-			   int (*eq)(const void *ctx, uint32_t val), const void *ctx, size_t *slot)
-{
-	size_t j;
-
-	for (j = mix(key) & (ix->cap - 1); ix->vals[j] != EMPTY; j = (j + 1) & (ix->cap - 1))
-		if (ix->keys[j] == key && (!eq || eq(ctx, ix->vals[j])))
-			return ix->vals[j];
-	*slot = j;
-	return EMPTY;
-}
-
 /* Find or add: the value, or EMPTY when out of memory; *@added set when
  * @next_val was stored. */
-uint32_t sp_tm_index_get(struct sp_u64_index **ixp, uint64_t key,
-			 int (*eq)(const void *ctx, uint32_t val), const void *ctx,
+uint32_t sp_tm_index_get(struct sp_u64map *ix, uint64_t key,
+			 int (*eq)(const void *ctx, uint64_t val), const void *ctx,
 			 uint32_t next_val, int *added)
 {
-	struct sp_u64_index *ix = *ixp;
-	uint32_t v;
-	size_t slot;
+	uint64_t v;
 
 	*added = 0;
-	if (!ix) {
-		ix = *ixp = calloc(1, sizeof(*ix));
-		if (!ix || index_grow(ix))
-			return EMPTY;
-	}
-	v = index_find(ix, key, eq, ctx, &slot);
-	if (v != EMPTY)
-		return v;
-	if ((ix->n + 1) * 2 > ix->cap) {
-		if (index_grow(ix))
-			return EMPTY;
-		(void)index_find(ix, key, eq, ctx, &slot);
-	}
-	ix->keys[slot] = key;
-	ix->vals[slot] = next_val;
-	ix->n++;
+	if (sp_u64map_find(ix, key, eq, ctx, &v))
+		return (uint32_t)v;
+	if (sp_u64map_add(ix, key, next_val))
+		return EMPTY;
 	*added = 1;
 	return next_val;
 }
 
-/* Grow *@v (of @elem bytes each) to hold one more than @n. */
-static int reserve(void *vp, size_t *cap, size_t n, size_t elem)
-{
-	void **v = vp;
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 16;
-	p = realloc(*v, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 int sp_tm_type_held(int type)
 {
@@ -171,7 +69,7 @@ struct site_key {
 	uint64_t site, func, line;
 };
 
-static int site_eq(const void *ctx, uint32_t val)
+static int site_eq(const void *ctx, uint64_t val)
 {
 	const struct site_key *k = ctx;
 	const struct sp_tm_site *s = &k->m->sites[val];
@@ -187,7 +85,7 @@ static uint32_t site_get(struct sp_trace_model *m, const struct sp_trace_rec *re
 	uint32_t v;
 	int added;
 
-	if (reserve(&m->sites, &m->cap_sites, m->n_sites, sizeof(*m->sites)))
+	if (sp_grow(&m->sites, &m->cap_sites, m->n_sites, sizeof(*m->sites)))
 		return EMPTY;
 	v = sp_tm_index_get(&m->site_index, key, site_eq, &k, (uint32_t)m->n_sites, &added);
 	if (v != EMPTY && added) {
@@ -205,7 +103,7 @@ static uint32_t lock_get(struct sp_trace_model *m, uint64_t obj, int type, uint3
 	uint32_t v;
 	int added;
 
-	if (reserve(&m->locks, &m->cap_locks, m->n_locks, sizeof(*m->locks)))
+	if (sp_grow(&m->locks, &m->cap_locks, m->n_locks, sizeof(*m->locks)))
 		return EMPTY;
 	v = sp_tm_index_get(&m->lock_index, obj, NULL, NULL, (uint32_t)m->n_locks, &added);
 	if (v != EMPTY && added) {
@@ -225,7 +123,7 @@ static struct sp_tm_thread *thread_get(struct sp_trace_model *m, const struct sp
 	uint32_t v;
 	int added;
 
-	if (reserve(&m->threads, &m->cap_threads, m->n_threads, sizeof(*m->threads)))
+	if (sp_grow(&m->threads, &m->cap_threads, m->n_threads, sizeof(*m->threads)))
 		return NULL;
 	v = sp_tm_index_get(&m->thread_index, tid, NULL, NULL, (uint32_t)m->n_threads, &added);
 	if (v == EMPTY)
@@ -243,7 +141,7 @@ static struct sp_tm_thread *thread_get(struct sp_trace_model *m, const struct sp
 }
 
 /* Has thread @th (index @ti) met lock @lock before?  Marks it met. */
-static int met_before(struct sp_trace_model *m, struct sp_u64_index **met, uint32_t ti,
+static int met_before(struct sp_trace_model *m, struct sp_u64map *met, uint32_t ti,
 		      uint32_t lock)
 {
 	int added;
@@ -264,7 +162,7 @@ static struct sp_tm_open *open_find(struct sp_tm_thread *th, uint32_t lock)
 
 static int step_add(struct sp_tm_thread *th, const struct sp_tm_step *s)
 {
-	if (reserve(&th->steps, &th->cap_steps, th->n_steps, sizeof(*th->steps)))
+	if (sp_grow(&th->steps, &th->cap_steps, th->n_steps, sizeof(*th->steps)))
 		return -ENOMEM;
 	th->steps[th->n_steps++] = *s;
 	return 0;
@@ -273,7 +171,7 @@ static int step_add(struct sp_tm_thread *th, const struct sp_tm_step *s)
 static int span_add(struct sp_tm_span **v, size_t *n, size_t *cap, int64_t start, int64_t end,
 		    uint32_t thread, uint32_t lock, uint32_t site)
 {
-	if (reserve(v, cap, *n, sizeof(**v)))
+	if (sp_grow(v, cap, *n, sizeof(**v)))
 		return -ENOMEM;
 	(*v)[(*n)++] = (struct sp_tm_span){ start, end, thread, lock, site };
 	return 0;
@@ -283,7 +181,7 @@ static int span_add(struct sp_tm_span **v, size_t *n, size_t *cap, int64_t start
 
 struct build {
 	struct sp_trace_model *m;
-	struct sp_u64_index *met;
+	struct sp_u64map met;
 };
 
 static int acquire(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32_t lock,
@@ -316,7 +214,7 @@ static int acquire(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 	s.shared = type == SP_TYPE_RWLOCK_READ;
 	s.waited = (uint8_t)waited;
 	if (!o) {
-		if (reserve(&th->open, &th->cap_open, th->n_open, sizeof(*th->open)))
+		if (sp_grow(&th->open, &th->cap_open, th->n_open, sizeof(*th->open)))
 			return -ENOMEM;
 		th->open[th->n_open++] = (struct sp_tm_open){ lock, 1, (uint32_t)th->n_steps };
 	}
@@ -351,7 +249,7 @@ static int release(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 		if (hold_ns > 0 && t - hold_ns > a.t)
 			a.t = a.req = t - hold_ns;
 		span_start = hold_ns > 0 ? t - hold_ns : a.t;
-		if (reserve(&th->open, &th->cap_open, th->n_open, sizeof(*th->open)))
+		if (sp_grow(&th->open, &th->cap_open, th->n_open, sizeof(*th->open)))
 			return -ENOMEM;
 		th->open[th->n_open++] = (struct sp_tm_open){ lock, 1, (uint32_t)th->n_steps };
 		m->locks[lock].acquisitions++;
@@ -503,7 +401,7 @@ static int match_joins(struct sp_trace_model *m)
 		for (size_t k = 0; k < m->threads[ti].n_steps; k++) {
 			if (!m->threads[ti].steps[k].join)
 				continue;
-			if (reserve(&v, &cap, n, sizeof(*v))) {
+			if (sp_grow(&v, &cap, n, sizeof(*v))) {
 				free(taken);
 				free(v);
 				return -ENOMEM;
@@ -557,7 +455,7 @@ static int build_orders(struct sp_trace_model *m)
 			if (th->steps[k].kind != SP_TM_ACQ)
 				continue;
 			l = &m->locks[th->steps[k].lock];
-			if (reserve(&l->order, &l->cap_order, l->n_order, sizeof(*l->order)))
+			if (sp_grow(&l->order, &l->cap_order, l->n_order, sizeof(*l->order)))
 				return -ENOMEM;
 			l->order[l->n_order++] =
 				(struct sp_tm_ref){ th->steps[k].t, (uint32_t)ti, (uint32_t)k };
@@ -581,7 +479,7 @@ static int pcsite_add(struct sp_trace_model *m, const struct sp_trace_rec *rec)
 
 	if (!rec->str || !*rec->str)
 		return 0;
-	if (reserve(&m->pcsites, &m->cap_pcsites, m->n_pcsites, sizeof(*m->pcsites)))
+	if (sp_grow(&m->pcsites, &m->cap_pcsites, m->n_pcsites, sizeof(*m->pcsites)))
 		return -ENOMEM;
 	v = sp_tm_index_get(&m->pcsite_index, rec->key, NULL, NULL, (uint32_t)m->n_pcsites,
 			    &added);
@@ -628,7 +526,7 @@ static int still_open(struct sp_trace_model *m)
 
 int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 {
-	struct build b = { m, NULL };
+	struct build b = { .m = m };
 	struct sp_trace_rec rec;
 	int rc = 0, got;
 
@@ -687,7 +585,7 @@ int sp_trace_model_build(struct sp_trace_model *m, struct sp_trace_reader *r)
 		m->locks[i].name = sp_trace_reader_lock_name(r, m->locks[i].obj, &nr) ? NULL
 											 : nr.str;
 	}
-	sp_tm_index_free(b.met);
+	sp_u64map_free(&b.met);
 	if (rc)
 		snprintf(m->error, sizeof(m->error), "out of memory reading the trace");
 	return rc;
@@ -710,15 +608,15 @@ void sp_trace_model_free(struct sp_trace_model *m)
 	for (size_t i = 0; i < m->n_pcsites; i++)
 		free(m->pcsites[i].function);
 	free(m->pcsites);
-	sp_tm_index_free(m->pcsite_index);
+	sp_u64map_free(&m->pcsite_index);
 	free(m->threads);
 	free(m->locks);
 	free(m->sites);
 	free(m->waits);
 	free(m->holds);
-	sp_tm_index_free(m->lock_index);
-	sp_tm_index_free(m->site_index);
-	sp_tm_index_free(m->thread_index);
+	sp_u64map_free(&m->lock_index);
+	sp_u64map_free(&m->site_index);
+	sp_u64map_free(&m->thread_index);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/containers.h"
 #include "read/trace_reader.h"
 
 enum sp_tm_kind { SP_TM_ACQ = 1, SP_TM_REL, SP_TM_BLOCK };
@@ -101,7 +102,7 @@ struct sp_trace_model {
 	size_t n_sites, cap_sites;
 	struct sp_tm_span *waits, *holds;
 	size_t n_waits, cap_waits, n_holds, cap_holds;
-	struct sp_u64_index *lock_index, *site_index, *thread_index, *pcsite_index;
+	struct sp_u64map lock_index, site_index, thread_index, pcsite_index;
 	/* PCSITE records: the writer's name for a code address (dladdr), for
 	 * when the mapped file cannot be read back */
 	struct sp_tm_pcsite { uint64_t pc, offset; char *function; } *pcsites;
@@ -137,12 +138,12 @@ int sp_tm_name_sites(struct sp_trace_model *m, const struct sp_trace_reader *r);
 /* Does site @s match @want: a function name, "file:line" (the file
  * compared by its trailing path components), or the name as printed? */
 int sp_tm_site_matches(const struct sp_tm_site *s, const char *want);
-/* A u64 -> u32 index: the value under @key that @eq accepts (NULL: any);
- * not there: @next_val is stored and *@added set.  UINT32_MAX: no memory. */
-uint32_t sp_tm_index_get(struct sp_u64_index **ix, uint64_t key,
-			 int (*eq)(const void *ctx, uint32_t val), const void *ctx,
+/* Find or add in a u64 -> u32 index (base/containers.h): the value under
+ * @key that @eq accepts (NULL: any); not there: @next_val is stored and
+ * *@added set.  UINT32_MAX: no memory. */
+uint32_t sp_tm_index_get(struct sp_u64map *ix, uint64_t key,
+			 int (*eq)(const void *ctx, uint64_t val), const void *ctx,
 			 uint32_t next_val, int *added);
-void sp_tm_index_free(struct sp_u64_index *ix);
 /* Is @type held (mutexes, rwlocks, spinlocks) rather than waited for? */
 int sp_tm_type_held(int type);
 

@@ -82,7 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/trace_model.h"
+#include "analyse/trace_model.h"
 
 #define NONE UINT32_MAX
 /* A lock's own median hand-off latency is used from this many hand-offs

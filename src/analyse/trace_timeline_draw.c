@@ -22,7 +22,7 @@
 
 #include "base/syscall_names.h"
 #include "base/types.h"
-#include "read/trace_timeline.h"
+#include "analyse/trace_timeline.h"
 #include "report/profile.h"
 
 #define TRIM_NS 1000 /* overlaps this small are clock skew: trim, no lane */
@@ -99,7 +99,7 @@ static int assign_lanes(struct sp_timeline *tl, struct lane_key *keys, size_t n,
 			struct lane *ln;
 
 			if (l == n_lanes) {
-				if (sp_tl_grow(&lanes, &cap_lanes, n_lanes, sizeof(*lanes))) {
+				if (sp_grow(&lanes, &cap_lanes, n_lanes, sizeof(*lanes))) {
 					rc = -ENOMEM;
 					goto out;
 				}
@@ -116,7 +116,7 @@ static int assign_lanes(struct sp_timeline *tl, struct lane_key *keys, size_t n,
 					ln->n--;
 			}
 			if (!ln->n || ln->ends[ln->n - 1] >= end) {
-				if (sp_tl_grow(&ln->ends, &ln->cap, ln->n, sizeof(*ln->ends))) {
+				if (sp_grow(&ln->ends, &ln->cap, ln->n, sizeof(*ln->ends))) {
 					rc = -ENOMEM;
 					goto out;
 				}

@@ -61,11 +61,12 @@
 
 /* ---- interning --------------------------------------------------------- */
 
+/* A string's hash -> its index in keys (base/containers.h); its iid is
+ * the index + 1, in the order strings came. */
 struct intern {
+	struct sp_u64map by_hash;
 	char **keys;
-	uint64_t *iids;
-	size_t n, cap; /* cap: power of two */
-	uint64_t next;
+	size_t n, cap;
 };
 
 static uint64_t str_hash(const char *s)
@@ -77,58 +78,49 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
+struct intern_key {
+	const struct intern *in;
+	const char *s;
+};
+
+static int intern_eq(const void *ctx, uint64_t i)
+{
+	const struct intern_key *k = ctx;
+
+	return !strcmp(k->in->keys[i], k->s);
+}
+
 /* The iid of @s in @in, *@key its copy (alive as long as @in); *@fresh = 1
  * when just added.  0 on ENOMEM. */
 static uint64_t intern(struct intern *in, const char *s, int *fresh, char **key)
 {
-	size_t i;
+	struct intern_key k = { in, s };
+	uint64_t h = str_hash(s), i;
+	char *copy;
 
 	*fresh = 0;
-	if ((in->n + 1) * 2 > in->cap) {
-		size_t cap = in->cap ? in->cap * 2 : 256;
-		char **keys = calloc(cap, sizeof(*keys));
-		uint64_t *iids = calloc(cap, sizeof(*iids));
-
-		if (!keys || !iids) {
-			free(keys);
-			free(iids);
-			return 0;
-		}
-		for (size_t k = 0; k < in->cap; k++) {
-			if (!in->keys[k])
-				continue;
-			for (i = str_hash(in->keys[k]) & (cap - 1); keys[i]; i = (i + 1) & (cap - 1))
-				;
-			keys[i] = in->keys[k];
-			iids[i] = in->iids[k];
-		}
-		free(in->keys);
-		free(in->iids);
-		in->keys = keys;
-		in->iids = iids;
-		in->cap = cap;
+	if (sp_u64map_find(&in->by_hash, h, intern_eq, &k, &i)) {
+		*key = in->keys[i];
+		return i + 1;
 	}
-	for (i = str_hash(s) & (in->cap - 1); in->keys[i]; i = (i + 1) & (in->cap - 1))
-		if (!strcmp(in->keys[i], s)) {
-			*key = in->keys[i];
-			return in->iids[i];
-		}
-	in->keys[i] = strdup(s);
-	if (!in->keys[i])
+	if (sp_grow(&in->keys, &in->cap, in->n, sizeof(*in->keys)) || !(copy = strdup(s)))
 		return 0;
-	*key = in->keys[i];
-	in->iids[i] = ++in->next;
-	in->n++;
+	if (sp_u64map_add(&in->by_hash, h, in->n)) {
+		free(copy);
+		return 0;
+	}
+	in->keys[in->n++] = copy;
+	*key = copy;
 	*fresh = 1;
-	return in->iids[i];
+	return in->n;
 }
 
 static void intern_free(struct intern *in)
 {
-	for (size_t i = 0; i < in->cap; i++)
+	for (size_t i = 0; i < in->n; i++)
 		free(in->keys[i]);
 	free(in->keys);
-	free(in->iids);
+	sp_u64map_free(&in->by_hash);
 }
 
 /* ---- the writer -------------------------------------------------------- */

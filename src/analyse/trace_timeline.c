@@ -58,16 +58,22 @@
 #include "report/profile.h"
 
 
-/* ---- a u64 triple -> u32 map (open addressing) ------------------------ */
+/* ---- a u64 triple -> u32 map: base/containers.h's, keyed by a hash ------ */
 
-struct map_slot {
+struct map_entry {
 	uint64_t a, b, c;
-	uint32_t v; /* SP_TL_NONE: empty */
+	uint32_t v;
 };
 
 struct map {
-	struct map_slot *s;
-	size_t n, cap; /* cap: power of two */
+	struct sp_u64map by_hash; /* hash of (a, b, c) -> index in e */
+	struct map_entry *e;
+	size_t n, cap;
+};
+
+struct map_key {
+	const struct map *m;
+	uint64_t a, b, c;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
@@ -78,68 +84,55 @@ static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
 	return h ^ (h >> 31);
 }
 
-static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b, uint64_t c)
+static int map_eq(const void *ctx, uint64_t i)
 {
-	if (!m->cap)
-		return SP_TL_NONE;
-	for (size_t i = mix(a, b, c) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		const struct map_slot *s = &m->s[i];
+	const struct map_key *k = ctx;
+	const struct map_entry *e = &k->m->e[i];
 
-		if (s->v == SP_TL_NONE)
-			return SP_TL_NONE;
-		if (s->a == a && s->b == b && s->c == c)
-			return s->v;
-	}
+	return e->a == k->a && e->b == k->b && e->c == k->c;
 }
 
+/* The entry of (a, b, c), or NULL. */
+static struct map_entry *map_find(const struct map *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct map_key k = { m, a, b, c };
+	uint64_t i;
+
+	return sp_u64map_find(&m->by_hash, mix(a, b, c), map_eq, &k, &i) ? &m->e[i] : NULL;
+}
+
+static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	const struct map_entry *e = map_find(m, a, b, c);
+
+	return e ? e->v : SP_TL_NONE;
+}
+
+/* Add (a, b, c) -> @v; the caller knows it is not there. */
 static int map_put(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v)
 {
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct map_slot *s = malloc(cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		for (size_t i = 0; i < cap; i++)
-			s[i].v = SP_TL_NONE;
-		for (size_t k = 0; k < m->cap; k++) {
-			struct map_slot *o = &m->s[k];
-			size_t i;
-
-			if (o->v == SP_TL_NONE)
-				continue;
-			for (i = mix(o->a, o->b, o->c) & (cap - 1); s[i].v != SP_TL_NONE;
-			     i = (i + 1) & (cap - 1))
-				;
-			s[i] = *o;
-		}
-		free(m->s);
-		m->s = s;
-		m->cap = cap;
-	}
-	for (size_t i = mix(a, b, c) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->s[i].v == SP_TL_NONE) {
-			m->s[i] = (struct map_slot){ a, b, c, v };
-			m->n++;
-			return 0;
-		}
-	}
+	if (sp_grow(&m->e, &m->cap, m->n, sizeof(*m->e)) ||
+	    sp_u64map_add(&m->by_hash, mix(a, b, c), m->n))
+		return -ENOMEM;
+	m->e[m->n++] = (struct map_entry){ a, b, c, v };
+	return 0;
 }
 
 /* Set (a, b, c) to @v, whether or not it was there. */
 static int map_set(struct map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v)
 {
-	for (size_t i = m->cap ? mix(a, b, c) & (m->cap - 1) : 0; m->cap; i = (i + 1) & (m->cap - 1)) {
-		struct map_slot *s = &m->s[i];
+	struct map_entry *e = map_find(m, a, b, c);
 
-		if (s->v == SP_TL_NONE)
-			break;
-		if (s->a == a && s->b == b && s->c == c) {
-			s->v = v;
-			return 0;
-		}
-	}
-	return map_put(m, a, b, c, v);
+	if (!e)
+		return map_put(m, a, b, c, v);
+	e->v = v;
+	return 0;
+}
+
+static void map_free(struct map *m)
+{
+	sp_u64map_free(&m->by_hash);
+	free(m->e);
 }
 
 
@@ -1058,10 +1051,10 @@ void sp_timeline_free(struct sp_timeline *tl)
 		free(p->ls);
 		free(p->evs);
 		free(p->deltas);
-		free(p->sites.s);
-		free(p->locks.s);
-		free(p->created.s);
-		free(p->threads.s);
+		map_free(&p->sites);
+		map_free(&p->locks);
+		map_free(&p->created);
+		map_free(&p->threads);
 		free(p);
 	}
 	for (size_t i = 0; i < tl->n_sites; i++)

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "base/containers.h"
 #include "read/json_stream.h"
 #include "report/render/text.h"
 
@@ -226,15 +227,8 @@ static int add(struct js *s, struct jv v)
 		arena_reset(&s->row);
 		return rc ? stop(s, rc) : 1;
 	}
-	if (s->top == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		struct jv *st = realloc(s->st, cap * sizeof(*st));
-
-		if (!st)
-			return stop(s, -ENOMEM);
-		s->st = st;
-		s->cap = cap;
-	}
+	if (sp_grow(&s->st, &s->cap, s->top, sizeof(*s->st)))
+		return stop(s, -ENOMEM);
 	s->st[s->top++] = v;
 	return 1;
 }

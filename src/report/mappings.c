@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/containers.h"
 #include "report/profile.h"
 
 struct addrs {
@@ -53,15 +54,8 @@ static int addrs_add(struct addrs *a, uintptr_t pc)
 {
 	if (!pc)
 		return 0;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 256;
-		uintptr_t *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (sp_grow(&a->v, &a->cap, a->n, sizeof(*a->v)))
+		return -ENOMEM;
 	a->v[a->n++] = pc;
 	return 0;
 }
@@ -191,16 +185,9 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 			file = *file ? sp_profile_intern(w->p, file) : NULL;
 			id = build_id(w->p, info);
 		}
-		if (w->n == w->cap) {
-			size_t cap = w->cap ? w->cap * 2 : 16;
-			struct sp_mapping *v = realloc(w->m, cap * sizeof(*v));
-
-			if (!v) {
-				w->err = -ENOMEM;
-				return 1;
-			}
-			w->m = v;
-			w->cap = cap;
+		if (sp_grow(&w->m, &w->cap, w->n, sizeof(*w->m))) {
+			w->err = -ENOMEM;
+			return 1;
 		}
 		m = &w->m[w->n++];
 		m->start = lo;

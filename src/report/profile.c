@@ -600,6 +600,25 @@ int sp_rows_hold_where_add(struct sp_rows *rows, struct sp_row *r, uintptr_t pc,
 	return 0;
 }
 
+const struct sp_frame *sp_hold_where_site(const struct sp_hold_where *w, struct sp_frame *buf)
+{
+	const struct sp_frame *f = w->names;
+	const struct sp_inline *outer;
+
+	if (!f || !f->n_inline || !f->inlined || strcmp(w->state, "running"))
+		return f;
+	outer = &f->inlined[f->n_inline - 1];
+	*buf = *f;
+	buf->function = outer->function;
+	buf->symbol = outer->symbol;
+	buf->file = outer->file;
+	buf->line = outer->line;
+	buf->offset = 0;
+	buf->n_inline = 0;
+	buf->inlined = NULL;
+	return buf;
+}
+
 uint64_t sp_hold_where_total(const struct sp_row_detail *d)
 {
 	uint64_t t = 0;

@@ -350,6 +350,11 @@ uint64_t sp_hold_states_total(const struct sp_row_detail *d);
 int sp_rows_hold_where_add(struct sp_rows *rows, struct sp_row *r, uintptr_t pc,
 			   const struct sp_frame *names, const char *state, uint64_t ns);
 uint64_t sp_hold_where_total(const struct sp_row_detail *d);
+/* The frame a point is shown as: a running point stands for its whole
+ * function (its pc moves), so a pc of code inlined into that function is
+ * shown as the function, at the line of the inlined call (a copy in
+ * @buf); any other point as named.  NULL when not named. */
+const struct sp_frame *sp_hold_where_site(const struct sp_hold_where *w, struct sp_frame *buf);
 int sp_rows_blame_add(struct sp_rows *rows, struct sp_row *r, const struct sp_site *holder,
 		      const struct sp_frame *names, uint64_t wait_ns, uint64_t count);
 /* The same for waits whose chain's root holder took its lock at @root

@@ -30,6 +30,7 @@
 #include "cli.h"
 
 #include "report/render/text.h"
+#include "base/containers.h"
 #include "base/types.h"
 #include "read/trace_reader.h"
 #include "analyse/trace_timeline.h"
@@ -550,15 +551,8 @@ static struct count_row *counts_get(struct counts *c, uint32_t key)
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].key == key)
 			return &c->v[c->last = i];
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct count_row *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (sp_grow(&c->v, &c->cap, c->n, sizeof(*c->v)))
+		return NULL;
 	memset(&c->v[c->n], 0, sizeof(*c->v));
 	c->v[c->n].key = key;
 	c->last = c->n;

@@ -133,10 +133,12 @@ static void view_row(FILE *out, const struct sp_row *r, const char *root, size_t
 	/* the long holds' points (frames=N), as the row's hold_where */
 	fputs("],\"where\":[", out);
 	for (uint32_t i = 0; i < d->n_hold_where; i++) {
+		struct sp_frame buf;
+
 		if (i)
 			fputc(',', out);
 		if (d->hold_where[i].pc && d->hold_where[i].names)
-			view_site(out, d->hold_where[i].names, root, auto_len);
+			view_site(out, sp_hold_where_site(&d->hold_where[i], &buf), root, auto_len);
 		else
 			fputs("null", out);
 	}

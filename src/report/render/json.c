@@ -143,11 +143,12 @@ static void json_hold(FILE *out, const struct sp_row *r)
 		fputs(",\"hold_where\":[", out);
 		for (uint32_t i = 0; i < d->n_hold_where; i++) {
 			const struct sp_hold_where *w = &d->hold_where[i];
+			struct sp_frame buf;
 
 			fputs(i ? ",{" : "{", out);
 			if (w->pc && w->names) {
 				fputs("\"site\":", out);
-				json_frame(out, w->names);
+				json_frame(out, sp_hold_where_site(w, &buf));
 				fputc(',', out);
 			}
 			fputs("\"state\":", out);

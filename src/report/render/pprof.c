@@ -73,11 +73,10 @@ typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__Mapping Mapping;
 
-/* Interning: open addressing over a key array; index + 1 in slots. */
+/* Interning: a hash of the key -> its index (base/containers.h), the
+ * entries that share a hash told apart by comparing their keys. */
 struct intern {
-	size_t *slot;
-	size_t mask;
-	size_t n;
+	struct sp_u64map map;
 };
 
 struct loc_key {
@@ -117,44 +116,35 @@ static size_t hash_bytes(const void *p, size_t n)
 }
 
 
-/* Find the slot of a key equal under @eq, growing the map when half full. */
-static size_t *intern_slot(struct intern *m, size_t h, int (*eq)(struct builder *, size_t, const void *),
-			   struct builder *b, const void *key)
+struct intern_key {
+	struct builder *b;
+	const void *key;
+	int (*eq)(struct builder *, size_t, const void *);
+};
+
+static int intern_eq(const void *ctx, uint64_t i)
 {
-	for (size_t i = h & m->mask;; i = (i + 1) & m->mask)
-		if (!m->slot[i] || eq(b, m->slot[i] - 1, key))
-			return &m->slot[i];
+	const struct intern_key *k = ctx;
+
+	return k->eq(k->b, (size_t)i, k->key);
 }
 
-static int intern_init(struct intern *m)
+/* The index of the key equal to @key under @eq with hash @h, or -1. */
+static int64_t intern_find(const struct intern *m, size_t h,
+			   int (*eq)(struct builder *, size_t, const void *), struct builder *b,
+			   const void *key)
 {
-	m->mask = 1023;
-	m->n = 0;
-	m->slot = calloc(m->mask + 1, sizeof(*m->slot));
-	return m->slot ? 0 : -ENOMEM;
+	struct intern_key k = { b, key, eq };
+	uint64_t i;
+
+	return sp_u64map_find(&m->map, h, intern_eq, &k, &i) ? (int64_t)i : -1;
 }
 
-static int intern_rehash(struct intern *m, size_t (*hash)(struct builder *, size_t),
-			 struct builder *b)
+/* Index @i is the key of hash @h now. */
+static void intern_add(struct intern *m, size_t h, size_t i, struct builder *b)
 {
-	size_t cap = (m->mask + 1) * 2;
-	size_t *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i <= m->mask; i++) {
-		size_t v = m->slot[i], j;
-
-		if (!v)
-			continue;
-		for (j = hash(b, v - 1) & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
-			;
-		s[j] = v;
-	}
-	free(m->slot);
-	m->slot = s;
-	m->mask = cap - 1;
-	return 0;
+	if (sp_u64map_add(&m->map, h, i))
+		b->err = -ENOMEM;
 }
 
 static int string_eq(struct builder *b, size_t i, const void *key)
@@ -162,21 +152,18 @@ static int string_eq(struct builder *b, size_t i, const void *key)
 	return !strcmp(b->strings[i], key);
 }
 
-static size_t string_hash(struct builder *b, size_t i)
-{
-	return hash_bytes(b->strings[i], strlen(b->strings[i]));
-}
-
 static int64_t string_id(struct builder *b, const char *s)
 {
-	size_t *slot;
+	size_t h;
+	int64_t i;
 	char *copy;
 
 	if (!s)
 		s = "";
-	slot = intern_slot(&b->string_map, hash_bytes(s, strlen(s)), string_eq, b, s);
-	if (*slot)
-		return (int64_t)(*slot - 1);
+	h = hash_bytes(s, strlen(s));
+	i = intern_find(&b->string_map, h, string_eq, b, s);
+	if (i >= 0)
+		return i;
 	copy = strdup(s);
 	if (!copy || sp_grow(&b->strings, &b->cap_strings, b->n_strings, sizeof(char *))) {
 		free(copy);
@@ -184,10 +171,7 @@ static int64_t string_id(struct builder *b, const char *s)
 		return 0;
 	}
 	b->strings[b->n_strings++] = copy;
-	*slot = b->n_strings;
-	if (++b->string_map.n * 2 > b->string_map.mask &&
-	    intern_rehash(&b->string_map, string_hash, b))
-		b->err = -ENOMEM;
+	intern_add(&b->string_map, h, b->n_strings - 1, b);
 	return (int64_t)(b->n_strings - 1);
 }
 
@@ -198,24 +182,18 @@ static int function_eq(struct builder *b, size_t i, const void *key)
 	return b->functions[i].name == k[0] && b->functions[i].filename == k[1];
 }
 
-static size_t function_hash(struct builder *b, size_t i)
-{
-	int64_t k[2] = { b->functions[i].name, b->functions[i].filename };
-
-	return hash_bytes(k, sizeof(k));
-}
-
 static uint64_t function_id(struct builder *b, const char *name, const char *file)
 {
-	int64_t k[2];
-	size_t *slot;
+	int64_t k[2], i;
+	size_t h;
 	Function init = PERFTOOLS__PROFILES__FUNCTION__INIT;
 
 	k[0] = string_id(b, name);
 	k[1] = string_id(b, file);
-	slot = intern_slot(&b->function_map, hash_bytes(k, sizeof(k)), function_eq, b, k);
-	if (*slot)
-		return *slot;
+	h = hash_bytes(k, sizeof(k));
+	i = intern_find(&b->function_map, h, function_eq, b, k);
+	if (i >= 0)
+		return (uint64_t)i + 1;
 	if (sp_grow(&b->functions, &b->cap_functions, b->n_functions, sizeof(Function))) {
 		b->err = -ENOMEM;
 		return 0;
@@ -225,21 +203,13 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	init.system_name = k[0];
 	init.filename = k[1];
 	b->functions[b->n_functions++] = init;
-	*slot = b->n_functions;
-	if (++b->function_map.n * 2 > b->function_map.mask &&
-	    intern_rehash(&b->function_map, function_hash, b))
-		b->err = -ENOMEM;
+	intern_add(&b->function_map, h, b->n_functions - 1, b);
 	return init.id;
 }
 
 static int location_eq(struct builder *b, size_t i, const void *key)
 {
 	return !memcmp(&b->loc_keys[i], key, sizeof(struct loc_key));
-}
-
-static size_t location_hash(struct builder *b, size_t i)
-{
-	return hash_bytes(&b->loc_keys[i], sizeof(struct loc_key));
 }
 
 #define LINES_PER_LOC (SP_MAX_INLINE + 1)
@@ -271,7 +241,8 @@ static int locations_grow(struct builder *b)
 static uint64_t location_id(struct builder *b, const struct sp_frame *f, const char *name)
 {
 	struct loc_key k;
-	size_t *slot, n = b->n_locations;
+	size_t h, n = b->n_locations;
+	int64_t known;
 	Location init = PERFTOOLS__PROFILES__LOCATION__INIT;
 	Line line = PERFTOOLS__PROFILES__LINE__INIT;
 	Line *lines;
@@ -281,9 +252,10 @@ static uint64_t location_id(struct builder *b, const struct sp_frame *f, const c
 	k.function_id = function_id(b, name, f->file);
 	k.line = f->line;
 	k.address = f->address;
-	slot = intern_slot(&b->location_map, hash_bytes(&k, sizeof(k)), location_eq, b, &k);
-	if (*slot)
-		return *slot;
+	h = hash_bytes(&k, sizeof(k));
+	known = intern_find(&b->location_map, h, location_eq, b, &k);
+	if (known >= 0)
+		return (uint64_t)known + 1;
 	if (n >= b->cap_locations && locations_grow(b)) {
 		b->err = -ENOMEM;
 		return 0;
@@ -324,10 +296,7 @@ static uint64_t location_id(struct builder *b, const struct sp_frame *f, const c
 	b->locations[n] = init;
 	b->loc_keys[n] = k;
 	b->n_locations++;
-	*slot = b->n_locations;
-	if (++b->location_map.n * 2 > b->location_map.mask &&
-	    intern_rehash(&b->location_map, location_hash, b))
-		b->err = -ENOMEM;
+	intern_add(&b->location_map, h, n, b);
 	return init.id;
 }
 
@@ -356,14 +325,14 @@ static void builder_free(struct builder *b)
 	for (size_t i = 0; i < b->n_strings; i++)
 		free(b->strings[i]);
 	free(b->strings);
-	free(b->string_map.slot);
+	sp_u64map_free(&b->string_map.map);
 	free(b->functions);
-	free(b->function_map.slot);
+	sp_u64map_free(&b->function_map.map);
 	free(b->locations);
 	free(b->line_ptrs);
 	free(b->line_store);
 	free(b->loc_keys);
-	free(b->location_map.slot);
+	sp_u64map_free(&b->location_map.map);
 	free(b->map_flags);
 }
 
@@ -647,13 +616,7 @@ int sp_render_pprof(FILE *out, const struct sp_profile *prof, const struct syncp
 		b.map_flags[i].functions = b.map_flags[i].files = b.map_flags[i].lines = 1;
 	for (size_t i = 0; i < rows->n; i++)
 		n += 1 + (prof->hold ? sp_row_d(&rows->v[i])->n_blame : 0);
-	rc = b.map_flags ? intern_init(&b.string_map) : -ENOMEM;
-	if (!rc)
-		rc = intern_init(&b.function_map);
-	if (!rc)
-		rc = intern_init(&b.location_map);
-	if (!rc)
-		rc = samples_alloc(&s, n);
+	rc = b.map_flags ? samples_alloc(&s, n) : -ENOMEM;
 	if (!rc) {
 		string_id(&b, "");      /* string_table[0] must be "" */
 		string_id(&b, "delay"); /* string 1: default_sample_type (see the top) */

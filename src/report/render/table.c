@@ -317,11 +317,13 @@ static void hold_state_line(FILE *out, const struct sp_row *r,
 	 * time sampled there)") */
 	for (uint32_t i = 0, shown = 0; i < d->n_hold_where && shown < 3; i++) {
 		const struct sp_hold_where *w = &d->hold_where[i];
+		struct sp_frame buf;
 		char site[512];
 
 		if (!w->pc || !w->names)
 			continue;
-		sp_frame_format(w->names, o->src_root, auto_len, site, sizeof(site));
+		sp_frame_format(sp_hold_where_site(w, &buf), o->src_root, auto_len, site,
+				sizeof(site));
 		fprintf(out, "      at %s, ", site);
 		if (!strncmp(w->state, "syscall:", 8))
 			fprintf(out, "in %s()", w->state + 8);

@@ -1,11 +1,10 @@
 /*
- * file.c - the trace file: open, switch, close, the writer thread,
- * fork and process exit.  (The event table is events.c.)
+ * file.c - the trace file: open, switch, close, drain, fork and process
+ * exit.  (The event table is events.c; the writer thread, writer.c.)
  *
- * Design: one writer thread sleeps on a futex: 1 ms while there is
- * traffic, backing off to 100 ms when idle (so a quiet program's events
- * reach the file within 100 ms); an emitter whose ring is 3/4 full kicks it
- * (buffer.c).  A drain pass holds io_lock and, for every ring, scans
+ * Design: the writer thread (writer.c) drains the rings at least every
+ * 100 ms, every ms under traffic, so a quiet program's events reach the
+ * file within 100 ms.  A drain pass holds io_lock and, for every ring, scans
  * [tail, head) in place for names the file does not have yet (the thread,
  * the call-site strings and code addresses of lock events), writes those
  * definitions, then writes the records straight from the ring with
@@ -66,7 +65,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -79,11 +77,8 @@
 #include "base/maps.h"
 #include "trace.h"
 
-#define WRITER_PERIOD_MS 100
 #define TELL_MAX 4
 
-unsigned sp_trace_test_writer_delay_us;
-int sp_trace_writer_wanted;
 
 static sp_lock_t io_lock = SP_LOCK_INIT;
 static sp_lock_t list_lock = SP_LOCK_INIT;
@@ -91,9 +86,6 @@ static sp_lock_t list_lock = SP_LOCK_INIT;
 /* sp_trace_ctl_lock */
 static char path_tmpl[4096];
 static int initialised;
-static pthread_t writer;
-static int writer_running;
-static pid_t writer_pid;
 static uint64_t ticks_per_sec;
 
 /* io_lock */
@@ -126,15 +118,6 @@ static void (*write_error_handler)(const struct sp_trace_write_error *e);
 static void (*lock_names_source)(sp_trace_lock_name_fn emit);
 int sp_trace_names_on;
 
-/* writer wake-up */
-static uint32_t kick_seq;
-static int writer_sleeping;
-static int writer_stop;
-
-static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
-{
-	return sp_futex(uaddr, op, val, ts);
-}
 
 /* ---- output: whole records into the sink ----------------------------- */
 
@@ -561,105 +544,25 @@ static void io_leave(struct sp_sigguard *g)
 	sp_sigguard_leave(g);
 }
 
-/* ---- the writer thread ------------------------------------------------ */
+/* ---- for the writer thread (writer.c) -------------------------------- */
 
-static void *writer_main(void *arg)
+uint64_t sp_trace_writer_round(void)
 {
-	(void)arg;
-	sp_tls_busy++; /* its own lock calls (none expected) go unrecorded */
-	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
-	long period_ms = WRITER_PERIOD_MS;
+	uint64_t before;
 
-	while (!sp_load_acquire(&writer_stop)) {
-		struct timespec ts = { period_ms / 1000, period_ms % 1000 * 1000000L };
-		uint32_t seq = sp_load_acquire(&kick_seq);
-		uint64_t before;
-
-		sp_store_relaxed(&writer_sleeping, 1);
-		futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
-		sp_store_relaxed(&writer_sleeping, 0);
-		if (sp_load_relaxed(&sp_trace_test_writer_delay_us)) {
-			unsigned us = sp_load_relaxed(&sp_trace_test_writer_delay_us);
-			struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
-
-			nanosleep(&d, NULL);
-		}
-		sp_lock(&io_lock);
-		before = bytes_drained;
-		drain_all_locked();
-		/* Busy: poll every millisecond, so that emitters seldom need
-		 * to wake us (a wake-up costs them a system call, and the
-		 * scheduler tends to put the woken writer on the waker's
-		 * CPU); idle: back off to the 100 ms timer. */
-		period_ms = bytes_drained - before > 4096 ? 1
-			    : period_ms * 2 > WRITER_PERIOD_MS ? WRITER_PERIOD_MS
-							       : period_ms * 2;
-		failure_note_locked();
-		sp_unlock(&io_lock);
-		tell();
-	}
-	return NULL;
+	sp_lock(&io_lock);
+	before = bytes_drained;
+	drain_all_locked();
+	failure_note_locked();
+	before = bytes_drained - before;
+	sp_unlock(&io_lock);
+	tell();
+	return before;
 }
 
-static void writer_start_locked(void);
-
-/* In a fork child, the first event (or kick) starts the child's writer:
- * not in the atfork handler, so a child that only execs never starts a
- * thread.  The exchange makes a recursive call (pthread_create's own lock
- * calls, traced) a no-op. */
-static SP_NOINLINE void writer_start_lazy__slowpath(void)
+int sp_trace_file_open_now(void)
 {
-	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
-		return;
-	sp_lock(&sp_trace_ctl_lock);
-	if (sink.fd >= 0)
-		writer_start_locked();
-	sp_unlock(&sp_trace_ctl_lock);
-}
-
-void sp_trace_writer_kick(void)
-{
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
-		writer_start_lazy__slowpath();
-	if (sp_load_relaxed(&writer_sleeping)) {
-		sp_add_relaxed(&kick_seq, 1);
-		futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-	}
-}
-
-/* sp_trace_ctl_lock held.  Signals blocked so the writer never runs a handler. */
-static void writer_start_locked(void)
-{
-	sigset_t all, old;
-
-	if (writer_running)
-		return;
-	sp_store_relaxed(&writer_stop, 0);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
-		writer_running = 1;
-		writer_pid = getpid();
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* Without a writer, rings drain at thread exit, flush and close. */
-}
-
-static void writer_stop_locked(void)
-{
-	sp_store_relaxed(&sp_trace_writer_wanted, 0);
-	if (!writer_running)
-		return;
-	writer_running = 0;
-	if (writer_pid != getpid())
-		return; /* a fork child: the parent's writer is not ours */
-	sp_store_release(&writer_stop, 1);
-	sp_add_relaxed(&kick_seq, 1);
-	futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-	/* The real join (base/lock_calls.h): in the preload library, the
-	 * interposed one would record the profiler's own join as a program's
-	 * "join" row. */
-	SP_REAL(pthread_join)(writer, NULL);
+	return sink.fd >= 0;
 }
 
 /* ---- rings ------------------------------------------------------------ */
@@ -758,9 +661,7 @@ void sp_trace_fork_child(void)
 		}
 	}
 	sp_trace_buf_fork_child(self);
-	writer_running = 0; /* the writer thread stayed in the parent */
-	kick_seq = 0;
-	writer_sleeping = 0;
+	sp_trace_writer_fork_child(); /* the writer thread stayed in the parent */
 	sink.out_len = 0; /* the parent writes what was buffered */
 	tell_n = 0;       /* and tells its own write errors */
 	tell_pending = 0;
@@ -848,7 +749,7 @@ void sp_trace_exit(void)
 		/* Off first: an event racing with exit now goes nowhere
 		 * rather than into a ring nobody drains. */
 		sp_trace_flags_update_locked(0);
-		writer_stop_locked();
+		sp_trace_writer_stop_locked();
 		io_enter(&g);
 		drain_all_locked();
 		/* Pending drops of every ring: exiting now, no more events. */
@@ -1026,7 +927,7 @@ int syncprof_trace_open(const char *path)
 	file_start_locked(newfd, &h, 0, buf);
 	io_leave(&g);
 	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
-	writer_start_locked();
+	sp_trace_writer_start_locked();
 	sp_trace_flags_update_locked(sink.fd >= 0);
 	sp_unlock(&sp_trace_ctl_lock);
 	tell();
@@ -1045,7 +946,7 @@ int syncprof_trace_close(void)
 		return -EBADF;
 	}
 	sp_trace_flags_update_locked(0);
-	writer_stop_locked();
+	sp_trace_writer_stop_locked();
 	io_enter(&g);
 	rc = file_close_locked();
 	io_leave(&g);

@@ -167,6 +167,16 @@ void sp_trace_buf_register(struct sp_trace_buf *b);
 void sp_trace_buf_retire(struct sp_trace_buf *b);
 /* Wake the writer thread (owner of a ring that crossed its threshold). */
 void sp_trace_writer_kick(void);
+/* writer.c, under sp_trace_ctl_lock: start the writer (signals blocked in
+ * it), stop and join it; a fork child's state, the parent's writer gone. */
+void sp_trace_writer_start_locked(void);
+void sp_trace_writer_stop_locked(void);
+void sp_trace_writer_fork_child(void);
+/* file.c, for the writer: one drain of every ring into the file, its
+ * write errors told; the bytes taken from the rings.  Whether a file is
+ * open. */
+uint64_t sp_trace_writer_round(void);
+int sp_trace_file_open_now(void);
 /* Set in a fork child: the next kick starts the child's writer. */
 extern int sp_trace_writer_wanted;
 /* Test hook: sleep this long before each drain pass (a slow writer). */

@@ -1,0 +1,139 @@
+/*
+ * writer.c - the trace's writer thread: it sleeps on a futex, 1 ms while
+ * there is traffic and backing off to 100 ms when idle, and each time it
+ * wakes drains every ring into the file (file.c's
+ * sp_trace_writer_round()); an emitter whose ring is 3/4 full kicks it
+ * (sp_trace_writer_kick(), buffer.c).  Its state is its own: the thread,
+ * whether it runs and in which process, and its wake-up word; file.c
+ * starts and stops it under sp_trace_ctl_lock.
+ *
+ * In a fork child the writer of the parent is gone: the child's first
+ * event (or kick) starts its own (sp_trace_writer_wanted), never the
+ * atfork handler, so a child that only execs starts no thread.  The
+ * writer blocks every signal, and its own lock calls go unrecorded.
+ */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/lock_calls.h"
+#include "trace.h"
+
+#define WRITER_PERIOD_MS 100
+
+unsigned sp_trace_test_writer_delay_us;
+int sp_trace_writer_wanted;
+
+/* The writer's: written under sp_trace_ctl_lock (start, stop, fork) */
+static pthread_t writer;
+static int writer_running;
+static pid_t writer_pid;
+/* its wake-up: the futex word emitters bump, whether it sleeps on it, and
+ * the request to end */
+static uint32_t kick_seq;
+static int writer_sleeping;
+static int writer_stop;
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	sp_tls_busy++; /* its own lock calls (none expected) go unrecorded */
+	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
+	long period_ms = WRITER_PERIOD_MS;
+
+	while (!sp_load_acquire(&writer_stop)) {
+		struct timespec ts = { period_ms / 1000, period_ms % 1000 * 1000000L };
+		uint32_t seq = sp_load_acquire(&kick_seq);
+		uint64_t drained;
+
+		sp_store_relaxed(&writer_sleeping, 1);
+		sp_futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		sp_store_relaxed(&writer_sleeping, 0);
+		if (sp_load_relaxed(&sp_trace_test_writer_delay_us)) {
+			unsigned us = sp_load_relaxed(&sp_trace_test_writer_delay_us);
+			struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
+
+			nanosleep(&d, NULL);
+		}
+		drained = sp_trace_writer_round();
+		/* Busy: poll every millisecond, so that emitters seldom need
+		 * to wake us (a wake-up costs them a system call, and the
+		 * scheduler tends to put the woken writer on the waker's
+		 * CPU); idle: back off to the 100 ms timer. */
+		period_ms = drained > 4096 ? 1
+			    : period_ms * 2 > WRITER_PERIOD_MS ? WRITER_PERIOD_MS
+							       : period_ms * 2;
+	}
+	return NULL;
+}
+
+/* In a fork child, the first event (or kick) starts the child's writer:
+ * not in the atfork handler, so a child that only execs never starts a
+ * thread.  The exchange makes a recursive call (pthread_create's own lock
+ * calls, traced) a no-op. */
+static SP_NOINLINE void writer_start_lazy__slowpath(void)
+{
+	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
+		return;
+	sp_lock(&sp_trace_ctl_lock);
+	if (sp_trace_file_open_now())
+		sp_trace_writer_start_locked();
+	sp_unlock(&sp_trace_ctl_lock);
+}
+
+void sp_trace_writer_kick(void)
+{
+	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
+		writer_start_lazy__slowpath();
+	if (sp_load_relaxed(&writer_sleeping)) {
+		sp_add_relaxed(&kick_seq, 1);
+		sp_futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
+/* sp_trace_ctl_lock held.  Signals blocked so the writer never runs a handler. */
+void sp_trace_writer_start_locked(void)
+{
+	sigset_t all, old;
+
+	if (writer_running)
+		return;
+	sp_store_relaxed(&writer_stop, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
+		writer_running = 1;
+		writer_pid = getpid();
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Without a writer, rings drain at thread exit, flush and close. */
+}
+
+void sp_trace_writer_stop_locked(void)
+{
+	sp_store_relaxed(&sp_trace_writer_wanted, 0);
+	if (!writer_running)
+		return;
+	writer_running = 0;
+	if (writer_pid != getpid())
+		return; /* a fork child: the parent's writer is not ours */
+	sp_store_release(&writer_stop, 1);
+	sp_add_relaxed(&kick_seq, 1);
+	sp_futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	/* The real join (base/lock_calls.h): in the preload library, the
+	 * interposed one would record the profiler's own join as a program's
+	 * "join" row. */
+	SP_REAL(pthread_join)(writer, NULL);
+}
+
+/* In a fork child (file.c's, sp_trace_ctl_lock held): the writer thread
+ * stayed in the parent. */
+void sp_trace_writer_fork_child(void)
+{
+	writer_running = 0;
+	kick_seq = 0;
+	writer_sleeping = 0;
+}

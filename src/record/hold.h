@@ -102,6 +102,11 @@ struct sp_hold_pub {
 	uint32_t wh_pend_n, wh_pend_age;
 	uint32_t wh_pend_rec[SP_HELD_MAX];
 	uint64_t wh_pend_ns[SP_HELD_MAX];
+	/* the last blocked sample's user sp and pc, class and point (a
+	 * thread still blocked there is not unwound again) */
+	pid_t wh_blocked_tid;
+	int wh_blocked_class;
+	uintptr_t wh_blocked_sp, wh_blocked_pc, wh_blocked_at, wh_blocked_key;
 };
 
 #define SP_PUB_N(state) ((uint32_t)(state))

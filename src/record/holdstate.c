@@ -497,14 +497,33 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 		int exact;
 		unsigned k = WH_FRAMES; /* up to the program's code, whatever frames=N */
 
-		if (!sysline || !syscall_sp_pc(sysline, &sp, &pc) ||
-		    !(k = sp_stack_remote(pc, sp, frames, k, 1))) {
+		if (!sysline || !syscall_sp_pc(sysline, &sp, &pc)) {
 			sp_store_relaxed(&where_dropped, where_dropped + 1);
 			return;
 		}
-		at = sp_stack_point(frames, k, &exact);
-		/* not in a call (a page fault, say): its function */
-		pc = exact ? sp_stack_function_of(at, 1) : at;
+		if (p->wh_blocked_tid == tid && p->wh_blocked_sp == sp && p->wh_blocked_pc == pc &&
+		    p->wh_blocked_class == class) {
+			/* Still in the call of the last sample (the same user
+			 * sp and pc, a blocked thread's stack does not move):
+			 * the same point, without unwinding again. */
+			at = p->wh_blocked_at;
+			pc = p->wh_blocked_key;
+		} else {
+			if (!(k = sp_stack_remote(pc, sp, frames, k, 1))) {
+				sp_store_relaxed(&where_dropped, where_dropped + 1);
+				p->wh_blocked_tid = 0;
+				return;
+			}
+			p->wh_blocked_tid = tid;
+			p->wh_blocked_sp = sp;
+			p->wh_blocked_pc = pc;
+			p->wh_blocked_class = class;
+			at = sp_stack_point(frames, k, &exact);
+			/* not in a call (a page fault, say): its function */
+			pc = exact ? sp_stack_function_of(at, 1) : at;
+			p->wh_blocked_at = at;
+			p->wh_blocked_key = pc;
+		}
 		for (int i = 0; i < n; i++)
 			where_add(rec[i], pc, at, class, ns[i]);
 		sp_store_relaxed(&where_points, where_points + 1);

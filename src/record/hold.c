@@ -779,6 +779,9 @@ SP_NOINLINE void sp_hold_cond_end(uintptr_t obj)
 		return;
 	if (h->timed)
 		h->t0 = ticks();
+	/* Its age for long holds (holdstate.c) starts again: the wait was
+	 * not holding.  Published with the flag (the section's seq). */
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
 	held_set_exclusive(p, h, 1);
 }
 

@@ -239,6 +239,11 @@ static int long_holds(struct sp_hold_pub *p, uint64_t k, struct long_hold *out)
 		if (!tick || k < tick || k - tick < sp_holdstate_long_ticks)
 			continue;
 		info = sp_load_acquire(&h->info);
+		/* A mutex in a condition wait is not held meanwhile (hold.c
+		 * clears its exclusive flag): its holder waits for an event. */
+		if (!(info & SP_HELD_EXCLUSIVE) &&
+		    (uint8_t)(info >> SP_HELD_OP_SHIFT) != SP_TYPE_RWLOCK_READ)
+			continue;
 		out[m].obj = sp_load_acquire(&h->obj);
 		out[m].type = (uint8_t)(info >> SP_HELD_OP_SHIFT);
 		out[m].tick = tick;

@@ -16,6 +16,8 @@
  *             its run-queue time, from its own schedstat)
  *   lock      waits for a second mutex another thread holds 100 ms
  *             (LINE_INNER)                     -> lock
+ *   condwait  a condition wait of 100 ms (it times out) on the held
+ *             mutex, which the wait releases: not a long hold, no state
  *
  * Live views (hold_states.sh checks their text, not the figures):
  *   watch     sleep, with a second thread waiting for the mutex meanwhile
@@ -58,6 +60,7 @@
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static volatile int stop;
 static int pipe_fd[2];
 static uint64_t call_ns;
@@ -250,6 +253,17 @@ static void timed_call(const char *mode, int fd)
 				call_ns += w;
 		}
 		return;
+	} else if (!strcmp(mode, "condwait")) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (pthread_cond_timedwait(&never, &outer, &until) != ETIMEDOUT)
+			;
 	} else if (!strcmp(mode, "lock")) {
 		usleep(5000); /* the inner holder takes it first */
 		t0 = clock_ns(CLOCK_MONOTONIC);
@@ -304,7 +318,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "fork")) {
 		pthread_create(&helpers[n_helpers++], NULL, forker, NULL);
 	} else if (strcmp(mode, "sleep") && strcmp(mode, "cpu") && strcmp(mode, "status") &&
-		   strcmp(mode, "exit")) {
+		   strcmp(mode, "exit") && strcmp(mode, "condwait")) {
 		fprintf(stderr, "hold_states: unknown mode '%s'\n", mode);
 		return 2;
 	}

@@ -98,28 +98,18 @@ static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const
 #undef IS_CALLS
 }
 
-/* The try of a call whose entry is known did not succeed: a busy lock is
- * waited for (@blocking) or counted as a failed try; a not-recoverable
- * mutex answers as the blocking call would (probe.c); anything else is
- * returned as it is. */
+/* The slow paths of a try that did not succeed and of a push that the
+ * inlined one left are probe.c's (probe.h: sp_probe_tried(), with the site
+ * of the call's return address; sp_probe_tried_entry() and
+ * sp_probe_hold_acquired_entry() from the entry alone, so that nothing but
+ * the entry lives across the try). */
 static SP_NOINLINE int tried(int rc, struct sp_entry *e, void *obj, int op,
 			     const struct sp_lock_ops *ops, const struct timespec *abstime,
 			     int blocking, uintptr_t pc)
 {
 	const struct sp_site site = SITE_AT(pc);
 
-	if (rc == ops->busy) {
-		if (!blocking) {
-			sp_probe_try_failed(e, obj, op, &site);
-			return rc;
-		}
-		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
-	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
-		sp_entry_acquired(e);
-	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
-		return sp_probe_lock_not_recoverable(obj, ops, abstime);
-	}
-	return sp_probe_held(rc, ops->ok, obj, op, &site, blocking);
+	return sp_probe_tried(rc, e, obj, op, ops, abstime, blocking, &site);
 }
 
 static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op, uintptr_t pc)
@@ -127,25 +117,6 @@ static SP_NOINLINE void hold_acquired_pc(struct sp_thread *t, void *obj, int op,
 	const struct sp_site site = SITE_AT(pc);
 
 	sp_hold_acquired(t, (uintptr_t)obj, op, &site);
-}
-
-/* The push the inlined one left (hold.h), from the entry alone, so that
- * nothing but the entry lives across the try before it. */
-static SP_NOINLINE void hold_acquired_entry(struct sp_entry *e)
-{
-	struct sp_thread *t = sp_tls_self;
-
-	if (t)
-		hold_acquired_pc(t, (void *)e->obj, e->op, e->pc);
-}
-
-/* tried() from the entry alone: its key is the call's object, op and site
- * (it matched), so only the entry lives across the try (with the call's
- * arguments kept, gcc saved five registers on every call). */
-static SP_NOINLINE int tried_entry(int rc, struct sp_entry *e, const struct sp_lock_ops *ops,
-				   const struct timespec *abstime, int blocking)
-{
-	return tried(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->pc);
 }
 
 /* With profiling on and nothing else (SP_FLAGS_ON) and the call's entry
@@ -161,7 +132,7 @@ static SP_ALWAYS_INLINE int with_entry(struct sp_entry *e, void *obj,
 		sp_entry_acquired(e);
 		return rc;
 	}
-	return tried_entry(rc, e, ops, abstime, blocking);
+	return sp_probe_tried_entry(rc, e, ops, abstime, blocking);
 }
 
 /* The same with hold tracking (SP_FLAGS_HOLD), then the inlined push, its
@@ -179,10 +150,10 @@ static SP_ALWAYS_INLINE int with_entry_hold(struct sp_entry *e, void *obj, int o
 		/* @op, the shim's constant, is the entry's: the slot's words
 		 * for it fold. */
 		if (!sp_hold_acquired_fast(e->obj, op, NULL, NULL, e->pc, 0, e))
-			hold_acquired_entry(e);
+			sp_probe_hold_acquired_entry(e, NULL);
 		return rc;
 	}
-	return tried_entry(rc, e, ops, abstime, blocking);
+	return sp_probe_tried_entry(rc, e, ops, abstime, blocking);
 }
 
 /*

@@ -233,46 +233,42 @@ SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struc
  * the general functions so that the entry points' code stays as it was
  * (bench/README.md, "hold=1 compiled in: a fast path").  Anything else - another
  * entry, other flags, a try that did not succeed - goes to the general
- * probe (probe.h) or to tried__slowpath().  Before it, the compiled-in
+ * probe (probe.h) or to sp_probe_tried().  Before it, the compiled-in
  * path tested three flags and spilled its site to the stack on every call
  * (callgrind: 57 instructions of its own per lock, against the figures in
  * bench/README.md after).
  */
-static SP_NOINLINE int tried__slowpath(int rc, struct sp_entry *e, void *obj, int op,
-				       const struct sp_lock_ops *ops,
-				       const struct timespec *abstime, int blocking,
-				       const char *file, const char *func, uintptr_t pc,
-				       uint32_t line)
+SP_NOINLINE int sp_probe_tried(int rc, struct sp_entry *e, void *obj, int op,
+				const struct sp_lock_ops *ops, const struct timespec *abstime,
+				int blocking, const struct sp_site *site)
 {
-	const struct sp_site site = { file, func, pc, line };
-
 	if (rc == ops->busy) {
 		if (!blocking) {
-			sp_probe_try_failed(e, obj, op, &site);
+			sp_probe_try_failed(e, obj, op, site);
 			return rc;
 		}
-		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, &site);
+		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, site);
 	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
 		return sp_probe_lock_not_recoverable(obj, ops, abstime);
 	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
 		sp_entry_acquired(e);
 	}
 	/* With hold tracking (SP_FLAGS_HOLD): the push, as the general path. */
-	return sp_probe_held(rc, ops->ok, obj, op, &site, blocking);
+	return sp_probe_held(rc, ops->ok, obj, op, site, blocking);
 }
 
 /*
- * The same from the entry alone, for the fast path without hold tracking:
- * the entry's key is the call's site, object and op (it matched), so
- * nothing else needs to live across the try - with the site's fields
- * kept, gcc saved five registers on every call, fast path included.
+ * The same from the entry alone, for the fast paths: the entry's key is
+ * the call's site, object and op (it matched), so nothing else needs to
+ * live across the try - with the site's fields kept, gcc saved five
+ * registers on every call, fast path included.
  */
-static SP_NOINLINE int tried_entry__slowpath(int rc, struct sp_entry *e,
-					     const struct sp_lock_ops *ops,
-					     const struct timespec *abstime, int blocking)
+SP_NOINLINE int sp_probe_tried_entry(int rc, struct sp_entry *e, const struct sp_lock_ops *ops,
+				      const struct timespec *abstime, int blocking)
 {
-	return tried__slowpath(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, e->file,
-			       sp_entry_func(e), e->pc, e->line);
+	const struct sp_site site = { e->file, sp_entry_func(e), e->pc, e->line };
+
+	return sp_probe_tried(rc, e, (void *)e->obj, e->op, ops, abstime, blocking, &site);
 }
 
 /*
@@ -290,12 +286,13 @@ SYNCPROF_API int syncprof__tried(struct syncprof__entry *pub, int rc, int call)
 
 	if ((unsigned)call > SYNCPROF__TRIED_MTX)
 		call = SYNCPROF__TRIED_MUTEX; /* not instrument.h's: no table overrun */
-	return tried_entry__slowpath(rc, (struct sp_entry *)(void *)pub, ops[call], NULL, 1);
+	return sp_probe_tried_entry(rc, (struct sp_entry *)(void *)pub, ops[call], NULL, 1);
 }
 
 /* The push of a hold that the inlined fast push did not take, from the
- * entry (the acquisition's key) and the site's function. */
-static SP_NOINLINE void hold_acquired__slowpath(const struct sp_entry *e, const char *func)
+ * entry (the acquisition's key) and the site's function (NULL for an
+ * interposed call's, which the entry's pc names). */
+SP_NOINLINE void sp_probe_hold_acquired_entry(const struct sp_entry *e, const char *func)
 {
 	const struct sp_site site = { e->file, func, e->pc, e->line };
 	struct sp_thread *t = sp_tls_self;
@@ -336,9 +333,9 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 		sp_entry_acquired(e);
 		if (want == SP_FLAGS_HOLD &&
 		    !sp_hold_acquired_fast(e->obj, op, e->file, func, e->pc, e->line, e))
-			hold_acquired__slowpath(e, func);
+			sp_probe_hold_acquired_entry(e, func);
 	} else {
-		rc = tried_entry__slowpath(rc, e, ops, abstime, blocking);
+		rc = sp_probe_tried_entry(rc, e, ops, abstime, blocking);
 	}
 	*rcp = rc;
 	return 1;

@@ -52,6 +52,20 @@ int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op, const struct 
 int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_ops *ops,
 				  const struct timespec *abstime);
 void sp_probe_try_failed(struct sp_entry *e, void *obj, int op, const struct sp_site *site);
+/*
+ * The fast paths' slow paths, one each for the compiled-in entry points
+ * (probe.c) and the interposer (preload.c): a try that did not succeed
+ * (@rc) - a busy lock waited for (@blocking) or counted as a failed try,
+ * a not-recoverable mutex answered as the blocking call would, anything
+ * else returned as it is, then the hold's push; the same from the entry
+ * alone (its key is the call's); and the push of a hold that the inlined
+ * push did not take (@func: the site's function, NULL when interposed).
+ */
+int sp_probe_tried(int rc, struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
+		   const struct timespec *abstime, int blocking, const struct sp_site *site);
+int sp_probe_tried_entry(int rc, struct sp_entry *e, const struct sp_lock_ops *ops,
+			 const struct timespec *abstime, int blocking);
+void sp_probe_hold_acquired_entry(const struct sp_entry *e, const char *func);
 void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struct sp_site *site,
 			 uint64_t wait_ns);
 

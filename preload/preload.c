@@ -56,8 +56,8 @@ const int sp_home_inline = 0;
 
 /* The ops (try and lock of each kind of call): probe.h, with SP_REAL(). */
 
-#define FLAGS() sp_load_relaxed(&syncprof__enabled)
-#define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
+#define FLAGS() SP_FLAGS_NOW() /* base/flags.h, as probe.c's */
+#define IS_OFF(f) SP_FLAGS_OFF(f)
 #define OFF IS_OFF(FLAGS())
 #define HOLD SP_UNLIKELY(sp_hold_is_on())
 #define RA ((uintptr_t)__builtin_return_address(0))

@@ -30,4 +30,14 @@ void sp_unlock_hooks_set(int reason, int on);
  * path (preload.c), which knows what the hold-only fast path does not. */
 #define SP_FLAGS_ORDER (SP_FLAGS_HOLD | SP_FLAG_REASON(SP_UNLOCK_HOOK_ORDER))
 
+/*
+ * "Is profiling off", the one test of every probe (probe.c, probe_wait.c,
+ * preload.c; instrument.h, a public header, makes it inline itself): the
+ * flag word now (one relaxed load), and whether a word @f loaded once has
+ * profiling off - the lock call then goes straight to libc.
+ */
+#define SP_FLAGS_NOW() sp_load_relaxed(&syncprof__enabled)
+#define SP_FLAGS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
+#define SP_PROFILING_OFF() SP_FLAGS_OFF(SP_FLAGS_NOW())
+
 #endif /* SP_BASE_FLAGS_H */

@@ -220,7 +220,7 @@ SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struc
 
 /* The ops: probe.h (one set for every build). */
 
-#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
+#define OFF SP_PROFILING_OFF() /* base/flags.h */
 
 /*
  * The compiled-in fast path, as the preload's (preload.c): with profiling
@@ -341,8 +341,8 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	return 1;
 }
 
-#define FLAGS_NOW() sp_load_relaxed(&syncprof__enabled)
-#define IS_OFF(f) SP_UNLIKELY(!((f) & SYNCPROF__PROFILING))
+#define FLAGS_NOW() SP_FLAGS_NOW()
+#define IS_OFF(f) SP_FLAGS_OFF(f)
 
 /*
  * The general path of a call that the fast path did not take, out of

@@ -68,7 +68,7 @@ SP_NOINLINE void sp_probe_waited(struct sp_entry *e, void *obj, int op, const st
 
 /* The ops: probe.h (one set for every build). */
 
-#define OFF SP_UNLIKELY(!(sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING))
+#define OFF SP_PROFILING_OFF() /* base/flags.h */
 
 /* ---- the profiled calls, each given its site ---------------------------- */
 

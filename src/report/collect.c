@@ -219,28 +219,36 @@ static const char *const fixed_state_names[SP_HS_FIXED] = {
 	[SP_HS_OTHER] = "other",
 };
 
+/* The row of a hold's (site, object, type), its site moved as the rows'
+ * were (resite_row); NULL when there is none. */
+static struct sp_row *hold_row(struct collect_ctx *c, uint8_t type, uintptr_t obj,
+			       const struct sp_site *holder)
+{
+	struct sp_row key, *r;
+
+	memset(&key, 0, sizeof(key));
+	key.file = holder->file;
+	key.func = holder->func;
+	key.pc = holder->pc;
+	key.line = holder->line;
+	key.type = type;
+	key.obj = obj;
+	r = sp_row_map_find(&c->map, c->rows, &key);
+	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
+		if (c->remap[i].from == holder->pc) {
+			key.pc = c->remap[i].to;
+			r = sp_row_map_find(&c->map, c->rows, &key);
+		}
+	return r;
+}
+
 /* A hold-state record onto the row of its hold's (site, object, type). */
 static void collect_hold_state(const struct sp_holdstate_view *v, void *arg)
 {
 	struct collect_ctx *c = arg;
-	struct sp_row key, *r;
+	struct sp_row *r;
 
-	if (c->err)
-		return;
-	memset(&key, 0, sizeof(key));
-	key.file = v->holder.file;
-	key.func = v->holder.func;
-	key.pc = v->holder.pc;
-	key.line = v->holder.line;
-	key.type = v->type;
-	key.obj = v->obj;
-	r = sp_row_map_find(&c->map, c->rows, &key);
-	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
-		if (c->remap[i].from == v->holder.pc) {
-			key.pc = c->remap[i].to;
-			r = sp_row_map_find(&c->map, c->rows, &key);
-		}
-	if (!r)
+	if (c->err || !(r = hold_row(c, v->type, v->obj, &v->holder)))
 		return;
 	for (int k = 0; k < SP_HS_FIXED && !c->err; k++)
 		if (sp_rows_hold_state_add(c->rows, r, fixed_state_names[k], v->ns[k]))
@@ -255,25 +263,10 @@ static void collect_hold_state(const struct sp_holdstate_view *v, void *arg)
 static void collect_hold_where(const struct sp_holdwhere_view *v, void *arg)
 {
 	struct collect_ctx *c = arg;
-	struct sp_row key, *r;
+	struct sp_row *r;
 	const char *state;
 
-	if (c->err)
-		return;
-	memset(&key, 0, sizeof(key));
-	key.file = v->holder.file;
-	key.func = v->holder.func;
-	key.pc = v->holder.pc;
-	key.line = v->holder.line;
-	key.type = v->type;
-	key.obj = v->obj;
-	r = sp_row_map_find(&c->map, c->rows, &key);
-	for (unsigned i = 0; !r && key.pc && i < c->n_remap; i++)
-		if (c->remap[i].from == v->holder.pc) {
-			key.pc = c->remap[i].to;
-			r = sp_row_map_find(&c->map, c->rows, &key);
-		}
-	if (!r)
+	if (c->err || !(r = hold_row(c, v->type, v->obj, &v->holder)))
 		return;
 	state = v->class < SP_HS_FIXED ? fixed_state_names[v->class] : syscall_state_name(v->sys_nr);
 	if (sp_rows_hold_where_add(c->rows, r, v->pc, NULL, state, v->ns))

@@ -17,8 +17,6 @@
  * too: the slow path of a wait looks the holder up when it begins, and
  * adds the blame and, with frames=N, the first wait's stack when it ends.
  */
-#include <string.h>
-
 #include "hold.h"
 #include "probe.h"
 
@@ -172,7 +170,6 @@ void sp_wait_begin(uintptr_t obj, struct sp_wait_ctx *w)
 
 void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx *w)
 {
-	struct sp_entry_cold *c = e->cold;
 	struct sp_hold_pub *p = sp_hold_my_pub;
 
 	if (p && sp_load_relaxed(&p->waiting))
@@ -180,15 +177,6 @@ void sp_wait_end(struct sp_entry *e, uint64_t wait_ns, const struct sp_wait_ctx 
 
 	if (w && w->have_holder)
 		blame_add(e, &w->holder, w->root, wait_ns);
-	if (e->pc && !sp_load_relaxed(&c->n_frames) && sp_stack_frames && sp_tls_self) {
-		uintptr_t f[SP_MAX_FRAMES];
-		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);
-		uintptr_t *kept = n ? sp_table_alloc(&sp_tls_self->table, n * sizeof(*f)) : NULL;
-
-		if (kept) {
-			memcpy(kept, f, n * sizeof(*f));
-			c->frames = kept;
-			sp_store_release(&c->n_frames, (uint8_t)n);
-		}
-	}
+	if (sp_tls_self)
+		sp_entry_keep_stack(sp_tls_self, e);
 }

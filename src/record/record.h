@@ -951,6 +951,9 @@ uintptr_t sp_stack_function_of(uintptr_t pc, int exact);
 unsigned sp_stack_remote(uintptr_t pc, uintptr_t sp, uintptr_t *out, unsigned max, int to_program);
 /* Callers of the current call above @site_pc, up to @max; 0 if unknown. */
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *frames, unsigned max);
+/* With frames=N, the first contended wait of interposed entry @e keeps
+ * its callers (in @t's table, published by n_frames); later ones do not. */
+void sp_entry_keep_stack(struct sp_thread *t, struct sp_entry *e);
 /*
  * The two stacks of a lock-order edge, from one unwind: the callers of the
  * current call above @site_pc into @out (*@n of them, at most @max), and,

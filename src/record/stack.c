@@ -916,6 +916,23 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 	return site_by_unwind(ret, skip);
 }
 
+void sp_entry_keep_stack(struct sp_thread *t, struct sp_entry *e)
+{
+	struct sp_entry_cold *c = e->cold;
+	uintptr_t f[SP_MAX_FRAMES], *kept;
+	unsigned n;
+
+	if (!e->pc || !sp_stack_frames || sp_load_relaxed(&c->n_frames))
+		return;
+	n = sp_stack_capture(e->pc, f, sp_stack_frames);
+	kept = n ? sp_table_alloc(&t->table, n * sizeof(*f)) : NULL;
+	if (kept) {
+		memcpy(kept, f, n * sizeof(*f));
+		c->frames = kept;
+		sp_store_release(&c->n_frames, (uint8_t)n);
+	}
+}
+
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)
 {
 	uintptr_t frames[MAX_UNWIND];

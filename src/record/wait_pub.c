@@ -51,20 +51,9 @@ unsigned sp_watch_on;
 void sp_watch_begin(struct sp_thread *t, struct sp_entry *e, uint64_t t0, int mode, int timed)
 {
 	struct sp_wait_pub *w = &t->wait;
-	struct sp_entry_cold *c = e->cold;
 	uint32_t s = w->seq;
 
-	if (e->pc && sp_stack_frames && !sp_load_relaxed(&c->n_frames)) {
-		uintptr_t f[SP_MAX_FRAMES];
-		unsigned n = sp_stack_capture(e->pc, f, sp_stack_frames);
-		uintptr_t *kept = n ? sp_table_alloc(&t->table, n * sizeof(*f)) : NULL;
-
-		if (kept) {
-			memcpy(kept, f, n * sizeof(*f));
-			c->frames = kept;
-			sp_store_release(&c->n_frames, (uint8_t)n);
-		}
-	}
+	sp_entry_keep_stack(t, e);
 	sp_store_relaxed(&w->seq, s + 1); /* odd: being written */
 	/* Release stores (plain moves on x86): a reader that sees one of
 	 * them also sees the odd seq above, and retries.  The wait's own

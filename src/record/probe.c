@@ -238,21 +238,29 @@ SP_NOINLINE void sp_probe_cond_woken(struct sp_entry *e, void *cond, const struc
  * (callgrind: 57 instructions of its own per lock, against the figures in
  * bench/README.md after).
  */
+int sp_probe_failed(int rc, struct sp_entry *e, void *obj, int op,
+				 const struct sp_lock_ops *ops, const struct sp_site *site,
+				 const struct timespec *abstime, int blocking)
+{
+	if (rc == ops->busy) {
+		if (blocking)
+			return sp_probe_lock_contended(e, obj, op, ops, abstime, site);
+		sp_probe_try_failed(e, obj, op, site);
+	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
+		return sp_probe_lock_not_recoverable(obj, ops, abstime);
+	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
+		if (e)
+			sp_entry_acquired(e);
+		sp_trace_acquired(obj, op, site);
+	}
+	return rc;
+}
+
 SP_NOINLINE int sp_probe_tried(int rc, struct sp_entry *e, void *obj, int op,
 				const struct sp_lock_ops *ops, const struct timespec *abstime,
 				int blocking, const struct sp_site *site)
 {
-	if (rc == ops->busy) {
-		if (!blocking) {
-			sp_probe_try_failed(e, obj, op, site);
-			return rc;
-		}
-		rc = sp_probe_lock_contended(e, obj, op, ops, abstime, site);
-	} else if (blocking && op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE) {
-		return sp_probe_lock_not_recoverable(obj, ops, abstime);
-	} else if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
-		sp_entry_acquired(e);
-	}
+	rc = sp_probe_failed(rc, e, obj, op, ops, site, abstime, blocking);
 	/* With hold tracking (SP_FLAGS_HOLD): the push, as the general path. */
 	return sp_probe_held(rc, ops->ok, obj, op, site, blocking);
 }

@@ -53,14 +53,20 @@ int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_ops *ops,
 				  const struct timespec *abstime);
 void sp_probe_try_failed(struct sp_entry *e, void *obj, int op, const struct sp_site *site);
 /*
- * The fast paths' slow paths, one each for the compiled-in entry points
- * (probe.c) and the interposer (preload.c): a try that did not succeed
- * (@rc) - a busy lock waited for (@blocking) or counted as a failed try,
- * a not-recoverable mutex answered as the blocking call would, anything
- * else returned as it is, then the hold's push; the same from the entry
- * alone (its key is the call's); and the push of a hold that the inlined
- * push did not take (@func: the site's function, NULL when interposed).
+ * A try that did not succeed (@rc), the one path of every probe - the
+ * general ones below, the compiled-in entry points' (probe.c) and the
+ * interposer's (preload.c): a busy lock waited for (@blocking) or counted
+ * as a failed try, a not-recoverable mutex answered as the blocking call
+ * would, an owner-dead mutex counted as acquired, anything else returned
+ * as it is; @e may be NULL (a full table).  sp_probe_tried() is the same
+ * followed by the hold's push, for the fast paths, whose general
+ * counterparts push in sp_probe_held(); sp_probe_tried_entry() the same
+ * from the entry alone (its key is the call's); and
+ * sp_probe_hold_acquired_entry() the push of a hold that the inlined push
+ * did not take (@func: the site's function, NULL when interposed).
  */
+int sp_probe_failed(int rc, struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
+		    const struct sp_site *site, const struct timespec *abstime, int blocking) SP_COLD;
 int sp_probe_tried(int rc, struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
 		   const struct timespec *abstime, int blocking, const struct sp_site *site);
 int sp_probe_tried_entry(int rc, struct sp_entry *e, const struct sp_lock_ops *ops,
@@ -128,16 +134,7 @@ static SP_ALWAYS_INLINE int sp_probe_lock(void *obj, int op, const struct sp_loc
 		sp_trace_acquired(obj, op, site);
 		return rc;
 	}
-	if (rc == ops->busy)
-		return sp_probe_lock_contended(e, obj, op, ops, abstime, site);
-	if (op == SP_TYPE_MUTEX && rc == ENOTRECOVERABLE)
-		return sp_probe_lock_not_recoverable(obj, ops, abstime);
-	if (rc == EOWNERDEAD) { /* acquired; the previous owner died */
-		if (e)
-			sp_entry_acquired(e);
-		sp_trace_acquired(obj, op, site);
-	}
-	return rc;
+	return sp_probe_failed(rc, e, obj, op, ops, site, abstime, 1);
 }
 
 /*
@@ -163,14 +160,13 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 		return ops->try_lock(obj);
 	e = sp_entry_get(t, site, (uintptr_t)obj, op);
 	rc = ops->try_lock(obj);
-	if (SP_LIKELY(rc == ops->ok) || rc == EOWNERDEAD) {
+	if (SP_LIKELY(rc == ops->ok)) {
 		if (SP_LIKELY(e))
 			sp_entry_acquired(e);
 		sp_trace_acquired(obj, op, site);
-	} else if (rc == ops->busy) {
-		sp_probe_try_failed(e, obj, op, site);
+		return rc;
 	}
-	return rc;
+	return sp_probe_failed(rc, e, obj, op, ops, site, NULL, 0);
 }
 
 /*

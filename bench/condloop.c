@@ -2,7 +2,7 @@
  * condloop.c - a fixed number of uncontended lock+unlock pairs, each
  * optionally with a pthread_cond_signal() inside (no waiter), on one
  * thread: for instruction counts under callgrind, which are repeatable
- * where timings on a shared machine are not (bench/explain_bench.sh).
+ * where timings on a shared machine are not (bench/parts/explain_bench.sh).
  * Built plain (for the preload library) and with
  * -include syncprof/instrument.h.
  *

@@ -8,7 +8,7 @@
  *
  * Usage: syscallbench [CALLS_PER_ROUND [ROUNDS]]
  *        syscallbench plt|libc N   (N calls one way only, for callgrind:
- *        bench/cg_per_iter.sh appends N)
+ *        bench/parts/cg_per_iter.sh appends N)
  *   LD_PRELOAD=build/libsyncprof-preload.so build/bench/syscallbench
  */
 #define _GNU_SOURCE

@@ -7,7 +7,7 @@
  * The loop times itself (CLOCK_MONOTONIC around the create/join loop
  * only), so start-up and the report at exit are not in its figure.  It
  * prints one line, "threads N workers W elapsed_us E per_thread_us P".
- * bench/thread_churn.sh runs it bare, preloaded, compiled in (the same
+ * bench/parts/thread_churn.sh runs it bare, preloaded, compiled in (the same
  * source built with -include syncprof/instrument.h) and preloaded with
  * hold=1,lock_order=1, interleaved, and gives the medians and ratios.
  *

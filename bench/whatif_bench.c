@@ -1,7 +1,7 @@
 /*
  * whatif_bench.c - a program whose critical section's length is a
  * parameter, to check 'syncprof trace what-if' against real runs
- * (bench/whatif_validate.sh).
+ * (bench/parts/whatif_validate.sh).
  *
  * Each of T threads does N times: W ns of work outside the lock, then
  * takes one mutex in critical_section(), does H ns of work holding it, and

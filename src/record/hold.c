@@ -88,13 +88,14 @@
  * first time any caller of sp_hold_lookup() saw it held (a lower bound of
  * its age, as fine as the watchdog's polling).
  *
- * Measured (lockbench, 1 thread, 1 lock, preload; bench/preload_bench.sh):
+ * Measured (lockbench, 1 thread, 1 lock, preload; bench/parts/preload_bench.sh):
  * a global table of owner slots claimed with a CAS plus two TSC reads per
  * lock+unlock cost ~4x plain (rdtsc is ~19 ns on this VM); the published
  * per-thread lists with every hold timed, ~3x; sampled, ~1.45-1.8x; with
  * the fast paths of hold.h inlined into the probes and one store per push
  * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).  The
- * tick's load and store, and the ticker's CPU time: bench/README.md.  The
+ * tick's load and store: docs/cost.md; the ticker's CPU time: bench/cost.sh
+ * ticker.  The
  * ticker wakes 2000 times a second while any thread holds a lock or the
  * held lists changed lately (~28 us a wake on this VM: ~5% of a core),
  * every 20 ms after 100 ms of no lock activity; it asks for SCHED_FIFO
@@ -700,8 +701,7 @@ static void held_end(const struct sp_held *h, uint64_t now)
  * the common case of what the inlined pop (hold.h) leaves here: what
  * held_end() and held_remove() do for it - it is short, so it is the
  * sample of the short holds - without their lookups (with them, ~260
- * instructions, ~16 per lock+unlock at the default sample;
- * bench/README.md has the figures).  Not in the inlined pop: a call
+ * instructions, ~16 per lock+unlock at the default sample).  Not in the inlined pop: a call
  * there made every unlock shim save a register.
  */
 static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj)

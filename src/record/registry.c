@@ -17,7 +17,7 @@
  * (2 KB), home slots (128 + 212 KB) and a histogram slab (64 KB) and
  * unmapped them at exit; in a multithreaded process every munmap shoots
  * down the TLBs of the other CPUs running it (IPIs, costly in a VM), and
- * the fresh pages fault in again.  bench/thread_churn.sh, 2000 threads,
+ * the fresh pages fault in again.  bench/parts/thread_churn.sh, 2000 threads,
  * 4 at a time, preloaded, on the loaded 2-core VM: ~2100 us per thread
  * with map/unmap, ~550 us with reuse (bare ~130-190 us).  A table of more
  * than SP_TABLE_REUSE_MAX entries is freed as before (emptying it would

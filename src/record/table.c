@@ -18,8 +18,7 @@
  * them as the first SP_LOCK_SLOTS indices of sp_table_at(), NULL where
  * free.  The probe's fast path then finds such an entry from the lock's
  * address with one load, where the near[] cache needs two, dependent
- * (lockbench -t 1 -m 1024: ~1.54x -> ~1.33x, compiled in and preloaded;
- * bench/README.md).
+ * (lockbench -t 1 -m 1024: ~1.54x -> ~1.33x, compiled in and preloaded).
  *
  * Memory comes from mmap, never malloc (see util.c).
  *

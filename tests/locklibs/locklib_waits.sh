@@ -14,7 +14,7 @@
 #     std (whose spinning is short), not 10% less.  parking_lot and Abseil
 #     spin with sched_yield() before they sleep, a wait no futex sees and
 #     that a loaded machine makes milliseconds long: for them the floor is
-#     a quarter (bench/locklib_bench.sh measures the share on a quiet one);
+#     a quarter (bench/parts/locklib_bench.sh measures the share on a quiet one);
 #   - the joins are at the program's line (LINE_JOIN), not inside std's
 #     or libstdc++'s join;
 #   - the table prints the program's file:line; the exit status is the

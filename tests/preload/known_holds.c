@@ -27,7 +27,7 @@
  * of the machine's speed: a sleep only bounds the hold from below, and
  * both sides of the comparison measure the same holds.  One line per lock
  * on stdout ("known_holds: A truth_ns=... syncprof_ns=... error=...%"),
- * for bench/holds_bench.sh; exit 1 when a check fails.
+ * for bench/parts/holds_bench.sh; exit 1 when a check fails.
  *
  * The one exception: the accuracy of A, B and D rests on the hold ticker
  * getting the CPU every 500 us (src/record/hold.c).  Starved of it (no

@@ -15,7 +15,7 @@
 # (profiling on; on with --hold), and the medians of the ratios are
 # printed.  Throughput ratios are the ones that matter for 2 threads.
 #
-# Usage: bench/preload_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
+# Usage: bench/parts/preload_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
 set -eu
 build=${1:-build} repeats=${2:-5} ms=${3:-30} rounds=${4:-31}
 lb=$build/bench/lockbench

@@ -8,10 +8,10 @@
 # lock, the holder's own run-queue time, which the kernel reports late;
 # docs/hold-states.md).  Prints, per case, how many of the runs passed.
 #
-# Usage: bench/hold_states_runs.sh [BUILD_DIR] [RUNS]
+# Usage: bench/parts/hold_states_runs.sh [BUILD_DIR] [RUNS]
 set -u
 b=${1:-build} runs=${2:-10}
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for mode in sleep cpu preempt pipe fsync; do

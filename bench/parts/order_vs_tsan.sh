@@ -17,11 +17,11 @@
 #    (hold=1, lock_order=1) and built with TSan (detect_deadlocks=0 and 1).
 #    Times are per iteration, medians of REPEATS runs, and ratios to plain.
 #
-# Usage: bench/order_vs_tsan.sh [BUILD_DIR] [REPEATS] [ITERATIONS]
+# Usage: bench/parts/order_vs_tsan.sh [BUILD_DIR] [REPEATS] [ITERATIONS]
 #   CC (default cc) must support -fsanitize=thread.
 set -u
 build=${1:-build} repeats=${2:-5} iters=${3:-2000000}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 pre=$(cd "$build" && pwd)/libsyncprof-preload.so
 cases=$(cd "$build" && pwd)/tests/lockorder/lockorder_cases
 cc=${CC:-cc}

@@ -15,7 +15,7 @@
 # median time per thread, its spread (min-max), the added time per thread
 # against bare and the ratio of the medians.
 #
-# Usage: bench/thread_churn.sh [BUILD_DIR] [REPEATS] [N]
+# Usage: bench/parts/thread_churn.sh [BUILD_DIR] [REPEATS] [N]
 set -eu
 b=${1:-build} repeats=${2:-5} n=${3:-40000}
 bin=$b/bench/thread_churn inst=$b/bench/thread_churn_instrumented

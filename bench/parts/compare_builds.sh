@@ -12,7 +12,7 @@
 # (-M libc,...), and prints the median ratio of each build.  Ratios are
 # time per operation, except for 2 threads: throughput.
 #
-# Usage: bench/compare_builds.sh BUILD_A BUILD_B [REPEATS] [MS] [ROUNDS]
+# Usage: bench/parts/compare_builds.sh BUILD_A BUILD_B [REPEATS] [MS] [ROUNDS]
 set -eu
 a=$1 b=$2 repeats=${3:-7} ms=${4:-30} rounds=${5:-21}
 for d in "$a" "$b"; do

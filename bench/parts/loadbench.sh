@@ -2,7 +2,7 @@
 # loadbench.sh - how long 'syncprof report' takes, and how much memory, to
 # re-render a large saved profile: N rows (default 1,000,000), one per lock
 # object, written by bench/membench under the compiled-in library.
-# Usage: bench/loadbench.sh [BUILD_DIR] [N]
+# Usage: bench/parts/loadbench.sh [BUILD_DIR] [N]
 set -eu
 build=${1:-build} n=${2:-1000000}
 tmp=$(mktemp -d)

@@ -15,7 +15,7 @@
 # spread of the point predictions over the traces (min..max).  No
 # threshold: this prints, a person judges.
 #
-# Usage: bench/whatif_validate.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [HOLD_NS] [WORK_NS] [TRACES]
+# Usage: bench/parts/whatif_validate.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [HOLD_NS] [WORK_NS] [TRACES]
 #        (defaults: build 5 10000 2000 4000 3)
 # Machines with fewer CPUs than threads (and busy machines) break the
 # model's first assumption: docs/whatif.md.

@@ -32,7 +32,7 @@
 #                         (named by run, and --symbolize inprocess: by
 #                         pigz itself), pigz's own peak (SYNCPROF_RUN_RUSAGE)
 #
-# Usage: bench/goals_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
+# Usage: bench/parts/goals_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
 set -eu
 b=${1:-build} repeats=${2:-7} ms=${3:-30} rounds=${4:-21}
 lb=$b/bench/lockbench tb=$b/bench/tracebench

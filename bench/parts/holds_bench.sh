@@ -12,7 +12,7 @@
 # Then the CPU time (user+sys) of a process that sleeps 2 s with hold=1
 # (the ticker thread wakes every 500 us) against the same with hold=0.
 #
-# Usage: bench/holds_bench.sh [BUILD_DIR] [RUNS]
+# Usage: bench/parts/holds_bench.sh [BUILD_DIR] [RUNS]
 set -eu
 b=${1:-build} runs=${2:-20}
 kh=$b/tests/preload/known_holds khi=$b/tests/preload/known_holds_instrumented

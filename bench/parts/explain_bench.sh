@@ -7,7 +7,7 @@
 # per iteration.  With a second build directory (e.g. of main), its
 # figures come first, for comparison.
 #
-# Usage: bench/explain_bench.sh BUILD_DIR [BASE_BUILD_DIR]
+# Usage: bench/parts/explain_bench.sh BUILD_DIR [BASE_BUILD_DIR]
 set -u
 command -v valgrind >/dev/null || { echo "explain_bench: valgrind not installed"; exit 77; }
 N=1000000

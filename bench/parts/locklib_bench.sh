@@ -9,7 +9,7 @@
 # with sched_yield() before they sleep, which no futex sees: on a loaded
 # machine their ratio drops (README, "What syncprof does not see").
 #
-# Usage: bench/locklib_bench.sh [BUILD_DIR] [REPEATS]
+# Usage: bench/parts/locklib_bench.sh [BUILD_DIR] [REPEATS]
 #   (cd build && ctest -R 'locklib_waits|glibc_locks_stdio') first
 set -u
 build=${1:-build} repeats=${2:-7}

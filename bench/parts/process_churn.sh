@@ -21,7 +21,7 @@
 # on all alike); REPEATS rounds.  Prints each mode's median wall time per
 # process, its spread (min-max) and the added time per process against bare.
 #
-# Usage: bench/process_churn.sh [BUILD_DIR] [REPEATS] [N] [OTHER_BUILD_DIR]
+# Usage: bench/parts/process_churn.sh [BUILD_DIR] [REPEATS] [N] [OTHER_BUILD_DIR]
 set -eu
 b=${1:-build} repeats=${2:-5} n=${3:-300} other=${4:-}
 b=$(cd "$b" && pwd)

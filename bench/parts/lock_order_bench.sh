@@ -18,7 +18,7 @@
 # cost over hold's.  Printed: the medians of each mode's ratio to glibc,
 # and the medians of the rounds' ratios to hold (time per operation).
 #
-# Usage: bench/lock_order_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
+# Usage: bench/parts/lock_order_bench.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
 set -eu
 build=${1:-build} repeats=${2:-9} ms=${3:-30} rounds=${4:-21}
 lb=$build/bench/lockbench

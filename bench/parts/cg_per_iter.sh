@@ -5,8 +5,8 @@
 # the difference of the totals is divided by 100000, so start-up, the
 # ticker and the exit cancel out.
 #
-# Usage: bench/cg_per_iter.sh LABEL [VAR=VALUE...] -- PROGRAM [ARGS...]
-#   bench/cg_per_iter.sh hold SYNCPROF_OPTIONS=report_at_exit=0,enabled=1,hold=1 \
+# Usage: bench/parts/cg_per_iter.sh LABEL [VAR=VALUE...] -- PROGRAM [ARGS...]
+#   bench/parts/cg_per_iter.sh hold SYNCPROF_OPTIONS=report_at_exit=0,enabled=1,hold=1 \
 #       -- build/bench/condloop_instrumented lock
 set -eu
 label=$1

@@ -12,7 +12,7 @@
 # The two small programs are compiled into a temporary directory.  No
 # figure here is an assertion: the machine's noise is stated by running
 # it twice.
-# Usage: bench/ticker_cost.sh [BUILD_DIR]
+# Usage: bench/parts/ticker_cost.sh [BUILD_DIR]
 set -eu
 build=$(cd "${1:-build}" && pwd)
 lib=$build/libsyncprof-preload.so

@@ -1,0 +1,69 @@
+#!/bin/bash
+# handoff.sh - two threads handing one lock back and forth (issue 25 part
+# 3: at least 0.9x of bare throughput, preloaded and compiled in, with and
+# without hold=1; sysbench mutex --threads=2 within 1.05x of bare wall
+# time, with and without --hold), in one interleaved run:
+#
+#   lockbench -t 2 -m 1 -M libc,MODE   each invocation times the profiled
+#                                      loop against glibc's own calls in
+#                                      the same process; the ratio is time
+#                                      per operation (throughput is 1/it)
+#   sysbench mutex --threads=2         bare, 'syncprof run', 'syncprof run
+#                                      --hold', wall time (when installed)
+#
+# Usage: bench/parts/handoff.sh [BUILD_DIR] [REPEATS] [MS] [ROUNDS]
+set -eu
+b=${1:-build} repeats=${2:-7} ms=${3:-30} rounds=${4:-21}
+lb=$b/bench/lockbench pre=$(cd "$b" && pwd)/libsyncprof-preload.so sp=$b/syncprof
+for f in "$lb" "$pre" "$sp"; do
+	[ -e "$f" ] || { echo "handoff: build $f first (make build)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
+
+lockbench() { # WAY OPTIONS -> time ratio to libc
+	local mode=on pre_env=
+	[ "$1" = preload ] && mode=plain pre_env=$pre
+	env ${pre_env:+LD_PRELOAD=$pre_env} SYNCPROF_OPTIONS="report_at_exit=0,control=0$2" \
+		"$lb" -M libc,$mode -t 2 -m 1 -d "$ms" -r "$rounds" |
+		awk -v m=$mode '$1 == m { gsub("x", "", $4); print $4 }'
+}
+wall() { # COMMAND... -> seconds
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" > /dev/null 2>&1
+	t1=$(date +%s%N)
+	echo "scale=4; ($t1 - $t0) / 1000000000" | bc
+}
+sb=
+command -v sysbench > /dev/null && sb="sysbench mutex --threads=2 --mutex-num=1 --mutex-locks=200000"
+for i in $(seq "$repeats"); do
+	lockbench compiled "" >> "$tmp/compiled-on"
+	lockbench compiled ",hold=1" >> "$tmp/compiled-hold"
+	lockbench preload "" >> "$tmp/preload-on"
+	lockbench preload ",hold=1" >> "$tmp/preload-hold"
+	if [ -n "$sb" ]; then
+		wall $sb run >> "$tmp/sb-bare"
+		wall "$sp" run -o /dev/null -- $sb run >> "$tmp/sb-run"
+		wall "$sp" run --hold -o /dev/null -- $sb run >> "$tmp/sb-hold"
+	fi
+done
+echo "two threads, one lock (lockbench -t 2 -m 1): time per operation against glibc,"
+echo "median of $repeats (spread); throughput is 1/ratio, the goal >= 0.9x, so ratio <= 1.11x"
+for c in compiled-on compiled-hold preload-on preload-hold; do
+	printf "  %-15s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
+		"$(spread < "$tmp/$c")" "$(echo "1 / $(median < "$tmp/$c")" | bc -l)"
+done
+if [ -n "$sb" ]; then
+	bare=$(median < "$tmp/sb-bare")
+	echo "$sb run: wall seconds, median of $repeats (spread); goal <= 1.05x"
+	for c in sb-bare sb-run sb-hold; do
+		m=$(median < "$tmp/$c")
+		printf "  %-15s %7.3f s  (%s)  %.3fx\n" "$c" "$m" "$(spread < "$tmp/$c")" \
+			"$(echo "$m / $bare" | bc -l)"
+	done
+else
+	echo "sysbench is not installed: apt-get install sysbench"
+fi

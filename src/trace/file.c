@@ -83,39 +83,54 @@
 static sp_lock_t io_lock = SP_LOCK_INIT;
 static sp_lock_t list_lock = SP_LOCK_INIT;
 
-/* sp_trace_ctl_lock */
-static char path_tmpl[4096];
-static int initialised;
-static uint64_t ticks_per_sec;
+/* Written under sp_trace_ctl_lock: the name template and start-up. */
+static struct {
+	char path_tmpl[4096];
+	int initialised;
+	uint64_t ticks_per_sec;
+} ctl;
 
-/* io_lock */
-static struct sp_trace_sink sink = { .fd = -1 };
-static uint32_t file_gen;
-static char file_path[4096];  /* the open file's name, %p expanded */
-static uint64_t file_tick0;   /* its header's tick0 */
-static int failure_queued;    /* its failure is told (or queued) */
-static uint64_t bytes_drained; /* taken from the rings, written or not */
-static uint64_t lost_written; /* of sp_trace_lost_get(), in some file */
-static uint64_t *seen; /* open addressing set of written names, 0 = free */
-static size_t seen_mask, seen_n;
-static uint64_t (*ranges)[2]; /* code ranges of the last MAPS written */
-static size_t n_ranges, ranges_cap;
-static uint64_t last_clock_ns;
+/* Written by the holder of io_lock: the open file and what went into it. */
+static struct {
+	struct sp_trace_sink sink;
+	uint32_t gen;           /* bumped per file; a ring's THREAD record names one */
+	char path[4096];        /* the open file's name, %p expanded */
+	uint64_t tick0;         /* its header's tick0 */
+	int failure_queued;     /* its failure is told (or queued) */
+	uint64_t bytes_drained; /* taken from the rings, written or not */
+	uint64_t lost_written;  /* of sp_trace_lost_get(), in some file */
+	uint64_t *seen;         /* open addressing set of written names, 0 = free */
+	size_t seen_mask, seen_n;
+	uint64_t (*ranges)[2];  /* code ranges of the last MAPS written */
+	size_t n_ranges, ranges_cap;
+	uint64_t last_clock_ns;
+} io = { .sink = { .fd = -1 } };
 
-/* list_lock (links); walking it also needs io_lock (see drain_all_locked) */
-static struct sp_trace_buf *bufs;
+/* Linked and unlinked under list_lock; walking it also needs io_lock (see
+ * drain_all_locked). */
+static struct {
+	struct sp_trace_buf *bufs;
+} rings;
 
-/* write errors to tell (io_lock); tell_pending: a relaxed hint, tell_n != 0 */
-static struct told {
+/* Write errors to tell, queued by the holder of io_lock; pending: a
+ * relaxed hint that n != 0. */
+struct told {
 	struct sp_trace_write_error e;
-	char path[sizeof(file_path)];
-} tell_queue[TELL_MAX];
-static unsigned tell_n;
-static int tell_pending;
-static void (*write_error_handler)(const struct sp_trace_write_error *e);
+	char path[sizeof(io.path)];
+};
+static struct {
+	struct told queue[TELL_MAX];
+	unsigned n;
+	int pending;
+} tells;
 
-/* lock names: the source, set once at start-up; the flag, under io_lock */
-static void (*lock_names_source)(sp_trace_lock_name_fn emit);
+/* Installed once at start-up by the runtime: where write errors go, and
+ * the source of lock names (whose flag, sp_trace_names_on, changes under
+ * io_lock). */
+static struct {
+	void (*write_error_handler)(const struct sp_trace_write_error *e);
+	void (*lock_names_source)(sp_trace_lock_name_fn emit);
+} installed;
 int sp_trace_names_on;
 
 
@@ -123,7 +138,7 @@ int sp_trace_names_on;
 
 static void out_bytes_locked(const void *rec, size_t n)
 {
-	void *p = sp_sink_reserve_locked(&sink, n);
+	void *p = sp_sink_reserve_locked(&io.sink, n);
 
 	if (p)
 		memcpy(p, rec, n);
@@ -143,7 +158,7 @@ static void out_record_locked(uint16_t type, uint16_t aux, const void *fixed, si
 		len += slen[i];
 	}
 	h.size = (uint32_t)((len + 7) & ~(size_t)7);
-	p = sp_sink_reserve_locked(&sink, h.size);
+	p = sp_sink_reserve_locked(&io.sink, h.size);
 	if (!p)
 		return;
 	memcpy(p, &h, sizeof(h));
@@ -182,7 +197,7 @@ static void out_clock_locked(void)
 	c.mono_ns = sp_now_ns();
 	clock_gettime(CLOCK_REALTIME, &rt);
 	c.realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	last_clock_ns = c.mono_ns;
+	io.last_clock_ns = c.mono_ns;
 	out_bytes_locked(&c, sizeof(c));
 }
 
@@ -205,7 +220,7 @@ static void out_thread_locked(struct sp_trace_buf *b)
 	memcpy(name, b->name, 16);
 	name[16] = '\0';
 	out_record_locked(SP_REC_THREAD, 0, fixed, sizeof(fixed), &s, 1);
-	b->file_gen = file_gen;
+	b->file_gen = io.gen;
 }
 
 /* ---- names already in this file --------------------------------------- */
@@ -216,58 +231,58 @@ static int seen_insert_locked(uint64_t key)
 
 	if (!key)
 		return 0;
-	if (seen_n + 1 > (seen_mask + 1) / 2) {
-		size_t cap = seen_mask ? (seen_mask + 1) * 2 : 4096;
+	if (io.seen_n + 1 > (io.seen_mask + 1) / 2) {
+		size_t cap = io.seen_mask ? (io.seen_mask + 1) * 2 : 4096;
 		uint64_t *n = sp_mmap(cap * sizeof(*n));
 
 		if (!n)
 			return 1; /* write the name again rather than never */
-		for (size_t j = 0; seen && j <= seen_mask; j++) {
-			if (!seen[j])
+		for (size_t j = 0; io.seen && j <= io.seen_mask; j++) {
+			if (!io.seen[j])
 				continue;
-			for (i = (seen[j] * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); n[i];
+			for (i = (io.seen[j] * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); n[i];
 			     i = (i + 1) & (cap - 1))
 				;
-			n[i] = seen[j];
+			n[i] = io.seen[j];
 		}
-		sp_munmap(seen, seen ? (seen_mask + 1) * sizeof(*seen) : 0);
-		seen = n;
-		seen_mask = cap - 1;
+		sp_munmap(io.seen, io.seen ? (io.seen_mask + 1) * sizeof(*io.seen) : 0);
+		io.seen = n;
+		io.seen_mask = cap - 1;
 	}
-	for (i = (key * 0x9E3779B97F4A7C15ull) >> 20 & seen_mask; seen[i]; i = (i + 1) & seen_mask)
-		if (seen[i] == key)
+	for (i = (key * 0x9E3779B97F4A7C15ull) >> 20 & io.seen_mask; io.seen[i]; i = (i + 1) & io.seen_mask)
+		if (io.seen[i] == key)
 			return 0;
-	seen[i] = key;
-	seen_n++;
+	io.seen[i] = key;
+	io.seen_n++;
 	return 1;
 }
 
 static void seen_clear_locked(void)
 {
-	if (seen)
-		memset(seen, 0, (seen_mask + 1) * sizeof(*seen));
-	seen_n = 0;
+	if (io.seen)
+		memset(io.seen, 0, (io.seen_mask + 1) * sizeof(*io.seen));
+	io.seen_n = 0;
 }
 
 /* ---- /proc/self/maps -------------------------------------------------- */
 
 static void ranges_add_locked(uint64_t lo, uint64_t hi)
 {
-	if (n_ranges == ranges_cap) {
-		size_t cap = ranges_cap ? ranges_cap * 2 : 256;
-		void *n = sp_mmap(cap * sizeof(*ranges));
+	if (io.n_ranges == io.ranges_cap) {
+		size_t cap = io.ranges_cap ? io.ranges_cap * 2 : 256;
+		void *n = sp_mmap(cap * sizeof(*io.ranges));
 
 		if (!n)
 			return;
-		if (ranges)
-			memcpy(n, ranges, n_ranges * sizeof(*ranges));
-		sp_munmap(ranges, ranges_cap * sizeof(*ranges));
-		ranges = n;
-		ranges_cap = cap;
+		if (io.ranges)
+			memcpy(n, io.ranges, io.n_ranges * sizeof(*io.ranges));
+		sp_munmap(io.ranges, io.ranges_cap * sizeof(*io.ranges));
+		io.ranges = n;
+		io.ranges_cap = cap;
 	}
-	ranges[n_ranges][0] = lo;
-	ranges[n_ranges][1] = hi;
-	n_ranges++;
+	io.ranges[io.n_ranges][0] = lo;
+	io.ranges[io.n_ranges][1] = hi;
+	io.n_ranges++;
 }
 
 /* Parse one maps line into the executable ranges. */
@@ -290,14 +305,14 @@ static void out_maps_locked(void)
 
 	if (mfd < 0)
 		return;
-	n_ranges = 0;
+	io.n_ranges = 0;
 	while ((n = read(mfd, buf, sizeof(buf))) > 0) {
 		struct sp_trace_rec_header h = { SP_REC_MAPS, 0, 0 };
 		size_t padded = ((size_t)n + 7) & ~(size_t)7;
 		uint8_t *p;
 
 		h.size = (uint32_t)(sizeof(h) + padded);
-		p = sp_sink_reserve_locked(&sink, h.size);
+		p = sp_sink_reserve_locked(&io.sink, h.size);
 		if (p) {
 			memcpy(p, &h, sizeof(h));
 			memcpy(p + sizeof(h), buf, (size_t)n);
@@ -317,8 +332,8 @@ static void out_maps_locked(void)
 
 static int pc_mapped_locked(uint64_t pc)
 {
-	for (size_t i = 0; i < n_ranges; i++)
-		if (pc >= ranges[i][0] && pc < ranges[i][1])
+	for (size_t i = 0; i < io.n_ranges; i++)
+		if (pc >= io.ranges[i][0] && pc < io.ranges[i][1])
 			return 1;
 	return 0;
 }
@@ -403,15 +418,15 @@ static void drain_buf_locked(struct sp_trace_buf *b)
 	uint64_t head = sp_load_acquire(&b->head);
 	uint64_t tail = b->tail;
 
-	if (head == tail || sink.fd < 0)
+	if (head == tail || io.sink.fd < 0)
 		return;
-	if (!sink.error) { /* a failed file gets no more names */
-		if (b->file_gen != file_gen)
+	if (!io.sink.error) { /* a failed file gets no more names */
+		if (b->file_gen != io.gen)
 			out_thread_locked(b);
 		define_names_locked(b, tail, head);
 	}
-	sp_sink_write_ring_locked(&sink, b->ring, b->mask, tail, head);
-	bytes_drained += head - tail;
+	sp_sink_write_ring_locked(&io.sink, b->ring, b->mask, tail, head);
+	io.bytes_drained += head - tail;
 	/* Release: our reads of the space (write(2) above, or counting
 	 * what a failed file lost) are done before the owner, which loads
 	 * tail with acquire, reuses it. */
@@ -424,9 +439,9 @@ static void out_drops_locked(struct sp_trace_buf *b)
 	struct sp_trace_rec_dropped d = { { SP_REC_DROPPED, 0, sizeof(d) }, 0, 0, 0, 0, 0 };
 
 	d.count = sp_load_relaxed(&b->drop_count);
-	if (!d.count || sink.fd < 0)
+	if (!d.count || io.sink.fd < 0)
 		return;
-	if (b->file_gen != file_gen && !sink.error)
+	if (b->file_gen != io.gen && !io.sink.error)
 		out_thread_locked(b);
 	d.first_ts = sp_load_relaxed(&b->drop_first);
 	d.last_ts = sp_load_relaxed(&b->drop_last);
@@ -443,13 +458,13 @@ static void drain_all_locked(void)
 	 * the head, so after reading the head under list_lock the walk is
 	 * safe without it. */
 	sp_lock(&list_lock);
-	b = bufs;
+	b = rings.bufs;
 	sp_unlock(&list_lock);
 	for (; b; b = b->next)
 		drain_buf_locked(b);
-	if (sink.fd >= 0 && !sink.error && sp_now_ns() - last_clock_ns > 1000000000u)
+	if (io.sink.fd >= 0 && !io.sink.error && sp_now_ns() - io.last_clock_ns > 1000000000u)
 		out_clock_locked();
-	sp_sink_flush_locked(&sink);
+	sp_sink_flush_locked(&io.sink);
 }
 
 /* The flush of the calling thread's own pending drops, then everything. */
@@ -462,44 +477,44 @@ static void flush_self_locked(void)
 		drain_buf_locked(self);
 		out_drops_locked(self);
 	}
-	sp_sink_flush_locked(&sink);
+	sp_sink_flush_locked(&io.sink);
 }
 
 /* ---- telling write errors --------------------------------------------- */
 
 void sp_trace_set_write_error_handler(void (*fn)(const struct sp_trace_write_error *e))
 {
-	sp_store_release(&write_error_handler, fn);
+	sp_store_release(&installed.write_error_handler, fn);
 }
 
 static void tell_queue_locked(const struct sp_trace_write_error *e)
 {
 	struct told *t;
 
-	if (tell_n == TELL_MAX)
+	if (tells.n == TELL_MAX)
 		return; /* cannot happen: every io_lock holder tells on leaving */
-	t = &tell_queue[tell_n++];
+	t = &tells.queue[tells.n++];
 	t->e = *e;
 	snprintf(t->path, sizeof(t->path), "%s", e->path);
 	t->e.path = t->path;
-	sp_store_relaxed(&tell_pending, 1);
+	sp_store_relaxed(&tells.pending, 1);
 }
 
 /* The open file failed since we last looked: queue "failed". */
 static void failure_note_locked(void)
 {
-	struct sp_trace_write_error e = { file_path, sink.error, 0, 0, 0, 0, 0 };
+	struct sp_trace_write_error e = { io.path, io.sink.error, 0, 0, 0, 0, 0 };
 
-	if (sink.fd >= 0 && sink.error && !failure_queued) {
-		failure_queued = 1;
+	if (io.sink.fd >= 0 && io.sink.error && !io.failure_queued) {
+		io.failure_queued = 1;
 		tell_queue_locked(&e);
 	}
 }
 
 static int64_t file_ns_locked(uint64_t ts)
 {
-	__int128 d = ((__int128)ts - (__int128)file_tick0) * 1000000000 /
-		     (__int128)(ticks_per_sec ? ticks_per_sec : 1);
+	__int128 d = ((__int128)ts - (__int128)io.tick0) * 1000000000 /
+		     (__int128)(ctl.ticks_per_sec ? ctl.ticks_per_sec : 1);
 
 	return (int64_t)d;
 }
@@ -508,20 +523,20 @@ static int64_t file_ns_locked(uint64_t ts)
  * at a time, copied out under io_lock: the handler may be slow. */
 static void tell(void)
 {
-	void (*fn)(const struct sp_trace_write_error *) = sp_load_acquire(&write_error_handler);
+	void (*fn)(const struct sp_trace_write_error *) = sp_load_acquire(&installed.write_error_handler);
 
-	while (sp_load_relaxed(&tell_pending)) {
+	while (sp_load_relaxed(&tells.pending)) {
 		struct told t;
 
 		sp_lock(&io_lock);
-		if (!tell_n) {
-			sp_store_relaxed(&tell_pending, 0);
+		if (!tells.n) {
+			sp_store_relaxed(&tells.pending, 0);
 			sp_unlock(&io_lock);
 			break;
 		}
-		t = tell_queue[0];
-		memmove(tell_queue, tell_queue + 1, --tell_n * sizeof(tell_queue[0]));
-		sp_store_relaxed(&tell_pending, tell_n != 0);
+		t = tells.queue[0];
+		memmove(tells.queue, tells.queue + 1, --tells.n * sizeof(tells.queue[0]));
+		sp_store_relaxed(&tells.pending, tells.n != 0);
 		sp_unlock(&io_lock);
 		t.e.path = t.path;
 		if (fn)
@@ -551,10 +566,10 @@ uint64_t sp_trace_writer_round(void)
 	uint64_t before;
 
 	sp_lock(&io_lock);
-	before = bytes_drained;
+	before = io.bytes_drained;
 	drain_all_locked();
 	failure_note_locked();
-	before = bytes_drained - before;
+	before = io.bytes_drained - before;
 	sp_unlock(&io_lock);
 	tell();
 	return before;
@@ -562,7 +577,7 @@ uint64_t sp_trace_writer_round(void)
 
 int sp_trace_file_open_now(void)
 {
-	return sink.fd >= 0;
+	return io.sink.fd >= 0;
 }
 
 /* ---- rings ------------------------------------------------------------ */
@@ -571,11 +586,11 @@ void sp_trace_buf_register(struct sp_trace_buf *b)
 {
 	sp_lock(&list_lock);
 	b->prev = NULL;
-	b->next = bufs;
-	if (bufs)
-		bufs->prev = b;
+	b->next = rings.bufs;
+	if (rings.bufs)
+		rings.bufs->prev = b;
 	/* Release: a walker that reads bufs sees b's fields. */
-	sp_store_release(&bufs, b);
+	sp_store_release(&rings.bufs, b);
 	sp_unlock(&list_lock);
 }
 
@@ -584,7 +599,7 @@ static void buf_unlink_locked(struct sp_trace_buf *b)
 	if (b->prev)
 		b->prev->next = b->next;
 	else
-		bufs = b->next;
+		rings.bufs = b->next;
 	if (b->next)
 		b->next->prev = b->prev;
 }
@@ -595,16 +610,16 @@ void sp_trace_buf_retire(struct sp_trace_buf *b)
 	char name[16];
 
 	io_enter(&g);
-	if (sink.fd >= 0) {
+	if (io.sink.fd >= 0) {
 		drain_buf_locked(b);
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		if (memcmp(name, b->name, sizeof(name))) {
 			memcpy(b->name, name, sizeof(name)); /* renamed since */
-			if (b->file_gen == file_gen && !sink.error)
+			if (b->file_gen == io.gen && !io.sink.error)
 				out_thread_locked(b);
 		}
 		out_drops_locked(b);
-		sp_sink_flush_locked(&sink);
+		sp_sink_flush_locked(&io.sink);
 	}
 	sp_lock(&list_lock);
 	buf_unlink_locked(b);
@@ -653,7 +668,7 @@ void sp_trace_fork_child(void)
 	struct sp_sigguard g;
 	char path[4096];
 
-	for (b = bufs; b; b = next) {
+	for (b = rings.bufs; b; b = next) {
 		next = b->next;
 		if (b != self) {
 			buf_unlink_locked(b);
@@ -662,17 +677,17 @@ void sp_trace_fork_child(void)
 	}
 	sp_trace_buf_fork_child(self);
 	sp_trace_writer_fork_child(); /* the writer thread stayed in the parent */
-	sink.out_len = 0; /* the parent writes what was buffered */
-	tell_n = 0;       /* and tells its own write errors */
-	tell_pending = 0;
-	if (sink.fd >= 0) {
+	io.sink.out_len = 0; /* the parent writes what was buffered */
+	tells.n = 0;       /* and tells its own write errors */
+	tells.pending = 0;
+	if (io.sink.fd >= 0) {
 		int newfd = -1;
 
-		close(sink.fd);
-		sink.fd = -1;
-		sink.error = 0;
+		close(io.sink.fd);
+		io.sink.fd = -1;
+		io.sink.error = 0;
 		sp_store_relaxed(&sp_trace_names_on, 0);
-		if (path_has_pid(path_tmpl) && sp_path_expand(path_tmpl, path, sizeof(path)))
+		if (path_has_pid(ctl.path_tmpl) && sp_path_expand(ctl.path_tmpl, path, sizeof(path)))
 			newfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (newfd >= 0) {
 			/* A header that does not fit makes a failed file,
@@ -684,13 +699,13 @@ void sp_trace_fork_child(void)
 			failure_note_locked();
 		}
 	}
-	sp_trace_flags_update_locked(sink.fd >= 0);
+	sp_trace_flags_update_locked(io.sink.fd >= 0);
 	/* The writer starts at the child's first event (see above).  Not
 	 * under ThreadSanitizer, which cannot create threads after a
 	 * multi-threaded fork: the child's file is then written at its
 	 * flushes, thread exits and exit only. */
 #if !defined(__SANITIZE_THREAD__)
-	sp_store_relaxed(&sp_trace_writer_wanted, sink.fd >= 0);
+	sp_store_relaxed(&sp_trace_writer_wanted, io.sink.fd >= 0);
 #endif
 	sp_unlock(&list_lock);
 	sp_unlock(&io_lock);
@@ -701,10 +716,10 @@ void sp_trace_fork_child(void)
  * simply finds no file).  A failed file's final count is queued to tell. */
 static int file_close_locked(void)
 {
-	uint64_t orphans = sp_trace_lost_get() - lost_written;
+	uint64_t orphans = sp_trace_lost_get() - io.lost_written;
 	int rc, recorded;
 
-	if (sink.fd < 0)
+	if (io.sink.fd < 0)
 		return -EBADF;
 	sp_store_relaxed(&sp_trace_names_on, 0);
 	flush_self_locked();
@@ -715,28 +730,28 @@ static int file_close_locked(void)
 		d.count = orphans;
 		d.first_ts = d.last_ts = sp_trace_now();
 		out_bytes_locked(&d, sizeof(d));
-		lost_written += orphans;
+		io.lost_written += orphans;
 	}
-	if (!sink.error)
+	if (!io.sink.error)
 		out_clock_locked();
-	sp_sink_flush_locked(&sink);
+	sp_sink_flush_locked(&io.sink);
 	failure_note_locked(); /* "failed" before "closed" */
-	rc = sp_sink_close_locked(&sink, &recorded);
-	if (sink.error) {
+	rc = sp_sink_close_locked(&io.sink, &recorded);
+	if (io.sink.error) {
 		struct sp_trace_write_error e = {
-			.path = file_path,
-			.error = sink.error,
+			.path = io.path,
+			.error = io.sink.error,
 			.closed = 1,
-			.lost = sink.lost,
-			.first_ns = file_ns_locked(sink.lost_first),
-			.last_ns = file_ns_locked(sink.lost_last),
+			.lost = io.sink.lost,
+			.first_ns = file_ns_locked(io.sink.lost_first),
+			.last_ns = file_ns_locked(io.sink.lost_last),
 			.recorded = recorded,
 		};
 
 		tell_queue_locked(&e);
 	}
-	sink.error = 0;
-	failure_queued = 0;
+	io.sink.error = 0;
+	io.failure_queued = 0;
 	return rc;
 }
 
@@ -745,7 +760,7 @@ void sp_trace_exit(void)
 	struct sp_sigguard g;
 
 	sp_lock(&sp_trace_ctl_lock);
-	if (sink.fd >= 0) {
+	if (io.sink.fd >= 0) {
 		/* Off first: an event racing with exit now goes nowhere
 		 * rather than into a ring nobody drains. */
 		sp_trace_flags_update_locked(0);
@@ -754,7 +769,7 @@ void sp_trace_exit(void)
 		drain_all_locked();
 		/* Pending drops of every ring: exiting now, no more events. */
 		sp_lock(&list_lock);
-		for (struct sp_trace_buf *b = bufs; b; b = b->next)
+		for (struct sp_trace_buf *b = rings.bufs; b; b = b->next)
 			out_drops_locked(b);
 		sp_unlock(&list_lock);
 		file_close_locked();
@@ -769,14 +784,14 @@ void sp_trace_exit(void)
 /* sp_trace_ctl_lock held. */
 static void init_locked(void)
 {
-	if (initialised)
+	if (ctl.initialised)
 		return;
-	initialised = 1;
+	ctl.initialised = 1;
 	sp_trace_events_init_locked();
 	/* The one clock (base/clock.c), calibrated now: the header states
 	 * the rate of every timestamp the file will hold. */
 	sp_trace_use_tsc = sp_clock_calibrate_now() == SP_CLOCK_TSC;
-	ticks_per_sec = sp_clock_ticks_per_sec();
+	ctl.ticks_per_sec = sp_clock_ticks_per_sec();
 }
 
 /* The header of a file started now.  sp_trace_ctl_lock held. */
@@ -790,7 +805,7 @@ static void header_make(struct sp_trace_file_header *h)
 	h->header_size = SP_TRACE_HEADER_SIZE;
 	h->pid = (uint32_t)getpid();
 	h->clock = sp_trace_use_tsc ? SP_TRACE_CLOCK_TSC : SP_TRACE_CLOCK_MONOTONIC;
-	h->ticks_per_sec = ticks_per_sec;
+	h->ticks_per_sec = ctl.ticks_per_sec;
 	h->tick0 = sp_trace_now();
 	h->mono0_ns = sp_now_ns();
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -802,13 +817,13 @@ static void header_make(struct sp_trace_file_header *h)
 static void file_start_locked(int newfd, const struct sp_trace_file_header *h, int header_error,
 			      const char *path)
 {
-	file_gen++;
-	file_tick0 = h->tick0;
-	snprintf(file_path, sizeof(file_path), "%s", path);
-	failure_queued = 0;
+	io.gen++;
+	io.tick0 = h->tick0;
+	snprintf(io.path, sizeof(io.path), "%s", path);
+	io.failure_queued = 0;
 	seen_clear_locked();
-	sp_sink_start_locked(&sink, newfd, header_error);
-	if (sink.error)
+	sp_sink_start_locked(&io.sink, newfd, header_error);
+	if (io.sink.error)
 		return;
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
 		out_def_locked(id); /* the defined ones */
@@ -819,16 +834,16 @@ static void file_start_locked(int newfd, const struct sp_trace_file_header *h, i
 	 * walk or sees the flag (the walk and the naming meet in lockname.c's
 	 * lock), and then waits for io_lock: after the walk. */
 	sp_store_relaxed(&sp_trace_names_on, 1);
-	if (lock_names_source)
-		lock_names_source(out_lock_name_locked);
-	sp_sink_flush_locked(&sink);
+	if (installed.lock_names_source)
+		installed.lock_names_source(out_lock_name_locked);
+	sp_sink_flush_locked(&io.sink);
 }
 
 /* ---- lock names -------------------------------------------------------- */
 
 void sp_trace_set_lock_names_source(void (*each)(sp_trace_lock_name_fn emit))
 {
-	lock_names_source = each;
+	installed.lock_names_source = each;
 }
 
 void sp_trace_lock_named(const struct sp_trace_lock_name *n)
@@ -838,9 +853,9 @@ void sp_trace_lock_named(const struct sp_trace_lock_name *n)
 	if (!sp_load_relaxed(&sp_trace_names_on))
 		return;
 	io_enter(&g);
-	if (sink.fd >= 0 && !sink.error) {
+	if (io.sink.fd >= 0 && !io.sink.error) {
 		out_lock_name_locked(n);
-		sp_sink_flush_locked(&sink);
+		sp_sink_flush_locked(&io.sink);
 	}
 	io_leave(&g);
 	tell();
@@ -850,19 +865,19 @@ void sp_trace_lock_named(const struct sp_trace_lock_name *n)
 
 int sp_trace_file_open_locked(void)
 {
-	return sink.fd >= 0; /* changes only under sp_trace_ctl_lock and io_lock */
+	return io.sink.fd >= 0; /* changes only under sp_trace_ctl_lock and io_lock */
 }
 
 void sp_trace_file_def_added_locked(unsigned id)
 {
 	struct sp_sigguard g;
 
-	if (sink.fd < 0)
+	if (io.sink.fd < 0)
 		return; /* no file: the definition goes into the next one's header */
 	io_enter(&g);
-	if (sink.fd >= 0 && !sink.error) {
+	if (io.sink.fd >= 0 && !io.sink.error) {
 		out_def_locked(id);
-		sp_sink_flush_locked(&sink);
+		sp_sink_flush_locked(&io.sink);
 	}
 	io_leave(&g); /* told by the next thread leaving io_lock: ours holds
 		       * sp_trace_ctl_lock */
@@ -876,12 +891,12 @@ void sp_trace_file_mode_changed_locked(void)
 {
 	struct sp_sigguard g;
 
-	if (sink.fd < 0)
+	if (io.sink.fd < 0)
 		return;
 	io_enter(&g);
-	if (sink.fd >= 0 && !sink.error) {
+	if (io.sink.fd >= 0 && !io.sink.error) {
 		out_lock_mode_locked();
-		sp_sink_flush_locked(&sink);
+		sp_sink_flush_locked(&io.sink);
 	}
 	io_leave(&g);
 }
@@ -895,7 +910,7 @@ int syncprof_trace_open(const char *path)
 	char buf[4096];
 	int newfd, rc = 0;
 
-	if (!path || !*path || strlen(path) >= sizeof(path_tmpl))
+	if (!path || !*path || strlen(path) >= sizeof(ctl.path_tmpl))
 		return -EINVAL;
 	sp_lock(&sp_trace_ctl_lock);
 	init_locked();
@@ -903,7 +918,7 @@ int syncprof_trace_open(const char *path)
 		sp_unlock(&sp_trace_ctl_lock);
 		return -ENAMETOOLONG;
 	}
-	rc = sp_sink_prepare(&sink);
+	rc = sp_sink_prepare(&io.sink);
 	newfd = rc ? -1 : open(buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (newfd < 0) {
 		rc = rc ? rc : -errno;
@@ -922,13 +937,13 @@ int syncprof_trace_open(const char *path)
 		return rc;
 	}
 	io_enter(&g);
-	if (sink.fd >= 0)
+	if (io.sink.fd >= 0)
 		file_close_locked(); /* its write errors are told, not this call's */
 	file_start_locked(newfd, &h, 0, buf);
 	io_leave(&g);
-	snprintf(path_tmpl, sizeof(path_tmpl), "%s", path);
+	snprintf(ctl.path_tmpl, sizeof(ctl.path_tmpl), "%s", path);
 	sp_trace_writer_start_locked();
-	sp_trace_flags_update_locked(sink.fd >= 0);
+	sp_trace_flags_update_locked(io.sink.fd >= 0);
 	sp_unlock(&sp_trace_ctl_lock);
 	tell();
 	return 0;
@@ -941,7 +956,7 @@ int syncprof_trace_close(void)
 
 	sp_lock(&sp_trace_ctl_lock);
 	/* The file changes only under sp_trace_ctl_lock (and io_lock): stable here. */
-	if (sink.fd < 0) {
+	if (io.sink.fd < 0) {
 		sp_unlock(&sp_trace_ctl_lock);
 		return -EBADF;
 	}
@@ -961,12 +976,12 @@ int syncprof_trace_flush(void)
 	int rc;
 
 	io_enter(&g);
-	if (sink.fd < 0) {
+	if (io.sink.fd < 0) {
 		io_leave(&g);
 		return -EBADF;
 	}
 	flush_self_locked();
-	rc = sink.error; /* a failed file stays failed: every flush says so */
+	rc = io.sink.error; /* a failed file stays failed: every flush says so */
 	io_leave(&g);
 	tell();
 	return rc;

@@ -27,15 +27,21 @@
 unsigned sp_trace_test_writer_delay_us;
 int sp_trace_writer_wanted;
 
-/* The writer's: written under sp_trace_ctl_lock (start, stop, fork) */
-static pthread_t writer;
-static int writer_running;
-static pid_t writer_pid;
-/* its wake-up: the futex word emitters bump, whether it sleeps on it, and
- * the request to end */
-static uint32_t kick_seq;
-static int writer_sleeping;
-static int writer_stop;
+/* Written under sp_trace_ctl_lock (start, stop, fork): the thread, and
+ * the process it runs in. */
+static struct {
+	pthread_t thread;
+	int running;
+	pid_t pid;
+} started;
+
+/* Its wake-up: the futex word emitters bump, whether it sleeps on it, and
+ * the request to end. */
+static struct {
+	uint32_t seq;
+	int sleeping;
+	int stop;
+} wake;
 
 static void *writer_main(void *arg)
 {
@@ -44,14 +50,14 @@ static void *writer_main(void *arg)
 	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
 	long period_ms = WRITER_PERIOD_MS;
 
-	while (!sp_load_acquire(&writer_stop)) {
+	while (!sp_load_acquire(&wake.stop)) {
 		struct timespec ts = { period_ms / 1000, period_ms % 1000 * 1000000L };
-		uint32_t seq = sp_load_acquire(&kick_seq);
+		uint32_t seq = sp_load_acquire(&wake.seq);
 		uint64_t drained;
 
-		sp_store_relaxed(&writer_sleeping, 1);
-		sp_futex(&kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
-		sp_store_relaxed(&writer_sleeping, 0);
+		sp_store_relaxed(&wake.sleeping, 1);
+		sp_futex(&wake.seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		sp_store_relaxed(&wake.sleeping, 0);
 		if (sp_load_relaxed(&sp_trace_test_writer_delay_us)) {
 			unsigned us = sp_load_relaxed(&sp_trace_test_writer_delay_us);
 			struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
@@ -88,9 +94,9 @@ void sp_trace_writer_kick(void)
 {
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_writer_wanted)))
 		writer_start_lazy__slowpath();
-	if (sp_load_relaxed(&writer_sleeping)) {
-		sp_add_relaxed(&kick_seq, 1);
-		sp_futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	if (sp_load_relaxed(&wake.sleeping)) {
+		sp_add_relaxed(&wake.seq, 1);
+		sp_futex(&wake.seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 	}
 }
 
@@ -99,14 +105,14 @@ void sp_trace_writer_start_locked(void)
 {
 	sigset_t all, old;
 
-	if (writer_running)
+	if (started.running)
 		return;
-	sp_store_relaxed(&writer_stop, 0);
+	sp_store_relaxed(&wake.stop, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&writer, NULL, writer_main, NULL) == 0) {
-		writer_running = 1;
-		writer_pid = getpid();
+	if (pthread_create(&started.thread, NULL, writer_main, NULL) == 0) {
+		started.running = 1;
+		started.pid = getpid();
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* Without a writer, rings drain at thread exit, flush and close. */
@@ -115,25 +121,25 @@ void sp_trace_writer_start_locked(void)
 void sp_trace_writer_stop_locked(void)
 {
 	sp_store_relaxed(&sp_trace_writer_wanted, 0);
-	if (!writer_running)
+	if (!started.running)
 		return;
-	writer_running = 0;
-	if (writer_pid != getpid())
+	started.running = 0;
+	if (started.pid != getpid())
 		return; /* a fork child: the parent's writer is not ours */
-	sp_store_release(&writer_stop, 1);
-	sp_add_relaxed(&kick_seq, 1);
-	sp_futex(&kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	sp_store_release(&wake.stop, 1);
+	sp_add_relaxed(&wake.seq, 1);
+	sp_futex(&wake.seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 	/* The real join (base/lock_calls.h): in the preload library, the
 	 * interposed one would record the profiler's own join as a program's
 	 * "join" row. */
-	SP_REAL(pthread_join)(writer, NULL);
+	SP_REAL(pthread_join)(started.thread, NULL);
 }
 
 /* In a fork child (file.c's, sp_trace_ctl_lock held): the writer thread
  * stayed in the parent. */
 void sp_trace_writer_fork_child(void)
 {
-	writer_running = 0;
-	kick_seq = 0;
-	writer_sleeping = 0;
+	started.running = 0;
+	wake.seq = 0;
+	wake.sleeping = 0;
 }

@@ -56,17 +56,20 @@ struct sp_options sp_opts;
 _Static_assert(SP_MAX_SKIP <= SP_STACK_MAX_SKIP, "stack.c keeps fewer skip patterns");
 
 static sp_lock_t report_lock = SP_LOCK_INIT;
-static struct sp_rows snapshot; /* under report_lock */
 /*
- * The threads' time account as it stood when profiling went off (a
- * profile of its own, for the arena its names live in): reports made
- * while profiling is off show it, so that, as elapsed_ns, the profile
- * does not change from one report to the next (tests/preload/rerender.sh
- * compares live reports with saved ones).  Under report_lock; valid while
- * frozen_on is 1, cleared by syncprof_enable().
+ * Written under report_lock: the reset's snapshot, and the threads' time
+ * account as it stood when profiling went off (a profile of its own, for
+ * the arena its names live in): reports made while profiling is off show
+ * it, so that, as elapsed_ns, the profile does not change from one report
+ * to the next (tests/preload/rerender.sh compares live reports with saved
+ * ones).  frozen is valid while frozen_valid is 1, cleared by
+ * syncprof_enable().
  */
-static struct sp_profile frozen;
-static int frozen_on;
+static struct {
+	struct sp_rows snapshot;
+	struct sp_profile frozen;
+	int frozen_valid;
+} reports;
 /*
  * Profiled time: how long profiling was on since start-up or the last
  * reset (on_ns, plus the current stretch since on_since_ns while on), the
@@ -75,27 +78,34 @@ static int frozen_on;
  * state_lock by the switches and the reset.
  */
 static sp_lock_t state_lock = SP_LOCK_INIT;
-static uint64_t on_ns, on_since_ns;
-static int ever_enabled;
-static uint64_t state_since_ns; /* CLOCK_REALTIME of the last on/off switch */
-static int init_state;
-static char command[4096];
+static struct {
+	uint64_t on_ns, on_since_ns;
+	int ever_enabled;
+	uint64_t since_ns; /* CLOCK_REALTIME of the last on/off switch */
+} switches;
+
+/* Written once by the start-up (runtime_start()): its state (0 not begun,
+ * 1 under way, 2 done) and the program's command line. */
+static struct {
+	int state;
+	char command[4096];
+} start;
 
 uint64_t sp_profiled_ns(void)
 {
 	uint64_t ns;
 
 	sp_lock(&state_lock);
-	ns = on_ns;
+	ns = switches.on_ns;
 	if (syncprof_is_enabled())
-		ns += sp_now_ns() - on_since_ns;
+		ns += sp_now_ns() - switches.on_since_ns;
 	sp_unlock(&state_lock);
 	return ns;
 }
 
 const char *sp_command(void)
 {
-	return command;
+	return start.command;
 }
 
 static void read_command(void)
@@ -105,16 +115,16 @@ static void read_command(void)
 
 	if (fd < 0)
 		return;
-	n = read(fd, command, sizeof(command) - 1);
+	n = read(fd, start.command, sizeof(start.command) - 1);
 	close(fd);
 	if (n <= 0)
 		return;
 	for (ssize_t i = 0; i < n; i++)
-		if (!command[i])
-			command[i] = ' ';
-	while (n > 0 && command[n - 1] == ' ')
+		if (!start.command[i])
+			start.command[i] = ' ';
+	while (n > 0 && start.command[n - 1] == ' ')
 		n--;
-	command[n] = '\0';
+	start.command[n] = '\0';
 }
 
 static uint64_t realtime_ns(void)
@@ -127,19 +137,19 @@ static uint64_t realtime_ns(void)
 
 uint64_t sp_state_since_ns(void)
 {
-	return sp_load_relaxed(&state_since_ns);
+	return sp_load_relaxed(&switches.since_ns);
 }
 
 void syncprof_enable(void)
 {
-	sp_store_relaxed(&ever_enabled, 1);
-	sp_store_relaxed(&frozen_on, 0); /* the account runs on */
+	sp_store_relaxed(&switches.ever_enabled, 1);
+	sp_store_relaxed(&reports.frozen_valid, 0); /* the account runs on */
 	sp_lock(&state_lock);
 	/* Remember when the state changed, for 'syncprof ctl PID status'. */
 	if (!(__atomic_fetch_or(&syncprof__enabled, SYNCPROF__PROFILING, __ATOMIC_RELAXED) &
 	      SYNCPROF__PROFILING)) {
-		sp_store_relaxed(&state_since_ns, realtime_ns());
-		on_since_ns = sp_now_ns();
+		sp_store_relaxed(&switches.since_ns, realtime_ns());
+		switches.on_since_ns = sp_now_ns();
 	}
 	sp_unlock(&state_lock);
 }
@@ -153,11 +163,11 @@ static void account_freeze(void)
 		return;
 	saved = sp_thread_enter();
 	sp_lock(&report_lock);
-	if (frozen.arena)
-		sp_profile_free(&frozen);
-	memset(&frozen, 0, sizeof(frozen));
-	if (!sp_profile_init(&frozen) && !sp_collect_account(&frozen))
-		sp_store_relaxed(&frozen_on, 1);
+	if (reports.frozen.arena)
+		sp_profile_free(&reports.frozen);
+	memset(&reports.frozen, 0, sizeof(reports.frozen));
+	if (!sp_profile_init(&reports.frozen) && !sp_collect_account(&reports.frozen))
+		sp_store_relaxed(&reports.frozen_valid, 1);
 	sp_unlock(&report_lock);
 	sp_thread_leave(saved);
 }
@@ -169,18 +179,18 @@ static int account_locked(struct sp_profile *p)
 
 	if (!sp_load_relaxed(&sp_account_on))
 		return 0; /* account=0: none, and the reports say nothing of it */
-	if (syncprof_is_enabled() || !sp_load_relaxed(&frozen_on))
+	if (syncprof_is_enabled() || !sp_load_relaxed(&reports.frozen_valid))
 		return sp_collect_account(p);
-	*a = frozen.account;
-	a->unavailable = sp_profile_intern(p, frozen.account.unavailable);
+	*a = reports.frozen.account;
+	a->unavailable = sp_profile_intern(p, reports.frozen.account.unavailable);
 	a->reset = sp_load_relaxed(&sp_reset_epoch) != 0;
 	if (a->n) {
 		a->v = sp_profile_alloc(p, a->n * sizeof(*a->v));
 		if (!a->v)
 			return -ENOMEM;
 		for (size_t i = 0; i < a->n; i++) {
-			a->v[i] = frozen.account.v[i];
-			a->v[i].name = sp_profile_intern(p, frozen.account.v[i].name);
+			a->v[i] = reports.frozen.account.v[i];
+			a->v[i].name = sp_profile_intern(p, reports.frozen.account.v[i].name);
 		}
 	}
 	return sp_profile_error(p);
@@ -194,8 +204,8 @@ void syncprof_disable(void)
 	was_on = !!(__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING,
 				       __ATOMIC_RELAXED) & SYNCPROF__PROFILING);
 	if (was_on) {
-		sp_store_relaxed(&state_since_ns, realtime_ns());
-		on_ns += sp_now_ns() - on_since_ns;
+		sp_store_relaxed(&switches.since_ns, realtime_ns());
+		switches.on_ns += sp_now_ns() - switches.on_since_ns;
 	}
 	sp_unlock(&state_lock);
 	if (was_on)
@@ -220,16 +230,16 @@ int sp_report_snapshot(void)
 	rc = sp_collect(&now, 0);
 	if (rc)
 		return rc;
-	sp_rows_free(&snapshot);
-	snapshot = now;
+	sp_rows_free(&reports.snapshot);
+	reports.snapshot = now;
 	sp_hold_snapshot();
 	sp_order_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
 	sp_add_relaxed(&sp_reset_epoch, 1);
 	sp_lock(&state_lock);
-	on_ns = 0;
-	on_since_ns = sp_now_ns();
+	switches.on_ns = 0;
+	switches.on_since_ns = sp_now_ns();
 	sp_unlock(&state_lock);
 	return 0;
 }
@@ -270,7 +280,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	if (rc)
 		return rc;
 	p->pid = (int)getpid();
-	p->command = sp_profile_intern(p, command);
+	p->command = sp_profile_intern(p, start.command);
 	p->clock = sp_clock_name();
 	p->elapsed_ns = sp_profiled_ns();
 	p->lost = sp_lost_get();
@@ -293,7 +303,7 @@ static int profile_build_locked(struct sp_profile *p, const struct syncprof_repo
 	if (!rc)
 		rc = account_locked(p);
 	if (!rc)
-		rc = sp_report_subtract(&p->rows, &snapshot);
+		rc = sp_report_subtract(&p->rows, &reports.snapshot);
 	if (!rc)
 		rc = sp_profile_shape(p, o);
 	if (!rc) {
@@ -354,9 +364,11 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
  * that a program which closed it and reused the number never gets a
  * report written into one of its own files.
  */
-static int stderr_dup = -1;
-static dev_t stderr_dev;
-static ino_t stderr_ino;
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} kept_err = { .fd = -1 }; /* written at start-up (stderr_keep()) */
 
 static void stderr_keep(void)
 {
@@ -364,9 +376,9 @@ static void stderr_keep(void)
 
 	if (fstat(2, &st))
 		return;
-	stderr_dup = fcntl(2, F_DUPFD_CLOEXEC, 100);
-	stderr_dev = st.st_dev;
-	stderr_ino = st.st_ino;
+	kept_err.fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	kept_err.dev = st.st_dev;
+	kept_err.ino = st.st_ino;
 }
 
 /* A stream onto the stderr of start-up, or NULL when it is gone. */
@@ -375,10 +387,10 @@ static FILE *stderr_reopen(void)
 	struct stat st;
 	int fd;
 
-	if (stderr_dup < 0 || fstat(stderr_dup, &st) || st.st_dev != stderr_dev ||
-	    st.st_ino != stderr_ino)
+	if (kept_err.fd < 0 || fstat(kept_err.fd, &st) || st.st_dev != kept_err.dev ||
+	    st.st_ino != kept_err.ino)
 		return NULL;
-	fd = fcntl(stderr_dup, F_DUPFD_CLOEXEC, 100);
+	fd = fcntl(kept_err.fd, F_DUPFD_CLOEXEC, 100);
 	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
@@ -390,9 +402,9 @@ static void stderr_write(const char *p, size_t n)
 	struct stat st;
 	int fd = 2;
 
-	if (stderr_dup >= 0 && !fstat(stderr_dup, &st) && st.st_dev == stderr_dev &&
-	    st.st_ino == stderr_ino)
-		fd = stderr_dup;
+	if (kept_err.fd >= 0 && !fstat(kept_err.fd, &st) && st.st_dev == kept_err.dev &&
+	    st.st_ino == kept_err.ino)
+		fd = kept_err.fd;
 	sp_sigguard_enter(&g);
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -456,10 +468,12 @@ static void say(const char *fmt, ...)
  * instrument.h (libsyncprof.so or libsyncprof.a) run under the preload.
  * Only the preload's starts (shadowed_by_preload()), so only it gets here.
  */
-static int run_child;
-static char run_dir[4096];
-static pid_t run_root_pid;
-static unsigned long long run_err_dev, run_err_ino;
+static struct {
+	int child;
+	char dir[4096];
+	pid_t root_pid;
+	unsigned long long err_dev, err_ino;
+} run_role; /* written at start-up (run_role_init()) */
 
 /*
  * The value is rewritten in place, not with setenv(): programs such as
@@ -481,16 +495,16 @@ static void run_role_init(void)
 		root = !strncmp(v, "root", 4) && (!v[4] || v[4] == ':');
 		if ((root || !strncmp(v, "kids:", 5)) && v[4] == ':' &&
 		    sscanf(v + 5, "%llu:%llu:%n", &dev, &ino, &at) == 2 && at &&
-		    v[5 + at] == '/' && strlen(v + 5 + at) < sizeof(run_dir)) {
-			strcpy(run_dir, v + 5 + at);
-			run_err_dev = dev;
-			run_err_ino = ino;
+		    v[5 + at] == '/' && strlen(v + 5 + at) < sizeof(run_role.dir)) {
+			strcpy(run_role.dir, v + 5 + at);
+			run_role.err_dev = dev;
+			run_role.err_ino = ino;
 		}
 		if (root) {
-			run_root_pid = getpid();
+			run_role.root_pid = getpid();
 			memcpy(v, "kids", 4); /* what this process starts */
 		} else {
-			run_child = 1;
+			run_role.child = 1;
 		}
 		return;
 	}
@@ -588,17 +602,17 @@ static int report_hand_off(void)
 	struct sp_thread *saved;
 	struct sp_profile p;
 	char file[4096 + 96], tmp[4096 + 96], out[4096], abs_out[8192], name[64];
-	int root = getpid() == run_root_pid;
+	int root = getpid() == run_role.root_pid;
 	FILE *f;
 	int rc, created;
 
-	if (!run_dir[0] || sp_opts.symbolize_inprocess)
+	if (!run_role.dir[0] || sp_opts.symbolize_inprocess)
 		return 0;
 	/* Another process's report goes where run writes it: output=FILE, or
 	 * run's stderr - so only when that is this process's stderr too. */
 	if (!root && !sp_opts.output &&
-	    (stderr_dup < 0 || (unsigned long long)stderr_dev != run_err_dev ||
-	     (unsigned long long)stderr_ino != run_err_ino))
+	    (kept_err.fd < 0 || (unsigned long long)kept_err.dev != run_role.err_dev ||
+	     (unsigned long long)kept_err.ino != run_role.err_ino))
 		return 0;
 	abs_out[0] = '\0';
 	if (sp_opts.output) {
@@ -617,7 +631,7 @@ static int report_hand_off(void)
 	if (root) {
 		snprintf(name, sizeof(name), "profile");
 		if (abs_out[0]) {
-			snprintf(file, sizeof(file), "%s/output", run_dir);
+			snprintf(file, sizeof(file), "%s/output", run_role.dir);
 			rc = sp_report_file_write(file, abs_out, strlen(abs_out), &created);
 			if (rc)
 				goto failed;
@@ -640,7 +654,7 @@ static int report_hand_off(void)
 			return 0;
 		fprintf(m, "%s\n%s", abs_out, o ? o : "");
 		rc = fclose(m) ? -ENOMEM : 0;
-		snprintf(file, sizeof(file), "%s/%s.meta", run_dir, name);
+		snprintf(file, sizeof(file), "%s/%s.meta", run_role.dir, name);
 		if (!rc)
 			rc = sp_report_file_write(file, meta, len, &created);
 		free(meta);
@@ -649,8 +663,8 @@ static int report_hand_off(void)
 	}
 	/* Streamed into a file of its own, renamed when whole: the JSON of a
 	 * large profile is not held in memory (DIR is ours alone). */
-	snprintf(tmp, sizeof(tmp), "%s/%s.json.tmp", run_dir, name);
-	snprintf(file, sizeof(file), "%s/%s.json", run_dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/%s.json.tmp", run_role.dir, name);
+	snprintf(file, sizeof(file), "%s/%s.json", run_role.dir, name);
 	f = fopen(tmp, "we");
 	if (!f) {
 		rc = -errno;
@@ -677,7 +691,7 @@ static int report_hand_off(void)
 failed:
 	say("syncprof: cannot hand the profile to syncprof run (%s: %s); the program reports "
 	    "itself\n",
-	    run_dir, strerror(-rc));
+	    run_role.dir, strerror(-rc));
 	return 0;
 }
 
@@ -704,9 +718,9 @@ static void do_report_at_exit(void)
 	int rc;
 
 	if (sp_opts.report_at_exit == 0 ||
-	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&ever_enabled)))
+	    (sp_opts.report_at_exit < 0 && !sp_load_relaxed(&switches.ever_enabled)))
 		return;
-	if (run_child && sp_opts.report_at_exit < 0 && nothing_recorded())
+	if (run_role.child && sp_opts.report_at_exit < 0 && nothing_recorded())
 		return;
 	say_unmatched_skips();
 	if (report_hand_off())
@@ -882,9 +896,9 @@ static void runtime_start(const char *attach_options)
 {
 	int s = 0;
 
-	if (!__atomic_compare_exchange_n(&init_state, &s, 1, 0, __ATOMIC_ACQ_REL,
+	if (!__atomic_compare_exchange_n(&start.state, &s, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		while (sp_load_acquire(&init_state) == 1)
+		while (sp_load_acquire(&start.state) == 1)
 			;
 		return;
 	}
@@ -902,7 +916,7 @@ static void runtime_start(const char *attach_options)
 		stderr_keep();
 		run_role_init();
 	}
-	sp_store_relaxed(&state_since_ns, realtime_ns());
+	sp_store_relaxed(&switches.since_ns, realtime_ns());
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	sp_trace_set_write_error_handler(trace_write_error);
@@ -925,7 +939,7 @@ static void runtime_start(const char *attach_options)
 	sp_store_relaxed(&sp_account_on, sp_opts.account);
 	if (sp_opts.enabled)
 		syncprof_enable();
-	sp_store_release(&init_state, 2);
+	sp_store_release(&start.state, 2);
 	trace_start();
 	if (sp_opts.control || sp_watchdog_wanted() || sp_opts.report_signal)
 		sp_control_start();
@@ -972,7 +986,7 @@ void sp_runtime_init(void)
 
 int sp_runtime_attach(const char *options)
 {
-	if (sp_load_acquire(&init_state) == 2) {
+	if (sp_load_acquire(&start.state) == 2) {
 		/* Attached before: this session's report starts now. */
 		return syncprof_reset();
 	}

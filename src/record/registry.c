@@ -70,20 +70,25 @@ static SP_TLS int tls_state;
 uint32_t sp_reset_epoch;
 
 static sp_lock_t registry_lock = SP_LOCK_INIT;
-static struct sp_thread *threads;   /* list of live records */
-static size_t n_threads;
-static struct sp_table retired;     /* owned by registry_lock */
+/* Records of exited threads, emptied, for the next threads: a short
+ * thread then maps and unmaps nothing. */
+#define SP_FREE_RECORDS_MAX 64
+/* Written under registry_lock: the live threads, what the exited ones
+ * left (their entries folded into retired, their time account), and the
+ * free records. */
+static struct {
+	struct sp_thread *live; /* list of live records */
+	size_t n_live;
+	struct sp_table retired;
+	struct sp_account_retired account;
+	struct sp_account_thread exited[SP_ACCOUNT_EXITED_KEPT];
+	struct sp_thread *free;
+	size_t n_free;
+} registry;
 static uint64_t lost_events;
 static pthread_key_t exit_key;
-static struct sp_account_retired retired_account;           /* registry_lock */
-static struct sp_account_thread exited_ring[SP_ACCOUNT_EXITED_KEPT]; /* registry_lock */
-static uint64_t account_seq; /* = retired_account.threads, read without the lock */
+static uint64_t account_seq; /* = registry.account.threads, read without the lock */
 static int key_state; /* 0: none, 1: creating, 2: ready, 3: failed */
-/* Records of exited threads, emptied, for the next threads (registry_lock):
- * a short thread then maps and unmaps nothing. */
-#define SP_FREE_RECORDS_MAX 64
-static struct sp_thread *free_records;
-static size_t n_free;
 
 void sp_lost_add(uint64_t n)
 {
@@ -100,10 +105,10 @@ static void registry_unlink_locked(struct sp_thread *t)
 	if (t->prev)
 		t->prev->next = t->next;
 	else
-		threads = t->next;
+		registry.live = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
-	n_threads--;
+	registry.n_live--;
 }
 
 static void record_free(struct sp_thread *t)
@@ -140,11 +145,11 @@ static void record_recycle(struct sp_thread *t)
 {
 	if (record_reset(t)) {
 		sp_lock(&registry_lock);
-		if (n_free < SP_FREE_RECORDS_MAX) {
-			t->next = free_records;
+		if (registry.n_free < SP_FREE_RECORDS_MAX) {
+			t->next = registry.free;
 			t->prev = NULL;
-			free_records = t;
-			n_free++;
+			registry.free = t;
+			registry.n_free++;
 			t = NULL;
 		}
 		sp_unlock(&registry_lock);
@@ -158,7 +163,7 @@ static void record_recycle(struct sp_thread *t)
  * recycles or frees it. */
 static void record_retire_locked(struct sp_thread *t)
 {
-	if (sp_table_fold(&retired, &t->table))
+	if (sp_table_fold(&registry.retired, &t->table))
 		sp_lost_add(1);
 	registry_unlink_locked(t);
 }
@@ -194,7 +199,7 @@ static int account_admit(void)
 static void account_exit_locked(const struct sp_thread *t, int rc,
 				const struct sp_account_figs *f)
 {
-	struct sp_account_retired *r = &retired_account;
+	struct sp_account_retired *r = &registry.account;
 	struct sp_account_thread *a;
 
 	if (rc > 0) {
@@ -208,7 +213,7 @@ static void account_exit_locked(const struct sp_thread *t, int rc,
 	}
 	r->threads++;
 	sp_account_figs_add(&r->sum, f);
-	a = &exited_ring[(r->threads - 1) % SP_ACCOUNT_EXITED_KEPT];
+	a = &registry.exited[(r->threads - 1) % SP_ACCOUNT_EXITED_KEPT];
 	a->tid = t->tid;
 	memcpy(a->name, t->name, sizeof(a->name));
 	a->seq = r->threads;
@@ -259,7 +264,7 @@ void sp_registry_fork_parent(void)
 void sp_registry_fork_child(void)
 {
 	struct sp_thread *self = tls_record;
-	struct sp_thread *t = threads, *next;
+	struct sp_thread *t = registry.live, *next;
 
 	for (; t; t = next) {
 		next = t->next;
@@ -273,7 +278,7 @@ void sp_registry_fork_child(void)
 		self->born_ns = sp_boottime_ns(); /* the child's thread starts now */
 	}
 	/* The parent's exited threads were not the child's. */
-	memset(&retired_account, 0, sizeof(retired_account));
+	memset(&registry.account, 0, sizeof(registry.account));
 	sp_store_relaxed(&account_seq, 0);
 	sp_unlock(&registry_lock);
 }
@@ -315,10 +320,10 @@ struct sp_thread *sp_thread_self__slowpath(void)
 		return NULL;
 	}
 	sp_lock(&registry_lock);
-	t = free_records;
+	t = registry.free;
 	if (t) {
-		free_records = t->next;
-		n_free--;
+		registry.free = t->next;
+		registry.n_free--;
 	}
 	sp_unlock(&registry_lock);
 	if (!t) {
@@ -339,11 +344,11 @@ struct sp_thread *sp_thread_self__slowpath(void)
 		return NULL;
 	}
 	sp_lock(&registry_lock);
-	t->next = threads;
-	if (threads)
-		threads->prev = t;
-	threads = t;
-	n_threads++;
+	t->next = registry.live;
+	if (registry.live)
+		registry.live->prev = t;
+	registry.live = t;
+	registry.n_live++;
 	sp_unlock(&registry_lock);
 	tls_record = t;
 	tls_state = TLS_LIVE;
@@ -370,16 +375,16 @@ void sp_thread_leave(struct sp_thread *saved)
 void sp_registry_foreach(void (*fn)(const struct sp_table *t, void *arg), void *arg)
 {
 	sp_lock(&registry_lock);
-	for (struct sp_thread *t = threads; t; t = t->next)
+	for (struct sp_thread *t = registry.live; t; t = t->next)
 		fn(&t->table, arg);
-	fn(&retired, arg);
+	fn(&registry.retired, arg);
 	sp_unlock(&registry_lock);
 }
 
 void sp_registry_foreach_thread(void (*fn)(struct sp_thread *t, void *arg), void *arg)
 {
 	sp_lock(&registry_lock);
-	for (struct sp_thread *t = threads; t; t = t->next)
+	for (struct sp_thread *t = registry.live; t; t = t->next)
 		fn(t, arg);
 	sp_unlock(&registry_lock);
 }
@@ -389,7 +394,7 @@ size_t sp_registry_thread_count(void)
 	size_t n;
 
 	sp_lock(&registry_lock);
-	n = n_threads;
+	n = registry.n_live;
 	sp_unlock(&registry_lock);
 	return n;
 }
@@ -401,12 +406,12 @@ void sp_registry_account(void (*live)(const struct sp_thread *t, void *arg),
 	uint64_t first;
 
 	sp_lock(&registry_lock);
-	for (struct sp_thread *t = threads; t; t = t->next)
+	for (struct sp_thread *t = registry.live; t; t = t->next)
 		live(t, arg);
-	*out = retired_account;
+	*out = registry.account;
 	first = out->threads > SP_ACCOUNT_EXITED_KEPT ? out->threads - SP_ACCOUNT_EXITED_KEPT : 0;
 	for (uint64_t k = first; k < out->threads; k++)
-		exited(&exited_ring[k % SP_ACCOUNT_EXITED_KEPT], arg);
+		exited(&registry.exited[k % SP_ACCOUNT_EXITED_KEPT], arg);
 	sp_unlock(&registry_lock);
 }
 

@@ -172,16 +172,20 @@ static uint64_t ticks_to_ns(uint64_t t)
 #define TICK_IDLE_NS 20000000         /* its period meanwhile */
 
 uint64_t sp_hold_tick __attribute__((aligned(64)));
-static uint64_t tick_clock[TICK_RING]; /* clock (ticks()) of tick k at [k % TICK_RING] */
-static uint64_t long_lo_ticks;         /* SP_HOLD_LONG_LO_NS in clock ticks */
-static int ticker_running;             /* in this process */
 /* Gaps between ticks longer than SP_HOLD_LATE_NS while the ticker was
- * active (not idling): their number and the longest (ns).  In such a gap a
+ * active (not idling) are counted with the longest (ns): in such a gap a
  * hold up to the gap plus SP_HOLD_LONG_LO_NS long can begin and end
  * without seeing the tick move, and count as short: reports say so. */
 #define SP_HOLD_LATE_NS (SP_HOLD_LONG_NS - SP_HOLD_LONG_LO_NS)
-static uint64_t ticker_late, ticker_gap_max_ns;
-static int ticker_wanted;              /* a fork child starts its own at its next timed hold */
+/* Written by the ticker (its clocks, its late ticks) and by whoever
+ * starts it (long_lo_ticks, running, wanted). */
+static struct {
+	uint64_t clock[TICK_RING]; /* clock (ticks()) of tick k at [k % TICK_RING] */
+	uint64_t long_lo_ticks;    /* SP_HOLD_LONG_LO_NS in clock ticks */
+	int running;               /* in this process */
+	uint64_t late, gap_max_ns;
+	int wanted;                /* a fork child starts its own at its next timed hold */
+} ticker;
 
 /*
  * Activity of the held lists: a sum of their states (which change at every
@@ -211,7 +215,7 @@ static void *ticker_main(void *arg)
 
 		/* The clock of tick k before k itself: a reader that sees k
 		 * (acquire) sees its clock. */
-		sp_store_relaxed(&tick_clock[k % TICK_RING], now);
+		sp_store_relaxed(&ticker.clock[k % TICK_RING], now);
 		sp_store_release(&sp_hold_tick, k);
 		/* Late (starved of CPU: no real-time priority and busy cores,
 		 * a stopped VM, a throttled cgroup)?  Not after an idle period,
@@ -223,9 +227,9 @@ static void *ticker_main(void *arg)
 			uint64_t gap = ticks_to_ns(now - prev);
 
 			if (gap > SP_HOLD_LATE_NS) {
-				sp_store_relaxed(&ticker_late, ++late_ticks);
-				if (gap > sp_load_relaxed(&ticker_gap_max_ns))
-					sp_store_relaxed(&ticker_gap_max_ns, gap);
+				sp_store_relaxed(&ticker.late, ++late_ticks);
+				if (gap > sp_load_relaxed(&ticker.gap_max_ns))
+					sp_store_relaxed(&ticker.gap_max_ns, gap);
 			}
 		}
 		prev = now;
@@ -256,11 +260,11 @@ static int ticker_start(void)
 {
 	int rc;
 
-	if (__atomic_exchange_n(&ticker_running, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&ticker.running, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	rc = sp_start_detached(ticker_main, 64 * 1024);
 	if (rc)
-		sp_store_release(&ticker_running, 0);
+		sp_store_release(&ticker.running, 0);
 	return -rc;
 }
 
@@ -270,7 +274,7 @@ static SP_NOINLINE void ticker_start_lazy__slowpath(void)
 {
 	struct sp_thread *saved;
 
-	if (!__atomic_exchange_n(&ticker_wanted, 0, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&ticker.wanted, 0, __ATOMIC_ACQ_REL))
 		return;
 	saved = sp_thread_enter();
 	ticker_start();
@@ -285,7 +289,7 @@ uint64_t sp_hold_tick_age_ns(uint64_t a)
 		return 0;
 	if (r - a >= TICK_RING - 2)
 		return (r - a) * SP_HOLD_TICK_NS;
-	t_a = sp_load_relaxed(&tick_clock[a % TICK_RING]);
+	t_a = sp_load_relaxed(&ticker.clock[a % TICK_RING]);
 	return now > t_a ? ticks_to_ns(now - t_a) : 0;
 }
 
@@ -304,19 +308,19 @@ static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
 	if (r == a || !a)
 		return 0; /* no tick since (or no ticker when it began) */
 	if (r - a < TICK_RING - 2) {
-		t_a = sp_load_relaxed(&tick_clock[a % TICK_RING]);
-		t_a1 = sp_load_relaxed(&tick_clock[(a + 1) % TICK_RING]);
+		t_a = sp_load_relaxed(&ticker.clock[a % TICK_RING]);
+		t_a1 = sp_load_relaxed(&ticker.clock[(a + 1) % TICK_RING]);
 		/* Still the ticks a and a + 1 (not overwritten meanwhile)? */
 		if (sp_load_acquire(&sp_hold_tick) - a < TICK_RING - 2) {
 			*start = t_a + (t_a1 - t_a) / 2;
-			return now > t_a1 && now - t_a1 >= long_lo_ticks;
+			return now > t_a1 && now - t_a1 >= ticker.long_lo_ticks;
 		}
 		r = sp_load_acquire(&sp_hold_tick);
 	}
 	{
 		uint64_t oldest = r - (TICK_RING - 3);
-		uint64_t t_old = sp_load_relaxed(&tick_clock[oldest % TICK_RING]);
-		uint64_t t_r = sp_load_relaxed(&tick_clock[r % TICK_RING]);
+		uint64_t t_old = sp_load_relaxed(&ticker.clock[oldest % TICK_RING]);
+		uint64_t t_r = sp_load_relaxed(&ticker.clock[r % TICK_RING]);
 		uint64_t period = t_r > t_old ? (t_r - t_old) / (TICK_RING - 3) : 0;
 		uint64_t back = (oldest - a) * period + period / 2;
 
@@ -582,7 +586,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->t0 = ticks();
 	sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	sp_pub_push(p, state);
-	if (SP_UNLIKELY(sp_load_relaxed(&ticker_wanted)))
+	if (SP_UNLIKELY(sp_load_relaxed(&ticker.wanted)))
 		ticker_start_lazy__slowpath();
 	return 1;
 }
@@ -655,7 +659,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		sp_store_release(&h->since_ns, 0);
 	}
 	sp_pub_push(p, state);
-	if (SP_UNLIKELY(sp_load_relaxed(&ticker_wanted)))
+	if (SP_UNLIKELY(sp_load_relaxed(&ticker.wanted)))
 		ticker_start_lazy__slowpath();
 }
 
@@ -894,8 +898,8 @@ void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame)
 
 void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns)
 {
-	*late_ticks = sp_load_relaxed(&ticker_late);
-	*gap_max_ns = sp_load_relaxed(&ticker_gap_max_ns);
+	*late_ticks = sp_load_relaxed(&ticker.late);
+	*gap_max_ns = sp_load_relaxed(&ticker.gap_max_ns);
 }
 
 /* Under report_lock (runtime/lifecycle.c): later reports subtract these. */
@@ -922,9 +926,9 @@ void sp_hold_fork_child(void)
 	}
 	/* The ticker is the parent's: the child's own starts with its first
 	 * timed hold (sp_hold_acquired()). */
-	if (sp_load_relaxed(&ticker_running)) {
-		sp_store_relaxed(&ticker_running, 0);
-		sp_store_release(&ticker_wanted, 1);
+	if (sp_load_relaxed(&ticker.running)) {
+		sp_store_relaxed(&ticker.running, 0);
+		sp_store_release(&ticker.wanted, 1);
 	}
 }
 
@@ -945,7 +949,7 @@ int sp_hold_init(unsigned sample, int with_times)
 	times = with_times;
 	if (times) {
 		sp_clock_calibrate_now();
-		long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
+		ticker.long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
 	}
 	sample_period = sample ? sample : 1;
 	if (sp_blame_init() || pthread_key_create(&pub_key, pub_exit))
@@ -955,7 +959,7 @@ int sp_hold_init(unsigned sample, int with_times)
 	 * first tick has a start to be bounded from (and be long). */
 	if (times) {
 		if (!sp_load_relaxed(&sp_hold_tick)) {
-			sp_store_relaxed(&tick_clock[1], ticks());
+			sp_store_relaxed(&ticker.clock[1], ticks());
 			sp_store_release(&sp_hold_tick, 1);
 		}
 		ticker_start();

@@ -80,9 +80,14 @@ struct hs_rec {
 	uint64_t sys_ns[SP_HS_SYSCALLS], sys_snap[SP_HS_SYSCALLS];
 };
 
-static struct hs_rec *table; /* the ticker's; published once (release) */
-static uint64_t samples, sample_cpu_ns, unread;
-static int unread_err;
+/* Written by the ticker: the records of hold states (published once,
+ * release), its samples and their CPU time, and the /proc reads that
+ * failed (the last errno). */
+static struct {
+	struct hs_rec *table;
+	uint64_t samples, sample_cpu_ns, unread;
+	int unread_errno;
+} states;
 
 /* A blocked interval's class: an SP_HS_* below SP_HS_FIXED, or
  * SP_HS_FIXED + a system call number. */
@@ -114,15 +119,15 @@ static struct hs_rec *rec_get(uintptr_t obj, uint8_t type, const struct sp_site 
 {
 	uint64_t h = (site_hash(holder) ^ (obj * 0x9E3779B97F4A7C15ull) ^ type) | 1;
 
-	if (!table) {
+	if (!states.table) {
 		struct hs_rec *t = sp_mmap(HS_SLOTS * sizeof(*t));
 
 		if (!t)
 			return NULL;
-		sp_store_release(&table, t);
+		sp_store_release(&states.table, t);
 	}
 	for (unsigned i = 0; i < HS_PROBES; i++) {
-		struct hs_rec *r = &table[(h + i) & (HS_SLOTS - 1)];
+		struct hs_rec *r = &states.table[(h + i) & (HS_SLOTS - 1)];
 
 		if (!r->hash) {
 			r->hash = h;
@@ -326,9 +331,14 @@ struct wh_rec {
 	uint64_t ns, snap;
 };
 
-static struct wh_rec *where; /* the ticker's; published once (release) */
-static int where_state;      /* 0: not set up; 1: on; -1: off (no signal) */
-static uint64_t where_points, where_dropped;
+/* Written by the ticker: the records of holders' points (published once,
+ * release), whether the signal is set up (0: not yet; 1: on; -1: off, no
+ * signal), the points found and those dropped. */
+static struct {
+	struct wh_rec *table;
+	int state;
+	uint64_t n, dropped;
+} where_found;
 
 static void where_add(uint32_t rec, uintptr_t pc, uintptr_t at, int class, uint64_t ns)
 {
@@ -338,15 +348,15 @@ static void where_add(uint32_t rec, uintptr_t pc, uintptr_t at, int class, uint6
 
 	if (!ns)
 		return;
-	if (!where) {
+	if (!where_found.table) {
 		struct wh_rec *t = sp_mmap(WH_SLOTS * sizeof(*t));
 
 		if (!t)
 			return;
-		sp_store_release(&where, t);
+		sp_store_release(&where_found.table, t);
 	}
 	for (unsigned i = 0; i < WH_PROBES; i++) {
-		struct wh_rec *w = &where[(h + i) & (WH_SLOTS - 1)];
+		struct wh_rec *w = &where_found.table[(h + i) & (WH_SLOTS - 1)];
 
 		if (!w->hash) {
 			w->hash = h;
@@ -361,7 +371,7 @@ static void where_add(uint32_t rec, uintptr_t pc, uintptr_t at, int class, uint6
 			return;
 		}
 	}
-	sp_store_relaxed(&where_dropped, where_dropped + 1);
+	sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 }
 
 static void where_handler(int sig, siginfo_t *si, void *ctx)
@@ -402,9 +412,9 @@ static int where_setup(void)
 {
 	struct sigaction sa, old;
 
-	if (where_state)
-		return where_state > 0;
-	where_state = -1;
+	if (where_found.state)
+		return where_found.state > 0;
+	where_found.state = -1;
 	if (!sp_stack_frames || sigaction(WHERE_SIGNAL, NULL, &old) ||
 	    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 		return 0;
@@ -414,7 +424,7 @@ static int where_setup(void)
 	sigfillset(&sa.sa_mask);
 	if (sigaction(WHERE_SIGNAL, &sa, NULL))
 		return 0;
-	where_state = 1;
+	where_found.state = 1;
 	return 1;
 }
 
@@ -425,7 +435,7 @@ static int where_signal_ours(void)
 
 	if (sigaction(WHERE_SIGNAL, NULL, &cur) || !(cur.sa_flags & SA_SIGINFO) ||
 	    cur.sa_sigaction != where_handler) {
-		where_state = -1;
+		where_found.state = -1;
 		return 0;
 	}
 	return 1;
@@ -450,14 +460,14 @@ static void where_collect(struct sp_hold_pub *p, pid_t tid, int give_up)
 				where_add(p->wh_pend_rec[i], pc, at, SP_HS_RUNNING,
 					  p->wh_pend_ns[i]);
 		if (pc)
-			sp_store_relaxed(&where_points, where_points + 1);
+			sp_store_relaxed(&where_found.n, where_found.n + 1);
 		else
-			sp_store_relaxed(&where_dropped, where_dropped + 1);
+			sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 		p->wh_pend_n = 0;
 		return;
 	}
 	if (p->wh_tid != tid || give_up || ++p->wh_pend_age >= WH_WAIT) {
-		sp_store_relaxed(&where_dropped, where_dropped + 1);
+		sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 		p->wh_pend_n = 0;
 	}
 }
@@ -503,7 +513,7 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 		unsigned k = WH_FRAMES; /* up to the program's code, whatever frames=N */
 
 		if (!sysline || !syscall_sp_pc(sysline, &sp, &pc)) {
-			sp_store_relaxed(&where_dropped, where_dropped + 1);
+			sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 			return;
 		}
 		if (p->wh_blocked_tid == tid && p->wh_blocked_sp == sp && p->wh_blocked_pc == pc &&
@@ -515,7 +525,7 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 			pc = p->wh_blocked_key;
 		} else {
 			if (!(k = sp_stack_remote(pc, sp, frames, k, 1))) {
-				sp_store_relaxed(&where_dropped, where_dropped + 1);
+				sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 				p->wh_blocked_tid = 0;
 				return;
 			}
@@ -531,7 +541,7 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 		}
 		for (int i = 0; i < n; i++)
 			where_add(rec[i], pc, at, class, ns[i]);
-		sp_store_relaxed(&where_points, where_points + 1);
+		sp_store_relaxed(&where_found.n, where_found.n + 1);
 		return;
 	}
 	if (sp_holdstate_where < 2)
@@ -556,7 +566,7 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 		return;
 	}
 	if (!where_setup() || !where_signal_ours()) {
-		sp_store_relaxed(&where_dropped, where_dropped + 1);
+		sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -569,7 +579,7 @@ static void where_sample(struct sp_hold_pub *p, pid_t tid, int class, const char
 	sp_store_release(&p->wh_req, p->wh_req + 1);
 	if (syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), tid, WHERE_SIGNAL)) {
 		p->wh_pend_n = 0;
-		sp_store_relaxed(&where_dropped, where_dropped + 1);
+		sp_store_relaxed(&where_found.dropped, where_found.dropped + 1);
 	}
 }
 
@@ -607,9 +617,9 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 	class = blocked_class(tid, p, sysbuf, sizeof(sysbuf), &sysline);
 	now_class = class;
 	if (!cpu || !have_delay) {
-		sp_store_relaxed(&unread, unread + 1);
-		if (!unread_err)
-			sp_store_relaxed(&unread_err, -ENOENT);
+		sp_store_relaxed(&states.unread, states.unread + 1);
+		if (!states.unread_errno)
+			sp_store_relaxed(&states.unread_errno, -ENOENT);
 		cpu = delay = 0; /* no figures: the next sample starts again */
 		if (class < 0)
 			class = SP_HS_OTHER;
@@ -705,7 +715,7 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		rec_add(r, SP_HS_RUNNING, (uint64_t)((unsigned __int128)run * share / dt));
 		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
 		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));
-		wh_rec[wh_n] = (uint32_t)(r - table);
+		wh_rec[wh_n] = (uint32_t)(r - states.table);
 		wh_ns[wh_n++] = share;
 	}
 	if (sp_stack_frames && sp_holdstate_where)
@@ -756,14 +766,14 @@ void sp_holdstate_tick(uint64_t k)
 			continue;
 		}
 		sample(p, tid, lh, n);
-		sp_store_relaxed(&samples, samples + 1);
+		sp_store_relaxed(&states.samples, states.samples + 1);
 	}
-	sp_store_relaxed(&sample_cpu_ns, sample_cpu_ns + (self_cpu_ns() - t0));
+	sp_store_relaxed(&states.sample_cpu_ns, states.sample_cpu_ns + (self_cpu_ns() - t0));
 }
 
 void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg)
 {
-	struct hs_rec *t = sp_load_acquire(&table);
+	struct hs_rec *t = sp_load_acquire(&states.table);
 
 	if (!t)
 		return;
@@ -802,8 +812,8 @@ void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *ar
 void sp_holdstate_where_foreach(void (*fn)(const struct sp_holdwhere_view *v, void *arg),
 				void *arg)
 {
-	struct wh_rec *w = sp_load_acquire(&where);
-	struct hs_rec *t = sp_load_acquire(&table);
+	struct wh_rec *w = sp_load_acquire(&where_found.table);
+	struct hs_rec *t = sp_load_acquire(&states.table);
 
 	if (!w || !t)
 		return;
@@ -832,8 +842,8 @@ void sp_holdstate_where_foreach(void (*fn)(const struct sp_holdwhere_view *v, vo
 
 void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped)
 {
-	*points = sp_load_relaxed(&where_points);
-	*dropped = sp_load_relaxed(&where_dropped);
+	*points = sp_load_relaxed(&where_found.n);
+	*dropped = sp_load_relaxed(&where_found.dropped);
 }
 
 /* Under report_lock (runtime/), as sp_hold_snapshot(): later reports
@@ -841,7 +851,7 @@ void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped)
  * two loads is lost to the next report only, never counted twice. */
 void sp_holdstate_snapshot(void)
 {
-	struct hs_rec *t = sp_load_acquire(&table);
+	struct hs_rec *t = sp_load_acquire(&states.table);
 
 	if (!t)
 		return;
@@ -855,10 +865,10 @@ void sp_holdstate_snapshot(void)
 		for (int k = 0; k < SP_HS_SYSCALLS; k++)
 			r->sys_snap[k] = sp_load_relaxed(&r->sys_ns[k]);
 	}
-	if (sp_load_acquire(&where))
+	if (sp_load_acquire(&where_found.table))
 		for (size_t i = 0; i < WH_SLOTS; i++)
-			if (sp_load_acquire(&where[i].ready))
-				where[i].snap = sp_load_relaxed(&where[i].ns);
+			if (sp_load_acquire(&where_found.table[i].ready))
+				where_found.table[i].snap = sp_load_relaxed(&where_found.table[i].ns);
 }
 
 /* "blocked in fsync()", "running"...: class @c, into @buf. */
@@ -932,8 +942,8 @@ void sp_holdstate_long_each(void (*fn)(const struct sp_long_hold_now *h, void *a
 
 void sp_holdstate_cost(uint64_t *n, uint64_t *cpu_ns, uint64_t *n_unread, int *err)
 {
-	*n = sp_load_relaxed(&samples);
-	*cpu_ns = sp_load_relaxed(&sample_cpu_ns);
-	*n_unread = sp_load_relaxed(&unread);
-	*err = sp_load_relaxed(&unread_err);
+	*n = sp_load_relaxed(&states.samples);
+	*cpu_ns = sp_load_relaxed(&states.sample_cpu_ns);
+	*n_unread = sp_load_relaxed(&states.unread);
+	*err = sp_load_relaxed(&states.unread_errno);
 }

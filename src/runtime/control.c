@@ -92,11 +92,19 @@ struct client {
 };
 
 static sp_lock_t start_lock = SP_LOCK_INIT;
-static pid_t started_pid;           /* pid that runs the helper thread */
-static int listen_fd = -1;
-static int sig_pipe[2] = { -1, -1 };
-static struct client clients[MAX_CLIENTS];
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+/* Written under start_lock by the thread that starts the helper: the
+ * process it runs in, and the pipe from the report signal's handler. */
+static struct {
+	pid_t pid;
+	int sig_pipe[2];
+} starter = { .sig_pipe = { -1, -1 } };
+/* Written by the helper thread (and at exit, once it stopped): its
+ * socket, the socket file's name and the clients. */
+static struct {
+	int listen_fd;
+	struct client clients[MAX_CLIENTS];
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+} helper = { .listen_fd = -1 };
 /* HELPER_* (futex word): the helper thread runs, then has made its socket
  * (or failed to): the socket is made by the helper, not the starting
  * thread, so that a program's start-up does not wait for its file
@@ -133,7 +141,7 @@ static int private_dir(const char *dir)
 static int open_socket(void)
 {
 	struct sockaddr_un addr;
-	char dir[sizeof(sock_path)];
+	char dir[sizeof(helper.sock_path)];
 	int fd, rc;
 
 	rc = sp_control_dir(dir, sizeof(dir) - 16);
@@ -164,8 +172,8 @@ static int open_socket(void)
 		unlink(addr.sun_path);
 		return rc;
 	}
-	memcpy(sock_path, addr.sun_path, sizeof(sock_path));
-	listen_fd = fd;
+	memcpy(helper.sock_path, addr.sun_path, sizeof(helper.sock_path));
+	helper.listen_fd = fd;
 	return 0;
 }
 
@@ -192,7 +200,7 @@ static int peer_allowed(int fd)
 static void accept_clients(void)
 {
 	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		int fd = accept4(helper.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct client *slot = NULL;
 
 		if (fd < 0)
@@ -202,15 +210,15 @@ static void accept_clients(void)
 			continue;
 		}
 		for (int i = 0; i < MAX_CLIENTS && !slot; i++)
-			if (clients[i].fd < 0)
-				slot = &clients[i];
+			if (helper.clients[i].fd < 0)
+				slot = &helper.clients[i];
 		/* All taken: the oldest client still silent makes room, so that
 		 * silent clients cannot lock the others out. */
 		if (!slot) {
 			for (int i = 0; i < MAX_CLIENTS; i++)
-				if (!clients[i].out &&
-				    (!slot || clients[i].deadline_ns < slot->deadline_ns))
-					slot = &clients[i];
+				if (!helper.clients[i].out &&
+				    (!slot || helper.clients[i].deadline_ns < slot->deadline_ns))
+					slot = &helper.clients[i];
 			if (slot)
 				client_close(slot);
 		}
@@ -252,8 +260,8 @@ static void answer(struct client *c, size_t len)
 	 * clients' to lose: their deadlines move by as much. */
 	busy = sp_now_ns() - t0;
 	for (int i = 0; i < MAX_CLIENTS; i++)
-		if (clients[i].fd >= 0 && &clients[i] != c)
-			clients[i].deadline_ns += busy;
+		if (helper.clients[i].fd >= 0 && &helper.clients[i] != c)
+			helper.clients[i].deadline_ns += busy;
 	free(req);
 	if (rc) {
 		free(payload);
@@ -333,7 +341,7 @@ static void signal_report(void)
 	char c;
 	unsigned unqueued;
 
-	if (read(sig_pipe[0], &c, 1) != 1)
+	if (read(starter.sig_pipe[0], &c, 1) != 1)
 		return;
 	syncprof_report(stderr, &sp_opts.report);
 	unqueued = __atomic_exchange_n(&sig_unqueued, 0, __ATOMIC_RELAXED);
@@ -349,7 +357,7 @@ static void on_report_signal(int sig)
 	int saved = errno;
 
 	(void)sig;
-	if (write(sig_pipe[1], "r", 1) != 1)
+	if (write(starter.sig_pipe[1], "r", 1) != 1)
 		__atomic_fetch_add(&sig_unqueued, 1, __ATOMIC_RELAXED);
 	errno = saved;
 }
@@ -383,7 +391,7 @@ static void *helper_main(void *arg)
 	helper_settle(HELPER_RUNNING);
 	/* Without its socket (a warning said why) the thread still serves the
 	 * watchdog and the report signal, when those are asked for. */
-	if (sp_opts.control && listen_fd < 0 && open_socket() && !sp_watchdog_wanted() &&
+	if (sp_opts.control && helper.listen_fd < 0 && open_socket() && !sp_watchdog_wanted() &&
 	    !sp_opts.report_signal) {
 		helper_settle(HELPER_SETTLED);
 		return NULL;
@@ -397,10 +405,10 @@ static void *helper_main(void *arg)
 			next_scan = now + (uint64_t)sp_watchdog_scan(stderr) * 1000000u;
 		if (sp_watchdog_wanted())
 			timeout = (int)((next_scan - now) / 1000000u) + 1;
-		pfd[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = helper.listen_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = starter.sig_pipe[0], .events = POLLIN };
 		for (int i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &clients[i];
+			struct client *c = &helper.clients[i];
 			int left;
 
 			if (c->fd < 0)
@@ -434,14 +442,14 @@ static void *helper_main(void *arg)
 			timeout = left < timeout ? left : timeout;
 		}
 		for (int i = 0; i < MAX_CLIENTS; i++)
-			pfd[n++] = (struct pollfd){ .fd = clients[i].fd,
-						    .events = clients[i].out ? POLLOUT : POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = helper.clients[i].fd,
+						    .events = helper.clients[i].out ? POLLOUT : POLLIN };
 		if (poll(pfd, (nfds_t)n, timeout) <= 0)
 			continue;
 		if (pfd[1].revents & POLLIN)
 			signal_report();
 		for (int i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &clients[i];
+			struct client *c = &helper.clients[i];
 			short ev = pfd[2 + i].revents;
 
 			if (c->fd < 0 || !ev)
@@ -461,12 +469,12 @@ void sp_control_exit(void)
 {
 	struct sp_thread *saved;
 
-	if (started_pid != getpid())
+	if (starter.pid != getpid())
 		return;
 	/* A program that ends at once: its socket may be in the making. */
 	helper_wait_past(HELPER_RUNNING);
-	if (sock_path[0])
-		unlink(sock_path);
+	if (helper.sock_path[0])
+		unlink(helper.sock_path);
 	/* Totals of warned waits that ended since the helper's last scan. */
 	if (sp_watchdog_wanted()) {
 		saved = sp_thread_enter();
@@ -478,16 +486,16 @@ void sp_control_exit(void)
 static void close_inherited(void)
 {
 	for (int i = 0; i < MAX_CLIENTS; i++) {
-		if (clients[i].fd >= 0)
-			close(clients[i].fd);
-		free(clients[i].out);
-		memset(&clients[i], 0, sizeof(clients[i]));
-		clients[i].fd = -1;
+		if (helper.clients[i].fd >= 0)
+			close(helper.clients[i].fd);
+		free(helper.clients[i].out);
+		memset(&helper.clients[i], 0, sizeof(helper.clients[i]));
+		helper.clients[i].fd = -1;
 	}
-	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
-	sock_path[0] = '\0';
+	if (helper.listen_fd >= 0)
+		close(helper.listen_fd);
+	helper.listen_fd = -1;
+	helper.sock_path[0] = '\0';
 }
 
 static int restart_pending; /* in a forked child: start the helper thread */
@@ -496,13 +504,13 @@ static int restart_pending; /* in a forked child: start the helper thread */
  * listen_fd names every descriptor it inherits (it closes them). */
 void sp_control_fork_prepare(void)
 {
-	if (started_pid == getpid())
+	if (starter.pid == getpid())
 		helper_wait_past(HELPER_RUNNING);
 }
 
 void sp_control_fork_child(void)
 {
-	if (!started_pid)
+	if (!starter.pid)
 		return;
 	/* The parent's socket, pipe and helper thread are not ours.  Only
 	 * close descriptors here: creating a thread inside an atfork handler
@@ -511,11 +519,11 @@ void sp_control_fork_child(void)
 	start_lock = (sp_lock_t)SP_LOCK_INIT;
 	close_inherited();
 	for (int i = 0; i < 2; i++) {
-		if (sig_pipe[i] >= 0)
-			close(sig_pipe[i]);
-		sig_pipe[i] = -1;
+		if (starter.sig_pipe[i] >= 0)
+			close(starter.sig_pipe[i]);
+		starter.sig_pipe[i] = -1;
 	}
-	started_pid = 0;
+	starter.pid = 0;
 	sp_watchdog_forget();
 	sp_store_relaxed(&restart_pending, 1);
 	/* The forking thread's next profiled lock call takes the registry's
@@ -541,10 +549,10 @@ static int start_locked(void)
 
 	if (!clients_ready) {
 		for (int i = 0; i < MAX_CLIENTS; i++)
-			clients[i].fd = -1;
+			helper.clients[i].fd = -1;
 		clients_ready = 1;
 	}
-	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
+	if (starter.sig_pipe[0] < 0 && pipe2(starter.sig_pipe, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
 	if (getenv("SYNCPROF_TEST_CONTROL_REQUEST_MS"))
 		request_ms = strtoull(getenv("SYNCPROF_TEST_CONTROL_REQUEST_MS"), NULL, 10);
@@ -565,7 +573,7 @@ static int start_locked(void)
 	 * the middle of its start left the child's allocator locked); woken
 	 * by the helper, not polled (a 0.1 ms sleep was the least it took). */
 	helper_wait_past(HELPER_STARTING);
-	started_pid = getpid();
+	starter.pid = getpid();
 	if (sp_opts.report_signal) {
 		struct sigaction sa;
 
@@ -585,7 +593,7 @@ int sp_control_start(void)
 
 	saved = sp_thread_enter();
 	sp_lock(&start_lock);
-	if (started_pid != getpid())
+	if (starter.pid != getpid())
 		rc = start_locked();
 	sp_unlock(&start_lock);
 	sp_thread_leave(saved);

@@ -190,25 +190,37 @@ struct cycle {
 };
 
 int sp_order_ready;
-static uint32_t *gens;
-static struct edge *edges;
-static struct edge_stacks *stacks; /* by edge index */
-static uint32_t n_edges;  /* slots ever used, published with release */
-static uint32_t n_live;   /* order_lock; reports read it relaxed */
-static uint32_t free_head; /* order_lock: freed slots, index + 1, through next_out */
-static uint64_t forgets, forgets_swept; /* locks forgotten (relaxed); at the last sweep */
-static uint32_t *index_;  /* edge index + 1, published with release */
-static struct node *nodes; /* order_lock */
-static struct state *queue; /* order_lock */
-static struct cycle *cycles;
-static uint32_t n_cycles; /* published with release */
-static uint32_t search_id; /* order_lock */
-static uint64_t edges_dropped, cycles_dropped, searches_cut; /* relaxed */
+/* Mapped once by the set-up (sp_order_init()), then only their contents
+ * change. */
+static struct {
+	uint32_t *gens;
+	struct edge *edges;
+	struct edge_stacks *stacks; /* by edge index */
+	uint32_t *index;            /* edge index + 1, published with release */
+	struct node *nodes;         /* order_lock */
+	struct state *queue;        /* order_lock */
+	struct cycle *cycles;
+} tables;
+/* Written under order_lock (n_edges and n_cycles published with release,
+ * n_live read relaxed by reports). */
+static struct {
+	uint32_t n_edges;       /* slots ever used */
+	uint32_t n_live;
+	uint32_t free_head;     /* freed slots, index + 1, through next_out */
+	uint32_t n_cycles;
+	uint32_t search_id;
+	uint64_t forgets_swept; /* counts.forgets at the last sweep */
+} graph;
+/* Added to by any thread (relaxed): locks forgotten, and what was lost. */
+static struct {
+	uint64_t forgets;
+	uint64_t edges_dropped, cycles_dropped, searches_cut;
+} counts;
 static sp_lock_t order_lock = SP_LOCK_INIT;
 
 static SP_ALWAYS_INLINE uint32_t *gen_slot(uintptr_t obj)
 {
-	return &gens[(obj >> 3) & ((1u << GEN_BITS) - 1)];
+	return &tables.gens[(obj >> 3) & ((1u << GEN_BITS) - 1)];
 }
 
 static SP_ALWAYS_INLINE uint32_t gen_of(uintptr_t obj)
@@ -222,7 +234,7 @@ void sp_order_forget(const void *obj)
 	 * through whatever ordered the init before its use. */
 	if (sp_order_is_on()) {
 		sp_add_relaxed(gen_slot((uintptr_t)obj), 1);
-		sp_add_relaxed(&forgets, 1);
+		sp_add_relaxed(&counts.forgets, 1);
 	}
 }
 
@@ -252,13 +264,13 @@ static SP_ALWAYS_INLINE size_t cache_slot(uintptr_t from, uintptr_t to)
 static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, uint64_t h)
 {
 	for (uint32_t i = (uint32_t)h & (INDEX_SLOTS - 1);; i = (i + 1) & (INDEX_SLOTS - 1)) {
-		uint32_t v = sp_load_acquire(&index_[i]), s;
+		uint32_t v = sp_load_acquire(&tables.index[i]), s;
 		const struct edge *e;
 		int match;
 
 		if (!v)
 			return -1;
-		e = &edges[v - 1];
+		e = &tables.edges[v - 1];
 		/* Acquire loads (plain moves on x86; no fence, which TSan
 		 * does not model): the second read of seq comes after them. */
 		s = sp_load_acquire(&e->seq);
@@ -275,7 +287,7 @@ static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, ui
  * one of them sees the odd count before it, and does not match). */
 static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 {
-	struct edge *e = &edges[n];
+	struct edge *e = &tables.edges[n];
 	const struct edge *x = &nx->e;
 	uint32_t s = e->seq;
 	struct edge tmp = *x;
@@ -298,7 +310,7 @@ static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 	e->held_site = tmp.held_site;
 	e->acq_site = tmp.acq_site;
 	if (tmp.n_held_frames || tmp.n_acq_frames)
-		stacks[n] = nx->st;
+		tables.stacks[n] = nx->st;
 	e->next_out = 0;
 	sp_store_release(&e->seq, s + 2);
 }
@@ -310,7 +322,7 @@ static struct node *node_get_locked(uintptr_t obj, uint32_t gen, int create)
 	uint64_t h = (obj * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)gen * 0xC2B2AE3D27D4EB4Full);
 
 	for (uint32_t i = (uint32_t)(h >> 20) & (NODES - 1);; i = (i + 1) & (NODES - 1)) {
-		struct node *n = &nodes[i];
+		struct node *n = &tables.nodes[i];
 
 		if (n->obj == obj && n->gen == gen)
 			return n;
@@ -356,13 +368,13 @@ static uint64_t site_hash(uint64_t h, const struct sp_site *s)
  * once per sequence of sites. */
 static void cycle_add_locked(const uint32_t *e, uint32_t n)
 {
-	uint32_t best = 0, nc = sp_load_relaxed(&n_cycles);
+	uint32_t best = 0, nc = sp_load_relaxed(&graph.n_cycles);
 	uint64_t h = n;
 	struct cycle *c;
 
 	for (uint32_t r = 1; r < n; r++)
 		for (uint32_t k = 0; k < n; k++) {
-			int d = edge_sites_cmp(&edges[e[(r + k) % n]], &edges[e[(best + k) % n]]);
+			int d = edge_sites_cmp(&tables.edges[e[(r + k) % n]], &tables.edges[e[(best + k) % n]]);
 
 			if (d) {
 				if (d < 0)
@@ -371,7 +383,7 @@ static void cycle_add_locked(const uint32_t *e, uint32_t n)
 			}
 		}
 	for (uint32_t k = 0; k < n; k++) {
-		const struct edge *x = &edges[e[(best + k) % n]];
+		const struct edge *x = &tables.edges[e[(best + k) % n]];
 
 		h = site_hash(site_hash(h, &x->held_site), &x->acq_site) ^
 		    ((uint64_t)x->held_type << 8 | x->acq_type);
@@ -379,11 +391,11 @@ static void cycle_add_locked(const uint32_t *e, uint32_t n)
 	for (uint32_t i = 0; i < nc; i++) {
 		uint32_t k;
 
-		c = &cycles[i];
+		c = &tables.cycles[i];
 		if (c->hash != h || c->n != n)
 			continue;
 		for (k = 0; k < n; k++)
-			if (edge_sites_cmp(&edges[c->edge[k]], &edges[e[(best + k) % n]]))
+			if (edge_sites_cmp(&tables.edges[c->edge[k]], &tables.edges[e[(best + k) % n]]))
 				break;
 		if (k == n) {
 			sp_store_relaxed(&c->count, c->count + 1);
@@ -391,28 +403,28 @@ static void cycle_add_locked(const uint32_t *e, uint32_t n)
 		}
 	}
 	if (nc == CYCLES) {
-		sp_add_relaxed(&cycles_dropped, 1);
+		sp_add_relaxed(&counts.cycles_dropped, 1);
 		return;
 	}
-	c = &cycles[nc];
+	c = &tables.cycles[nc];
 	c->hash = h;
 	c->n = n;
 	for (uint32_t k = 0; k < n; k++) {
 		c->edge[k] = e[(best + k) % n];
-		edges[c->edge[k]].pinned = 1; /* the reports read it: never freed */
+		tables.edges[c->edge[k]].pinned = 1; /* the reports read it: never freed */
 	}
 	sp_store_relaxed(&c->count, 1);
-	sp_store_release(&n_cycles, nc + 1);
+	sp_store_release(&graph.n_cycles, nc + 1);
 }
 
 /* The path to state @si, then @closing: the cycle through edge queue[0]. */
 static void cycle_found_locked(uint32_t si, uint32_t closing)
 {
-	uint32_t e[SP_ORDER_MAX_CYCLE], n = queue[si].depth + 1;
+	uint32_t e[SP_ORDER_MAX_CYCLE], n = tables.queue[si].depth + 1;
 
 	e[n - 1] = closing;
-	for (uint32_t k = n - 1; k-- > 0; si = queue[si].parent)
-		e[k] = queue[si].edge;
+	for (uint32_t k = n - 1; k-- > 0; si = tables.queue[si].parent)
+		e[k] = tables.queue[si].edge;
 	cycle_add_locked(e, n);
 }
 
@@ -426,7 +438,7 @@ static SP_ALWAYS_INLINE int waits(int read_in, const struct edge *out)
 /* Cycles through the new edge @x: a search from its head for its tail. */
 static void search_locked(uint32_t x)
 {
-	const struct edge *e0 = &edges[x];
+	const struct edge *e0 = &tables.edges[x];
 	uint32_t g_from = (uint32_t)(e0->gens >> 32), g_to = (uint32_t)e0->gens;
 	uint32_t id, head = 0, tail = 0, found = 0;
 	struct node *b = node_get_locked(e0->to, g_to, 0);
@@ -434,19 +446,19 @@ static void search_locked(uint32_t x)
 
 	if (!b)
 		return;
-	id = ++search_id ? search_id : ++search_id;
+	id = ++graph.search_id ? graph.search_id : ++graph.search_id;
 	b->mark[rd] = id;
-	queue[tail++] = (struct state){ (uint32_t)(b - nodes), 0, x, rd, 1 };
+	tables.queue[tail++] = (struct state){ (uint32_t)(b - tables.nodes), 0, x, rd, 1 };
 	while (head < tail) {
 		uint32_t si = head++;
-		struct state s = queue[si];
+		struct state s = tables.queue[si];
 
 		if (si == SEARCH_BUDGET) {
-			sp_add_relaxed(&searches_cut, 1);
+			sp_add_relaxed(&counts.searches_cut, 1);
 			return;
 		}
-		for (uint32_t ei = nodes[s.node].head; ei; ei = edges[ei - 1].next_out) {
-			const struct edge *e = &edges[ei - 1];
+		for (uint32_t ei = tables.nodes[s.node].head; ei; ei = tables.edges[ei - 1].next_out) {
+			const struct edge *e = &tables.edges[ei - 1];
 			uint32_t g = (uint32_t)e->gens;
 			uint8_t rd_to = !!(e->mode & MODE_ACQ_READ);
 			struct node *to;
@@ -467,12 +479,12 @@ static void search_locked(uint32_t x)
 			if (!to || to->mark[rd_to] == id)
 				continue;
 			if (tail == QUEUE) {
-				sp_add_relaxed(&searches_cut, 1);
+				sp_add_relaxed(&counts.searches_cut, 1);
 				return;
 			}
 			to->mark[rd_to] = id;
-			queue[tail++] =
-				(struct state){ (uint32_t)(to - nodes), si, ei - 1, rd_to, s.depth + 1 };
+			tables.queue[tail++] =
+				(struct state){ (uint32_t)(to - tables.nodes), si, ei - 1, rd_to, s.depth + 1 };
 		}
 	}
 }
@@ -546,16 +558,16 @@ static int edge_alive(const struct edge *e)
 /* Edge @n (published, alive) into the index and its tail's out-list. */
 static void edge_link_locked(uint32_t n, uint64_t h)
 {
-	struct edge *e = &edges[n];
+	struct edge *e = &tables.edges[n];
 	struct node *from = node_get_locked(e->from, (uint32_t)(e->gens >> 32), 1);
 	uint32_t i;
 
 	node_get_locked(e->to, (uint32_t)e->gens, 1);
 	e->next_out = from->head;
 	from->head = n + 1;
-	for (i = (uint32_t)h & (INDEX_SLOTS - 1); index_[i]; i = (i + 1) & (INDEX_SLOTS - 1))
+	for (i = (uint32_t)h & (INDEX_SLOTS - 1); tables.index[i]; i = (i + 1) & (INDEX_SLOTS - 1))
 		;
-	sp_store_release(&index_[i], n + 1);
+	sp_store_release(&tables.index[i], n + 1);
 }
 
 /*
@@ -566,45 +578,45 @@ static void edge_link_locked(uint32_t n, uint64_t h)
  */
 static void sweep_locked(void)
 {
-	uint32_t n = sp_load_relaxed(&n_edges), live = 0;
+	uint32_t n = sp_load_relaxed(&graph.n_edges), live = 0;
 
-	forgets_swept = sp_load_relaxed(&forgets);
+	graph.forgets_swept = sp_load_relaxed(&counts.forgets);
 	for (uint32_t i = 0; i < INDEX_SLOTS; i++)
-		sp_store_relaxed(&index_[i], 0);
+		sp_store_relaxed(&tables.index[i], 0);
 	/* Zero pages without touching them (order_lock alone reads nodes). */
-	if (madvise(nodes, NODES * sizeof(*nodes), MADV_DONTNEED))
-		memset(nodes, 0, NODES * sizeof(*nodes));
-	free_head = 0;
+	if (madvise(tables.nodes, NODES * sizeof(*tables.nodes), MADV_DONTNEED))
+		memset(tables.nodes, 0, NODES * sizeof(*tables.nodes));
+	graph.free_head = 0;
 	for (uint32_t k = n; k-- > 0;) {
-		struct edge *e = &edges[k];
+		struct edge *e = &tables.edges[k];
 
 		if (edge_alive(e)) {
 			edge_link_locked(k, edge_hash(e->from, e->to, e->gens, e->mode));
 			live++;
 		} else if (!e->pinned) {
-			e->next_out = free_head;
-			free_head = k + 1;
+			e->next_out = graph.free_head;
+			graph.free_head = k + 1;
 		}
 	}
-	sp_store_relaxed(&n_live, live);
+	sp_store_relaxed(&graph.n_live, live);
 }
 
 /* A slot for a new edge (order_lock): a fresh one, a freed one, or one a
  * sweep frees when locks were forgotten since the last; -1: full. */
 static int slot_get_locked(void)
 {
-	uint32_t n = sp_load_relaxed(&n_edges), k;
+	uint32_t n = sp_load_relaxed(&graph.n_edges), k;
 
 	if (n < EDGES) {
-		sp_store_release(&n_edges, n + 1);
+		sp_store_release(&graph.n_edges, n + 1);
 		return (int)n;
 	}
-	if (!free_head && sp_load_relaxed(&forgets) != forgets_swept)
+	if (!graph.free_head && sp_load_relaxed(&counts.forgets) != graph.forgets_swept)
 		sweep_locked();
-	if (!free_head)
+	if (!graph.free_head)
 		return -1;
-	k = free_head - 1;
-	free_head = edges[k].next_out;
+	k = graph.free_head - 1;
+	graph.free_head = tables.edges[k].next_out;
 	return (int)k;
 }
 
@@ -618,12 +630,12 @@ static void edge_add_locked(const struct new_edge *nx, uint64_t h)
 		return; /* another thread added it meanwhile */
 	n = slot_get_locked();
 	if (n < 0) {
-		sp_add_relaxed(&edges_dropped, 1);
+		sp_add_relaxed(&counts.edges_dropped, 1);
 		return;
 	}
 	edge_write_locked((uint32_t)n, nx);
 	edge_link_locked((uint32_t)n, h);
-	sp_store_relaxed(&n_live, n_live + 1);
+	sp_store_relaxed(&graph.n_live, graph.n_live + 1);
 	search_locked((uint32_t)n);
 }
 
@@ -636,7 +648,7 @@ static SP_NOINLINE void edge_seen(struct sp_thread *t, const struct sp_held *h, 
 
 	slot->dropped = 0;
 	if (edge_find(h->obj, obj, g, mode, hash) < 0) {
-		uint64_t dropped = sp_load_relaxed(&edges_dropped);
+		uint64_t dropped = sp_load_relaxed(&counts.edges_dropped);
 
 		edge_fill(&x, t, h, obj, op, site, g, mode);
 		sp_lock(&order_lock);
@@ -644,7 +656,7 @@ static SP_NOINLINE void edge_seen(struct sp_thread *t, const struct sp_held *h, 
 		sp_unlock(&order_lock);
 		/* Dropped (full, nothing to sweep): counted once while it
 		 * stays in this cache slot. */
-		slot->dropped = sp_load_relaxed(&edges_dropped) != dropped;
+		slot->dropped = sp_load_relaxed(&counts.edges_dropped) != dropped;
 	}
 	slot->from = h->obj;
 	slot->to = obj;
@@ -708,13 +720,13 @@ void sp_order_foreach_cycle(void (*fn)(const struct sp_cycle_view *c, void *arg)
 	memset(st, 0, sizeof(*st));
 	if (!sp_order_is_on())
 		return;
-	st->edges_kept = sp_load_relaxed(&n_live);
-	st->edges_dropped = sp_load_relaxed(&edges_dropped);
-	st->cycles_dropped = sp_load_relaxed(&cycles_dropped);
-	st->searches_cut = sp_load_relaxed(&searches_cut);
-	nc = sp_load_acquire(&n_cycles);
+	st->edges_kept = sp_load_relaxed(&graph.n_live);
+	st->edges_dropped = sp_load_relaxed(&counts.edges_dropped);
+	st->cycles_dropped = sp_load_relaxed(&counts.cycles_dropped);
+	st->searches_cut = sp_load_relaxed(&counts.searches_cut);
+	nc = sp_load_acquire(&graph.n_cycles);
 	for (uint32_t i = 0; i < nc; i++) {
-		const struct cycle *c = &cycles[i];
+		const struct cycle *c = &tables.cycles[i];
 		uint64_t count = sp_load_relaxed(&c->count);
 		struct sp_cycle_view v;
 
@@ -723,12 +735,12 @@ void sp_order_foreach_cycle(void (*fn)(const struct sp_cycle_view *c, void *arg)
 		v.n = c->n;
 		v.count = count - c->snap_count;
 		for (uint32_t k = 0; k < c->n; k++) {
-			const struct edge *e = &edges[c->edge[k]];
+			const struct edge *e = &tables.edges[c->edge[k]];
 
 			end_view(&v.edges[k].held, e->from, e->held_type, &e->held_site,
-				 stacks[c->edge[k]].held, e->n_held_frames);
+				 tables.stacks[c->edge[k]].held, e->n_held_frames);
 			end_view(&v.edges[k].acquired, e->to, e->acq_type, &e->acq_site,
-				 stacks[c->edge[k]].acq, e->n_acq_frames);
+				 tables.stacks[c->edge[k]].acq, e->n_acq_frames);
 			v.edges[k].tid = e->tid;
 		}
 		fn(&v, arg);
@@ -741,9 +753,9 @@ void sp_order_snapshot(void)
 
 	if (!sp_order_is_on())
 		return;
-	nc = sp_load_acquire(&n_cycles);
+	nc = sp_load_acquire(&graph.n_cycles);
 	for (uint32_t i = 0; i < nc; i++)
-		cycles[i].snap_count = sp_load_relaxed(&cycles[i].count);
+		tables.cycles[i].snap_count = sp_load_relaxed(&tables.cycles[i].count);
 }
 
 /* ---- start-up and fork -------------------------------------------------------- */
@@ -772,14 +784,14 @@ int sp_order_init(void)
 		return 0;
 	if (!sp_hold_is_on())
 		return -EINVAL; /* the held lists are hold tracking's */
-	gens = sp_mmap(sizeof(*gens) << GEN_BITS);
-	edges = sp_mmap(EDGES * sizeof(*edges));
-	stacks = sp_mmap(EDGES * sizeof(*stacks));
-	index_ = sp_mmap(INDEX_SLOTS * sizeof(*index_));
-	nodes = sp_mmap(NODES * sizeof(*nodes));
-	queue = sp_mmap(QUEUE * sizeof(*queue));
-	cycles = sp_mmap(CYCLES * sizeof(*cycles));
-	if (!gens || !edges || !stacks || !index_ || !nodes || !queue || !cycles)
+	tables.gens = sp_mmap(sizeof(*tables.gens) << GEN_BITS);
+	tables.edges = sp_mmap(EDGES * sizeof(*tables.edges));
+	tables.stacks = sp_mmap(EDGES * sizeof(*tables.stacks));
+	tables.index = sp_mmap(INDEX_SLOTS * sizeof(*tables.index));
+	tables.nodes = sp_mmap(NODES * sizeof(*tables.nodes));
+	tables.queue = sp_mmap(QUEUE * sizeof(*tables.queue));
+	tables.cycles = sp_mmap(CYCLES * sizeof(*tables.cycles));
+	if (!tables.gens || !tables.edges || !tables.stacks || !tables.index || !tables.nodes || !tables.queue || !tables.cycles)
 		return -ENOMEM;
 	sp_store_release(&sp_order_ready, 1);
 	/* Takes the preload's calls off the hold-only fast path (flags.h). */

@@ -44,18 +44,21 @@ struct event_def {
 sp_lock_t sp_trace_ctl_lock = SP_LOCK_INIT;
 int sp_trace_locks_on;
 
-/* sp_trace_ctl_lock */
-static struct event_def defs[SP_TRACE_EVENTS];
-static int next_user_id = SP_EV_USER_FIRST;
-static int trace_on = 1; /* syncprof_trace_enable() state */
-static int initialised;
+/* Written under sp_trace_ctl_lock: the events' definitions and switches,
+ * the next user event's id, syncprof_trace_enable()'s state. */
+static struct {
+	struct event_def defs[SP_TRACE_EVENTS];
+	int next_user_id;
+	int trace_on;
+	int initialised;
+} ctl = { .next_user_id = SP_EV_USER_FIRST, .trace_on = 1 };
 
 void sp_trace_flags_update_locked(int file_open)
 {
 	int any_lock = 0;
 
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++) {
-		int on = file_open && trace_on && defs[id].defined && defs[id].on;
+		int on = file_open && ctl.trace_on && ctl.defs[id].defined && ctl.defs[id].on;
 
 		sp_store_relaxed(&syncprof__trace_on[id], (unsigned char)on);
 		if (id <= SP_EV_LOCK_LAST)
@@ -67,7 +70,7 @@ void sp_trace_flags_update_locked(int file_open)
 
 static void def_set(unsigned id, const char *name, const char *const *args, unsigned nargs)
 {
-	struct event_def *d = &defs[id];
+	struct event_def *d = &ctl.defs[id];
 
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	for (unsigned i = 0; i < nargs; i++) {
@@ -84,7 +87,7 @@ static void def_set(unsigned id, const char *name, const char *const *args, unsi
 static int def_find_locked(const char *name)
 {
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++)
-		if (defs[id].defined && !strcmp(defs[id].name, name))
+		if (ctl.defs[id].defined && !strcmp(ctl.defs[id].name, name))
 			return (int)id;
 	return -ENOENT;
 }
@@ -99,9 +102,9 @@ void sp_trace_events_init_locked(void)
 	static const char *const state[] = { "tid",	   "obj",	 "running_ns",
 					     "preempted_ns", "blocked_ns", "blocked_in" };
 
-	if (initialised)
+	if (ctl.initialised)
 		return;
-	initialised = 1;
+	ctl.initialised = 1;
 	def_set(SP_EV_LOCK_WAIT, "lock_wait", plain, 5);
 	def_set(SP_EV_LOCK_ACQUIRED, "lock_acquired", waited, 6);
 	def_set(SP_EV_LOCK_RELEASED, "lock_released", held, 6);
@@ -114,12 +117,12 @@ void sp_trace_events_init_locked(void)
 
 int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out)
 {
-	if (id == 0 || id >= SP_TRACE_EVENTS || !defs[id].defined)
+	if (id == 0 || id >= SP_TRACE_EVENTS || !ctl.defs[id].defined)
 		return -ENOENT;
-	out->name = defs[id].name;
-	out->nargs = defs[id].nargs;
+	out->name = ctl.defs[id].name;
+	out->nargs = ctl.defs[id].nargs;
 	for (unsigned i = 0; i < out->nargs; i++)
-		out->args[i] = defs[id].args[i];
+		out->args[i] = ctl.defs[id].args[i];
 	return 0;
 }
 
@@ -128,7 +131,7 @@ int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out)
 void syncprof_trace_enable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
-	trace_on = 1;
+	ctl.trace_on = 1;
 	sp_trace_flags_update_locked(sp_trace_file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -136,7 +139,7 @@ void syncprof_trace_enable(void)
 void syncprof_trace_disable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
-	trace_on = 0;
+	ctl.trace_on = 0;
 	sp_trace_flags_update_locked(sp_trace_file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -154,11 +157,11 @@ int syncprof_trace_register(const char *name, const char *const *arg_names, unsi
 	sp_trace_events_init_locked();
 	id = def_find_locked(name);
 	if (id < 0) {
-		if (next_user_id >= SP_TRACE_EVENTS) {
+		if (ctl.next_user_id >= SP_TRACE_EVENTS) {
 			sp_unlock(&sp_trace_ctl_lock);
 			return -ENOSPC;
 		}
-		id = next_user_id++;
+		id = ctl.next_user_id++;
 		def_set((unsigned)id, name, arg_names, nargs);
 		/* Into the file before the flag goes on (below). */
 		sp_trace_file_def_added_locked((unsigned)id);
@@ -187,10 +190,10 @@ int syncprof_trace_set_event(int id, int on)
 
 	sp_lock(&sp_trace_ctl_lock);
 	sp_trace_events_init_locked();
-	if (id <= 0 || id >= SP_TRACE_EVENTS || !defs[id].defined)
+	if (id <= 0 || id >= SP_TRACE_EVENTS || !ctl.defs[id].defined)
 		rc = -EINVAL;
 	else
-		defs[id].on = on != 0;
+		ctl.defs[id].on = on != 0;
 	sp_trace_flags_update_locked(sp_trace_file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 	return rc;

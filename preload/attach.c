@@ -110,18 +110,25 @@ struct slot {
 	int ro;          /* on a RELRO page: mprotect() around the store */
 };
 
-/* Under patch_lock. */
 static sp_lock_t patch_lock = SP_LOCK_INIT;
-static struct slot *slots;
-static size_t n_slots;
-static unsigned long slots_unpatched; /* no room, or mprotect() refused */
-static int attached;
-static unsigned long long seen_adds;
+/* Written under patch_lock: the patched GOT slots, those left unpatched
+ * (no room, or mprotect() refused), whether attached, the link map's
+ * additions seen. */
+static struct {
+	struct slot *slots;
+	size_t n_slots;
+	unsigned long unpatched;
+	int attached;
+	unsigned long long seen_adds;
+} patched;
 
-/* The rescan thread. */
-static pthread_t rescan_thread;
-static int rescan_running;
-static uint32_t rescan_futex; /* RESCAN_RUN, RESCAN_STOP, RESCAN_REPORT */
+/* Written by whoever starts and stops the rescan thread; futex: RESCAN_RUN,
+ * RESCAN_STOP, RESCAN_REPORT. */
+static struct {
+	pthread_t thread;
+	int running;
+	uint32_t futex;
+} rescan;
 
 static uintptr_t page_size;
 
@@ -256,10 +263,10 @@ static const char *sym_version(const struct dyn_info *di, size_t symi)
 /* The record of slot @addr, or a new one (NULL: the table is full). */
 static struct slot *slot_record(uintptr_t addr)
 {
-	for (size_t i = 0; i < n_slots; i++)
-		if (slots[i].addr == addr)
-			return &slots[i];
-	return n_slots < MAX_SLOTS ? &slots[n_slots] : NULL;
+	for (size_t i = 0; i < patched.n_slots; i++)
+		if (patched.slots[i].addr == addr)
+			return &patched.slots[i];
+	return patched.n_slots < MAX_SLOTS ? &patched.slots[patched.n_slots] : NULL;
 }
 
 /* Redirect the lock calls of one object; returns the slots rewritten. */
@@ -297,11 +304,11 @@ static long object_patch_locked(const struct object *o, const ElfW(Dyn) *dyn)
 				continue;
 			rec = slot_record(addr);
 			if (!rec || slot_store(o, addr, (uintptr_t)s->fn)) {
-				slots_unpatched++;
+				patched.unpatched++;
 				continue;
 			}
-			if (rec == &slots[n_slots])
-				n_slots++;
+			if (rec == &patched.slots[patched.n_slots])
+				patched.n_slots++;
 			rec->addr = addr;
 			rec->orig = cur;
 			rec->shim = (uintptr_t)s->fn;
@@ -345,7 +352,7 @@ static int patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	const ElfW(Dyn) *dyn;
 
 	(void)size;
-	seen_adds = info->dlpi_adds;
+	patched.seen_adds = info->dlpi_adds;
 	if (object_fill(info, &o, &dyn))
 		*(long *)arg += object_patch_locked(&o, dyn);
 	return 0;
@@ -359,8 +366,8 @@ static int restore_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (!object_fill(info, &o, &dyn))
 		return 0;
-	for (size_t i = 0; i < n_slots; i++) {
-		struct slot *s = &slots[i];
+	for (size_t i = 0; i < patched.n_slots; i++) {
+		struct slot *s = &patched.slots[i];
 
 		if (!s->addr || !object_contains(&o, s->addr))
 			continue;
@@ -435,8 +442,8 @@ static void *rescan_main(void *arg)
 		unsigned long long adds = 0;
 		uint32_t cmd;
 
-		sp_futex(&rescan_futex, FUTEX_WAIT_PRIVATE, RESCAN_RUN, &t);
-		cmd = __atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE);
+		sp_futex(&rescan.futex, FUTEX_WAIT_PRIVATE, RESCAN_RUN, &t);
+		cmd = __atomic_load_n(&rescan.futex, __ATOMIC_ACQUIRE);
 		if (cmd == RESCAN_STOP)
 			break;
 		if (cmd == RESCAN_REPORT) {
@@ -445,7 +452,7 @@ static void *rescan_main(void *arg)
 		}
 		dl_iterate_phdr(adds_cb, &adds);
 		sp_lock(&patch_lock);
-		if (attached && adds != seen_adds)
+		if (patched.attached && adds != patched.seen_adds)
 			patch_all_locked();
 		sp_unlock(&patch_lock);
 	}
@@ -456,31 +463,31 @@ static void rescan_start(void)
 {
 	sigset_t all, old;
 
-	__atomic_store_n(&rescan_futex, RESCAN_RUN, __ATOMIC_RELEASE);
+	__atomic_store_n(&rescan.futex, RESCAN_RUN, __ATOMIC_RELEASE);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rescan_running = !pthread_create(&rescan_thread, NULL, rescan_main, NULL);
+	rescan.running = !pthread_create(&rescan.thread, NULL, rescan_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rescan_running)
-		pthread_setname_np(rescan_thread, "syncprof-attach");
+	if (rescan.running)
+		pthread_setname_np(rescan.thread, "syncprof-attach");
 }
 
 /* Tell the thread @cmd (it stops, or renders the report and stops). */
 static void rescan_tell(uint32_t cmd)
 {
-	__atomic_store_n(&rescan_futex, cmd, __ATOMIC_RELEASE);
-	sp_futex(&rescan_futex, FUTEX_WAKE_PRIVATE, 1, NULL);
+	__atomic_store_n(&rescan.futex, cmd, __ATOMIC_RELEASE);
+	sp_futex(&rescan.futex, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* Stop the thread (done with its report, if it was rendering one). */
 static void rescan_join(void)
 {
-	if (!rescan_running)
+	if (!rescan.running)
 		return;
-	if (__atomic_load_n(&rescan_futex, __ATOMIC_ACQUIRE) == RESCAN_RUN)
+	if (__atomic_load_n(&rescan.futex, __ATOMIC_ACQUIRE) == RESCAN_RUN)
 		rescan_tell(RESCAN_STOP);
-	pthread_join(rescan_thread, NULL);
-	rescan_running = 0;
+	pthread_join(rescan.thread, NULL);
+	rescan.running = 0;
 }
 
 /* ---- fork (see the top of this file) ---------------------------------- */
@@ -505,21 +512,21 @@ static int page_mapped(uintptr_t addr)
 
 static void attach_fork_child(void)
 {
-	for (size_t i = 0; attached && i < n_slots; i++) {
-		struct slot *s = &slots[i];
+	for (size_t i = 0; patched.attached && i < patched.n_slots; i++) {
+		struct slot *s = &patched.slots[i];
 
 		if (s->addr && page_mapped(s->addr) &&
 		    __atomic_load_n((uintptr_t *)s->addr, __ATOMIC_RELAXED) == s->shim)
 			slot_store_raw(s->addr, s->orig, s->ro);
 	}
-	n_slots = 0;
-	attached = 0;
+	patched.n_slots = 0;
+	patched.attached = 0;
 	/* Profiling off without the state lock (a thread left behind may hold
 	 * it): the child is alone, nothing else reads the time it was on. */
 	__atomic_fetch_and(&syncprof__enabled, ~SYNCPROF__PROFILING, __ATOMIC_RELAXED);
 	/* No rescan thread, no CLI: a later attach to the child starts clean. */
-	rescan_running = 0;
-	__atomic_store_n(&rescan_futex, RESCAN_STOP, __ATOMIC_RELAXED);
+	rescan.running = 0;
+	__atomic_store_n(&rescan.futex, RESCAN_STOP, __ATOMIC_RELAXED);
 	memset(&syncprof__attach_box, 0, sizeof(syncprof__attach_box));
 	sp_unlock(&patch_lock); /* taken by attach_fork_prepare() in this thread */
 }
@@ -540,9 +547,9 @@ long syncprof__attach_start(const char *options)
 		return -EALREADY; /* preloaded: profiled since start-up */
 	saved = sp_thread_enter();
 	page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-	if (!slots) {
-		slots = sp_mmap(MAX_SLOTS * sizeof(*slots));
-		if (!slots) {
+	if (!patched.slots) {
+		patched.slots = sp_mmap(MAX_SLOTS * sizeof(*patched.slots));
+		if (!patched.slots) {
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -564,7 +571,7 @@ long syncprof__attach_start(const char *options)
 	memset(&syncprof__attach_box, 0, sizeof(syncprof__attach_box));
 	sp_lock(&patch_lock);
 	rc = patch_all_locked();
-	sp_store_relaxed(&attached, 1);
+	sp_store_relaxed(&patched.attached, 1);
 	sp_unlock(&patch_lock);
 	syncprof_enable();
 	rescan_start();
@@ -587,10 +594,10 @@ long syncprof__attach_stop(const char *request)
 	/* A rescan after this finds attached == 0 and patches nothing; the
 	 * thread is then told to render the report (or to end). */
 	sp_lock(&patch_lock);
-	if (attached)
+	if (patched.attached)
 		dl_iterate_phdr(restore_cb, &n);
-	n_slots = 0;
-	sp_store_relaxed(&attached, 0);
+	patched.n_slots = 0;
+	sp_store_relaxed(&patched.attached, 0);
 	sp_unlock(&patch_lock);
 	syncprof_disable();
 	if (request) {
@@ -598,7 +605,7 @@ long syncprof__attach_stop(const char *request)
 		box->data = box->len = 0;
 		box->rc = 0;
 		__atomic_store_n(&box->state, SP_ATTACH_ASKED, __ATOMIC_RELEASE);
-		if (rescan_running)
+		if (rescan.running)
 			rescan_tell(RESCAN_REPORT);
 		else
 			report_render(box);

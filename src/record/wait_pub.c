@@ -99,22 +99,24 @@ const struct sp_site *sp_watch_end(struct sp_thread *t, uint64_t wait_ns)
  */
 #define SP_ROOT_SITES 256
 
-static struct sp_site root_sites[SP_ROOT_SITES];
-static unsigned n_root_sites;
-static uint64_t root_sites_lost;
+static struct {
+	struct sp_site sites[SP_ROOT_SITES];
+	unsigned n;
+	uint64_t lost;
+} roots;
 
 static const struct sp_site *root_intern(const struct sp_site *s)
 {
-	for (unsigned i = 0; i < n_root_sites; i++)
-		if (root_sites[i].pc == s->pc && root_sites[i].file == s->file &&
-		    root_sites[i].line == s->line && root_sites[i].func == s->func)
-			return &root_sites[i];
-	if (n_root_sites == SP_ROOT_SITES) {
-		sp_add_relaxed(&root_sites_lost, 1);
+	for (unsigned i = 0; i < roots.n; i++)
+		if (roots.sites[i].pc == s->pc && roots.sites[i].file == s->file &&
+		    roots.sites[i].line == s->line && roots.sites[i].func == s->func)
+			return &roots.sites[i];
+	if (roots.n == SP_ROOT_SITES) {
+		sp_add_relaxed(&roots.lost, 1);
 		return NULL;
 	}
-	root_sites[n_root_sites] = *s;
-	return &root_sites[n_root_sites++];
+	roots.sites[roots.n] = *s;
+	return &roots.sites[roots.n++];
 }
 
 void sp_watch_set_root(struct sp_thread *t, uint32_t id, const struct sp_site *root)
@@ -129,7 +131,7 @@ void sp_watch_set_root(struct sp_thread *t, uint32_t id, const struct sp_site *r
 
 uint64_t sp_root_sites_lost(void)
 {
-	return sp_load_relaxed(&root_sites_lost);
+	return sp_load_relaxed(&roots.lost);
 }
 
 /* ---- readers of an rwlock --------------------------------------------------- */

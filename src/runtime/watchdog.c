@@ -83,8 +83,11 @@ struct done_copy {
 	int thread_gone;
 };
 
-static struct wait_copy pending[MAX_PENDING];
-static unsigned n_pending;
+/* Written by the watchdog's scan: the waits it follows. */
+static struct {
+	struct wait_copy waits[MAX_PENDING];
+	unsigned n;
+} pending;
 
 struct scan_ctx {
 	uint64_t now, limit_ns;
@@ -114,13 +117,13 @@ static void scan_thread(struct sp_thread *t, void *arg)
 {
 	struct scan_ctx *c = arg;
 
-	for (unsigned i = 0; i < n_pending; i++) {
-		if (pending[i].tid != t->tid)
+	for (unsigned i = 0; i < pending.n; i++) {
+		if (pending.waits[i].tid != t->tid)
 			continue;
 		c->seen[i] = 1;
-		if (sp_load_acquire(&t->wait.done_seq) == pending[i].id &&
+		if (sp_load_acquire(&t->wait.done_seq) == pending.waits[i].id &&
 		    c->n_done < MAX_PENDING) {
-			c->done[c->n_done].w = pending[i];
+			c->done[c->n_done].w = pending.waits[i];
 			c->done[c->n_done].total_ns = sp_load_relaxed(&t->wait.done_ns);
 			c->done[c->n_done++].thread_gone = 0;
 			c->seen[i] = 2; /* finished */
@@ -149,7 +152,7 @@ static void pick_thread(struct sp_thread *t, void *arg)
 	if (n->waited_ns < c->limit_ns)
 		return;
 	if (sp_load_relaxed(&t->wait.warned) == n->id || c->n_fresh >= MAX_NEW ||
-	    n_pending + c->n_fresh >= MAX_PENDING)
+	    pending.n + c->n_fresh >= MAX_PENDING)
 		return;
 	__atomic_store_n(&t->wait.warned, n->id, __ATOMIC_SEQ_CST); /* see sp_watch_end() */
 	if (__atomic_load_n(&t->wait.seq, __ATOMIC_SEQ_CST) != n->id)
@@ -184,7 +187,7 @@ void sp_watchdog_forget(void)
 	/* Child of fork(): the warned waits were the parent's threads', and
 	 * the parent's helper thread may have held scan_lock. */
 	scan_lock = (sp_lock_t)SP_LOCK_INIT;
-	n_pending = 0;
+	pending.n = 0;
 	sp_wg_forget();
 }
 
@@ -219,17 +222,17 @@ unsigned sp_watchdog_scan(FILE *out)
 	if (deadlock_check_on() && c.graph.n_cycles)
 		sp_wg_recheck_holders(&c.graph);
 	sp_registry_foreach_thread(pick_thread, &c);
-	for (unsigned i = 0; i < n_pending; i++) {
+	for (unsigned i = 0; i < pending.n; i++) {
 		if (c.seen[i] == 2)
 			continue;
 		if (!c.seen[i] && c.n_done < MAX_PENDING) {
-			c.done[c.n_done].w = pending[i];
+			c.done[c.n_done].w = pending.waits[i];
 			c.done[c.n_done++].thread_gone = 1;
 			continue;
 		}
-		pending[keep++] = pending[i];
+		pending.waits[keep++] = pending.waits[i];
 	}
-	n_pending = keep;
+	pending.n = keep;
 	/* Symbolizing needs report_lock, taken before the registry lock. */
 	sp_report_lock();
 	printed = 0;
@@ -239,7 +242,7 @@ unsigned sp_watchdog_scan(FILE *out)
 		print_done(out, &c.done[i]);
 	for (unsigned i = 0; i < c.n_fresh; i++) {
 		const struct sp_wg_node *n = &c.graph.node[c.fresh[i]];
-		struct wait_copy *p = &pending[n_pending++];
+		struct wait_copy *p = &pending.waits[pending.n++];
 
 		sp_wg_print_warning(out, &c.graph, n);
 		p->tid = n->tid;

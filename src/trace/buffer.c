@@ -5,7 +5,10 @@
  * in its own mmap'd pages, found through an initial-exec TLS pointer.  An
  * event is written in its final file layout (format.h) at head, and
  * head is published with one release store; the writer thread
- * (file.c) reads head with acquire and copies the bytes out.  So an
+ * (writer.c, draining through file.c) reads head with acquire and copies
+ * the bytes out.  The list of rings is kept here too (trace.h): a ring is
+ * linked at its owner's first event and handed to the file's exit hook at
+ * its owner's exit.  So an
  * event writes only the thread's own cache lines: no shared index, no
  * atomic read-modify-write, no lock, no system call.
  *
@@ -53,7 +56,6 @@
 
 #include "trace.h"
 
-unsigned char syncprof__trace_on[SYNCPROF_TRACE_MAX_EVENTS];
 int sp_trace_use_tsc;
 size_t sp_trace_buf_size = SP_TRACE_BUF_DEFAULT;
 
@@ -85,13 +87,61 @@ struct sp_trace_buf *sp_trace_buf_self(void)
 	return tls_buf;
 }
 
+/* ---- the list of rings (trace.h) ---------------------------------------- */
+
+sp_lock_t sp_trace_list_lock = SP_LOCK_INIT;
+struct sp_trace_buf *sp_trace_bufs;
+static void (*exit_hook)(struct sp_trace_buf *b); /* sp_trace_list_lock */
+
+void sp_trace_buf_set_exit_hook(void (*hook)(struct sp_trace_buf *b))
+{
+	sp_lock(&sp_trace_list_lock);
+	exit_hook = hook;
+	sp_unlock(&sp_trace_list_lock);
+}
+
+static void buf_link(struct sp_trace_buf *b)
+{
+	sp_lock(&sp_trace_list_lock);
+	b->prev = NULL;
+	b->next = sp_trace_bufs;
+	if (sp_trace_bufs)
+		sp_trace_bufs->prev = b;
+	/* Release: a walker that reads the head sees b's fields. */
+	sp_store_release(&sp_trace_bufs, b);
+	sp_unlock(&sp_trace_list_lock);
+}
+
+void sp_trace_buf_unlink_locked(struct sp_trace_buf *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		sp_trace_bufs = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+}
+
+/* The owner exits: its ring goes to the file's hook, which writes it out
+ * and unlinks it under the file's io_lock; with no hook no walker can
+ * exist (the file installs the hook under this lock before it opens), so
+ * the ring is unlinked here. */
 static void buf_thread_exit(void *arg)
 {
 	struct sp_trace_buf *b = arg;
+	void (*hook)(struct sp_trace_buf *b);
 
 	tls_buf = NULL;
 	tls_buf_state = BUF_DEAD;
-	sp_trace_buf_retire(b);
+	sp_lock(&sp_trace_list_lock);
+	hook = exit_hook;
+	if (!hook)
+		sp_trace_buf_unlink_locked(b);
+	sp_unlock(&sp_trace_list_lock);
+	if (hook)
+		hook(b);
+	else
+		sp_munmap(b, b->map_size);
 }
 
 static int exit_key_ready(void)
@@ -125,7 +175,7 @@ static SP_NOINLINE struct sp_trace_buf *buf_create__slowpath(void)
 		tls_buf_state = BUF_NEW;
 		return NULL;
 	}
-	sp_trace_buf_register(b);
+	buf_link(b);
 	tls_buf = b;
 	tls_buf_state = BUF_LIVE;
 	return b;

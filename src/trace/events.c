@@ -51,7 +51,22 @@ static struct {
 	int next_user_id;
 	int trace_on;
 	int initialised;
+	const struct sp_trace_events_file *file; /* file.c's hooks, once set up */
 } ctl = { .next_user_id = SP_EV_USER_FIRST, .trace_on = 1 };
+
+/* Kept here, with the switches that set it: the emit path's one byte per
+ * event (syncprof.h). */
+unsigned char syncprof__trace_on[SYNCPROF_TRACE_MAX_EVENTS];
+
+void sp_trace_events_set_file_locked(const struct sp_trace_events_file *file)
+{
+	ctl.file = file;
+}
+
+static int file_open_locked(void)
+{
+	return ctl.file && ctl.file->open_locked();
+}
 
 void sp_trace_flags_update_locked(int file_open)
 {
@@ -132,7 +147,7 @@ void syncprof_trace_enable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
 	ctl.trace_on = 1;
-	sp_trace_flags_update_locked(sp_trace_file_open_locked());
+	sp_trace_flags_update_locked(file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
 
@@ -140,7 +155,7 @@ void syncprof_trace_disable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
 	ctl.trace_on = 0;
-	sp_trace_flags_update_locked(sp_trace_file_open_locked());
+	sp_trace_flags_update_locked(file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
 
@@ -164,8 +179,9 @@ int syncprof_trace_register(const char *name, const char *const *arg_names, unsi
 		id = ctl.next_user_id++;
 		def_set((unsigned)id, name, arg_names, nargs);
 		/* Into the file before the flag goes on (below). */
-		sp_trace_file_def_added_locked((unsigned)id);
-		sp_trace_flags_update_locked(sp_trace_file_open_locked());
+		if (ctl.file)
+			ctl.file->def_added_locked((unsigned)id);
+		sp_trace_flags_update_locked(file_open_locked());
 	}
 	sp_unlock(&sp_trace_ctl_lock);
 	return id;
@@ -194,7 +210,7 @@ int syncprof_trace_set_event(int id, int on)
 		rc = -EINVAL;
 	else
 		ctl.defs[id].on = on != 0;
-	sp_trace_flags_update_locked(sp_trace_file_open_locked());
+	sp_trace_flags_update_locked(file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 	return rc;
 }

@@ -48,9 +48,9 @@
  * (sp_sigguard), so that a write past RLIMIT_FSIZE or into a dead pipe
  * fails instead of killing the program; the writer blocks every signal.
  *
- * Lock order: sp_trace_ctl_lock, io_lock, list_lock (all sp_lock_t futexes: the
- * tracer never calls the pthread functions it traces).  The writer takes
- * only io_lock and list_lock.
+ * Lock order: sp_trace_ctl_lock, io_lock, sp_trace_list_lock (buffer.c's;
+ * all sp_lock_t futexes: the tracer never calls the pthread functions it
+ * traces).  The writer takes only io_lock and sp_trace_list_lock.
  *
  * Alternatives considered: copying each ring's bytes to a staging area
  * and an output buffer before write(2) (the first version): two memcpy per
@@ -81,7 +81,6 @@
 
 
 static sp_lock_t io_lock = SP_LOCK_INIT;
-static sp_lock_t list_lock = SP_LOCK_INIT;
 
 /* Written under sp_trace_ctl_lock: the name template and start-up. */
 static struct {
@@ -105,12 +104,6 @@ static struct {
 	size_t n_ranges, ranges_cap;
 	uint64_t last_clock_ns;
 } io = { .sink = { .fd = -1 } };
-
-/* Linked and unlinked under list_lock; walking it also needs io_lock (see
- * drain_all_locked). */
-static struct {
-	struct sp_trace_buf *bufs;
-} rings;
 
 /* Write errors to tell, queued by the holder of io_lock; pending: a
  * relaxed hint that n != 0. */
@@ -457,9 +450,9 @@ static void drain_all_locked(void)
 	/* Rings are unlinked only under io_lock (which we hold) and linked at
 	 * the head, so after reading the head under list_lock the walk is
 	 * safe without it. */
-	sp_lock(&list_lock);
-	b = rings.bufs;
-	sp_unlock(&list_lock);
+	sp_lock(&sp_trace_list_lock);
+	b = sp_trace_bufs;
+	sp_unlock(&sp_trace_list_lock);
 	for (; b; b = b->next)
 		drain_buf_locked(b);
 	if (io.sink.fd >= 0 && !io.sink.error && sp_now_ns() - io.last_clock_ns > 1000000000u)
@@ -561,7 +554,7 @@ static void io_leave(struct sp_sigguard *g)
 
 /* ---- for the writer thread (writer.c) -------------------------------- */
 
-uint64_t sp_trace_writer_round(void)
+static uint64_t writer_round(void)
 {
 	uint64_t before;
 
@@ -575,36 +568,18 @@ uint64_t sp_trace_writer_round(void)
 	return before;
 }
 
-int sp_trace_file_open_now(void)
+static int file_open_now(void)
 {
 	return io.sink.fd >= 0;
 }
 
+static const struct sp_trace_writer_ops writer_ops = { writer_round, file_open_now };
+
 /* ---- rings ------------------------------------------------------------ */
 
-void sp_trace_buf_register(struct sp_trace_buf *b)
-{
-	sp_lock(&list_lock);
-	b->prev = NULL;
-	b->next = rings.bufs;
-	if (rings.bufs)
-		rings.bufs->prev = b;
-	/* Release: a walker that reads bufs sees b's fields. */
-	sp_store_release(&rings.bufs, b);
-	sp_unlock(&list_lock);
-}
-
-static void buf_unlink_locked(struct sp_trace_buf *b)
-{
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		rings.bufs = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
-}
-
-void sp_trace_buf_retire(struct sp_trace_buf *b)
+/* A ring's owner is exiting (buffer.c's exit hook): write out its ring
+ * and drops, unlink it under io_lock (walkers hold it), unmap it. */
+static void ring_exit(struct sp_trace_buf *b)
 {
 	struct sp_sigguard g;
 	char name[16];
@@ -621,9 +596,9 @@ void sp_trace_buf_retire(struct sp_trace_buf *b)
 		out_drops_locked(b);
 		sp_sink_flush_locked(&io.sink);
 	}
-	sp_lock(&list_lock);
-	buf_unlink_locked(b);
-	sp_unlock(&list_lock);
+	sp_lock(&sp_trace_list_lock);
+	sp_trace_buf_unlink_locked(b);
+	sp_unlock(&sp_trace_list_lock);
 	io_leave(&g);
 	sp_munmap(b, b->map_size);
 	tell();
@@ -651,12 +626,12 @@ void sp_trace_fork_prepare(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
 	sp_lock(&io_lock);
-	sp_lock(&list_lock);
+	sp_lock(&sp_trace_list_lock);
 }
 
 void sp_trace_fork_parent(void)
 {
-	sp_unlock(&list_lock);
+	sp_unlock(&sp_trace_list_lock);
 	sp_unlock(&io_lock);
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -668,10 +643,10 @@ void sp_trace_fork_child(void)
 	struct sp_sigguard g;
 	char path[4096];
 
-	for (b = rings.bufs; b; b = next) {
+	for (b = sp_trace_bufs; b; b = next) {
 		next = b->next;
 		if (b != self) {
-			buf_unlink_locked(b);
+			sp_trace_buf_unlink_locked(b);
 			sp_munmap(b, b->map_size);
 		}
 	}
@@ -707,7 +682,7 @@ void sp_trace_fork_child(void)
 #if !defined(__SANITIZE_THREAD__)
 	sp_store_relaxed(&sp_trace_writer_wanted, io.sink.fd >= 0);
 #endif
-	sp_unlock(&list_lock);
+	sp_unlock(&sp_trace_list_lock);
 	sp_unlock(&io_lock);
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -768,10 +743,10 @@ void sp_trace_exit(void)
 		io_enter(&g);
 		drain_all_locked();
 		/* Pending drops of every ring: exiting now, no more events. */
-		sp_lock(&list_lock);
-		for (struct sp_trace_buf *b = rings.bufs; b; b = b->next)
+		sp_lock(&sp_trace_list_lock);
+		for (struct sp_trace_buf *b = sp_trace_bufs; b; b = b->next)
 			out_drops_locked(b);
-		sp_unlock(&list_lock);
+		sp_unlock(&sp_trace_list_lock);
 		file_close_locked();
 		io_leave(&g);
 	}
@@ -781,13 +756,22 @@ void sp_trace_exit(void)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* sp_trace_ctl_lock held. */
+static int events_file_open_locked(void);
+static void events_def_added_locked(unsigned id);
+static const struct sp_trace_events_file events_file = { events_file_open_locked,
+							 events_def_added_locked };
+
+/* sp_trace_ctl_lock held.  The hooks go in before any file opens: from
+ * then on every ring whose owner exits comes here (ring_exit()), and
+ * events.c asks this file whether it is open. */
 static void init_locked(void)
 {
 	if (ctl.initialised)
 		return;
 	ctl.initialised = 1;
 	sp_trace_events_init_locked();
+	sp_trace_events_set_file_locked(&events_file);
+	sp_trace_buf_set_exit_hook(ring_exit);
 	/* The one clock (base/clock.c), calibrated now: the header states
 	 * the rate of every timestamp the file will hold. */
 	sp_trace_use_tsc = sp_clock_calibrate_now() == SP_CLOCK_TSC;
@@ -863,12 +847,12 @@ void sp_trace_lock_named(const struct sp_trace_lock_name *n)
 
 /* ---- for events.c ------------------------------------------------------ */
 
-int sp_trace_file_open_locked(void)
+static int events_file_open_locked(void)
 {
 	return io.sink.fd >= 0; /* changes only under sp_trace_ctl_lock and io_lock */
 }
 
-void sp_trace_file_def_added_locked(unsigned id)
+static void events_def_added_locked(unsigned id)
 {
 	struct sp_sigguard g;
 
@@ -942,7 +926,7 @@ int syncprof_trace_open(const char *path)
 	file_start_locked(newfd, &h, 0, buf);
 	io_leave(&g);
 	snprintf(ctl.path_tmpl, sizeof(ctl.path_tmpl), "%s", path);
-	sp_trace_writer_start_locked();
+	sp_trace_writer_start_locked(&writer_ops);
 	sp_trace_flags_update_locked(io.sink.fd >= 0);
 	sp_unlock(&sp_trace_ctl_lock);
 	tell();

@@ -161,31 +161,51 @@ void sp_trace_fork_parent(void);
 void sp_trace_fork_child(void);
 void sp_trace_exit(void);
 
-/* Link a new ring (any thread). */
-void sp_trace_buf_register(struct sp_trace_buf *b);
-/* The owner is exiting: write out its ring and drops, unlink, unmap. */
-void sp_trace_buf_retire(struct sp_trace_buf *b);
+/*
+ * The rings (buffer.c), newest first: linked by their owners at their
+ * first event, unlinked when they exit.  The head is read and the links
+ * changed under sp_trace_list_lock; a walk past the head needs the file's
+ * io_lock too (file.c), under which a ring is unlinked while a file is
+ * open.  At its owner's exit, a ring goes to the hook the file installed
+ * (sp_trace_buf_set_exit_hook(), under sp_trace_list_lock: it writes out
+ * the ring and its drops, unlinks and unmaps it); with no hook (no file
+ * was ever set up), buffer.c unlinks and unmaps it itself.
+ */
+extern sp_lock_t sp_trace_list_lock;
+extern struct sp_trace_buf *sp_trace_bufs;
+void sp_trace_buf_set_exit_hook(void (*hook)(struct sp_trace_buf *b));
+void sp_trace_buf_unlink_locked(struct sp_trace_buf *b);
+
 /* Wake the writer thread (owner of a ring that crossed its threshold). */
 void sp_trace_writer_kick(void);
-/* writer.c, under sp_trace_ctl_lock: start the writer (signals blocked in
- * it), stop and join it; a fork child's state, the parent's writer gone. */
-void sp_trace_writer_start_locked(void);
+/*
+ * writer.c, under sp_trace_ctl_lock: start the writer (signals blocked in
+ * it), stop and join it; a fork child's state, the parent's writer gone.
+ * The writer knows the file through @ops (file.c's): one drain of every
+ * ring into the file, its write errors told, returning the bytes taken
+ * from the rings; and whether a file is open.
+ */
+struct sp_trace_writer_ops {
+	uint64_t (*round)(void);
+	int (*file_open)(void);
+};
+void sp_trace_writer_start_locked(const struct sp_trace_writer_ops *ops);
 void sp_trace_writer_stop_locked(void);
 void sp_trace_writer_fork_child(void);
-/* file.c, for the writer: one drain of every ring into the file, its
- * write errors told; the bytes taken from the rings.  Whether a file is
- * open. */
-uint64_t sp_trace_writer_round(void);
-int sp_trace_file_open_now(void);
 /* Set in a fork child: the next kick starts the child's writer. */
 extern int sp_trace_writer_wanted;
 /* Test hook: sleep this long before each drain pass (a slow writer). */
 extern unsigned sp_trace_test_writer_delay_us;
 
-/* Called by events.c with sp_trace_ctl_lock held: is a file open;
- * write the definition of a new event into it. */
-int sp_trace_file_open_locked(void);
-void sp_trace_file_def_added_locked(unsigned id);
+/* events.c knows the file through the hooks file.c installs at its
+ * set-up (under sp_trace_ctl_lock, as they are called): is a file open;
+ * write the definition of a new event into it.  Without them no file is
+ * open. */
+struct sp_trace_events_file {
+	int (*open_locked)(void);
+	void (*def_added_locked)(unsigned id);
+};
+void sp_trace_events_set_file_locked(const struct sp_trace_events_file *file);
 /* ... and the lock-event mode changed (LOCK_MODE record). */
 void sp_trace_file_mode_changed_locked(void);
 

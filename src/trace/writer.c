@@ -1,11 +1,11 @@
 /*
  * writer.c - the trace's writer thread: it sleeps on a futex, 1 ms while
  * there is traffic and backing off to 100 ms when idle, and each time it
- * wakes drains every ring into the file (file.c's
- * sp_trace_writer_round()); an emitter whose ring is 3/4 full kicks it
+ * wakes drains every ring into the file (the round of the ops file.c
+ * starts it with); an emitter whose ring is 3/4 full kicks it
  * (sp_trace_writer_kick(), buffer.c).  Its state is its own: the thread,
- * whether it runs and in which process, and its wake-up word; file.c
- * starts and stops it under sp_trace_ctl_lock.
+ * whether it runs and in which process, its ops and its wake-up word;
+ * file.c starts and stops it under sp_trace_ctl_lock.
  *
  * In a fork child the writer of the parent is gone: the child's first
  * event (or kick) starts its own (sp_trace_writer_wanted), never the
@@ -33,6 +33,7 @@ static struct {
 	pthread_t thread;
 	int running;
 	pid_t pid;
+	const struct sp_trace_writer_ops *ops; /* kept for a fork child's start */
 } started;
 
 /* Its wake-up: the futex word emitters bump, whether it sleeps on it, and
@@ -64,7 +65,7 @@ static void *writer_main(void *arg)
 
 			nanosleep(&d, NULL);
 		}
-		drained = sp_trace_writer_round();
+		drained = started.ops->round();
 		/* Busy: poll every millisecond, so that emitters seldom need
 		 * to wake us (a wake-up costs them a system call, and the
 		 * scheduler tends to put the woken writer on the waker's
@@ -85,8 +86,8 @@ static SP_NOINLINE void writer_start_lazy__slowpath(void)
 	if (!__atomic_exchange_n(&sp_trace_writer_wanted, 0, __ATOMIC_ACQ_REL))
 		return;
 	sp_lock(&sp_trace_ctl_lock);
-	if (sp_trace_file_open_now())
-		sp_trace_writer_start_locked();
+	if (started.ops && started.ops->file_open())
+		sp_trace_writer_start_locked(started.ops);
 	sp_unlock(&sp_trace_ctl_lock);
 }
 
@@ -101,10 +102,11 @@ void sp_trace_writer_kick(void)
 }
 
 /* sp_trace_ctl_lock held.  Signals blocked so the writer never runs a handler. */
-void sp_trace_writer_start_locked(void)
+void sp_trace_writer_start_locked(const struct sp_trace_writer_ops *ops)
 {
 	sigset_t all, old;
 
+	started.ops = ops;
 	if (started.running)
 		return;
 	sp_store_relaxed(&wake.stop, 0);

@@ -343,7 +343,7 @@ static void signal_report(void)
 
 	if (read(starter.sig_pipe[0], &c, 1) != 1)
 		return;
-	syncprof_report(stderr, &sp_opts.report);
+	sp_report_write(stderr, &sp_opts.report);
 	unqueued = __atomic_exchange_n(&sig_unqueued, 0, __ATOMIC_RELAXED);
 	if (unqueued)
 		fprintf(stderr,

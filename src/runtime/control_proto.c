@@ -329,7 +329,7 @@ int sp_ctl_execute(const struct sp_ctl_request *req, FILE *out)
 			fputs("reset: later reports start from now\n", out);
 		return rc;
 	}
-	case SP_CTL_REPORT: return syncprof_report(out, &req->report);
+	case SP_CTL_REPORT: return sp_report_write(out, &req->report);
 	}
 	return -EINVAL;
 }

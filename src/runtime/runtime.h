@@ -1,6 +1,6 @@
 /*
  * runtime.h - the running library (src/runtime): start-up, exit and fork
- * order (lifecycle.c), options, the control socket and its protocol, the
+ * order (lifecycle.c), the switch, resets and reports (switch.c), options, the control socket and its protocol, the
  * watchdog.  Private to src/runtime and preload/.
  */
 #ifndef SP_RUNTIME_RUNTIME_H
@@ -11,7 +11,7 @@
 #include "read/options.h"
 #include "record/record.h"
 
-extern struct sp_options sp_opts; /* lifecycle.c: read once at start-up */
+extern struct sp_options sp_opts; /* switch.c: read once at start-up (lifecycle.c) */
 
 /* ---- "lifecycle.c" ---------------------------------------------------- */
 
@@ -40,9 +40,16 @@ struct sp_fork_hooks {
 	void (*child)(void);
 };
 extern const struct sp_fork_hooks *sp_attach_fork_hooks;
+/* ---- "switch.c" ------------------------------------------------------- */
+
 /* How long profiling was on since start-up or the last reset. */
 uint64_t sp_profiled_ns(void);
+/* The program's command line, read once at start-up. */
 const char *sp_command(void);
+void sp_command_read(void);
+/* Whether profiling was ever switched on; start-up dates the state. */
+int sp_ever_enabled(void);
+void sp_state_started(void);
 /* Wall-clock time (CLOCK_REALTIME ns) of the last on/off switch, or of
  * start-up when it never switched. */
 uint64_t sp_state_since_ns(void);
@@ -54,6 +61,12 @@ int sp_report_snapshot(void);
 /* report_lock: serialises reports, resets and symbolizing (watchdog). */
 void sp_report_lock(void);
 void sp_report_unlock(void);
+/* The same under report_lock, named (@named 1) or with interposed sites
+ * left as addresses (0: for syncprof run to name). */
+int sp_report_build_locked(struct sp_profile *p, const struct syncprof_report_options *o,
+			   int named);
+/* syncprof_report() once start-up ran: render the profile to @out. */
+int sp_report_write(FILE *out, const struct syncprof_report_options *opts);
 
 /* ---- "control.c" ------------------------------------------------------ */
 

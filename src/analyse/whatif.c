@@ -61,11 +61,11 @@
  *   - The run's own variability: how much F changes the wall time is not
  *     the same all through a run (a spell of preempted holds, a phase
  *     with other locks).  The point's replays at factor 1 and at F are
- *     cut into BLOCKS blocks of the measured time (block_reach(): how far
- *     each replay had got by each block's end); a replicate draws BLOCKS
- *     of them with replacement and takes the ratio of their lengths at F
- *     to those at factor 1.  A trace of fewer than BLOCKS *
- *     MIN_BLOCK_STEPS steps is not cut.
+ *     cut into BLOCKS blocks of the measured time (reach_point(): how
+ *     far each replay's critical path had got by each block's end); a
+ *     replicate draws BLOCKS of them with replacement and takes the
+ *     ratio of their lengths at F to those at factor 1.  A trace of
+ *     fewer than BLOCKS * MIN_BLOCK_STEPS steps is not cut.
  * A replicate's ratio is the product of the two, relative to the point
  * estimate's ratio F-replay / 1-replay; the 5th and 95th percentiles
  * times the point estimate make the interval, widened to hold the point
@@ -86,14 +86,19 @@
  * and at F = 4 their ratios were a quarter below the point's; the
  * intervals (26% to 45% wide drawn apart at factor 1 and at F, 4% to
  * 40% drawn alike) lay on one side of the point, measuring the broken
- * order more than the run.  Cutting the run into 10, 20 or 40 blocks
- * gave intervals of median width 5.3%, 6.9% and 6.8% on the same 12
- * cases (the hand-offs' alone: 1.3%); 20 it is.
+ * order more than the run.  Blocks keep the order.  Cut by every
+ * thread's progress (the latest replayed step of any thread), 10, 20 or
+ * 40 blocks gave intervals of median width 5.3%, 6.9% and 6.8% on the
+ * same 12 cases (the hand-offs' alone: 1.3%), but a thread off the path
+ * that ends early at F made its blocks look faster where the wall time
+ * cannot move; cut by the critical path's progress, 20 blocks give
+ * 14.0%, and another trace's prediction falls inside 60 of 72 times
+ * (47 by every thread's progress, 17 with the hand-offs alone).
  *
  * Costs: 2 + 2 * samples passes over the steps, O(steps) each (threads
  * that cannot go on are skipped and revisited; a pass over all threads
  * makes progress), 40 bytes of replay state per step; the walks back,
- * O(steps), and block_reach() twice, O(steps).  On the shared 2-CPU
+ * O(steps).  On the shared 2-CPU
  * machine, 'trace what-if' on bank 4 20000 (a 69 MB trace) takes 1.1 s
  * with --samples 0 and 1.7 s with the default 40; on bank 4 100000
  * (347 MB), 6.1 s and 13.0 s.  The blocks add two O(steps) passes,
@@ -122,7 +127,7 @@
  * cost milliseconds. */
 #define MIN_HANDOFFS 8
 /* The interval's blocks: the measured run cut into this many equal
- * spans of time (block_reach()); see the design block for the counts
+ * spans of time (reach_point()); see the design block for the counts
  * tried. */
 #define BLOCKS 20
 /* ... when the trace has this many steps per block: a shorter trace is
@@ -164,7 +169,7 @@ struct replay {
 	size_t *pool_off, gpool_n;
 	long boot;          /* a bootstrap replicate (latencies drawn), else -1 */
 	/* the point's replays at factor 1 and at F: the replayed time by
-	 * which each block's end was reached (block_reach()) */
+	 * which each block's end was reached on the critical path (reach_point()) */
 	int64_t reach1[BLOCKS + 1], reachf[BLOCKS + 1];
 	int blocks;         /* the trace has enough steps to be cut into blocks */
 	int64_t *bwait;     /* replicate: wait per lock */
@@ -467,13 +472,42 @@ static int medians(struct replay *p)
 }
 
 /*
+ * The critical path's progress through the measured run: @reach[s], for
+ * s = 0 .. BLOCKS, is the latest replayed time of a point on the path (a
+ * step, a thread's end) measured at or before the end of block s, the
+ * measured span cut into BLOCKS equal parts; reach_done() makes it never
+ * decrease.  reach[0] is the trace's start and reach[BLOCKS] the
+ * replay's end, so the blocks' lengths, reach[s + 1] - reach[s], add up
+ * to the replay's wall time.  Points off the path are left out: a thread
+ * that ends early at F but waits for nothing on the path does not make
+ * its blocks look faster.
+ */
+static void reach_point(const struct replay *p, int64_t *reach, int64_t t, int64_t sim)
+{
+	const struct sp_trace_model *m = p->m;
+	int64_t span = m->last_ns - m->first_ns;
+	int64_t s = span > 0 ? ((t - m->first_ns) * BLOCKS + span - 1) / span : 0;
+
+	s = s < 0 ? 0 : s > BLOCKS ? BLOCKS : s;
+	if (sim > reach[s])
+		reach[s] = sim;
+}
+
+static void reach_done(int64_t *reach)
+{
+	for (size_t s = 1; s <= BLOCKS; s++)
+		if (reach[s] < reach[s - 1])
+			reach[s] = reach[s - 1];
+}
+
+/*
  * Walk the critical path of the latest replay back from thread @ti's end
- * into @cp; @detail: also per thread, per lock and per site (the
- * predicted run's).  Every stretch of time is put in one part, so the
- * parts add up to the wall time.
+ * into @cp and @reach; @detail: also per thread, per lock and per site
+ * (the predicted run's).  Every stretch of time is put in one part, so
+ * the parts add up to the wall time.
  */
 static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *cp,
-			  int detail, uint8_t *seen)
+			  int64_t *reach, int detail, uint8_t *seen)
 {
 	const struct sp_trace_model *m = p->m;
 	struct sp_whatif *w = p->w;
@@ -482,6 +516,9 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 
 	memset(cp, 0, sizeof(*cp));
 	memset(seen, 0, m->n_threads);
+	for (size_t s = 0; s <= BLOCKS; s++)
+		reach[s] = m->first_ns;
+	reach_point(p, reach, m->threads[ti].last_ns, t);
 	cp->total_ns = t - m->first_ns;
 	while (hops++ < 100000000) {
 		const struct sp_tm_thread *th = &m->threads[ti];
@@ -516,6 +553,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				break;
 			s = &th->steps[--k];
 			st = &p->ss[ti][k];
+			reach_point(p, reach, s->t, st->sim);
 			if (s->kind == SP_TM_REL)
 				continue; /* a release takes no time */
 			if (st->by_t != NONE) {
@@ -545,6 +583,10 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				t = rel;
 				next = st->by_t;
 				next_k = join ? m->threads[next].n_steps : st->by_s;
+				reach_point(p, reach,
+					    join ? m->threads[next].last_ns
+						 : m->threads[next].steps[next_k].t,
+					    rel);
 				break;
 			}
 			/* its own time: a lock call, or a wait kept as measured */
@@ -571,6 +613,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 		ti = next;
 		k = next_k;
 	}
+	reach_done(reach);
 }
 
 /* The thread that ends the latest replay, and the replay's end. */
@@ -585,39 +628,6 @@ static uint32_t last_thread(const struct replay *p, int64_t *end_max)
 			last = (uint32_t)ti;
 		}
 	return last;
-}
-
-/*
- * The latest replay's progress through the measured run: @reach[s], for
- * s = 0 .. BLOCKS, is the latest replayed time of a step (or a thread's
- * end) measured at or before the end of block s, the measured span cut
- * into BLOCKS equal parts.  It never decreases; reach[0] is the trace's
- * start and reach[BLOCKS] the replay's end, so the blocks' lengths,
- * reach[s + 1] - reach[s], add up to the replay's wall time.
- */
-static void block_reach(const struct replay *p, int64_t *reach)
-{
-	const struct sp_trace_model *m = p->m;
-	int64_t span = m->last_ns - m->first_ns;
-
-	for (size_t s = 0; s <= BLOCKS; s++)
-		reach[s] = m->first_ns;
-	for (size_t ti = 0; ti < m->n_threads; ti++) {
-		const struct sp_tm_thread *th = &m->threads[ti];
-
-		for (size_t k = 0; k <= th->n_steps; k++) {
-			int64_t t = k < th->n_steps ? th->steps[k].t : th->last_ns;
-			int64_t sim = k < th->n_steps ? p->ss[ti][k].sim : p->end[ti];
-			int64_t s = span > 0 ? ((t - m->first_ns) * BLOCKS + span - 1) / span : 0;
-
-			s = s < 0 ? 0 : s > BLOCKS ? BLOCKS : s;
-			if (sim > reach[s])
-				reach[s] = sim;
-		}
-	}
-	for (size_t s = 1; s <= BLOCKS; s++)
-		if (reach[s] < reach[s - 1])
-			reach[s] = reach[s - 1];
 }
 
 /*
@@ -813,9 +823,9 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	w->measured_wall_ns = m->last_ns - m->first_ns;
 	for (size_t ti = 0; ti < m->n_threads; ti++)
 		w->threads[ti].end_measured = m->threads[ti].last_ns;
-	block_reach(&p, p.reach1);
 	if (m->n_threads)
-		critical_path(&p, last_thread(&p, &end_max), &w->path_replayed, 0, seen);
+		critical_path(&p, last_thread(&p, &end_max), &w->path_replayed, p.reach1, 0,
+			      seen);
 	else
 		end_max = m->first_ns;
 	w->replay_wall_ns = end_max - m->first_ns;
@@ -846,7 +856,6 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 			 factor);
 	if (rc)
 		goto out;
-	block_reach(&p, p.reachf);
 	for (size_t ti = 0; ti < m->n_threads; ti++)
 		w->threads[ti].end_predicted = p.end[ti];
 	w->last_thread = m->n_threads ? last_thread(&p, &end_max) : 0;
@@ -855,7 +864,7 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	for (size_t i = 0; i < m->n_locks; i++)
 		w->locks[i].wait_low = w->locks[i].wait_high = w->locks[i].wait_predicted;
 	if (m->n_threads)
-		critical_path(&p, w->last_thread, &w->path_predicted, 1, seen);
+		critical_path(&p, w->last_thread, &w->path_predicted, p.reachf, 1, seen);
 	if (samples && m->n_threads) {
 		rc = bootstrap(&p, samples);
 		if (rc == -EDEADLK)

@@ -498,7 +498,7 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 		       w->site, ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns),
 		       ms(c1->scaled_ns));
 
-	printf("\nwait per lock (ms; the interval from the same replays):\n"
+	printf("\nwait per lock (ms; the interval from the same replays' hand-off latencies):\n"
 	       "%-18s %-9s %-32s %10s %10s %12s %12s %12s %23s\n",
 	       "lock", "type", "first site", "acquired", "contended", "measured", "predicted",
 	       "change", "90% interval");

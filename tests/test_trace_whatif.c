@@ -16,7 +16,8 @@
  *     hand-off latencies differ, is the same twice (fixed seed), and is
  *     the point with --samples 0; with no hand-offs, holds whose length
  *     changes during the run give a wider interval than holds of one
- *     length (the interval draws blocks of the run again too);
+ *     length (the interval draws blocks of the run again too), and
+ *     varying holds off the critical path leave it the point;
  *   - a join waits for the joined thread's replayed end; a trace that
  *     starts inside a hold keeps the lock held until its release;
  *   - chains: C waits for L1 held by A, who waits for L2 held by B;
@@ -545,6 +546,40 @@ static void test_interval_holds(void)
 	free(err);
 }
 
+/*
+ * The same varying holds on alpha, and beta holding L2 at fb 100 ns in
+ * every period, ending the run at 199600: at 0.5 alpha ends earlier
+ * still, off the critical path, which is beta's alone at factor 1 and
+ * at F.  The blocks follow the path, so alpha's holds do not widen the
+ * interval: it is the point.
+ */
+static void test_interval_off_path(void)
+{
+	struct tw w;
+	const char *p;
+	char *out, *err;
+
+	tw_header(&w);
+	tw_names(&w);
+	for (uint64_t i = 0; i < 200; i++) {
+		ACQ(&w, 1000 * i, 101, 0xa1, FN_A, 10, 0);
+		REL(&w, 1000 * i + hold_varying(i), 101, 0xa1, FN_A, 11);
+		ACQ(&w, 1000 * i + 500, 102, 0xb2, FN_B, 20, 0);
+		REL(&w, 1000 * i + 600, 102, 0xb2, FN_B, 21);
+	}
+	p = tw_save(&w, "holds_off_path.trace");
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5 --json", cli, p),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_CONTAINS(out, "\"verdict\":\"off_path\"");
+	T_ASSERT_INT(jnum(out, "blocks"), ==, 20);
+	T_ASSERT_INT(jnum(out, "predicted_wall_ns"), ==, 199600);
+	T_ASSERT_INT(jnum(out, "predicted_wall_low_ns"), ==, 199600);
+	T_ASSERT_INT(jnum(out, "predicted_wall_high_ns"), ==, 199600);
+	free(out);
+	free(err);
+}
+
 /* C waits at fd for L1, held by A (fa), who waits at fb for L2, held by B
  * (fc), who runs: the chain C -> A -> B. */
 static void write_chain(struct tw *w)
@@ -896,6 +931,7 @@ int main(int argc, char **argv)
 	test_mid_run();
 	test_join();
 	test_interval_holds();
+	test_interval_off_path();
 	test_interval();
 	test_chains();
 	test_deadlock();

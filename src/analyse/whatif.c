@@ -61,11 +61,11 @@
  *   - The run's own variability: how much F changes the wall time is not
  *     the same all through a run (a spell of preempted holds, a phase
  *     with other locks).  The point's replays at factor 1 and at F are
- *     cut into BLOCKS blocks of the measured time (reach_point(): how
- *     far each replay's critical path had got by each block's end); a
- *     replicate draws BLOCKS of them with replacement and takes the
- *     ratio of their lengths at F to those at factor 1.  A trace of
- *     fewer than BLOCKS * MIN_BLOCK_STEPS steps is not cut.
+ *     cut into BLOCKS blocks of the measured time (reach_point(): when
+ *     each replay's critical path passed each block's end); a replicate
+ *     draws BLOCKS of them with replacement and takes the ratio of their
+ *     lengths at F to those at factor 1.  A trace of fewer than BLOCKS *
+ *     MIN_BLOCK_STEPS steps is not cut.
  * A replicate's ratio is the product of the two, relative to the point
  * estimate's ratio F-replay / 1-replay; the 5th and 95th percentiles
  * times the point estimate make the interval, widened to hold the point
@@ -86,24 +86,29 @@
  * and at F = 4 their ratios were a quarter below the point's; the
  * intervals (26% to 45% wide drawn apart at factor 1 and at F, 4% to
  * 40% drawn alike) lay on one side of the point, measuring the broken
- * order more than the run.  Blocks keep the order.  Cut by every
- * thread's progress (the latest replayed step of any thread), 10, 20 or
- * 40 blocks gave intervals of median width 5.3%, 6.9% and 6.8% on the
- * same 12 cases (the hand-offs' alone: 1.3%), but a thread off the path
- * that ends early at F made its blocks look faster where the wall time
- * cannot move; cut by the critical path's progress, 20 blocks give
- * 14.0%, and another trace's prediction falls inside 60 of 72 times
- * (47 by every thread's progress, 17 with the hand-offs alone).
+ * order more than the run.  Blocks keep the order.  On the same 12
+ * cases (3 traces each), the hand-offs alone gave a median width of
+ * 1.3%, another trace's prediction inside a trace's interval 17 times
+ * of 72.  Cut by every thread's progress (the latest replayed step of
+ * any thread), 10, 20 or 40 blocks gave 5.3%, 6.9% and 6.8% (47 of 72
+ * at 20), but a thread off the path that ends early at F made its
+ * blocks look faster where the wall time cannot move.  Cut by the
+ * critical path's steps alone, a long wait on the path put all its
+ * time in the block where it ended: 14.0% (60 of 72), and bank's
+ * journal lock at 0.5, which moves the wall time by under 1%, got
+ * intervals of -26% .. +18%.  The path drawn straight between its
+ * points, as now: 5.8% (47 of 72), bank's as wide as the hand-offs'.
+ * Draws of 20 blocks it is.
  *
  * Costs: 2 + 2 * samples passes over the steps, O(steps) each (threads
  * that cannot go on are skipped and revisited; a pass over all threads
  * makes progress), 40 bytes of replay state per step; the walks back,
- * O(steps).  On the shared 2-CPU
- * machine, 'trace what-if' on bank 4 20000 (a 69 MB trace) takes 1.1 s
- * with --samples 0 and 1.7 s with the default 40; on bank 4 100000
- * (347 MB), 6.1 s and 13.0 s.  The blocks add two O(steps) passes,
- * lost in the machine's noise (bank 4 20000 with 40 samples: 2.1 to
- * 2.9 s before them, 2.3 to 2.7 s with them, load 3.6).  Alternatives
+ * O(steps), which also place the blocks.  On the shared 2-CPU machine,
+ * 'trace what-if' on bank 4 20000 (a 69 MB trace) takes 1.1 s with
+ * --samples 0 and 1.7 s with the default 40; on bank 4 100000 (347 MB),
+ * 6.1 s and 13.0 s.  The blocks' cost is lost in the machine's noise
+ * (bank 4 20000 with 40 samples: 2.1 to 2.9 s before them, 2.3 to 2.7 s
+ * with them, load 3.6).  Alternatives
  * considered: a discrete-event simulation with a priority queue of thread
  * wake-ups gives the same answer once hand-off order is fixed (grants are
  * then a function of earlier releases only), at O(steps log threads).
@@ -473,31 +478,48 @@ static int medians(struct replay *p)
 
 /*
  * The critical path's progress through the measured run: @reach[s], for
- * s = 0 .. BLOCKS, is the latest replayed time of a point on the path (a
- * step, a thread's end) measured at or before the end of block s, the
- * measured span cut into BLOCKS equal parts; reach_done() makes it never
- * decrease.  reach[0] is the trace's start and reach[BLOCKS] the
- * replay's end, so the blocks' lengths, reach[s + 1] - reach[s], add up
- * to the replay's wall time.  Points off the path are left out: a thread
- * that ends early at F but waits for nothing on the path does not make
- * its blocks look faster.
+ * s = 0 .. BLOCKS, is the replayed time at which the replay's critical
+ * path passes the end of block s, the measured span cut into BLOCKS
+ * equal parts: between two points of the path (steps, a thread's end,
+ * the trace's start) the path runs straight from one (measured,
+ * replayed) time to the other, so a long wait or stretch of work on it
+ * is spread over the blocks it spans.  reach[0] is the trace's start and
+ * reach[BLOCKS] the replay's end, so the blocks' lengths, reach[s + 1] -
+ * reach[s], add up to the replay's wall time.  Threads off the path do
+ * not count: one that ends early at F but that nothing on the path
+ * waited for does not make its blocks look faster.  The walk back gives
+ * the points latest first.
  */
-static void reach_point(const struct replay *p, int64_t *reach, int64_t t, int64_t sim)
-{
-	const struct sp_trace_model *m = p->m;
-	int64_t span = m->last_ns - m->first_ns;
-	int64_t s = span > 0 ? ((t - m->first_ns) * BLOCKS + span - 1) / span : 0;
+struct reach_walk {
+	const struct sp_trace_model *m;
+	int64_t *reach;
+	int64_t t, sim; /* the point before (later in the run) */
+	long next;      /* the latest block end not yet placed */
+};
 
-	s = s < 0 ? 0 : s > BLOCKS ? BLOCKS : s;
-	if (sim > reach[s])
-		reach[s] = sim;
+static int64_t block_end(const struct sp_trace_model *m, long s)
+{
+	return m->first_ns + (m->last_ns - m->first_ns) * s / BLOCKS;
 }
 
-static void reach_done(int64_t *reach)
+static void reach_point(struct reach_walk *rw, int64_t t, int64_t sim)
 {
-	for (size_t s = 1; s <= BLOCKS; s++)
-		if (reach[s] < reach[s - 1])
-			reach[s] = reach[s - 1];
+	if (t > rw->t)
+		t = rw->t; /* a hand-off recorded before its release: no way back */
+	if (sim > rw->sim)
+		sim = rw->sim;
+	for (; rw->next >= 0; rw->next--) {
+		int64_t te = block_end(rw->m, rw->next);
+
+		if (te < t)
+			break;
+		rw->reach[rw->next] =
+			rw->t > t ? sim + (int64_t)llround((double)(rw->sim - sim) *
+							   (double)(te - t) / (double)(rw->t - t))
+				  : rw->sim;
+	}
+	rw->t = t;
+	rw->sim = sim;
 }
 
 /*
@@ -514,11 +536,11 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 	int64_t t = p->end[ti];
 	size_t k = m->threads[ti].n_steps, hops = 0;
 
+	struct reach_walk rw = { m, reach, INT64_MAX, t, BLOCKS };
+
 	memset(cp, 0, sizeof(*cp));
 	memset(seen, 0, m->n_threads);
-	for (size_t s = 0; s <= BLOCKS; s++)
-		reach[s] = m->first_ns;
-	reach_point(p, reach, m->threads[ti].last_ns, t);
+	reach_point(&rw, m->threads[ti].last_ns, t);
 	cp->total_ns = t - m->first_ns;
 	while (hops++ < 100000000) {
 		const struct sp_tm_thread *th = &m->threads[ti];
@@ -553,7 +575,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				break;
 			s = &th->steps[--k];
 			st = &p->ss[ti][k];
-			reach_point(p, reach, s->t, st->sim);
+			reach_point(&rw, s->t, st->sim);
 			if (s->kind == SP_TM_REL)
 				continue; /* a release takes no time */
 			if (st->by_t != NONE) {
@@ -583,7 +605,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				t = rel;
 				next = st->by_t;
 				next_k = join ? m->threads[next].n_steps : st->by_s;
-				reach_point(p, reach,
+				reach_point(&rw,
 					    join ? m->threads[next].last_ns
 						 : m->threads[next].steps[next_k].t,
 					    rel);
@@ -613,7 +635,8 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 		ti = next;
 		k = next_k;
 	}
-	reach_done(reach);
+	reach_point(&rw, m->threads[ti].first_ns, m->threads[ti].first_ns);
+	reach_point(&rw, m->first_ns, m->first_ns);
 }
 
 /* The thread that ends the latest replay, and the replay's end. */

@@ -14,7 +14,10 @@
  *     off the critical path is said to be (off_path, and in words);
  *   - the interval holds the point estimate, has a spread where the
  *     hand-off latencies differ, is the same twice (fixed seed), and is
- *     the point with --samples 0;
+ *     the point with --samples 0; with no hand-offs, holds whose length
+ *     changes during the run give a wider interval than holds of one
+ *     length (the interval draws blocks of the run again too), and
+ *     varying holds off the critical path leave it the point;
  *   - a join waits for the joined thread's replayed end; a trace that
  *     starts inside a hold keeps the lock held until its release;
  *   - chains: C waits for L1 held by A, who waits for L2 held by B;
@@ -441,6 +444,8 @@ static void test_interval(void)
 	T_ASSERT_INT(pt, ==, 11208);
 	T_ASSERT_INT(lo, <, hi);
 	T_ASSERT_INT(jnum(out, "samples"), ==, 40);
+	/* 40 steps: too few to cut into blocks */
+	T_ASSERT_INT(jnum(out, "blocks"), ==, 0);
 	free(err);
 	T_ASSERT_INT(t_run(&again, &err, "%s trace what-if %s --site fa --factor 3 --json", cli, p),
 		     ==, 0);
@@ -466,6 +471,111 @@ static void test_interval(void)
 			   p),
 		     ==, 0);
 	T_ASSERT_CONTAINS(out, "(no interval: --samples 0)");
+	free(out);
+	free(err);
+}
+
+/* alpha holds L at fa 200 times, 1000 ns apart, with no waiter: holds
+ * of @hold(i) ns.  Returns the trace's path. */
+static const char *write_holds(const char *name, uint64_t (*hold)(uint64_t))
+{
+	struct tw w;
+
+	tw_header(&w);
+	tw_names(&w);
+	for (uint64_t i = 0; i < 200; i++) {
+		ACQ(&w, 1000 * i, 101, 0xa1, FN_A, 10, 0);
+		REL(&w, 1000 * i + hold(i), 101, 0xa1, FN_A, 11);
+	}
+	return tw_save(&w, name);
+}
+
+static uint64_t hold_constant(uint64_t i)
+{
+	(void)i;
+	return 100;
+}
+
+/* the same total, 20000 ns: 10 ns for the first half, then a spell of
+ * 190 ns holds */
+static uint64_t hold_varying(uint64_t i)
+{
+	return i < 100 ? 10 : 190;
+}
+
+/*
+ * No hand-offs at all, so only the run's own variability can widen the
+ * interval: holds of one length give a narrower one than holds whose
+ * length changes during the run; both hold the point.  At factor 2 each
+ * hold adds its length: the last acquisition comes at 199000 + the 199
+ * holds before it, and its hold, doubled, ends the run.
+ */
+static void test_interval_holds(void)
+{
+	const char *pc = write_holds("holds_constant.trace", hold_constant);
+	const char *pv = write_holds("holds_varying.trace", hold_varying);
+	int64_t wc, wv;
+	char *out, *err;
+
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 2 --json", cli, pc),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_INT(jnum(out, "predicted_wall_ns"), ==, 199000 + 19900 + 200);
+	wc = jnum(out, "predicted_wall_high_ns") - jnum(out, "predicted_wall_low_ns");
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 2 --json", cli, pv),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_INT(jnum(out, "predicted_wall_ns"), ==, 199000 + 1000 + 99 * 190 + 380);
+	wv = jnum(out, "predicted_wall_high_ns") - jnum(out, "predicted_wall_low_ns");
+	T_ASSERT_INT(wv, >, wc);
+	T_ASSERT_INT(jnum(out, "blocks"), ==, 20);
+	free(out);
+	free(err);
+	/* the same interval twice; the text says what was drawn */
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 2 --json", cli, pv),
+		     ==, 0);
+	T_ASSERT_INT(jnum(out, "predicted_wall_high_ns") - jnum(out, "predicted_wall_low_ns"), ==,
+		     wv);
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 2", cli, pv), ==, 0);
+	T_ASSERT_CONTAINS(out, "the run's 20 blocks drawn again 40 times; no hand-off latency");
+	free(out);
+	free(err);
+}
+
+/*
+ * The same varying holds on alpha, and beta holding L2 at fb 100 ns in
+ * every period, ending the run at 199600: at 0.5 alpha ends earlier
+ * still, off the critical path, which is beta's alone at factor 1 and
+ * at F.  The blocks follow the path, so alpha's holds do not widen the
+ * interval: it is the point.
+ */
+static void test_interval_off_path(void)
+{
+	struct tw w;
+	const char *p;
+	char *out, *err;
+
+	tw_header(&w);
+	tw_names(&w);
+	for (uint64_t i = 0; i < 200; i++) {
+		ACQ(&w, 1000 * i, 101, 0xa1, FN_A, 10, 0);
+		REL(&w, 1000 * i + hold_varying(i), 101, 0xa1, FN_A, 11);
+		ACQ(&w, 1000 * i + 500, 102, 0xb2, FN_B, 20, 0);
+		REL(&w, 1000 * i + 600, 102, 0xb2, FN_B, 21);
+	}
+	p = tw_save(&w, "holds_off_path.trace");
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5 --json", cli, p),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_CONTAINS(out, "\"verdict\":\"off_path\"");
+	T_ASSERT_INT(jnum(out, "blocks"), ==, 20);
+	T_ASSERT_INT(jnum(out, "predicted_wall_ns"), ==, 199600);
+	T_ASSERT_INT(jnum(out, "predicted_wall_low_ns"), ==, 199600);
+	T_ASSERT_INT(jnum(out, "predicted_wall_high_ns"), ==, 199600);
 	free(out);
 	free(err);
 }
@@ -820,6 +930,8 @@ int main(int argc, char **argv)
 	test_handoff();
 	test_mid_run();
 	test_join();
+	test_interval_holds();
+	test_interval_off_path();
 	test_interval();
 	test_chains();
 	test_deadlock();

@@ -10,10 +10,10 @@
 # (predicted: predicted / measured span of the trace; real: run at H*F /
 # run at H), so the tracing's own cost cancels out; the absolute figures
 # are printed too, and the prediction's 90% interval (what-if's, from
-# replays with the hand-off latencies drawn again: median of the traces'
-# bounds, as ratios) with whether the real ratio falls in it, and the
-# spread of the point predictions over the traces (min..max).  No
-# threshold: this prints, a person judges.
+# replays with the hand-off latencies and the run's blocks drawn again:
+# median of the traces' bounds, as ratios) with whether the real ratio
+# falls in it, and the spread of the point predictions over the traces
+# (min..max).  No threshold: this prints, a person judges.
 #
 # Usage: bench/parts/whatif_validate.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [HOLD_NS] [WORK_NS] [TRACES]
 #        (defaults: build 5 10000 2000 4000 3)

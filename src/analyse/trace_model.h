@@ -197,11 +197,15 @@ struct sp_whatif {
 	int64_t replay_wall_ns;     /* the replay at factor 1: the model's own error */
 	int64_t predicted_wall_ns;
 	/* The interval of predicted_wall_ns: the 5th and 95th percentiles of
-	 * @samples replays with every hand-off latency drawn again from the
-	 * measured ones (seed SP_WHATIF_SEED), widened to hold the point;
-	 * both equal it when samples is 0. */
+	 * @samples replicates, each a pair of replays (factor 1 and F) with
+	 * every hand-off latency drawn again from the measured ones and a
+	 * draw of @blocks blocks of the run (the ratio at F to factor 1 of
+	 * the point's replays over the blocks drawn; 0: a trace too short to
+	 * cut), seed SP_WHATIF_SEED, widened to hold the point; both equal
+	 * it when samples is 0. */
 	int64_t predicted_low_ns, predicted_high_ns;
 	unsigned samples;
+	unsigned blocks;
 	int lock_intervals;         /* locks' wait_low/high are intervals (not too many locks) */
 	uint64_t inconsistent;      /* grants before the previous release in the file */
 	int64_t handoff_median_ns;  /* measured, over all locks */
@@ -220,7 +224,7 @@ struct sp_whatif {
 
 /* Replay @m with every hold that began at a site matching @site scaled by
  * @factor, then @samples times more with the hand-off latencies drawn
- * again (0: no interval).  Returns 0; -ENOENT (no acquisition at @site),
+ * again, each with a draw of the run's blocks (0: no interval).  Returns 0; -ENOENT (no acquisition at @site),
  * -EDEADLK (the replay could not go on: the file's order is
  * inconsistent), -ENOMEM; w->error says why.  sp_whatif_free() in every
  * case. */

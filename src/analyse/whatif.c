@@ -48,26 +48,67 @@
  * prediction does not move with F, and the output says so and names
  * what the path is made of instead.
  *
- * How far to trust it: the hand-off latencies are the noisiest thing the
- * model keeps (a waiter's wake-up on a busy machine), and those the
- * replay adds where the trace had no wait are guessed from a median.  So
- * the replay runs @samples more times at factor 1 and at F with every
- * latency of an acquisition that waits in the replay drawn at random from
- * the lock's measured latencies (all locks' below MIN_HANDOFFS), the same
- * draw for the same acquisition in both (a hash of replicate, lock and
- * position with a fixed seed: the same file gives the same interval).
- * Each replicate's ratio F-replay / 1-replay, relative to the point
- * estimate's, gives the interval: its 5th and 95th percentiles times the
- * point estimate, widened to hold the point itself (with few replicates
- * on one side it can fall outside).  It does not cover a different
- * hand-off order or different work: a second trace can still differ.
+ * How far to trust it: two sources of spread, drawn again together in
+ * each of @samples replicates.
+ *   - The hand-off latencies, the noisiest thing the model keeps (a
+ *     waiter's wake-up on a busy machine), and those the replay adds
+ *     where the trace had no wait are guessed from a median.  A
+ *     replicate replays at factor 1 and at F with every latency of an
+ *     acquisition that waits in the replay drawn at random from the
+ *     lock's measured latencies (all locks' below MIN_HANDOFFS), the same
+ *     draw for the same acquisition in both (a hash of replicate, lock
+ *     and position with a fixed seed).
+ *   - The run's own variability: how much F changes the wall time is not
+ *     the same all through a run (a spell of preempted holds, a phase
+ *     with other locks).  The point's replays at factor 1 and at F are
+ *     cut into BLOCKS blocks of the measured time (reach_point(): when
+ *     each replay's critical path passed each block's end); a replicate
+ *     draws BLOCKS of them with replacement and takes the ratio of their
+ *     lengths at F to those at factor 1.  A trace of fewer than BLOCKS *
+ *     MIN_BLOCK_STEPS steps is not cut.
+ * A replicate's ratio is the product of the two, relative to the point
+ * estimate's ratio F-replay / 1-replay; the 5th and 95th percentiles
+ * times the point estimate make the interval, widened to hold the point
+ * itself (with few replicates on one side it can fall outside).  The
+ * same file gives the same interval.  Each lock's wait gets the
+ * hand-offs' part only.  It does not cover the model's own bias (a
+ * different hand-off order, preemption scaled with the holds) or a run
+ * unlike the traced one: a second trace can still differ.
+ *
+ * Alternatives for the run's variability, measured on whatif_bench
+ * traces (bench/whatif_validate.sh's program, 2 and 4 threads, the
+ * shared 2-CPU machine): drawing each hold and each stretch of work
+ * again from its class (thread, and the sites of the steps around it),
+ * singly or in blocks of 16 or 128, breaks the measured hand-off order
+ * the replay keeps: a thread whose drawn work is longer makes the next
+ * in the order wait: on one 2-thread trace the replicates at factor 1
+ * took 1.8 to 2.3 times the measured wall (432 to 540 ms against 237)
+ * and at F = 4 their ratios were a quarter below the point's; the
+ * intervals (26% to 45% wide drawn apart at factor 1 and at F, 4% to
+ * 40% drawn alike) lay on one side of the point, measuring the broken
+ * order more than the run.  Blocks keep the order.  On the same 12
+ * cases (3 traces each), the hand-offs alone gave a median width of
+ * 1.3%, another trace's prediction inside a trace's interval 17 times
+ * of 72.  Cut by every thread's progress (the latest replayed step of
+ * any thread), 10, 20 or 40 blocks gave 5.3%, 6.9% and 6.8% (47 of 72
+ * at 20), but a thread off the path that ends early at F made its
+ * blocks look faster where the wall time cannot move.  Cut by the
+ * critical path's steps alone, a long wait on the path put all its
+ * time in the block where it ended: 14.0% (60 of 72), and bank's
+ * journal lock at 0.5, which moves the wall time by under 1%, got
+ * intervals of -26% .. +18%.  The path drawn straight between its
+ * points, as now: 5.8% (47 of 72), bank's as wide as the hand-offs'.
+ * Draws of 20 blocks it is.
  *
  * Costs: 2 + 2 * samples passes over the steps, O(steps) each (threads
  * that cannot go on are skipped and revisited; a pass over all threads
  * makes progress), 40 bytes of replay state per step; the walks back,
- * O(steps).  On the shared 2-CPU machine, 'trace what-if' on bank 4
- * 20000 (a 69 MB trace) takes 1.1 s with --samples 0 and 1.7 s with the
- * default 40; on bank 4 100000 (347 MB), 6.1 s and 13.0 s.  Alternatives
+ * O(steps), which also place the blocks.  On the shared 2-CPU machine,
+ * 'trace what-if' on bank 4 20000 (a 69 MB trace) takes 1.1 s with
+ * --samples 0 and 1.7 s with the default 40; on bank 4 100000 (347 MB),
+ * 6.1 s and 13.0 s.  The blocks' cost is lost in the machine's noise
+ * (bank 4 20000 with 40 samples: 2.1 to 2.9 s before them, 2.3 to 2.7 s
+ * with them, load 3.6).  Alternatives
  * considered: a discrete-event simulation with a priority queue of thread
  * wake-ups gives the same answer once hand-off order is fixed (grants are
  * then a function of earlier releases only), at O(steps log threads).
@@ -90,6 +131,13 @@
  * mostly a waiter descheduled, and would make every wait the replay adds
  * cost milliseconds. */
 #define MIN_HANDOFFS 8
+/* The interval's blocks: the measured run cut into this many equal
+ * spans of time (reach_point()); see the design block for the counts
+ * tried. */
+#define BLOCKS 20
+/* ... when the trace has this many steps per block: a shorter trace is
+ * not cut into blocks (its interval is the hand-offs' alone). */
+#define MIN_BLOCK_STEPS 8
 
 struct lock_state {
 	int64_t rel_all, rel_excl;   /* latest replayed release: any hold, write holds */
@@ -125,6 +173,10 @@ struct replay {
 	int64_t *pool, *gpool;
 	size_t *pool_off, gpool_n;
 	long boot;          /* a bootstrap replicate (latencies drawn), else -1 */
+	/* the point's replays at factor 1 and at F: the replayed time by
+	 * which each block's end was reached on the critical path (reach_point()) */
+	int64_t reach1[BLOCKS + 1], reachf[BLOCKS + 1];
+	int blocks;         /* the trace has enough steps to be cut into blocks */
 	int64_t *bwait;     /* replicate: wait per lock */
 	struct sp_whatif *w;
 };
@@ -425,21 +477,70 @@ static int medians(struct replay *p)
 }
 
 /*
+ * The critical path's progress through the measured run: @reach[s], for
+ * s = 0 .. BLOCKS, is the replayed time at which the replay's critical
+ * path passes the end of block s, the measured span cut into BLOCKS
+ * equal parts: between two points of the path (steps, a thread's end,
+ * the trace's start) the path runs straight from one (measured,
+ * replayed) time to the other, so a long wait or stretch of work on it
+ * is spread over the blocks it spans.  reach[0] is the trace's start and
+ * reach[BLOCKS] the replay's end, so the blocks' lengths, reach[s + 1] -
+ * reach[s], add up to the replay's wall time.  Threads off the path do
+ * not count: one that ends early at F but that nothing on the path
+ * waited for does not make its blocks look faster.  The walk back gives
+ * the points latest first.
+ */
+struct reach_walk {
+	const struct sp_trace_model *m;
+	int64_t *reach;
+	int64_t t, sim; /* the point before (later in the run) */
+	long next;      /* the latest block end not yet placed */
+};
+
+static int64_t block_end(const struct sp_trace_model *m, long s)
+{
+	return m->first_ns + (m->last_ns - m->first_ns) * s / BLOCKS;
+}
+
+static void reach_point(struct reach_walk *rw, int64_t t, int64_t sim)
+{
+	if (t > rw->t)
+		t = rw->t; /* a hand-off recorded before its release: no way back */
+	if (sim > rw->sim)
+		sim = rw->sim;
+	for (; rw->next >= 0; rw->next--) {
+		int64_t te = block_end(rw->m, rw->next);
+
+		if (te < t)
+			break;
+		rw->reach[rw->next] =
+			rw->t > t ? sim + (int64_t)llround((double)(rw->sim - sim) *
+							   (double)(te - t) / (double)(rw->t - t))
+				  : rw->sim;
+	}
+	rw->t = t;
+	rw->sim = sim;
+}
+
+/*
  * Walk the critical path of the latest replay back from thread @ti's end
- * into @cp; @detail: also per thread, per lock and per site (the
- * predicted run's).  Every stretch of time is put in one part, so the
- * parts add up to the wall time.
+ * into @cp and @reach; @detail: also per thread, per lock and per site
+ * (the predicted run's).  Every stretch of time is put in one part, so
+ * the parts add up to the wall time.
  */
 static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *cp,
-			  int detail, uint8_t *seen)
+			  int64_t *reach, int detail, uint8_t *seen)
 {
 	const struct sp_trace_model *m = p->m;
 	struct sp_whatif *w = p->w;
 	int64_t t = p->end[ti];
 	size_t k = m->threads[ti].n_steps, hops = 0;
 
+	struct reach_walk rw = { m, reach, INT64_MAX, t, BLOCKS };
+
 	memset(cp, 0, sizeof(*cp));
 	memset(seen, 0, m->n_threads);
+	reach_point(&rw, m->threads[ti].last_ns, t);
 	cp->total_ns = t - m->first_ns;
 	while (hops++ < 100000000) {
 		const struct sp_tm_thread *th = &m->threads[ti];
@@ -474,6 +575,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				break;
 			s = &th->steps[--k];
 			st = &p->ss[ti][k];
+			reach_point(&rw, s->t, st->sim);
 			if (s->kind == SP_TM_REL)
 				continue; /* a release takes no time */
 			if (st->by_t != NONE) {
@@ -503,6 +605,10 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				t = rel;
 				next = st->by_t;
 				next_k = join ? m->threads[next].n_steps : st->by_s;
+				reach_point(&rw,
+					    join ? m->threads[next].last_ns
+						 : m->threads[next].steps[next_k].t,
+					    rel);
 				break;
 			}
 			/* its own time: a lock call, or a wait kept as measured */
@@ -529,6 +635,8 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 		ti = next;
 		k = next_k;
 	}
+	reach_point(&rw, m->threads[ti].first_ns, m->threads[ti].first_ns);
+	reach_point(&rw, m->first_ns, m->first_ns);
 }
 
 /* The thread that ends the latest replay, and the replay's end. */
@@ -543,6 +651,26 @@ static uint32_t last_thread(const struct replay *p, int64_t *end_max)
 			last = (uint32_t)ti;
 		}
 	return last;
+}
+
+/*
+ * Replicate @b's block draw: BLOCKS of the measured run's blocks drawn
+ * with replacement, and the ratio of their lengths in the point's replay
+ * at F to those at factor 1, relative to the point's ratio @point.
+ */
+static double block_ratio(const struct replay *p, unsigned b, double point)
+{
+	int64_t sum1 = 0, sumf = 0;
+
+	for (unsigned i = 0; i < BLOCKS; i++) {
+		uint64_t h = mix64(SP_WHATIF_SEED ^ UINT64_C(0x626c6f636b73) ^
+				   mix64((uint64_t)b << 32 | i));
+		unsigned s = (unsigned)(h % BLOCKS);
+
+		sum1 += p->reach1[s + 1] - p->reach1[s];
+		sumf += p->reachf[s + 1] - p->reachf[s];
+	}
+	return sum1 > 0 && point > 0 ? (double)sumf / (double)sum1 / point : 1.0;
 }
 
 /* The q-th quantile (0..1) of @v[@n], sorted in place; nearest rank. */
@@ -598,6 +726,8 @@ static int bootstrap(struct replay *p, unsigned samples)
 		end1 -= m->first_ns;
 		endf -= m->first_ns;
 		rel[b] = end1 > 0 && point > 0 ? (double)endf / (double)end1 / point : 1.0;
+		if (p->blocks)
+			rel[b] *= block_ratio(p, b, point);
 		for (size_t i = 0; per_lock && i < nl; i++)
 			chg[i * samples + b] = p->bwait[i] - base[i];
 	}
@@ -637,6 +767,7 @@ static int bootstrap(struct replay *p, unsigned samples)
 			wl->wait_low = 0;
 	}
 	w->samples = samples;
+	w->blocks = p->blocks ? BLOCKS : 0;
 	w->lock_intervals = per_lock;
 	rc = 0;
 out:
@@ -657,6 +788,7 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	uint8_t *sel = calloc(m->n_sites ? m->n_sites : 1, 1);
 	uint8_t *seen = calloc(m->n_threads ? m->n_threads : 1, 1);
 	int64_t end_max;
+	size_t steps = 0;
 	int rc = -ENOMEM;
 
 	memset(w, 0, sizeof(*w));
@@ -701,6 +833,9 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 		goto out;
 	}
 	p.sel = sel;
+	for (size_t ti = 0; ti < m->n_threads; ti++)
+		steps += m->threads[ti].n_steps;
+	p.blocks = steps >= (size_t)BLOCKS * MIN_BLOCK_STEPS;
 	rc = replay_run(&p);
 	if (rc == -EDEADLK)
 		snprintf(w->error, sizeof(w->error),
@@ -712,7 +847,8 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	for (size_t ti = 0; ti < m->n_threads; ti++)
 		w->threads[ti].end_measured = m->threads[ti].last_ns;
 	if (m->n_threads)
-		critical_path(&p, last_thread(&p, &end_max), &w->path_replayed, 0, seen);
+		critical_path(&p, last_thread(&p, &end_max), &w->path_replayed, p.reach1, 0,
+			      seen);
 	else
 		end_max = m->first_ns;
 	w->replay_wall_ns = end_max - m->first_ns;
@@ -751,7 +887,7 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 	for (size_t i = 0; i < m->n_locks; i++)
 		w->locks[i].wait_low = w->locks[i].wait_high = w->locks[i].wait_predicted;
 	if (m->n_threads)
-		critical_path(&p, w->last_thread, &w->path_predicted, 1, seen);
+		critical_path(&p, w->last_thread, &w->path_predicted, p.reachf, 1, seen);
 	if (samples && m->n_threads) {
 		rc = bootstrap(&p, samples);
 		if (rc == -EDEADLK)

@@ -47,9 +47,11 @@ const char cli_whatif_usage[] =
 	"kept as measured; said plainly when the scaled holds are not on it), the\n"
 	"change in wait per lock with its interval, and the threads on the path;\n"
 	"--json prints one object instead.  --top N: lock and thread rows shown\n"
-	"(default 20).  --samples N: replays with every hand-off latency drawn\n"
-	"again from the measured ones, for the intervals (default 40, fixed seed:\n"
-	"the same file gives the same interval; 0: no interval).\n"
+	"(default 20).  --samples N: replicates for the intervals, each a pair of\n"
+	"replays with every hand-off latency drawn again from the measured ones,\n"
+	"and for the wall time a draw of the run's 20 blocks of time, so that it\n"
+	"widens when the effect of F changes during the run (default 40, fixed\n"
+	"seed: the same file gives the same interval; 0: no interval).\n"
 	"Needs a complete trace of every acquisition, with no dropped events:\n"
 	"  syncprof run --trace FILE --trace-events all --trace-buffer 268435456 \\\n"
 	"      -- PROGRAM [ARGS]\n"
@@ -378,6 +380,28 @@ static void bound_words(const struct sp_trace_model *m, const struct sp_whatif *
 	}
 }
 
+/* The interval's line: its bounds, as changes from the measured wall,
+ * and what its replicates drew again. */
+static void print_interval(const struct sp_whatif *w)
+{
+	char drawn[160];
+
+	if (w->handoffs_measured && w->blocks)
+		snprintf(drawn, sizeof(drawn), "%u replays with the %" PRIu64 " measured hand-off "
+			 "latencies and the run's %u blocks drawn again", w->samples,
+			 w->handoffs_measured, w->blocks);
+	else if (w->handoffs_measured)
+		snprintf(drawn, sizeof(drawn), "%u replays with the %" PRIu64 " measured hand-off "
+			 "latencies drawn again", w->samples, w->handoffs_measured);
+	else
+		snprintf(drawn, sizeof(drawn), "the run's %u blocks drawn again %u times; no "
+			 "hand-off latency to draw", w->blocks, w->samples);
+	printf("  90%% interval  %12.3f .. %.3f ms  (%+.2f%% .. %+.2f%%: %s)\n",
+	       ms(w->predicted_low_ns), ms(w->predicted_high_ns),
+	       pct(w->predicted_low_ns - w->measured_wall_ns, w->measured_wall_ns),
+	       pct(w->predicted_high_ns - w->measured_wall_ns, w->measured_wall_ns), drawn);
+}
+
 static void whatif_text(const struct analysed *a, const struct sp_whatif *w, unsigned top,
 			const uint32_t *locks, const uint32_t *threads)
 {
@@ -404,16 +428,11 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 					   w->measured_wall_ns));
 	printf("predicted wall  %12.3f ms  (%+.2f%% of measured)\n", ms(w->predicted_wall_ns),
 	       pct(w->predicted_wall_ns - w->measured_wall_ns, w->measured_wall_ns));
-	if (w->samples && !w->handoffs_measured)
+	if (w->samples && !w->handoffs_measured && !w->blocks)
 		printf("  90%% interval  %12.3f .. %.3f ms  (the trace has no hand-off latency to "
 		       "draw again)\n", ms(w->predicted_low_ns), ms(w->predicted_high_ns));
 	else if (w->samples)
-		printf("  90%% interval  %12.3f .. %.3f ms  (%+.2f%% .. %+.2f%%: %u replays with "
-		       "the %" PRIu64 " measured hand-off latencies drawn again)\n",
-		       ms(w->predicted_low_ns), ms(w->predicted_high_ns),
-		       pct(w->predicted_low_ns - w->measured_wall_ns, w->measured_wall_ns),
-		       pct(w->predicted_high_ns - w->measured_wall_ns, w->measured_wall_ns),
-		       w->samples, w->handoffs_measured);
+		print_interval(w);
 	else
 		printf("  (no interval: --samples 0)\n");
 	if (w->inconsistent)
@@ -479,7 +498,7 @@ static void whatif_text(const struct analysed *a, const struct sp_whatif *w, uns
 		       w->site, ms(cp->scaled_ns), pct(cp->scaled_ns, cp->total_ns),
 		       ms(c1->scaled_ns));
 
-	printf("\nwait per lock (ms; the interval from the same replays):\n"
+	printf("\nwait per lock (ms; the interval from the same replays' hand-off latencies):\n"
 	       "%-18s %-9s %-32s %10s %10s %12s %12s %12s %23s\n",
 	       "lock", "type", "first site", "acquired", "contended", "measured", "predicted",
 	       "change", "90% interval");
@@ -566,12 +585,13 @@ static void whatif_json(const struct analysed *a, const struct sp_whatif *w,
 	       ",\"replay_wall_ns\":%" PRId64 ",\"predicted_wall_ns\":%" PRId64
 	       ",\"predicted_wall_low_ns\":%" PRId64 ",\"predicted_wall_high_ns\":%" PRId64
 	       ",\"interval\":{\"level\":0.9,\"samples\":%u,\"seed\":%" PRIu64
-	       ",\"handoffs_measured\":%" PRIu64 "}"
+	       ",\"handoffs_measured\":%" PRIu64 ",\"blocks\":%u}"
 	       ",\"handoff_median_ns\":%" PRId64 ",\"inconsistent\":%" PRIu64 ",\"bound\":{"
 	       "\"verdict\":\"%s\",\"order_kept\":true,",
 	       w->factor, w->scaled_holds, w->measured_wall_ns, w->replay_wall_ns,
 	       w->predicted_wall_ns, w->predicted_low_ns, w->predicted_high_ns, w->samples,
-	       SP_WHATIF_SEED, w->handoffs_measured, w->handoff_median_ns, w->inconsistent,
+	       SP_WHATIF_SEED, w->handoffs_measured, w->blocks, w->handoff_median_ns,
+	       w->inconsistent,
 	       verdict(w));
 	json_path("predicted", &w->path_predicted);
 	putchar(',');

@@ -76,7 +76,7 @@
  * unlike the traced one: a second trace can still differ.
  *
  * Alternatives for the run's variability, measured on whatif_bench
- * traces (bench/whatif_validate.sh's program, 2 and 4 threads, the
+ * traces (bench/parts/whatif_validate.sh's program, 2 and 4 threads, the
  * shared 2-CPU machine): drawing each hold and each stretch of work
  * again from its class (thread, and the sites of the steps around it),
  * singly or in blocks of 16 or 128, breaks the measured hand-off order

@@ -38,7 +38,7 @@ wall() { # COMMAND... -> seconds
 	echo "scale=4; ($t1 - $t0) / 1000000000" | bc
 }
 sb=
-command -v sysbench > /dev/null && sb="sysbench mutex --threads=2 --mutex-num=1 --mutex-locks=200000"
+command -v sysbench > /dev/null && sb="sysbench mutex --threads=2"
 for i in $(seq "$repeats"); do
 	lockbench compiled "" >> "$tmp/compiled-on"
 	lockbench compiled ",hold=1" >> "$tmp/compiled-hold"

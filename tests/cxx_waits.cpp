@@ -18,12 +18,17 @@
  * Each marked site stores its own __LINE__, written on the line of the
  * call; main prints "mark NAME FUNCTION TYPE LINE MODES" (MODES: "both",
  * or "preload" where the compiled-in header cannot see the call: a join
- * inside libstdc++.so).  Deterministic: the try_locks fail (main holds
+ * inside libstdc++.so; FUNCTION "-": a lambda, whose name the compilers
+ * spell differently).  Two more sites must stay where they are: a lock in
+ * a lambda that std::function runs, and the lock call of a class of the
+ * program's that std::unique_lock takes (libstdc++'s copies, with the
+ * program's code in them: the line is the program's).  Deterministic: the try_locks fail (main holds
  * the mutex), the waits time out (nobody notifies), the joins join.
  */
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -33,7 +38,9 @@
 static std::timed_mutex tmx;
 static std::mutex cm;
 static std::condition_variable cv;
-static unsigned at_try_for, at_try_until, at_wait_for, at_wait_until, at_async, at_jthread;
+static std::mutex lm;
+static unsigned at_try_for, at_try_until, at_wait_for, at_wait_until, at_async, at_jthread,
+	at_lambda, at_own;
 static int failed;
 
 SITE static void try_for()
@@ -82,6 +89,42 @@ SITE static void jthread_join()
 	at_jthread = __LINE__ + 1;
 }
 
+/* Not skipped: the program's lambda, which std::function's out-of-line
+ * _M_invoke<lambda> holds inlined; its lock is the lambda's line, not
+ * the line that calls the std::function. */
+SITE static void function_lambda()
+{
+	std::function<void()> f = [] {
+		std::lock_guard<std::mutex> g(lm); at_lambda = __LINE__;
+	};
+
+	f();
+}
+
+/* Nor the program's own lock that std::unique_lock<Guarded> takes:
+ * libstdc++'s copy of unique_lock<Guarded>::lock() (a name of the
+ * library's that says "lock") holds Guarded::lock() inlined, and its
+ * pthread call is the program's line (preloaded; compiled in, the call is
+ * the program's own and named by __FILE__:__LINE__ anyway). */
+struct Guarded {
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	void lock()
+	{
+		pthread_mutex_lock(&m); at_own = __LINE__;
+	}
+	void unlock() { pthread_mutex_unlock(&m); }
+};
+static Guarded guarded;
+
+SITE static void own_lock()
+{
+	/* called through a pointer: the copy is surely out of line */
+	static void (std::unique_lock<Guarded>::*volatile lock)() = &std::unique_lock<Guarded>::lock;
+	std::unique_lock<Guarded> l(guarded, std::defer_lock);
+
+	(l.*lock)();
+}
+
 int main()
 {
 	tmx.lock();
@@ -98,6 +141,8 @@ int main()
 		if (async_get() != 7)
 			failed = 1;
 		jthread_join();
+		function_lambda();
+		own_lock();
 	}
 
 	const struct {
@@ -110,6 +155,8 @@ int main()
 		{ "condition_variable::wait_until", "wait_until()", "condvar", "both", at_wait_until },
 		{ "async::get", "async_get()", "join", "preload", at_async },
 		{ "jthread::~jthread", "jthread_join()", "join", "preload", at_jthread },
+		{ "std::function-lambda", "-", "mutex", "both", at_lambda },
+		{ "unique_lock<Guarded>", "-", "mutex", "both", at_own },
 	};
 	for (const auto &k : marks)
 		std::printf("mark %s %s %s %u %s\n", k.name, k.function, k.type, k.line, k.modes);

@@ -370,8 +370,12 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 #define SP_ENTRY_PC(name, params, args)                                                      \
 	SP_NOINLINE int syncprof_##name##_pc(SP_UNPAREN params)                              \
 	{                                                                                    \
-		const struct sp_site site = { NULL, NULL,                                    \
-					      (uintptr_t)__builtin_return_address(0), 0 };  \
+		const struct sp_site site = {                                                \
+			NULL, NULL,                                                          \
+			sp_site_pc((uintptr_t)__builtin_return_address(0),                   \
+				   (uintptr_t)__builtin_dwarf_cfa(),                         \
+				   *(const uintptr_t *)__builtin_frame_address(0)),          \
+			0 };                                                                 \
 		return do_##name(SP_UNPAREN args, &site);                                    \
 	}
 #define SP_ENTRIES(name, params, args) SP_ENTRY_NAMED(name, params, args) \

@@ -737,6 +737,9 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
 	sp_skip_frames = skip_frames;
 	add_skip_patterns(skip, n_skip);
+	/* libstdc++'s templates in the program (cxx_headers.c), last: where
+	 * SP_MAX_RANGES runs out, the ranges asked for come first */
+	sp_cxx_header_ranges(range_add);
 	ranges_finish();
 	sp_store_release(&sp_skip_n, n_ranges);
 	sp_store_release(&stack_ready, 1);

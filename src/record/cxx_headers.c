@@ -81,7 +81,7 @@
 /* Words of a mangled name that say the function locks, waits or joins. */
 static const char *const verbs[] = {
 	"lock", "wait", "join", "once", "async", "future", "7jthread", "notify", "stop",
-	"semaphore", "barrier", "latch", "gthread", "glibcxx",
+	"semaphore", "barrier", "latch", "gthread", "glibcxx", "invoke",
 };
 
 /* 1: in namespace std or __gnu_cxx; 2: a header's static helper. */
@@ -117,6 +117,19 @@ static int candidate(const char *s, size_t n)
 		if (v)
 			return 1;
 	}
+	return 0;
+}
+
+/* Whether mangled @s (@n bytes) holds an entity local to a function
+ * outside the library - "ZL9async_getvEUlvE_", "Z4mainEUlvE_": a lambda
+ * of the program's - which rules it out before the demangler is asked
+ * (the library's own local entities are "ZNSt...", "ZSt..."). */
+static int program_local(const char *s, size_t n)
+{
+	for (size_t i = 2; i + 2 < n; i++)
+		if (s[i] == 'Z' && ((s[i + 1] >= '0' && s[i + 1] <= '9') ||
+				    (s[i + 1] == 'L' && s[i + 2] >= '0' && s[i + 2] <= '9')))
+			return 1;
 	return 0;
 }
 
@@ -228,6 +241,8 @@ static int header_copy(const char *s)
 		return 0;
 	if (c == 2)
 		return 1;
+	if (program_local(s, n))
+		return 0;
 	memcpy(raw, s, n);
 	raw[n] = 0;
 	d = sp_demangle(raw);

@@ -919,6 +919,17 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 	return site_by_unwind(ret, skip);
 }
 
+uintptr_t sp_site_pc_unwound(uintptr_t ret)
+{
+	unsigned skip = sp_load_relaxed(&sp_skip_frames);
+
+	if (!sp_load_relaxed(&sp_skip_n))
+		return ret;
+	if (!skip && outside_wrappers(ret))
+		return ret;
+	return site_by_unwind(ret, skip);
+}
+
 void sp_entry_keep_stack(struct sp_thread *t, struct sp_entry *e)
 {
 	struct sp_entry_cold *c = e->cold;

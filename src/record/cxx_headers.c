@@ -41,7 +41,10 @@
  * (stack.c: no CFI row, so an unwind) to the first caller outside every
  * range, in the program's function, which the report names from the
  * debug info as before.  The compiled-in _pc entry points (probe.h) take
- * their site through sp_site_pc() as the preload's shims do.
+ * their sites past the same ranges: the waits in the entry point, with
+ * sp_site_pc() as the preload's shims do; the calls with a fast path in
+ * their general path, before an entry is made, so that their fast path
+ * costs what it did (probe.h, SP_ENTRY_PC_RAW).
  *
  * Cost: at start-up, a few system calls and a walk of each object's
  * symbol table; the names are compared, and only those that pass (tens
@@ -68,7 +71,9 @@
  * the unwind but load libdw at start-up in every C++ program.
  *
  * Limits: objects dlopen()ed after start-up are not walked, nor stripped
- * ones (no .symtab); without a demangler (libsyncprof.a in a program
+ * ones (no .symtab); the copies are the last ranges added, and what does
+ * not fit in SP_MAX_RANGES (4096 ranges in all, counted before
+ * neighbours merge) is not skipped; without a demangler (libsyncprof.a in a program
  * whose libstdc++ is static) no range is added; a copy that holds the
  * program's code is not skipped: where the lock call itself lies in such
  * a copy (a wait with a predicate, wait_for(lock, d, pred), whose copy

@@ -56,7 +56,11 @@
  * the lock path, nothing for a call whose return address lies outside
  * those copies (sp_site_ok[], as before); an unwind per call that
  * returns into one (a few microseconds: the blocking calls of timed
- * waits and joins, or at -O0 every std::mutex).
+ * waits and joins, or at -O0 every std::mutex), except where the shim
+ * passes the caller's rbp (the preload) and the copy keeps a frame
+ * pointer (all at -O0): stack.c steps up by its prologue's rule
+ * (callgrind, std::mutex lock+unlock at -O0, preloaded: 588 instructions;
+ * 18,900 with the unwind; compiled in, which unwinds: 19,100).
  *
  * Alternatives considered: naming a row by the frames kept for it at
  * report time merges every caller of the copy into the first one kept

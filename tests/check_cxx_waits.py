@@ -75,8 +75,8 @@ def check(mode, marks, rows):
         if mode == "compiled" and k["modes"] != "both":
             continue
         found = [r for r in rows
-                 if r["type"] == k["type"] and (r["site"].get("file") or "").endswith("cxx_waits.cpp")
-                 and r["site"].get("line") == k["line"]]
+                 if r["type"] == k["type"] and r["site"].get("line") == k["line"]
+                 and (r["site"].get("file") or "").endswith("cxx_waits.cpp")]
         if len(found) != 1:
             others = [label(r["site"]) for r in rows if r["type"] == k["type"]]
             problems.append(f"{k['name']}: {len(found)} {k['type']} rows at cxx_waits.cpp:"

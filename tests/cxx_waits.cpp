@@ -22,8 +22,9 @@
  * spell differently).  Two more sites must stay where they are: a lock in
  * a lambda that std::function runs, and the lock call of a class of the
  * program's that std::unique_lock takes (libstdc++'s copies, with the
- * program's code in them: the line is the program's).  Deterministic: the try_locks fail (main holds
- * the mutex), the waits time out (nobody notifies), the joins join.
+ * program's code in them: the line is the program's).  Deterministic:
+ * the try_locks fail (main holds the mutex), the waits time out (nobody
+ * notifies), the joins join.
  */
 #include <chrono>
 #include <condition_variable>
@@ -72,7 +73,9 @@ SITE static void wait_for()
 SITE static void wait_until()
 {
 	std::unique_lock<std::mutex> l(cm);
-	cv.wait_until(l, std::chrono::steady_clock::now() + std::chrono::milliseconds(1)); at_wait_until = __LINE__;
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+
+	cv.wait_until(l, deadline); at_wait_until = __LINE__;
 }
 
 SITE static int async_get()

@@ -75,10 +75,11 @@
  * the unwind but load libdw at start-up in every C++ program.
  *
  * Limits: objects dlopen()ed after start-up are not walked, nor stripped
- * ones (no .symtab); the copies are the last ranges added, and what does
- * not fit in SP_MAX_RANGES (4096 ranges in all, counted before
- * neighbours merge) is not skipped; without a demangler (libsyncprof.a in a program
- * whose libstdc++ is static) no range is added; a copy that holds the
+ * ones (no .symtab), nor any where no libstdc++.so or libc++.so is
+ * loaded (-static-libstdc++); the copies are the last ranges added, and
+ * what does not fit in SP_MAX_RANGES (4096 ranges in all, counted before
+ * neighbours merge) is not skipped; no demangler, no copy (sp_demangle()
+ * reaches libstdc++'s through a weak reference).  A copy that holds the
  * program's code is not skipped: where the lock call itself lies in such
  * a copy (a wait with a predicate, wait_for(lock, d, pred), whose copy
  * holds both the predicate and pthread_cond_clockwait), its row is named

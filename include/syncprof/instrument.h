@@ -38,9 +38,14 @@
  * std::mutex of a program would be one row.  A call made inside a system
  * header goes to the library's _pc twin instead, whose site is its return
  * address: the header's functions are inlined into the program's function
- * (at -O1 and above), so that address is in the program's code, and the
- * report names it from debug info - the program's file:line and function,
- * the inlined header frames skipped (src/report/symbolize.c).  Which calls
+ * (mostly, at -O1 and above), so that address is in the program's code,
+ * and the report names it from debug info - the program's file:line and
+ * function, the inlined header frames skipped (src/report/symbolize.c).
+ * Where the compiler keeps a header function out of line (a template in
+ * cold code or main() at -O2, every one at -O0, a virtual one always),
+ * the address lies in that copy, which every caller shares; the library
+ * then takes the first caller outside such copies, found at start-up
+ * from the program's symbol table (src/record/cxx_headers.c).  Which calls
  * are "inside a system header" is decided at compile time, per call site,
  * as a constant (SYNCPROF__SYSTEM_SITE): C code, and C++ calls in the
  * program's own files, compile to exactly what they did before.  The test:

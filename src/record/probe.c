@@ -372,8 +372,13 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
 	{                                                                                    \
-		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
+		struct sp_site site_ = { file, func, pc, line };                             \
+		const struct sp_site *site = &site_;                                         \
 		int rc_;                                                                     \
+		/* a return address (SP_ENTRIES_RAW) past the wrapper ranges, before  \
+		 * any entry is made for it */                                        \
+		if (SP_UNLIKELY(pc))                                                         \
+			site_.pc = pc = sp_site_pc_unwound(pc);                              \
 		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL,         \
 			     blocking, site, &rc_))                                          \
 			return rc_;                                                          \
@@ -650,22 +655,22 @@ void syncprof_lock_destroyed(const void *lock)
  * must stay out of line: __builtin_return_address(0) is their caller.
  */
 
-SP_ENTRIES(mutex_lock, (pthread_mutex_t *m), (m))
-SP_ENTRIES(mutex_trylock, (pthread_mutex_t *m), (m))
+SP_ENTRIES_RAW(mutex_lock, (pthread_mutex_t *m), (m))
+SP_ENTRIES_RAW(mutex_trylock, (pthread_mutex_t *m), (m))
 SP_ENTRIES(mutex_timedlock, (pthread_mutex_t *m, const struct timespec *abstime), (m, abstime))
 SP_ENTRIES(mutex_unlock, (pthread_mutex_t *m), (m))
 SP_ENTRIES(cond_wait, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
 SP_ENTRIES(cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime),
 	   (c, m, abstime))
-SP_ENTRIES(rwlock_rdlock, (pthread_rwlock_t *l), (l))
-SP_ENTRIES(rwlock_wrlock, (pthread_rwlock_t *l), (l))
-SP_ENTRIES(rwlock_tryrdlock, (pthread_rwlock_t *l), (l))
-SP_ENTRIES(rwlock_trywrlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES_RAW(rwlock_rdlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES_RAW(rwlock_wrlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES_RAW(rwlock_tryrdlock, (pthread_rwlock_t *l), (l))
+SP_ENTRIES_RAW(rwlock_trywrlock, (pthread_rwlock_t *l), (l))
 SP_ENTRIES(rwlock_timedrdlock, (pthread_rwlock_t *l, const struct timespec *abstime), (l, abstime))
 SP_ENTRIES(rwlock_timedwrlock, (pthread_rwlock_t *l, const struct timespec *abstime), (l, abstime))
 SP_ENTRIES(rwlock_unlock, (pthread_rwlock_t *l), (l))
-SP_ENTRIES(spin_lock, (pthread_spinlock_t *s), (s))
-SP_ENTRIES(spin_trylock, (pthread_spinlock_t *s), (s))
+SP_ENTRIES_RAW(spin_lock, (pthread_spinlock_t *s), (s))
+SP_ENTRIES_RAW(spin_trylock, (pthread_spinlock_t *s), (s))
 SP_ENTRIES(spin_unlock, (pthread_spinlock_t *s), (s))
 /* C11 <threads.h>: C only, so instrument.h never needs the _pc twins. */
 SP_ENTRY_NAMED(mtx_lock, (void *m), (m))
@@ -675,6 +680,8 @@ SP_ENTRY_NAMED(mtx_unlock, (void *m), (m))
 SP_ENTRY_NAMED(cnd_wait, (void *c, void *m), (c, m))
 SP_ENTRY_NAMED(cnd_timedwait, (void *c, void *m, const struct timespec *abstime), (c, m, abstime))
 #undef SP_ENTRIES
+#undef SP_ENTRIES_RAW
+#undef SP_ENTRY_PC_RAW
 #undef SP_ENTRY_PC
 #undef SP_ENTRY_NAMED
 #undef SP_UNPAREN

@@ -239,5 +239,7 @@ SP_ENTRY_NAMED(clockjoin_np, (pthread_t th, void **retval, clockid_t clock,
 SP_ENTRY_NAMED(thrd_join, (unsigned long th, int *res), ((thrd_t)th, res))
 #undef SP_ENTRIES
 #undef SP_ENTRY_PC
+#undef SP_ENTRIES_RAW
+#undef SP_ENTRY_PC_RAW
 #undef SP_ENTRY_NAMED
 #undef SP_UNPAREN

@@ -894,6 +894,18 @@ static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
 	/* Not known: searched out of line, wrappers' callers cached there. */
 	return sp_site_pc__slowpath(ret, cfa, fp);
 }
+/* ---- "cxx_headers.c" --------------------------------------------------- */
+
+/* The out-of-line copies of the C++ library's header code that lock, wait
+ * or join (_M_try_lock_until<steady_clock>, _M_complete_async...) in the
+ * loaded objects, each given to @add; returns how many.  Start-up only
+ * (reads symbol tables, demangles: mallocs); stack.c skips them. */
+unsigned sp_cxx_header_ranges(void (*add)(uintptr_t lo, uintptr_t hi));
+/* sp_site_pc() where the caller's CFA is not known (the general path of
+ * probe.c's _pc entry points): past the wrappers by unwinding, never by
+ * their CFI rows; @ret itself, from the per-thread cache, when it lies
+ * outside them. */
+uintptr_t sp_site_pc_unwound(uintptr_t ret);
 /* ---- "locklib.c" ------------------------------------------------------- */
 
 /* Whether @pc lies in a lock library's code (Rust std, parking_lot,

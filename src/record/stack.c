@@ -120,6 +120,13 @@ struct cfi_row {
 static struct cfi_row cfi_rows[MAX_CFI_ROWS];
 static unsigned cfi_n;
 
+static int cfi_row_cmp(const void *a, const void *b)
+{
+	const struct cfi_row *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
 static void range_add(uintptr_t lo, uintptr_t hi)
 {
 	if (lo < hi && n_ranges < SP_MAX_RANGES) {
@@ -442,13 +449,6 @@ static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
 	}
 }
 
-static int cfi_row_cmp(const void *a, const void *b)
-{
-	const struct cfi_row *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 static Dwfl *session_open(void)
 {
 	static const Dwfl_Callbacks cb = {
@@ -720,6 +720,50 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * A copy of libstdc++'s header code (cxx_headers.c) is a wrapper range;
+ * one that keeps a frame pointer - every function at -O0, which begins
+ * "push %rbp; mov %rsp,%rbp" (after an endbr64) - also gets the CFI row
+ * that this prologue implies past it (CFA = rbp + 16, the caller's rbp at
+ * CFA - 16), read from its first bytes here instead of from libdw, so
+ * that a call returning into it steps up from the rbp the shim passes
+ * instead of unwinding: at -O0 every std::mutex lock returns into such
+ * copies (__gthread_mutex_lock, std::mutex::lock, std::lock_guard), and
+ * the unwind made a preloaded lock+unlock cost ~2.5 us (callgrind: 18,900
+ * instructions against 218).  A row is only added where no --skip row
+ * covers the copy already.
+ */
+static unsigned n_sorted_rows; /* rows sorted before the copies' */
+
+static int row_overlaps(uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned i = 0; i < n_sorted_rows; i++)
+		if (cfi_rows[i].lo < hi && lo < cfi_rows[i].hi)
+			return 1;
+	return 0;
+}
+
+static void cxx_copy_add(uintptr_t lo, uintptr_t hi)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const unsigned char frame[4] = { 0x55, 0x48, 0x89, 0xe5 };
+	const unsigned char *code = (const unsigned char *)lo;
+	uintptr_t body;
+
+	range_add(lo, hi);
+	if (hi - lo < 16 || cfi_n >= MAX_CFI_ROWS)
+		return;
+	if (!memcmp(code, endbr64, 4))
+		code += 4;
+	if (memcmp(code, frame, 4))
+		return;
+	body = (uintptr_t)code + 4;
+	if (row_overlaps(lo, hi))
+		return;
+	cfi_rows[cfi_n++] = (struct cfi_row){ .lo = body, .hi = hi, .cfa_off = 16,
+					      .rbp_off = -16, .cfa_rbp = 1, .rbp_saved = 1 };
+}
+
 void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames)
 {
@@ -737,6 +781,12 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
 	sp_skip_frames = skip_frames;
 	add_skip_patterns(skip, n_skip);
+	/* libstdc++'s templates in the program (cxx_headers.c), last: where
+	 * SP_MAX_RANGES runs out, the ranges asked for come first */
+	n_sorted_rows = cfi_n;
+	sp_cxx_header_ranges(cxx_copy_add);
+	if (cfi_n > n_sorted_rows)
+		qsort(cfi_rows, cfi_n, sizeof(*cfi_rows), cfi_row_cmp);
 	ranges_finish();
 	sp_store_release(&sp_skip_n, n_ranges);
 	sp_store_release(&stack_ready, 1);
@@ -914,6 +964,17 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 		if (k + 1 >= skip && outside_wrappers(pc))
 			return pc;
 	}
+	return site_by_unwind(ret, skip);
+}
+
+uintptr_t sp_site_pc_unwound(uintptr_t ret)
+{
+	unsigned skip = sp_load_relaxed(&sp_skip_frames);
+
+	if (!sp_load_relaxed(&sp_skip_n))
+		return ret;
+	if (!skip && outside_wrappers(ret))
+		return ret;
 	return site_by_unwind(ret, skip);
 }
 

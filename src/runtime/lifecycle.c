@@ -566,10 +566,9 @@ static void trace_start(void)
 
 /*
  * glibc_locks=1 (the default): glibc's own locks, timed on their slow path
- * (record/glibc_lock.c).  The wrapper ranges first, so that a wait's site
- * skips libc's frames (the preload and attach call sp_stack_init() again
- * later, with the same options: a no-op then); then the patch, which says
- * in one line why when it cannot be made, and the rest runs on.
+ * (record/glibc_lock.c).  The wrapper ranges are made first (init), so
+ * that a wait's site skips libc's frames; then the patch, which says in
+ * one line why when it cannot be made, and the rest runs on.
  */
 static void glibc_locks_start(void)
 {
@@ -577,8 +576,6 @@ static void glibc_locks_start(void)
 
 	if (!sp_opts.glibc_locks)
 		return;
-	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
-		      sp_opts.skip_frames);
 	/* said only when profiling is on from the start: a program linked with
 	 * libsyncprof that nobody profiles stays quiet */
 	if (sp_glibc_locks_start(why, sizeof(why)) && sp_opts.enabled)
@@ -638,6 +635,13 @@ static void runtime_start(const char *attach_options)
 		fputs("syncprof: warning: lock-order checking could not start (out of memory)\n",
 		      stderr);
 	sp_store_release(&sp_registry_after_fork, sp_control_after_fork);
+	/* The wrapper ranges, whatever the options: glibc's locks' waits and
+	 * the compiled-in C++ sites (probe.h's _pc entry points) step over
+	 * them, libstdc++'s out-of-line templates among them (cxx_headers.c).
+	 * The preload and attach call it again later with the same options:
+	 * a no-op then. */
+	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
+		      sp_opts.skip_frames);
 	glibc_locks_start();
 	sp_locklib_prepare();
 	sp_store_relaxed(&sp_account_on, sp_opts.account);

@@ -153,7 +153,8 @@ static const struct run_option run_options[] = {
 	  "wrappers; .symtab or, stripped, .dynsym names), or code in\n"
 	  "DSO+0xSTART-0xEND (offsets as reports print them), so the call\n"
 	  "site is their caller; repeatable.\n"
-	  "libc/libpthread/libstdc++ wrappers are always skipped" },
+	  "libc/libpthread/libstdc++ wrappers are always skipped, and\n"
+	  "the program's own copies of libstdc++'s lock and wait templates" },
 	{ "skip-frames", 0, ARG_VALUE, "skip_frames", NULL, "N",
 	  "the call site is the Nth caller above each lock call, 0 to 8\n"
 	  "(then wrappers are skipped); a call unwinds until the CFA rules\n"

@@ -136,7 +136,7 @@ uint64_t sp_blame_lost(void)
 	return sp_load_relaxed(&blame_lost);
 }
 
-/* Under report_lock (runtime/lifecycle.c), from sp_hold_snapshot(). */
+/* Under report_lock (runtime/switch.c, at a reset). */
 void sp_blame_snapshot(void)
 {
 	if (!blame)

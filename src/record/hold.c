@@ -195,6 +195,16 @@ static struct {
  */
 static uint64_t pubs_activity(int *holding);
 
+/* Called by the ticker at each tick while something is held: the hold
+ * states' sampler (holdstate.c), installed by the runtime at start-up
+ * (sp_hold_set_tick_hook()), before the ticker starts. */
+static void (*tick_hook)(uint64_t tick);
+
+void sp_hold_set_tick_hook(void (*hook)(uint64_t tick))
+{
+	tick_hook = hook;
+}
+
 static void *ticker_main(void *arg)
 {
 	struct timespec next;
@@ -237,8 +247,8 @@ static void *ticker_main(void *arg)
 		 * ticks; then tick every TICK_IDLE_NS until there is. */
 		activity = pubs_activity(&holding);
 		/* What the threads that hold a lock long are doing. */
-		if (holding)
-			sp_holdstate_tick(k);
+		if (holding && tick_hook)
+			tick_hook(k);
 		quiet = holding || activity != last_activity ? 0 : quiet + 1;
 		last_activity = activity;
 		was_idle = quiet >= TICK_IDLE_AFTER;
@@ -890,23 +900,15 @@ struct sp_hold_pub *sp_hold_pubs(void)
 	return sp_load_acquire(&pubs);
 }
 
-void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame)
+uint64_t sp_hold_untracked(void)
 {
-	*untracked_holds = sp_load_relaxed(&untracked);
-	*lost_blame = sp_blame_lost();
+	return sp_load_relaxed(&untracked);
 }
 
 void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns)
 {
 	*late_ticks = sp_load_relaxed(&ticker.late);
 	*gap_max_ns = sp_load_relaxed(&ticker.gap_max_ns);
-}
-
-/* Under report_lock (runtime/lifecycle.c): later reports subtract these. */
-void sp_hold_snapshot(void)
-{
-	sp_holdstate_snapshot();
-	sp_blame_snapshot();
 }
 
 /*
@@ -952,7 +954,7 @@ int sp_hold_init(unsigned sample, int with_times)
 		ticker.long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
 	}
 	sample_period = sample ? sample : 1;
-	if (sp_blame_init() || pthread_key_create(&pub_key, pub_exit))
+	if (pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
 	/* Without a ticker, every hold counts as short: sampled, as before.
 	 * Tick 1 is struck now, so that a hold begun before the ticker's

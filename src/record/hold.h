@@ -112,12 +112,6 @@ struct sp_hold_pub {
 #define SP_PUB_N(state) ((uint32_t)(state))
 #define SP_PUB_SEQ1 (1ull << 32)
 
-/* blame.c: its table, mapped at sp_hold_init(); waits it could not keep;
- * the reset's snapshot of it. */
-int sp_blame_init(void);
-uint64_t sp_blame_lost(void);
-void sp_blame_snapshot(void);
-
 /* The list's first block (hold.c); blocks are never unmapped. */
 struct sp_hold_pub *sp_hold_pubs(void);
 

@@ -846,7 +846,7 @@ void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped)
 	*dropped = sp_load_relaxed(&where_found.dropped);
 }
 
-/* Under report_lock (runtime/), as sp_hold_snapshot(): later reports
+/* Under report_lock (runtime/switch.c, at a reset): later reports
  * subtract these.  The ticker may add meanwhile; what it adds between the
  * two loads is lost to the next report only, never counted twice. */
 void sp_holdstate_snapshot(void)

@@ -189,7 +189,6 @@ struct cycle {
 	uint64_t snap_count;               /* report_lock */
 };
 
-int sp_order_ready;
 /* Mapped once by the set-up (sp_order_init()), then only their contents
  * change. */
 static struct {

@@ -31,20 +31,6 @@
 #include "probe.h"
 
 /*
- * The reported type of a mutex: rec_mutex when it was initialised
- * recursive.  glibc keeps the type in the low bits of __data.__kind (the
- * PTHREAD_MUTEX_KIND_MASK_NP mask, 3), in the public structure layout; a C11
- * mtx_t of glibc wraps a pthread_mutex_t.  Read once per new entry only.
- */
-int sp_mutex_type(const void *mutex)
-{
-	const pthread_mutex_t *m = mutex;
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-
-	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE ? SP_TYPE_REC_MUTEX : SP_TYPE_MUTEX;
-}
-
-/*
  * The mode in which the calling thread holds a rwlock, read just before its
  * unlock, for the trace's "released" events: glibc records the writer's tid
  * in __data.__cur_writer (public structure layout) and clears it at its
@@ -59,42 +45,6 @@ int sp_rwlock_held_type(const void *l)
 	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == self
 		       ? SP_TYPE_RWLOCK_WRITE
 		       : SP_TYPE_RWLOCK_READ;
-}
-
-/*
- * glibc keeps an rwlock's kind in __data.__flags (public structure
- * layout): only PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP makes new
- * readers wait behind a waiting writer; the default and
- * PTHREAD_RWLOCK_PREFER_WRITER_NP let a reader in while others read.
- */
-int sp_rwlock_readers_wait(const void *l)
-{
-	const pthread_rwlock_t *rw = l;
-
-	return __atomic_load_n(&rw->__data.__flags, __ATOMIC_RELAXED) ==
-	       PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-}
-
-SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
-						      const struct sp_site *site, uintptr_t obj,
-						      int op)
-{
-	int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
-	struct sp_entry *e = sp_table_insert(&t->table, site, obj, op, type);
-
-	if (!e) {
-		sp_lost_add(1);
-		return NULL;
-	}
-	t->last = e;
-	t->near[sp_lock_slot(obj)] = e;
-	if (t == sp_tls_self)
-		sp_tls_home_sync(t); /* home slots mapped by the insert */
-	/* The lock's creation site when no init was seen (lockname.c); a
-	 * joined thread is no lock. */
-	if (op != SP_TYPE_JOIN)
-		sp_lockname_first_use(obj, site);
-	return e;
 }
 
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)

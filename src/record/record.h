@@ -644,6 +644,9 @@ static inline int sp_hold_is_on_acquire(void)
  * Return 0, or -ENOMEM (then the program runs on without it).
  */
 int sp_hold_init(unsigned sample, int times);
+/* The ticker's call at each tick while something is held (the hold
+ * states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
+void sp_hold_set_tick_hook(void (*hook)(uint64_t tick));
 /* Hold times, owner changes and blame are recorded (hold=1), not only the
  * held lists. */
 int sp_hold_times_are_on(void);
@@ -730,7 +733,8 @@ struct sp_blame_view {
  * while more than SP_HELD_MAX locks were held (not hold-tracked), and
  * blame records that found the blame table full (their wait is still in
  * the row, but blamed on no one). */
-void sp_hold_losses(uint64_t *untracked_holds, uint64_t *lost_blame);
+/* Holds not tracked: more locks held at once than a list holds. */
+uint64_t sp_hold_untracked(void);
 /* Ticks of the hold ticker that came more than 750 us after the previous
  * one while it was active, and the longest gap (ns); since start-up (a
  * reset keeps them: they qualify every hold time measured since). */
@@ -807,7 +811,12 @@ void sp_holdstate_long_each(void (*fn)(const struct sp_long_hold_now *h, void *a
  * whose /proc files could not be read (with the first -errno). */
 void sp_holdstate_cost(uint64_t *samples, uint64_t *cpu_ns, uint64_t *unread, int *unread_err);
 void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void *arg);
-void sp_hold_snapshot(void);
+/* blame.c: its table, mapped at start-up before sp_hold_init() (the
+ * runtime calls both); waits it could not keep; the reset's snapshot of
+ * it, under report_lock. */
+int sp_blame_init(void);
+uint64_t sp_blame_lost(void);
+void sp_blame_snapshot(void);
 
 /* ---- "stack.c" --------------------------------------------------------- */
 

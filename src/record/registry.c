@@ -67,7 +67,10 @@ __attribute__((weak)) const int sp_home_inline = 1; /* record.h */
 static SP_TLS struct sp_thread *tls_record; /* kept while busy */
 static SP_TLS int tls_state;
 
-uint32_t sp_reset_epoch;
+
+/* Set once lock-order checking is set up (lockorder.c); a thread's record
+ * then has an order cache to clear. */
+int sp_order_ready;
 
 static sp_lock_t registry_lock = SP_LOCK_INIT;
 /* Records of exited threads, emptied, for the next threads: a short
@@ -418,4 +421,31 @@ void sp_registry_account(void (*live)(const struct sp_thread *t, void *arg),
 uint64_t sp_registry_account_seq(void)
 {
 	return sp_load_relaxed(&account_seq);
+}
+
+/*
+ * A thread's new entry for (@site, @obj, @op), the slow path of the
+ * probes' lookup (probe.h, sp_entry_get()): inserted into its table,
+ * cached, and the lock's creation site noted when no init was seen.
+ */
+SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
+						      const struct sp_site *site, uintptr_t obj,
+						      int op)
+{
+	int type = op == SP_TYPE_MUTEX ? sp_mutex_type((const void *)obj) : op;
+	struct sp_entry *e = sp_table_insert(&t->table, site, obj, op, type);
+
+	if (!e) {
+		sp_lost_add(1);
+		return NULL;
+	}
+	t->last = e;
+	t->near[sp_lock_slot(obj)] = e;
+	if (t == sp_tls_self)
+		sp_tls_home_sync(t); /* home slots mapped by the insert */
+	/* The lock's creation site when no init was seen (lockname.c); a
+	 * joined thread is no lock. */
+	if (op != SP_TYPE_JOIN)
+		sp_lockname_first_use(obj, site);
+	return e;
 }

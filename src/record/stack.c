@@ -85,10 +85,7 @@
 #include "base/libdw.h"
 #include "record/record.h"
 
-struct sp_range sp_skip_ranges[SP_MAX_RANGES];
-unsigned sp_skip_n;
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
-uintptr_t sp_site_gen;
 unsigned sp_skip_frames;
 /* Skip regexes that matched no function at start-up (sp_stack_unmatched()). */
 static const char *unmatched[SP_STACK_MAX_SKIP];

@@ -46,6 +46,10 @@
 
 #include "record/record.h"
 
+/* Bumped by a reset (runtime); an entry zeroes its maxima when its epoch
+ * is older (record.h, sp_entry_refresh_epoch()). */
+uint32_t sp_reset_epoch;
+
 #define INDEX_MIN 256
 
 /* ---- function names of instrumented sites ---------------------------------- */

@@ -627,8 +627,9 @@ static void runtime_start(const char *attach_options)
 	/* Hold states: in hold ticks of 500 us, at least 1 (hold.c). */
 	sp_holdstate_long_ticks = sp_opts.hold_states_ms * 2;
 	sp_holdstate_where = sp_opts.hold_where;
+	sp_hold_set_tick_hook(sp_holdstate_tick);
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&
-	    sp_hold_init(sp_opts.hold_sample, sp_opts.hold))
+	    (sp_blame_init() || sp_hold_init(sp_opts.hold_sample, sp_opts.hold)))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);
 	else if (sp_opts.lock_order && sp_order_init())

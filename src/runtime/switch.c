@@ -209,7 +209,8 @@ int sp_report_snapshot(void)
 		return rc;
 	sp_rows_free(&reports.snapshot);
 	reports.snapshot = now;
-	sp_hold_snapshot();
+	sp_holdstate_snapshot();
+	sp_blame_snapshot();
 	sp_order_snapshot();
 	/* After the snapshot: an event between the two is in the snapshot's
 	 * counts; only its maximum is forgotten. */
@@ -264,7 +265,8 @@ int sp_report_build_locked(struct sp_profile *p, const struct syncprof_report_op
 	p->hold = sp_hold_times_are_on();
 	p->hold_sample = sp_opts.hold_sample ? sp_opts.hold_sample : 1;
 	if (p->hold) {
-		sp_hold_losses(&p->hold_untracked, &p->blame_lost);
+		p->hold_untracked = sp_hold_untracked();
+		p->blame_lost = sp_blame_lost();
 		sp_hold_ticker_lateness(&p->hold_late_ticks, &p->hold_gap_max_ns);
 		{
 			int err;

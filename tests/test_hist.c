@@ -12,6 +12,7 @@
 #include "record/record.h"
 #include "report/collect.h"
 #include "syncprof.h"
+#include "record/registry.h"
 
 static struct sp_entry *new_entry(struct sp_table *t, uintptr_t obj)
 {

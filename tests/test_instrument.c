@@ -20,6 +20,7 @@
 #include "report_util.h"
 #include "mutex_semantics.h"
 #include "blocking_semantics.h"
+#include "record/hold.h"
 
 /* ThreadSanitizer reports deliberate misuse (unlocking a mutex one does
  * not own) as an error; those checks run in the other builds. */

@@ -145,6 +145,8 @@
 
 #include "hold.h"
 #include "probe.h"
+#include "record/registry.h"
+#include "record/table.h"
 
 
 /* ---- clock ---------------------------------------------------------------- */

@@ -303,4 +303,15 @@ static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 	return 1;
 }
 
+/* Hold tracking is on in this copy of the library (record.h, sp_hold_ready). */
+static inline int sp_hold_is_on(void)
+{
+	return sp_load_relaxed(&sp_hold_ready);
+}
+
+static inline int sp_hold_is_on_acquire(void)
+{
+	return sp_load_acquire(&sp_hold_ready);
+}
+
 #endif /* SP_HOLD_H */

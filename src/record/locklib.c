@@ -59,6 +59,7 @@
 
 #include "base/libdw.h"
 #include "record/record.h"
+#include "record/ranges.h"
 
 #define LOCKLIB_MAX 4096
 static struct sp_range locklib[LOCKLIB_MAX];

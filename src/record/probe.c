@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "record/registry.h"
+#include "record/table.h"
 
 /*
  * The mode in which the calling thread holds a rwlock, read just before its
@@ -322,19 +324,26 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
 	{                                                                                    \
-		struct sp_site site_ = { file, func, pc, line };                             \
-		const struct sp_site *site = &site_;                                         \
+		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
 		int rc_;                                                                     \
-		/* a return address (SP_ENTRIES_RAW) past the wrapper ranges, before  \
-		 * any entry is made for it */                                        \
-		if (SP_UNLIKELY(pc))                                                         \
-			site_.pc = pc = sp_site_pc_unwound(pc);                              \
 		if (fast_try(FLAGS_NOW(), SP_FLAGS_HOLD, (void *)var, op, ops, NULL,         \
 			     blocking, site, &rc_))                                          \
 			return rc_;                                                          \
 		return name##_probe(var, file, func, pc, line);                              \
+	}                                                                                    \
+	/* a return address (SP_ENTRIES_RAW) taken past the wrapper ranges      \
+	 * before any entry is made for it; apart, so that the named entry      \
+	 * points' general path stays as it was */                              \
+	static SP_NOINLINE __attribute__((unused)) int name##_general_raw(type var,          \
+									 uintptr_t pc)       \
+	{                                                                                    \
+		return name##_general(var, NULL, NULL, sp_site_pc_unwound(pc), 0);           \
 	}
-#define GENERAL(name, obj) name##_general(obj, site->file, site->func, site->pc, site->line)
+/* A named entry point's site has pc 0 (a constant there), a _pc one's a
+ * return address. */
+#define GENERAL(name, obj)                                                                   \
+	(!site->pc ? name##_general(obj, site->file, site->func, 0, site->line)              \
+		   : name##_general_raw(obj, site->pc))
 
 SP_GENERAL(mutex_lock, pthread_mutex_t *, m, SP_TYPE_MUTEX, &mutex_ops, 1, 0,
 	   sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_ops, NULL, site))

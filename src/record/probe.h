@@ -34,6 +34,8 @@
 #include "record/lockorder.h"
 #include "record/record.h"
 #include "trace/trace.h"
+#include "record/stack.h"
+#include "record/registry.h"
 
 typedef int (*sp_try_fn)(void *obj);
 typedef int (*sp_lock_fn)(void *obj, const struct timespec *abstime);
@@ -45,8 +47,6 @@ struct sp_lock_ops {
 	int busy; /* return value of a failed try: EBUSY or thrd_busy */
 };
 
-struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t, const struct sp_site *site,
-					   uintptr_t obj, int op);
 int sp_probe_lock_contended(struct sp_entry *e, void *obj, int op, const struct sp_lock_ops *ops,
 			    const struct timespec *abstime, const struct sp_site *site);
 int sp_probe_lock_not_recoverable(void *mutex, const struct sp_lock_ops *ops,
@@ -85,23 +85,6 @@ static SP_ALWAYS_INLINE struct sp_thread *sp_thread_self(void)
 	return sp_thread_self__slowpath();
 }
 
-static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
-						      const struct sp_site *site, uintptr_t obj,
-						      int op)
-{
-#define IS_CALLS(e) sp_entry_matches((e), site, obj, op)
-	struct sp_entry *e = SP_ENTRY_CACHED(t, obj, IS_CALLS);
-#undef IS_CALLS
-
-	if (SP_LIKELY(e))
-		return e;
-	e = sp_table_find(&t->table, site, obj, op);
-	if (SP_UNLIKELY(!e))
-		return sp_entry_insert__slowpath(t, site, obj, op);
-	t->near[sp_lock_slot(obj)] = e;
-	t->last = e;
-	return e;
-}
 
 static SP_ALWAYS_INLINE void sp_entry_acquired(struct sp_entry *e)
 {

@@ -361,34 +361,7 @@ _Static_assert(SYNCPROF__OP_MUTEX == SP_TYPE_MUTEX &&
  * records the call a second time, by its return address. */
 extern const int sp_home_inline;
 
-static inline void sp_tls_home_sync(const struct sp_thread *t)
-{
-	syncprof__home =
-		t && sp_home_inline ? (struct syncprof__entry *)(void *)t->table.home : NULL;
-}
 
-static inline void sp_tls_self_set(struct sp_thread *t)
-{
-	sp_tls_self = t;
-	sp_tls_home_sync(t);
-}
-
-/*
- * Owner only, before it updates a maximum: a reset (which bumps
- * sp_reset_epoch) is applied to an entry lazily, by zeroing its maxima
- * the first time its owner writes one after the reset; reports read the
- * maxima of entries with a stale epoch as 0 (collect.c).
- */
-static inline void sp_entry_refresh_epoch(struct sp_entry_cold *c)
-{
-	uint32_t epoch = sp_load_relaxed(&sp_reset_epoch);
-
-	if (__builtin_expect(c->epoch != epoch, 0)) {
-		sp_store_relaxed(&c->wait_max_ns, 0);
-		sp_store_relaxed(&c->hold_max_ns, 0);
-		sp_store_release(&c->epoch, epoch);
-	}
-}
 
 /* The calling thread's record, created on first use; NULL while the thread
  * is inside the profiler or being torn down (its calls go unrecorded). */
@@ -523,33 +496,6 @@ int sp_hist_pool_reset(struct sp_hist_pool *p);
  * while @t lives (an entry's stack); NULL when out of memory. */
 void *sp_table_alloc(struct sp_table *t, size_t size);
 
-/*
- * The owner of @e, the calling thread, adds @weight to the bucket of @ns in
- * @e's histogram @which: in the common case a 32-bit load, add and relaxed
- * store.  A count that cannot be stored (no memory for its block) is
- * counted as lost.
- */
-static inline void sp_entry_hist_add(struct sp_entry *e, enum sp_hist_which which, uint64_t ns,
-				     uint32_t weight)
-{
-	uintptr_t *slot = &e->cold->hist[which];
-	uintptr_t h = *slot;
-	unsigned b = sp_hist_bucket(ns);
-	struct sp_thread *t;
-
-	if (SP_LIKELY(h && !(h & SP_HIST_WIDE))) {
-		uint32_t *c = &((struct sp_hist32 *)h)->n[b];
-		uint32_t v = *c + weight;
-
-		if (SP_LIKELY(v >= *c)) { /* no wrap */
-			sp_store_relaxed(c, v);
-			return;
-		}
-	}
-	t = sp_tls_self;
-	if (sp_hist_add__slowpath(t ? &t->table : NULL, slot, b, weight))
-		sp_lost_add(1);
-}
 
 /* ---- "probe.c" -------------------------------------------------------- */
 
@@ -599,11 +545,6 @@ int sp_hold_readers(uintptr_t obj, pid_t *tid, struct sp_site *site, unsigned *n
  * waits.  Any thread; lock-free, no allocation; one load when off.
  */
 void sp_cond_signalled__slowpath(const void *cond, const struct sp_site *site, int broadcast);
-static inline void sp_cond_signalled(const void *cond, const struct sp_site *site, int broadcast)
-{
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_watch_on)))
-		sp_cond_signalled__slowpath(cond, site, broadcast);
-}
 /* The last (at most @max, 2 kept) distinct sites that signalled @cond, the
  * latest first, with whether each broadcast; 0 when none is known.  Any
  * thread; lock-free (a hint: a signal may be missing). */
@@ -626,15 +567,6 @@ unsigned sp_cond_signallers(const void *cond, struct sp_site *sites, int *broadc
  * once the tables are ready.
  */
 extern int sp_hold_ready;
-static inline int sp_hold_is_on(void)
-{
-	return sp_load_relaxed(&sp_hold_ready);
-}
-
-static inline int sp_hold_is_on_acquire(void)
-{
-	return sp_load_acquire(&sp_hold_ready);
-}
 
 /*
  * Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
@@ -843,22 +775,6 @@ extern unsigned sp_skip_n;
 /* --skip-frames N: callers above the interposed call's own caller that are
  * skipped before wrappers are (0: none); written at start-up only. */
 extern unsigned sp_skip_frames;
-static inline int sp_pc_skipped(uintptr_t pc)
-{
-	unsigned lo = 0, hi = sp_load_acquire(&sp_skip_n);
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (pc < sp_skip_ranges[mid].lo)
-			hi = mid;
-		else if (pc >= sp_skip_ranges[mid].hi)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
 /*
  * The interposed call as its shim saw it on entry: its return address
  * @ret, its CFA @cfa (the caller's stack pointer after the call returns:
@@ -886,23 +802,6 @@ extern uintptr_t sp_site_gen;
 /* Its step flips high bits: an entry of one generation, XORed with
  * another, is no canonical user-space address, so never a false hit. */
 #define SP_SITE_GEN_STEP ((uintptr_t)0xa5a5000000000000ull)
-/* The site pc for an interposed call returning to @ret: @ret unless it lies
- * in a lock wrapper (or --skip-frames is set), then the first caller
- * outside the wrappers. */
-static inline uintptr_t sp_site_pc(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
-{
-	uintptr_t *slot;
-
-	if (SP_UNLIKELY(!sp_load_relaxed(&sp_skip_n)))
-		return ret;
-	if (SP_UNLIKELY(sp_load_relaxed(&sp_skip_frames)))
-		return sp_site_pc__slowpath(ret, cfa, fp);
-	slot = &sp_site_ok[(ret >> 2) & (SP_SITE_CACHE - 1)];
-	if (SP_LIKELY(*slot == (ret ^ sp_load_relaxed(&sp_site_gen))))
-		return ret;
-	/* Not known: searched out of line, wrappers' callers cached there. */
-	return sp_site_pc__slowpath(ret, cfa, fp);
-}
 /* ---- "cxx_headers.c" --------------------------------------------------- */
 
 /* The out-of-line copies of the C++ library's header code that lock, wait

@@ -54,6 +54,7 @@
 
 #include "record/lockorder.h"
 #include "record/record.h"
+#include "record/registry.h"
 
 enum tls_state {
 	TLS_NEW = 0, /* no record yet */

@@ -84,6 +84,7 @@
 #include "base/demangle.h"
 #include "base/libdw.h"
 #include "record/record.h"
+#include "record/ranges.h"
 
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
 unsigned sp_skip_frames;

@@ -45,6 +45,7 @@
 
 #include "base/lock_calls.h"
 #include "hold.h"
+#include "record/wait_pub.h"
 
 unsigned sp_watch_on;
 

@@ -36,6 +36,7 @@
 #include "base/syscall_names.h"
 #include "record/glibc_lock.h"
 #include "report/collect.h"
+#include "record/ranges.h"
 
 /* Counts of an entry's histograms, read into the stack of the collection. */
 struct entry_hists {

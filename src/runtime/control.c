@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "record/registry.h"
 
 #define MAX_CLIENTS 8
 #define REQUEST_MS 2000

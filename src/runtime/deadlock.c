@@ -68,6 +68,7 @@
 
 #include "report/profile.h"
 #include "runtime/runtime.h"
+#include "record/hold.h"
 
 /* ---- building the graph (scan_lock held) ---------------------------------- */
 

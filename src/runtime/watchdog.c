@@ -60,6 +60,7 @@
 
 #include "runtime/runtime.h"
 #include "report/profile.h"
+#include "record/hold.h"
 
 
 /* ---- the scanning side (helper thread only) --------------------------- */

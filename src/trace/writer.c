@@ -106,9 +106,10 @@ void sp_trace_writer_start_locked(const struct sp_trace_writer_ops *ops)
 {
 	sigset_t all, old;
 
-	started.ops = ops;
 	if (started.running)
-		return;
+		return; /* its ops are these: file.c has one set */
+	started.ops = ops; /* read by the thread created below, and by a fork
+			    * child's lazy start, under sp_trace_ctl_lock */
 	sp_store_relaxed(&wake.stop, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -88,21 +88,12 @@
 
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
 unsigned sp_skip_frames;
-/* Skip regexes that matched no function at start-up (sp_stack_unmatched()). */
-static const char *unmatched[SP_STACK_MAX_SKIP];
-static unsigned n_unmatched;
-static unsigned n_ranges; /* filled at start-up, published as sp_skip_n */
-static int stack_ready;
 
 #define MAX_UNWIND 64
 #define MAX_WRAP_DEPTH 8 /* nested wrappers walked through their CFI */
 /* A wrapper's frame is smaller than this: a CFA further up is wrong. */
 #define MAX_WRAP_FRAME (64 * 1024)
 
-/* The ranges of --skip patterns (not the default libraries): their CFI
- * rows are computed at start-up. */
-static struct sp_range user_ranges[SP_MAX_RANGES];
-static unsigned n_user;
 
 /*
  * One CFI row of a wrapper: over [lo, hi), CFA = (cfa_rbp ? rbp : rsp) +
@@ -115,8 +106,30 @@ struct cfi_row {
 	uint8_t cfa_rbp, rbp_saved;
 };
 #define MAX_CFI_ROWS 8192
-static struct cfi_row cfi_rows[MAX_CFI_ROWS];
-static unsigned cfi_n;
+#define NOT_PROGRAM_MAX 8
+
+/*
+ * Written at start-up (sp_stack_init(), and the point's set-up), read-only
+ * once published: the skip regexes that matched no function
+ * (sp_stack_unmatched()); the wrapper ranges filled, published as
+ * sp_skip_n; the ranges of --skip patterns (not the default libraries),
+ * whose CFI rows are computed at start-up; the CFI rows (cfi_n published
+ * last) and how many were sorted before libstdc++'s copies' were added;
+ * the code that is never the point of a sampled stack.
+ */
+static struct {
+	const char *unmatched[SP_STACK_MAX_SKIP];
+	unsigned n_unmatched;
+	unsigned n_ranges;
+	int stack_ready;
+	struct sp_range user_ranges[SP_MAX_RANGES];
+	unsigned n_user;
+	struct cfi_row cfi_rows[MAX_CFI_ROWS];
+	unsigned cfi_n;
+	unsigned n_sorted_rows;
+	struct sp_range not_program[NOT_PROGRAM_MAX];
+	unsigned n_not_program;
+} setup;
 
 static int cfi_row_cmp(const void *a, const void *b)
 {
@@ -127,10 +140,10 @@ static int cfi_row_cmp(const void *a, const void *b)
 
 static void range_add(uintptr_t lo, uintptr_t hi)
 {
-	if (lo < hi && n_ranges < SP_MAX_RANGES) {
-		sp_skip_ranges[n_ranges].lo = lo;
-		sp_skip_ranges[n_ranges].hi = hi;
-		n_ranges++;
+	if (lo < hi && setup.n_ranges < SP_MAX_RANGES) {
+		sp_skip_ranges[setup.n_ranges].lo = lo;
+		sp_skip_ranges[setup.n_ranges].hi = hi;
+		setup.n_ranges++;
 	}
 }
 
@@ -138,10 +151,10 @@ static void range_add(uintptr_t lo, uintptr_t hi)
 static void user_range_add(uintptr_t lo, uintptr_t hi)
 {
 	range_add(lo, hi);
-	if (lo < hi && n_user < SP_MAX_RANGES) {
-		user_ranges[n_user].lo = lo;
-		user_ranges[n_user].hi = hi;
-		n_user++;
+	if (lo < hi && setup.n_user < SP_MAX_RANGES) {
+		setup.user_ranges[setup.n_user].lo = lo;
+		setup.user_ranges[setup.n_user].hi = hi;
+		setup.n_user++;
 	}
 }
 
@@ -156,8 +169,8 @@ static void ranges_finish(void)
 {
 	unsigned n = 0;
 
-	qsort(sp_skip_ranges, n_ranges, sizeof(*sp_skip_ranges), range_cmp);
-	for (unsigned i = 0; i < n_ranges; i++) {
+	qsort(sp_skip_ranges, setup.n_ranges, sizeof(*sp_skip_ranges), range_cmp);
+	for (unsigned i = 0; i < setup.n_ranges; i++) {
 		if (n && sp_skip_ranges[i].lo <= sp_skip_ranges[n - 1].hi) {
 			if (sp_skip_ranges[i].hi > sp_skip_ranges[n - 1].hi)
 				sp_skip_ranges[n - 1].hi = sp_skip_ranges[i].hi;
@@ -165,7 +178,7 @@ static void ranges_finish(void)
 		}
 		sp_skip_ranges[n++] = sp_skip_ranges[i];
 	}
-	n_ranges = n;
+	setup.n_ranges = n;
 }
 
 /* The runtime libraries whose lock wrappers are skipped by default. */
@@ -345,7 +358,7 @@ static void add_regex_ranges(Dwfl *dwfl, const char *const *skip, unsigned n_ski
 		dwfl_getmodules(dwfl, add_module_matches, &c, 0);
 	for (unsigned i = 0; i < c.n_re; i++) {
 		if (dwfl && !c.matched[i])
-			unmatched[n_unmatched++] = c.pattern[i];
+			setup.unmatched[setup.n_unmatched++] = c.pattern[i];
 		regfree(&re[i]);
 	}
 }
@@ -431,7 +444,7 @@ static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
 
 	if (!mod)
 		return;
-	for (uintptr_t pc = lo; pc < hi && cfi_n < MAX_CFI_ROWS;) {
+	for (uintptr_t pc = lo; pc < hi && setup.cfi_n < MAX_CFI_ROWS;) {
 		struct cfi_row row;
 
 		if (cfi_row_at(eh, eh_bias, pc, hi, &row)) {
@@ -442,7 +455,7 @@ static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
 				continue;
 			}
 		}
-		cfi_rows[cfi_n++] = row;
+		setup.cfi_rows[setup.cfi_n++] = row;
 		pc = row.hi;
 	}
 }
@@ -469,7 +482,7 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 	unsigned n_re = add_dso_ranges(skip, n_skip, regexes);
 	Dwfl *dwfl;
 
-	if (!n_re && !n_user)
+	if (!n_re && !setup.n_user)
 		return;
 	if (!sp_libdw_present()) { /* a static link without -ldw */
 		if (n_re)
@@ -481,9 +494,9 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 	if (!dwfl)
 		return;
 	add_regex_ranges(dwfl, regexes, n_re);
-	for (unsigned i = 0; i < n_user; i++)
-		add_cfi_rows(dwfl, user_ranges[i].lo, user_ranges[i].hi);
-	qsort(cfi_rows, cfi_n, sizeof(*cfi_rows), cfi_row_cmp);
+	for (unsigned i = 0; i < setup.n_user; i++)
+		add_cfi_rows(dwfl, setup.user_ranges[i].lo, setup.user_ranges[i].hi);
+	qsort(setup.cfi_rows, setup.cfi_n, sizeof(*setup.cfi_rows), cfi_row_cmp);
 	dwfl_end(dwfl);
 }
 #else
@@ -525,10 +538,14 @@ struct learned_rule {
 	struct cfi_row row;
 	int usable;
 };
-static struct learned_rule learned[LEARNED];
-static uintptr_t wanted[WANTED];
-static uint32_t wanted_seq; /* futex word: bumped when something is wanted */
-static int learner_running;
+/* Written by the learner thread (its rules, published pc last) and by
+ * the threads that want a rule (wanted[], and the futex word they bump). */
+static struct {
+	struct learned_rule learned[LEARNED];
+	uintptr_t wanted[WANTED];
+	uint32_t wanted_seq;
+	int running;
+} learner;
 
 static size_t pc_hash(uintptr_t pc)
 {
@@ -542,7 +559,7 @@ static int learned_find(uintptr_t pc, const struct cfi_row **row)
 	size_t h = pc_hash(pc);
 
 	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
-		const struct learned_rule *l = &learned[(h + i) & (LEARNED - 1)];
+		const struct learned_rule *l = &learner.learned[(h + i) & (LEARNED - 1)];
 		uintptr_t p = sp_load_acquire(&l->pc);
 
 		if (!p)
@@ -560,17 +577,17 @@ static void learn_request(uintptr_t pc)
 {
 	size_t h = pc_hash(pc);
 
-	if (!sp_load_relaxed(&learner_running) || pc < 4096)
+	if (!sp_load_relaxed(&learner.running) || pc < 4096)
 		return;
 	for (unsigned i = 0; i < 4; i++) {
-		uintptr_t *w = &wanted[(h + i) & (WANTED - 1)], none = 0;
+		uintptr_t *w = &learner.wanted[(h + i) & (WANTED - 1)], none = 0;
 
 		if (sp_load_relaxed(w) == pc)
 			return;
 		if (__atomic_compare_exchange_n(w, &none, pc, 0, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&wanted_seq, 1, __ATOMIC_RELEASE);
-			sp_futex(&wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+			__atomic_add_fetch(&learner.wanted_seq, 1, __ATOMIC_RELEASE);
+			sp_futex(&learner.wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 			return;
 		}
 	}
@@ -583,7 +600,7 @@ static void learned_put(uintptr_t pc, const struct cfi_row *row, int usable)
 	size_t h = pc_hash(pc);
 
 	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
-		struct learned_rule *l = &learned[(h + i) & (LEARNED - 1)];
+		struct learned_rule *l = &learner.learned[(h + i) & (LEARNED - 1)];
 
 		if (l->pc == pc)
 			return;
@@ -623,15 +640,15 @@ static void *learner_main(void *arg)
 	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
 	prctl(PR_SET_NAME, (unsigned long)"syncprof-cfi", 0, 0, 0);
 	for (;;) {
-		uint32_t seq = sp_load_acquire(&wanted_seq);
+		uint32_t seq = sp_load_acquire(&learner.wanted_seq);
 
 		if (seq == seen) {
-			sp_futex(&wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
+			sp_futex(&learner.wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
 			continue;
 		}
 		seen = seq;
 		for (unsigned i = 0; i < WANTED; i++) {
-			uintptr_t pc = __atomic_exchange_n(&wanted[i], 0, __ATOMIC_ACQUIRE);
+			uintptr_t pc = __atomic_exchange_n(&learner.wanted[i], 0, __ATOMIC_ACQUIRE);
 			const struct cfi_row *known;
 			struct cfi_row row;
 
@@ -657,7 +674,7 @@ static void *learner_main(void *arg)
 static void learner_start(void)
 {
 	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024))
-		sp_store_release(&learner_running, 1);
+		sp_store_release(&learner.running, 1);
 }
 #else
 static void learner_start(void)
@@ -686,12 +703,9 @@ static void enclosing_init(void)
 }
 
 /* Code that is never the point of a sampled stack (sp_stack_point), on
- * top of the wrappers: syncprof's own library (preloaded, or
- * libsyncprof.so), the dynamic loader and the vDSO (clock_gettime). */
-#define NOT_PROGRAM_MAX 8
-static struct sp_range not_program[NOT_PROGRAM_MAX];
-static unsigned n_not_program;
-
+ * top of the wrappers (setup.not_program): syncprof's own library
+ * (preloaded, or libsyncprof.so), the dynamic loader and the vDSO
+ * (clock_gettime). */
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t me = (uintptr_t)&find_self;
@@ -705,14 +719,14 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	base = base ? base + 1 : info->dlpi_name;
 	runtime = !strncmp(base, "ld-linux", 8) || !strncmp(base, "linux-vdso", 10) ||
 		  !strncmp(base, "linux-gate", 10) || !strncmp(base, "libgcc_s", 8);
-	for (int i = 0; i < info->dlpi_phnum && n_not_program < NOT_PROGRAM_MAX; i++) {
+	for (int i = 0; i < info->dlpi_phnum && setup.n_not_program < NOT_PROGRAM_MAX; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
 		    (runtime || (me >= lo && me < hi))) {
-			not_program[n_not_program].lo = lo;
-			not_program[n_not_program++].hi = hi;
+			setup.not_program[setup.n_not_program].lo = lo;
+			setup.not_program[setup.n_not_program++].hi = hi;
 		}
 	}
 	return 0;
@@ -731,12 +745,11 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
  * instructions against 218).  A row is only added where no --skip row
  * covers the copy already.
  */
-static unsigned n_sorted_rows; /* rows sorted before the copies' */
 
 static int row_overlaps(uintptr_t lo, uintptr_t hi)
 {
-	for (unsigned i = 0; i < n_sorted_rows; i++)
-		if (cfi_rows[i].lo < hi && lo < cfi_rows[i].hi)
+	for (unsigned i = 0; i < setup.n_sorted_rows; i++)
+		if (setup.cfi_rows[i].lo < hi && lo < setup.cfi_rows[i].hi)
 			return 1;
 	return 0;
 }
@@ -749,7 +762,7 @@ static void cxx_copy_add(uintptr_t lo, uintptr_t hi)
 	uintptr_t body;
 
 	range_add(lo, hi);
-	if (hi - lo < 16 || cfi_n >= MAX_CFI_ROWS)
+	if (hi - lo < 16 || setup.cfi_n >= MAX_CFI_ROWS)
 		return;
 	if (!memcmp(code, endbr64, 4))
 		code += 4;
@@ -758,7 +771,7 @@ static void cxx_copy_add(uintptr_t lo, uintptr_t hi)
 	body = (uintptr_t)code + 4;
 	if (row_overlaps(lo, hi))
 		return;
-	cfi_rows[cfi_n++] = (struct cfi_row){ .lo = body, .hi = hi, .cfa_off = 16,
+	setup.cfi_rows[setup.cfi_n++] = (struct cfi_row){ .lo = body, .hi = hi, .cfa_off = 16,
 					      .rbp_off = -16, .cfa_rbp = 1, .rbp_saved = 1 };
 }
 
@@ -768,7 +781,7 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	struct sp_thread *saved = sp_thread_enter();
 	void *warm[4];
 
-	if (sp_load_acquire(&stack_ready)) {
+	if (sp_load_acquire(&setup.stack_ready)) {
 		sp_thread_leave(saved);
 		return;
 	}
@@ -781,13 +794,13 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	add_skip_patterns(skip, n_skip);
 	/* libstdc++'s templates in the program (cxx_headers.c), last: where
 	 * SP_MAX_RANGES runs out, the ranges asked for come first */
-	n_sorted_rows = cfi_n;
+	setup.n_sorted_rows = setup.cfi_n;
 	sp_cxx_header_ranges(cxx_copy_add);
-	if (cfi_n > n_sorted_rows)
-		qsort(cfi_rows, cfi_n, sizeof(*cfi_rows), cfi_row_cmp);
+	if (setup.cfi_n > setup.n_sorted_rows)
+		qsort(setup.cfi_rows, setup.cfi_n, sizeof(*setup.cfi_rows), cfi_row_cmp);
 	ranges_finish();
-	sp_store_release(&sp_skip_n, n_ranges);
-	sp_store_release(&stack_ready, 1);
+	sp_store_release(&sp_skip_n, setup.n_ranges);
+	sp_store_release(&setup.stack_ready, 1);
 	if (skip_frames)
 		learner_start();
 	sp_thread_leave(saved);
@@ -800,8 +813,8 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
  */
 unsigned sp_stack_unmatched(const char *const **patterns)
 {
-	*patterns = unmatched;
-	return n_unmatched;
+	*patterns = setup.unmatched;
+	return setup.n_unmatched;
 }
 
 /* Return addresses of the current stack, outermost last. */
@@ -810,7 +823,7 @@ static int unwind(uintptr_t *frames, int max)
 	struct sp_thread *saved;
 	int n;
 
-	if (!sp_load_acquire(&stack_ready))
+	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
 	n = backtrace((void **)frames, max);
@@ -854,17 +867,17 @@ static uintptr_t site_by_unwind(uintptr_t ret, unsigned skip)
 
 static const struct cfi_row *cfi_find(uintptr_t pc)
 {
-	unsigned lo = 0, hi = cfi_n;
+	unsigned lo = 0, hi = setup.cfi_n;
 
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
-		if (pc < cfi_rows[mid].lo)
+		if (pc < setup.cfi_rows[mid].lo)
 			hi = mid;
-		else if (pc >= cfi_rows[mid].hi)
+		else if (pc >= setup.cfi_rows[mid].hi)
 			lo = mid + 1;
 		else
-			return &cfi_rows[mid];
+			return &setup.cfi_rows[mid];
 	}
 	return NULL;
 }
@@ -1050,8 +1063,8 @@ static int program_pc(uintptr_t pc)
 {
 	if (pc < 4096 || sp_pc_skipped(pc) || sp_pc_in_locklib(pc))
 		return 0;
-	for (unsigned i = 0; i < n_not_program; i++)
-		if (pc >= not_program[i].lo && pc < not_program[i].hi)
+	for (unsigned i = 0; i < setup.n_not_program; i++)
+		if (pc >= setup.not_program[i].lo && pc < setup.not_program[i].hi)
 			return 0;
 	return 1;
 }

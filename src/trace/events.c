@@ -48,11 +48,11 @@ int sp_trace_locks_on;
  * the next user event's id, syncprof_trace_enable()'s state. */
 static struct {
 	struct event_def defs[SP_TRACE_EVENTS];
-	int next_user_id;
-	int trace_on;
+	int n_user;    /* user events registered: the next id is SP_EV_USER_FIRST + n_user */
+	int trace_off; /* syncprof_trace_disable() */
 	int initialised;
 	const struct sp_trace_events_file *file; /* file.c's hooks, once set up */
-} ctl = { .next_user_id = SP_EV_USER_FIRST, .trace_on = 1 };
+} ctl; /* all zero at start: in .bss (265 KiB of definitions) */
 
 /* Kept here, with the switches that set it: the emit path's one byte per
  * event (syncprof.h). */
@@ -73,7 +73,7 @@ void sp_trace_flags_update_locked(int file_open)
 	int any_lock = 0;
 
 	for (unsigned id = 1; id < SP_TRACE_EVENTS; id++) {
-		int on = file_open && ctl.trace_on && ctl.defs[id].defined && ctl.defs[id].on;
+		int on = file_open && !ctl.trace_off && ctl.defs[id].defined && ctl.defs[id].on;
 
 		sp_store_relaxed(&syncprof__trace_on[id], (unsigned char)on);
 		if (id <= SP_EV_LOCK_LAST)
@@ -146,7 +146,7 @@ int sp_trace_event_def_locked(unsigned id, struct sp_trace_def *out)
 void syncprof_trace_enable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
-	ctl.trace_on = 1;
+	ctl.trace_off = 0;
 	sp_trace_flags_update_locked(file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -154,7 +154,7 @@ void syncprof_trace_enable(void)
 void syncprof_trace_disable(void)
 {
 	sp_lock(&sp_trace_ctl_lock);
-	ctl.trace_on = 0;
+	ctl.trace_off = 1;
 	sp_trace_flags_update_locked(file_open_locked());
 	sp_unlock(&sp_trace_ctl_lock);
 }
@@ -172,11 +172,11 @@ int syncprof_trace_register(const char *name, const char *const *arg_names, unsi
 	sp_trace_events_init_locked();
 	id = def_find_locked(name);
 	if (id < 0) {
-		if (ctl.next_user_id >= SP_TRACE_EVENTS) {
+		if (SP_EV_USER_FIRST + ctl.n_user >= SP_TRACE_EVENTS) {
 			sp_unlock(&sp_trace_ctl_lock);
 			return -ENOSPC;
 		}
-		id = ctl.next_user_id++;
+		id = SP_EV_USER_FIRST + ctl.n_user++;
 		def_set((unsigned)id, name, arg_names, nargs);
 		/* Into the file before the flag goes on (below). */
 		if (ctl.file)

@@ -18,6 +18,7 @@
 
 #define THREADS 4
 #define ROUNDS 2000
+#define MANY 5000
 
 static pthread_mutex_t shared = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t own[THREADS];
@@ -121,6 +122,34 @@ int main(void)
 	T_ASSERT(!strstr(json, "names_lost"));
 	free(json);
 	free(reused);
+
+	/* Many locks, named one after another: the table's index grows
+	 * (1,024 slots at first, doubled at half full) and every name stays
+	 * with its lock. */
+	{
+		pthread_mutex_t *many = calloc(MANY, sizeof(*many));
+		char name[32];
+		const char *p;
+		int n = 0;
+
+		T_ASSERT(many);
+		for (int i = 0; i < MANY; i++) {
+			pthread_mutex_init(&many[i], NULL);
+			snprintf(name, sizeof(name), "many-%d", i);
+			T_ASSERT_INT(syncprof_name_lock(&many[i], name), ==, 0);
+			pthread_mutex_lock(&many[i]);
+			pthread_mutex_unlock(&many[i]);
+		}
+		json = report_json();
+		for (p = json; (p = strstr(p, "\"lock_name\":\"many-")); p++)
+			n++;
+		T_ASSERT_INT(n, ==, MANY);
+		T_ASSERT_CONTAINS(json, "\"lock_name\":\"many-0\"");
+		T_ASSERT_CONTAINS(json, "\"lock_name\":\"many-4999\"");
+		T_ASSERT(!strstr(json, "names_lost"));
+		free(json);
+		free(many);
+	}
 	printf("test_lock_names: ok\n");
 	return 0;
 }

@@ -89,6 +89,7 @@ static inline long sp_futex(void *uaddr, int op, uint32_t val, const struct time
 }
 
 void *sp_mmap(size_t size);
+void *sp_mmap_filled(size_t size); /* its pages mapped at once (MAP_POPULATE) */
 void sp_munmap(void *p, size_t size);
 pid_t sp_gettid(void);
 /* Expand %p in @tmpl to the pid and %% to %; NULL when it does not fit. */

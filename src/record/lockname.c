@@ -8,13 +8,15 @@
  * one thread, and a lock has many; the name is a fact of the object.  So
  * one process-wide table behind one sp_lock_t: an open-addressed index
  * keyed by the lock's address (its keys, and beside them the number of
- * each lock's record) and the records themselves, dense, in the order the
- * locks came, each in an anonymous mapping made at the first write.  The
- * index's pages are touched at random, the records' in order: the first
- * design kept the records in the open-addressed slots, so 4,096 locks of
+ * each lock's record), which starts at 1,024 slots and doubles when half
+ * full, and the records themselves, dense, in the order the locks came,
+ * in an anonymous mapping made at the first write.  The index's pages are
+ * touched at random, the records' in order.  The first design kept the
+ * records in the slots of a fixed 65,536-slot table, so 4,096 locks of
  * sysbench mutex touched ~1,700 pages of its 7 MiB, each a page fault
- * (3,728 faults against 2,003 without lock names; 1,160 bare); now at most
- * the index's 192 pages and the records' 104.
+ * (3,728 faults against 2,003 with lock names off and 1,155 bare); a
+ * fixed index beside dense records, 2,307; this one, 1,920 (with the
+ * threads' indexes, table.c, mapped whole at each growth).
  *
  * Costs.  Nothing on the lock hot path: the table is written by the naming
  * call, by the init and destroy calls of locks while profiling is on, and
@@ -22,8 +24,8 @@
  * already (probe.c).  The lock is never waited for without bound, so that
  * a signal handler that locks a new mutex while its thread holds it cannot
  * deadlock (the write is then counted lost); after fork() the child frees
- * it.  SP_LOCKNAME_SLOTS locks at most: a record is 112 bytes, an index
- * slot 12: 7.75 MiB of address space.
+ * it.  SP_LOCKNAME_SLOTS locks at most: a record is 112 bytes (7 MiB of
+ * address space), an index slot 12 (1.5 MiB at most).
  *
  * Reuse.  A destroyed lock keeps its slot, marked dead, so that the report
  * made at exit still names the rows it left; the next init, name or first
@@ -51,6 +53,7 @@
 
 #define SP_LOCKNAME_SLOTS (1u << 16)
 #define SP_LOCKNAME_PROBES 256
+#define SP_LOCKNAME_INDEX_MIN 1024u /* slots; doubled at half full */
 
 struct lockname_slot {
 	uintptr_t obj; /* 0: free */
@@ -65,6 +68,7 @@ struct lockname_slot {
 static struct {
 	uintptr_t *keys;           /* the index: a lock's address, 0 free */
 	uint32_t *rec;             /* ... and its record's number */
+	size_t cap;                /* the index's slots, a power of 2 */
 	struct lockname_slot *recs; /* the records, n of them */
 	uint32_t n;
 } table;
@@ -101,42 +105,67 @@ static void lost(void)
 	__atomic_add_fetch(&names_lost, 1, __ATOMIC_RELAXED);
 }
 
-static size_t slot_hash(uintptr_t obj)
+static size_t slot_hash(uintptr_t obj, size_t cap)
 {
 	uint64_t h = (uint64_t)obj * 0x9e3779b97f4a7c15ull;
 
-	return (size_t)(h >> 40) & (SP_LOCKNAME_SLOTS - 1);
+	return (size_t)(h >> 40) & (cap - 1);
+}
+
+/* An index of @cap slots (its pages mapped at once: a rehash fills it at
+ * random), with the keys of the old one put in; 0 or -ENOMEM. */
+static int index_make(size_t cap)
+{
+	uintptr_t *keys = sp_mmap_filled(cap * sizeof(*keys));
+	uint32_t *rec = sp_mmap_filled(cap * sizeof(*rec));
+
+	if (!keys || !rec) {
+		sp_munmap(keys, cap * sizeof(*keys));
+		sp_munmap(rec, cap * sizeof(*rec));
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < table.cap; j++) {
+		size_t i;
+
+		if (!table.keys[j])
+			continue;
+		for (i = slot_hash(table.keys[j], cap); keys[i]; i = (i + 1) & (cap - 1))
+			;
+		keys[i] = table.keys[j];
+		rec[i] = table.rec[j];
+	}
+	sp_munmap(table.keys, table.cap * sizeof(*table.keys));
+	sp_munmap(table.rec, table.cap * sizeof(*table.rec));
+	table.keys = keys;
+	table.rec = rec;
+	table.cap = cap;
+	return 0;
 }
 
 static int table_map(void)
 {
-	uintptr_t *keys = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*keys));
-	uint32_t *rec = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*rec));
 	struct lockname_slot *recs = sp_mmap(SP_LOCKNAME_SLOTS * sizeof(*recs));
 
-	if (!keys || !rec || !recs) {
-		if (keys)
-			sp_munmap(keys, SP_LOCKNAME_SLOTS * sizeof(*keys));
-		if (rec)
-			sp_munmap(rec, SP_LOCKNAME_SLOTS * sizeof(*rec));
-		if (recs)
-			sp_munmap(recs, SP_LOCKNAME_SLOTS * sizeof(*recs));
+	if (!recs || index_make(SP_LOCKNAME_INDEX_MIN)) {
+		sp_munmap(recs, SP_LOCKNAME_SLOTS * sizeof(*recs));
 		return 0;
 	}
-	table.keys = keys;
-	table.rec = rec;
 	__atomic_store_n(&table.recs, recs, __ATOMIC_RELEASE);
 	return 1;
 }
 
-/* The record of @obj, or NULL; with @add, a new one claimed for it. */
+/* The record of @obj, or NULL; with @add, a new one claimed for it (the
+ * index doubled first when it would be half full). */
 static struct lockname_slot *slot_of(uintptr_t obj, int add)
 {
-	size_t i = slot_hash(obj);
+	size_t i;
 
 	if (!__atomic_load_n(&table.recs, __ATOMIC_ACQUIRE) && (!add || !table_map()))
 		return NULL;
-	for (unsigned k = 0; k < SP_LOCKNAME_PROBES; k++, i = (i + 1) & (SP_LOCKNAME_SLOTS - 1)) {
+	if (add && (table.n + 1) * 2 > table.cap && table.cap < SP_LOCKNAME_SLOTS * 2)
+		(void)index_make(table.cap * 2); /* on failure the old one serves */
+	i = slot_hash(obj, table.cap);
+	for (unsigned k = 0; k < SP_LOCKNAME_PROBES; k++, i = (i + 1) & (table.cap - 1)) {
 		struct lockname_slot *s;
 
 		if (table.keys[i] == obj)

@@ -81,6 +81,16 @@ static inline int cli_render_here(const struct cli_render_opts *o)
 {
 	return o->report.format == SYNCPROF_FORMAT_PPROF || o->merged_set;
 }
+/*
+ * The control protocol's "report" line for @o, without its newline (room
+ * is left for one): only the options given, so that the process's own
+ * SYNCPROF_OPTIONS (format, top, sort, ...) apply to the others; JSON
+ * when the report is rendered here.  -1 when it does not fit, or when
+ * --src-root holds a space (the line's separator).  'syncprof ctl PID
+ * report' sends it; 'syncprof attach' hands it to the process it
+ * attaches to.
+ */
+int cli_report_request(const struct cli_render_opts *o, char *buf, size_t size);
 FILE *cli_open_output(const char *cmd, const struct cli_render_opts *o);
 int cli_close_output(const char *cmd, const struct cli_render_opts *o, FILE *f);
 extern const char cli_render_help[];

@@ -555,30 +555,6 @@ static int do_detach(const struct target *t, const char *request, char **out, si
 	return 0;
 }
 
-/* The request line 'syncprof ctl PID report' would send for @o. */
-static int report_request(const struct cli_render_opts *o, char *buf, size_t size)
-{
-	size_t n = (size_t)snprintf(buf, size, "report");
-
-	if (o->format_name || cli_render_here(o))
-		n += (size_t)snprintf(buf + n, size - n, " format=%s",
-				      cli_render_here(o)
-					      ? "json" /* rendered here */
-					      : sp_format_name(o->report.format));
-	if (o->sort_name && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
-	if (o->top_set && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " top=%u", o->report.top);
-	if (o->coalesce_set && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " coalesce=%d", o->report.coalesce);
-	if (o->report.columns && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " columns=%s", o->report.columns);
-	if (o->report.src_root && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " src_root=%s", o->report.src_root);
-	if (n >= size || (o->report.src_root && strchr(o->report.src_root, ' ')))
-		return -1;
-	return 0;
-}
 
 static int write_report(const struct target *t, const struct cli_render_opts *o,
 			const char *data, size_t len)
@@ -736,7 +712,7 @@ int cmd_attach(int argc, char **argv)
 				    "(see --help)");
 		return 2;
 	}
-	if (report_request(&o, request, sizeof(request))) {
+	if (cli_report_request(&o, request, sizeof(request))) {
 		cli_error("attach", "report options too long (or --src-root with a space)");
 		return 2;
 	}

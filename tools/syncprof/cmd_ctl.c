@@ -132,34 +132,6 @@ static int do_list(void)
 	return 0;
 }
 
-/*
- * "report" request line: only the options given, so that the process's
- * own SYNCPROF_OPTIONS (format, top, sort, ...) apply to the others.
- */
-static int report_line(const struct cli_render_opts *o, char *buf, size_t size)
-{
-	size_t n = (size_t)snprintf(buf, size, "report");
-
-	if (o->format_name || cli_render_here(o))
-		n += (size_t)snprintf(buf + n, size - n, " format=%s",
-				      cli_render_here(o)
-					      ? "json" /* rendered here, see above */
-					      : sp_format_name(o->report.format));
-	if (o->sort_name && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
-	if (o->top_set && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " top=%u", o->report.top);
-	if (o->coalesce_set && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " coalesce=%d", o->report.coalesce);
-	if (o->report.columns && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " columns=%s", o->report.columns);
-	if (o->report.src_root && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " src_root=%s", o->report.src_root);
-	if (n + 2 > size || (o->report.src_root && strchr(o->report.src_root, ' ')))
-		return -1;
-	strcat(buf, "\n");
-	return 0;
-}
 
 /* The process's JSON report, rendered (pprof: encoded) to @out. */
 static int render_from_json(pid_t pid, const char *json, size_t len,
@@ -228,13 +200,14 @@ int cmd_ctl(int argc, char **argv)
 		}
 	}
 	if (v == 4) {
-		if (report_line(&o, line, sizeof(line))) {
+		if (cli_report_request(&o, line, sizeof(line))) {
 			cli_error("ctl", "report options too long (or --src-root with a space)");
 			return 2;
 		}
 	} else {
-		snprintf(line, sizeof(line), "%s\n", verb);
+		snprintf(line, sizeof(line), "%s", verb);
 	}
+	strcat(line, "\n");
 	if (ctl_request((pid_t)pid, line, &payload, &plen, 0))
 		return 1;
 	out = cli_open_output("ctl", &o);

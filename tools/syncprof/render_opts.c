@@ -7,6 +7,8 @@
  *   -o, --output FILE
  * Both "--opt VALUE" and "--opt=VALUE" are accepted.  A bad value is one
  * message naming the option and the valid values; the caller exits 2.
+ * Also the control protocol's "report" line for the options given, which
+ * 'syncprof ctl' sends and 'syncprof attach' hands to its process.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -192,3 +194,26 @@ const char cli_render_help[] =
 	"                      three: hold tracking)\n"
 	"      --src-root DIR  strip DIR from source paths (default: common prefix)\n"
 	"  -o, --output FILE   write there instead of stdout\n";
+
+int cli_report_request(const struct cli_render_opts *o, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "report");
+
+	if (o->format_name || cli_render_here(o))
+		n += (size_t)snprintf(buf + n, size - n, " format=%s",
+				      cli_render_here(o) ? "json" /* rendered here */
+							 : sp_format_name(o->report.format));
+	if (o->sort_name && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " sort=%s", sp_sort_name(o->report.sort));
+	if (o->top_set && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " top=%u", o->report.top);
+	if (o->coalesce_set && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " coalesce=%d", o->report.coalesce);
+	if (o->report.columns && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " columns=%s", o->report.columns);
+	if (o->report.src_root && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " src_root=%s", o->report.src_root);
+	if (n + 2 > size || (o->report.src_root && strchr(o->report.src_root, ' ')))
+		return -1;
+	return 0;
+}

@@ -499,7 +499,22 @@ struct reach_walk {
 
 static int64_t block_end(const struct sp_trace_model *m, long s)
 {
-	return m->first_ns + (m->last_ns - m->first_ns) * s / BLOCKS;
+	/* In 128 bits: a damaged trace's clocks can be anywhere. */
+	return (int64_t)((__int128)m->first_ns +
+			 ((__int128)m->last_ns - m->first_ns) * s / BLOCKS);
+}
+
+/* @a + (@b - @a) x @num / @den, in doubles (a damaged trace's times can be
+ * anywhere), kept within int64_t. */
+static int64_t lerp_ns(int64_t a, int64_t b, double num, double den)
+{
+	double v = (double)a + ((double)b - (double)a) * num / den;
+
+	if (!(v > -9.2e18))
+		return INT64_MIN;
+	if (!(v < 9.2e18))
+		return INT64_MAX;
+	return (int64_t)llround(v);
 }
 
 static void reach_point(struct reach_walk *rw, int64_t t, int64_t sim)
@@ -514,8 +529,8 @@ static void reach_point(struct reach_walk *rw, int64_t t, int64_t sim)
 		if (te < t)
 			break;
 		rw->reach[rw->next] =
-			rw->t > t ? sim + (int64_t)llround((double)(rw->sim - sim) *
-							   (double)(te - t) / (double)(rw->t - t))
+			rw->t > t ? lerp_ns(sim, rw->sim, (double)te - (double)t,
+					    (double)rw->t - (double)t)
 				  : rw->sim;
 	}
 	rw->t = t;

@@ -10,7 +10,8 @@
 #   fuzz_ctl           the control-request parser
 #   fuzz_profile_load  the saved-profile (JSON) reader
 # The trace targets start from a corpus of real traces written by
-# trace_fuzz_seed; the others from the seeds under tests/fuzz/.
+# trace_fuzz_seed (the model's also from tests/fuzz/model-seeds, inputs
+# it once failed on); the others from the seeds under tests/fuzz/.
 #
 # Exit status: 0 no finding; non-zero when libFuzzer found a crash, leak,
 # timeout or undefined behaviour (the reproducer is left in the build
@@ -47,7 +48,9 @@ for t in $targets; do
 	fuzz_trace_*)
 		corpus=$build/trace-corpus seeds= max_len=65536 extra=
 		mkdir -p "$corpus"
-		"$build/tests/fuzz/trace_fuzz_seed" "$corpus" ;;
+		"$build/tests/fuzz/trace_fuzz_seed" "$corpus"
+		# inputs that once failed, run first every time
+		[ "$t" = fuzz_trace_model ] && seeds=$root/tests/fuzz/model-seeds ;;
 	fuzz_ctl)
 		corpus=$build/fuzz-ctl-corpus seeds=$root/tests/fuzz/ctl-seeds max_len=2048
 		extra=-dict=$root/tests/fuzz/ctl.dict ;;

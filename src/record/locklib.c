@@ -372,22 +372,7 @@ void sp_locklib_prepare(void)
 
 int sp_pc_in_locklib(uintptr_t pc)
 {
-	unsigned lo = 0, hi;
-
-	if (sp_load_acquire(&state) != 2)
-		return 0;
-	hi = locklib_n;
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (pc < locklib[mid].lo)
-			hi = mid;
-		else if (pc >= locklib[mid].hi)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
+	return sp_load_acquire(&state) == 2 && sp_range_has(locklib, locklib_n, pc);
 }
 
 static int skipped(uintptr_t pc)

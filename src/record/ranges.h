@@ -7,21 +7,28 @@
 
 #include "record.h"
 
-static inline int sp_pc_skipped(uintptr_t pc)
+/* Whether @pc lies in one of the @n sorted, disjoint ranges @r (binary
+ * search): the wrappers' here, the lock libraries' (locklib.c). */
+static inline int sp_range_has(const struct sp_range *r, unsigned n, uintptr_t pc)
 {
-	unsigned lo = 0, hi = sp_load_acquire(&sp_skip_n);
+	unsigned lo = 0, hi = n;
 
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
-		if (pc < sp_skip_ranges[mid].lo)
+		if (pc < r[mid].lo)
 			hi = mid;
-		else if (pc >= sp_skip_ranges[mid].hi)
+		else if (pc >= r[mid].hi)
 			lo = mid + 1;
 		else
 			return 1;
 	}
 	return 0;
+}
+
+static inline int sp_pc_skipped(uintptr_t pc)
+{
+	return sp_range_has(sp_skip_ranges, sp_load_acquire(&sp_skip_n), pc);
 }
 
 #endif

@@ -54,7 +54,7 @@
  * its return address is the libc function that waited (fprintf's
  * _IO_flockfile, malloc's arena_get...); the site is the first frame
  * outside the default-skipped libraries (sp_site_pc(): libc has no CFI
- * rows there, so this unwinds with backtrace(), several us, on the slow
+ * rows there, so this unwinds (sp_backtrace()), several us, on the slow
  * path only).  The object is the lock word; the clock starts at entry,
  * so the site's unwind is part of the wait, as it is of the call the
  * program timed.  A wait counts as one contended acquisition (the

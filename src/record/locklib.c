@@ -14,7 +14,7 @@
  * `_ZN4absl`...), and their ranges are sorted into a table published once
  * (release store of its state; threads that wait meanwhile wait for it,
  * 200 ms at most).  A site is then the first frame of the
- * calling thread's stack (backtrace(), libgcc's unwinder) that lies
+ * calling thread's stack (sp_backtrace(), libgcc's unwinder) that lies
  * neither in those ranges nor in syncprof's other skipped ranges (libc,
  * libstdc++, --skip: sp_pc_skipped()).
  *
@@ -46,7 +46,6 @@
  * not found in it (its waits are then at std's own frames).
  */
 #include <elf.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -60,6 +59,7 @@
 #include "base/libdw.h"
 #include "record/record.h"
 #include "record/ranges.h"
+#include "record/unwind.h"
 
 #define LOCKLIB_MAX 4096
 static struct sp_range locklib[LOCKLIB_MAX];
@@ -390,7 +390,7 @@ SP_NOINLINE uintptr_t sp_locklib_site_pc(uintptr_t ret)
 	if (!skipped(ret))
 		return ret;
 	saved = sp_thread_enter();
-	n = backtrace((void **)frames, 64);
+	n = sp_backtrace(frames, 64);
 	sp_thread_leave(saved);
 	for (i = 0; i < n && frames[i] != ret; i++)
 		;

@@ -27,9 +27,10 @@
  * fixed static array, read-only after start-up.  A return address without
  * a row (the default libraries, code without CFI, an expression rule) or
  * --skip-frames (any function may be the Nth) pays for an unwind until
- * its addresses' rules are learned (below, "--skip-frames N"): glibc
- * backtrace(), i.e. libgcc's unwinder, which finds unwind tables through
- * _dl_find_object without locks or malloc once warmed up here.
+ * its addresses' rules are learned (below, "--skip-frames N"):
+ * sp_backtrace() (unwind.c, libgcc's unwinder linked in), which finds
+ * unwind tables through _dl_find_object without locks or malloc once
+ * warmed up here.
  *
  * Measured (bench/skipbench, -O2 -fomit-frame-pointer, a wrapper called in
  * a loop, shared 2-core VM, noisy): with the unwind, skip=^bench_lock$
@@ -68,7 +69,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <execinfo.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -85,6 +85,7 @@
 #include "base/libdw.h"
 #include "record/record.h"
 #include "record/ranges.h"
+#include "record/unwind.h"
 
 SP_TLS uintptr_t sp_site_ok[SP_SITE_CACHE];
 unsigned sp_skip_frames;
@@ -684,24 +685,6 @@ static void learner_start(void)
 
 unsigned sp_stack_frames;
 
-/*
- * libgcc's _Unwind_FindEnclosingFunction(), found at start-up in the
- * libgcc_s that backtrace() loaded (no link-time dependency on it): the
- * start of the function that contains a code address, from the unwind
- * tables, without symbols.  NULL when it is not there (static programs).
- */
-static void *(*enclosing_function)(void *pc);
-
-static void enclosing_init(void)
-{
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-	if (!h)
-		return;
-	enclosing_function = (void *(*)(void *))dlsym(h, "_Unwind_FindEnclosingFunction");
-	dlclose(h); /* NOLOAD took a reference; backtrace() keeps its own */
-}
-
 /* Code that is never the point of a sampled stack (sp_stack_point), on
  * top of the wrappers (setup.not_program): syncprof's own library
  * (preloaded, or libsyncprof.so), the dynamic loader and the vDSO
@@ -779,14 +762,13 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames)
 {
 	struct sp_thread *saved = sp_thread_enter();
-	void *warm[4];
+	uintptr_t warm[4];
 
 	if (sp_load_acquire(&setup.stack_ready)) {
 		sp_thread_leave(saved);
 		return;
 	}
-	backtrace(warm, 4); /* loads libgcc_s now, not inside a lock call */
-	enclosing_init();
+	sp_backtrace(warm, 4); /* the unwinder's pthread_once, not inside a lock call */
 	dl_iterate_phdr(add_lib_ranges, NULL);
 	dl_iterate_phdr(find_self, NULL);
 	sp_stack_frames = frames < SP_MAX_FRAMES ? frames : SP_MAX_FRAMES;
@@ -826,7 +808,7 @@ static int unwind(uintptr_t *frames, int max)
 	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
-	n = backtrace((void **)frames, max);
+	n = sp_backtrace(frames, max);
 	sp_thread_leave(saved);
 	return n;
 }
@@ -1036,19 +1018,19 @@ void sp_stack_capture_edge(uintptr_t site_pc, uintptr_t held_pc, unsigned max, u
 	int nf = unwind(frames, MAX_UNWIND);
 	int i = frame_index(frames, nf, site_pc);
 	struct sp_thread *saved;
-	void *fn;
+	uintptr_t fn;
 
 	*n = *n_held = 0;
 	if (i < 0)
 		return;
 	for (int k = i + 1; k < nf && *n < max; k++)
 		out[(*n)++] = frames[k];
-	if (!held_pc || !enclosing_function)
+	if (!held_pc)
 		return;
 	saved = sp_thread_enter(); /* the unwinder's lookups may lock */
-	fn = enclosing_function((void *)held_pc);
+	fn = sp_enclosing_function(held_pc);
 	for (int k = i; fn && k < nf; k++) {
-		if (enclosing_function((void *)frames[k]) != fn)
+		if (sp_enclosing_function(frames[k]) != fn)
 			continue;
 		while (++k < nf && *n_held < max)
 			held_out[(*n_held)++] = frames[k];
@@ -1096,22 +1078,9 @@ uintptr_t sp_stack_point_here(uintptr_t ip, int *exact)
 
 uintptr_t sp_stack_function_of(uintptr_t pc, int exact)
 {
-	static void *(*find)(void *pc);
-	static int looked;
-	void *f;
+	uintptr_t f = pc ? sp_enclosing_function(exact ? pc : pc - 1) : 0;
 
-	if (!looked) {
-		/* backtrace() loaded libgcc_s (sp_stack_init()), locally */
-		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-		looked = 1;
-		find = (void *(*)(void *))dlsym(h ? h : RTLD_DEFAULT,
-						"_Unwind_FindEnclosingFunction");
-	}
-	if (!find || !pc)
-		return pc;
-	f = find((void *)(exact ? pc : pc - 1));
-	return f ? (uintptr_t)f : pc;
+	return f ? f : pc;
 }
 
 #ifdef SYNCPROF_HAVE_LIBDW

@@ -34,7 +34,7 @@ static void test_widen(void)
 
 	sp_table_init(&t);
 	e = new_entry(&t, 0x1000);
-	slot = &e->cold->hist[SP_HIST_WAIT];
+	slot = &sp_entry_cold_w(e)->hist[SP_HIST_WAIT];
 	T_ASSERT_INT(sp_hist_read(slot, out), ==, 0);
 	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 5, 1), ==, 0);
 	T_ASSERT(*slot != 0 && !(*slot & SP_HIST_WIDE));
@@ -59,7 +59,7 @@ static void test_widen(void)
 	/* The other histogram of the entry is its own. */
 	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_HOLD], out), ==, 0);
 	/* Without a table nothing can be allocated. */
-	T_ASSERT_INT(sp_hist_add__slowpath(NULL, &e->cold->hist[SP_HIST_HOLD], 1, 1), ==, -ENOMEM);
+	T_ASSERT_INT(sp_hist_add__slowpath(NULL, &sp_entry_cold_w(e)->hist[SP_HIST_HOLD], 1, 1), ==, -ENOMEM);
 	T_ASSERT_UINT(e->cold->hist[SP_HIST_HOLD], ==, 0);
 	sp_table_destroy(&t);
 }
@@ -75,9 +75,9 @@ static void test_pool(void)
 	for (unsigned i = 0; i < N; i++) {
 		struct sp_entry *e = new_entry(&t, 0x1000 + 64 * i);
 
-		T_ASSERT_INT(sp_hist_add__slowpath(&t, &e->cold->hist[SP_HIST_WAIT],
+		T_ASSERT_INT(sp_hist_add__slowpath(&t, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT],
 						   i % SP_HIST_BUCKETS, i + 1), ==, 0);
-		T_ASSERT_INT(sp_hist_add__slowpath(&t, &e->cold->hist[SP_HIST_HOLD], 0, 1), ==, 0);
+		T_ASSERT_INT(sp_hist_add__slowpath(&t, &sp_entry_cold_w(e)->hist[SP_HIST_HOLD], 0, 1), ==, 0);
 	}
 	for (unsigned i = 0; i < N; i++) {
 		struct sp_entry *e = sp_table_at(&t, i);
@@ -99,8 +99,8 @@ static void test_fold(void)
 	sp_table_init(&a);
 	sp_table_init(&into);
 	e = new_entry(&a, 0x2000);
-	T_ASSERT_INT(sp_hist_add__slowpath(&a, &e->cold->hist[SP_HIST_WAIT], 3, UINT32_MAX), ==, 0);
-	T_ASSERT_INT(sp_hist_add__slowpath(&a, &e->cold->hist[SP_HIST_HOLD], 9, 16), ==, 0);
+	T_ASSERT_INT(sp_hist_add__slowpath(&a, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT], 3, UINT32_MAX), ==, 0);
+	T_ASSERT_INT(sp_hist_add__slowpath(&a, &sp_entry_cold_w(e)->hist[SP_HIST_HOLD], 9, 16), ==, 0);
 	new_entry(&a, 0x3000); /* no histograms */
 	T_ASSERT_INT(sp_table_fold(&into, &a), ==, 0);
 	T_ASSERT_INT(sp_table_fold(&into, &a), ==, 0);
@@ -131,7 +131,7 @@ static void test_entry_add(void)
 	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 1);
 	T_ASSERT_UINT(syncprof_lost_events(), ==, lost + 1);
 	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_WAIT], out), ==, 0);
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, &e->cold->hist[SP_HIST_WAIT], 0, 1), ==, 0);
+	T_ASSERT_INT(sp_hist_add__slowpath(&t, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT], 0, 1), ==, 0);
 	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 1); /* a block exists: no table needed */
 	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 2);
 	T_ASSERT_UINT(syncprof_lost_events(), ==, lost + 1);

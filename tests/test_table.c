@@ -6,8 +6,13 @@
  * found again by its key, is one index of sp_table_at() exactly once
  * (free slots NULL), counts in sp_table_count(), keeps its counters
  * through an index growth, and folds into a table without home slots
- * (the retired threads') with the same counts.
+ * (the retired threads') with the same counts.  An entry's cold part is
+ * marked when first written (cold_set), and the fold, a reset and a
+ * reused table leave the pages of cold parts never written untouched.
  */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "record/record.h"
 
@@ -96,9 +101,90 @@ static void test_home(void)
 	T_ASSERT(t.home == NULL && t.n_home == 0);
 }
 
+/* Pages of @n bytes at @p that are resident (mapped, the zero page too). */
+static unsigned resident_pages(const void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1);
+	size_t pages = ((uintptr_t)p + n - lo + page - 1) / page;
+	unsigned char vec[256];
+	unsigned in = 0;
+
+	T_ASSERT(pages <= sizeof(vec));
+	T_ASSERT_INT(mincore((void *)lo, pages * page, vec), ==, 0);
+	for (size_t i = 0; i < pages; i++)
+		in += vec[i] & 1;
+	return in;
+}
+
+/*
+ * Cold parts: 1,000 entries of interposed calls (no function name), one
+ * of which waited.  Only that one is marked; the fold carries its wait
+ * and the others' counters, and no page of the last chunk's cold parts
+ * - written by nobody - is faulted in, in either table.  Reset for the
+ * next thread, the entry that waited starts empty and unmarked.
+ */
+static void test_cold(void)
+{
+	struct sp_table t, into;
+	const struct sp_entry_cold *c;
+	struct sp_entry *waited, *e;
+	uint64_t sum = 0;
+	size_t live;
+	unsigned k;
+
+	sp_table_init(&t);
+	sp_table_init(&into);
+	for (uintptr_t i = 0; i < 1000; i++) {
+		const struct sp_site site = { NULL, NULL, 0x401000 + i % 7, 0 };
+
+		e = put(&t, &site, 0x7f0000100000 + i * 64, SP_TYPE_MUTEX, i + 1);
+		T_ASSERT(!e->cold_set);
+		sum += i + 1;
+	}
+	waited = sp_table_at(&t, 0);
+	sp_entry_record_wait(waited, 5000, 1);
+	T_ASSERT(waited->cold_set);
+	T_ASSERT_UINT(waited->cold->wait_max_ns, ==, 5000);
+	for (k = 0; k + 1 < SP_MAX_CHUNKS && t.cold_chunks[k + 1]; k++)
+		;
+	T_ASSERT(k >= 2);
+	T_ASSERT_UINT(resident_pages(t.cold_chunks[k], (SP_CHUNK0 << k) * sizeof(*c)), ==, 0);
+	T_ASSERT_INT(sp_table_fold(&into, &t), ==, 0);
+	T_ASSERT_UINT(walk(&into, &live), ==, sum + 1);
+	T_ASSERT_UINT(live, ==, 1000);
+	T_ASSERT_UINT(resident_pages(t.cold_chunks[k], (SP_CHUNK0 << k) * sizeof(*c)), ==, 0);
+	T_ASSERT_UINT(resident_pages(into.cold_chunks[k], (SP_CHUNK0 << k) * sizeof(*c)), ==, 0);
+	e = sp_table_find(&into, &(struct sp_site){ NULL, NULL, 0x401000, 0 }, 0x7f0000100000,
+			  SP_TYPE_MUTEX);
+	T_ASSERT(e && e->cold_set && e->contended == 1);
+	c = sp_entry_cold_r(e);
+	T_ASSERT_UINT(c->wait_max_ns, ==, 5000);
+	e = sp_table_at(&into, 1);
+	T_ASSERT(e && !e->cold_set && sp_entry_cold_r(e) == &sp_entry_cold_zero);
+	sp_table_destroy(&t);
+	sp_table_destroy(&into);
+	/* A small table reset for the next thread: empty, and what was
+	 * written is gone. */
+	sp_table_init(&t);
+	for (uintptr_t i = 0; i < 10; i++)
+		put(&t, &(struct sp_site){ NULL, NULL, 0x401000, 0 }, 0x7f0000100000 + i * 64,
+		    SP_TYPE_MUTEX, 1);
+	sp_entry_record_wait(sp_table_at(&t, 3), 7000, 1);
+	T_ASSERT_INT(sp_table_reset(&t, NULL), ==, 1);
+	T_ASSERT_UINT(sp_table_count(&t), ==, 0);
+	for (uintptr_t i = 0; i < 10; i++) {
+		e = put(&t, &(struct sp_site){ NULL, NULL, 0x401000, 0 }, 0x7f0000100000 + i * 64,
+			SP_TYPE_MUTEX, 1);
+		T_ASSERT(!e->cold_set && e->cold->wait_max_ns == 0 && !e->cold->hist[SP_HIST_WAIT]);
+	}
+	sp_table_destroy(&t);
+}
+
 int main(void)
 {
 	test_home();
+	test_cold();
 	puts("test_table: ok");
 	return 0;
 }

@@ -455,7 +455,7 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 /* A hold of @ns timed exactly, or bounded by the tick (long). */
 static void entry_add_exact(struct sp_entry *e, uint64_t ns)
 {
-	struct sp_entry_cold *c = e->cold;
+	struct sp_entry_cold *c = sp_entry_cold_w(e);
 
 	sp_entry_refresh_epoch(c);
 	sp_store_relaxed(&c->hold_exact_n, c->hold_exact_n + 1);
@@ -469,7 +469,7 @@ static void entry_add_exact(struct sp_entry *e, uint64_t ns)
  * sample_period holds in the histogram. */
 static void entry_add_sample(struct sp_entry *e, uint64_t ns)
 {
-	struct sp_entry_cold *c = e->cold;
+	struct sp_entry_cold *c = sp_entry_cold_w(e);
 
 	sp_entry_refresh_epoch(c);
 	sp_store_relaxed(&c->hold_sample_n, c->hold_sample_n + 1);
@@ -486,8 +486,11 @@ static void entry_add_nonhold(struct sp_thread *t, const struct sp_site *site, u
 {
 	struct sp_entry *e = sp_entry_get(t, site, obj, op);
 
-	if (e)
-		sp_store_relaxed(&e->cold->hold_nonholds, e->cold->hold_nonholds + 1);
+	if (e) {
+		struct sp_entry_cold *c = sp_entry_cold_w(e);
+
+		sp_store_relaxed(&c->hold_nonholds, c->hold_nonholds + 1);
+	}
 }
 
 /* The entry of the acquisition of @h, from its published site. */
@@ -540,9 +543,11 @@ static int owner_change(struct sp_thread *t, const struct sp_site *site, uintptr
 		if (prev) {
 			struct sp_entry *e = sp_entry_get(t, site, obj, op);
 
-			if (e)
-				sp_store_relaxed(&e->cold->owner_changes,
-						 e->cold->owner_changes + 1);
+			if (e) {
+				struct sp_entry_cold *c = sp_entry_cold_w(e);
+
+				sp_store_relaxed(&c->owner_changes, c->owner_changes + 1);
+			}
 		}
 	}
 	if (next != cur)

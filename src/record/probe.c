@@ -51,13 +51,15 @@ int sp_rwlock_held_type(const void *l)
 
 void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 {
-	sp_entry_refresh_epoch(e->cold);
+	struct sp_entry_cold *c = sp_entry_cold_w(e);
+
+	sp_entry_refresh_epoch(c);
 	if (acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 	sp_store_relaxed(&e->contended, e->contended + 1);
 	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
-	if (wait_ns > e->cold->wait_max_ns)
-		sp_store_relaxed(&e->cold->wait_max_ns, wait_ns);
+	if (wait_ns > c->wait_max_ns)
+		sp_store_relaxed(&c->wait_max_ns, wait_ns);
 	sp_entry_hist_add(e, SP_HIST_WAIT, wait_ns, 1);
 }
 

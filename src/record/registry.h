@@ -53,7 +53,7 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 static inline void sp_entry_hist_add(struct sp_entry *e, enum sp_hist_which which, uint64_t ns,
 				     uint32_t weight)
 {
-	uintptr_t *slot = &e->cold->hist[which];
+	uintptr_t *slot = &sp_entry_cold_w(e)->hist[which];
 	uintptr_t h = *slot;
 	unsigned b = sp_hist_bucket(ns);
 	struct sp_thread *t;

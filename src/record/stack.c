@@ -983,6 +983,7 @@ void sp_entry_keep_stack(struct sp_thread *t, struct sp_entry *e)
 	kept = n ? sp_table_alloc(&t->table, n * sizeof(*f)) : NULL;
 	if (kept) {
 		memcpy(kept, f, n * sizeof(*f));
+		sp_entry_cold_w(e);
 		c->frames = kept;
 		sp_store_release(&c->n_frames, (uint8_t)n);
 	}

@@ -135,9 +135,11 @@ static int site_func_put(const char *file, uint32_t line, const char *func)
 	return 0;
 }
 
+const struct sp_entry_cold sp_entry_cold_zero;
+
 const char *sp_entry_func(const struct sp_entry *e)
 {
-	const char *f = sp_load_relaxed(&e->cold->func);
+	const char *f = sp_load_relaxed(&sp_entry_cold_r(e)->func);
 
 	return f ? f : e->file ? sp_site_func(e->file, e->line) : NULL;
 }
@@ -208,7 +210,8 @@ int sp_table_reset(struct sp_table *t, struct sp_entry **near)
 			continue;
 		if (near)
 			near[sp_lock_slot(e->obj)] = NULL;
-		memset(e->cold, 0, sizeof(*e->cold));
+		if (e->cold_set)
+			memset(e->cold, 0, sizeof(*e->cold));
 		memset(e, 0, sizeof(*e));
 		t->index[i] = NULL;
 	}
@@ -354,14 +357,15 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	e->line = site->line;
 	e->op = (uint8_t)op;
 	e->type = (uint8_t)type;
+	e->cold_set = 0;
 	/* The cold part is fresh mmap'd memory, all zero: written only when
 	 * it is to say something, so that the cold pages of entries that
 	 * never wait stay untouched (not resident: docs/layout.md). */
 	if (site->func && site->file && !site_func_put(site->file, site->line, site->func))
-		e->cold->func = site->func;
+		sp_entry_cold_w(e)->func = site->func;
 	epoch = sp_load_relaxed(&sp_reset_epoch);
 	if (epoch)
-		e->cold->epoch = epoch;
+		sp_entry_cold_w(e)->epoch = epoch;
 	index_put(t->index, t->index_mask, e);
 	if (home) {
 		size_t i = (size_t)(e - t->home);
@@ -395,7 +399,6 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 
 		if (!s)
 			continue;
-		sc = s->cold;
 		site = (struct sp_site){ s->file, sp_entry_func(s), s->pc, s->line };
 		d = sp_table_find(into, &site, s->obj, s->op);
 
@@ -403,15 +406,20 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			d = sp_table_insert(into, &site, s->obj, s->op, s->type);
 		if (!d)
 			return -ENOMEM;
-		dc = d->cold;
+		d->acquisitions += sp_load_relaxed(&s->acquisitions);
+		d->contended += sp_load_relaxed(&s->contended);
+		d->wait_ns += sp_load_relaxed(&s->wait_ns);
+		/* A cold part never written is all zero: it adds nothing, and
+		 * neither page is touched. */
+		if (!sp_load_relaxed(&s->cold_set))
+			continue;
+		sc = s->cold;
+		dc = sp_entry_cold_w(d);
 		if (dc->epoch != epoch) {
 			dc->wait_max_ns = 0;
 			dc->hold_max_ns = 0;
 			dc->epoch = epoch;
 		}
-		d->acquisitions += sp_load_relaxed(&s->acquisitions);
-		d->contended += sp_load_relaxed(&s->contended);
-		d->wait_ns += sp_load_relaxed(&s->wait_ns);
 		dc->hold_exact_ns += sp_load_relaxed(&sc->hold_exact_ns);
 		dc->hold_exact_n += sp_load_relaxed(&sc->hold_exact_n);
 		dc->hold_sample_ns += sp_load_relaxed(&sc->hold_sample_ns);

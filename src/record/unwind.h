@@ -6,7 +6,7 @@
  * frames kept for contended waits and the wrapper skipping (stack.c), the
  * lock libraries' sites (locklib.c), glibc's own locks (glibc_lock.c).
  * See unwind.c for why it is libgcc's unwinder linked into syncprof's
- * libraries rather than glibc's backtrace().
+ * libraries rather than glibc's backtrace().  Private to src/record.
  */
 #ifndef SYNCPROF_RECORD_UNWIND_H
 #define SYNCPROF_RECORD_UNWIND_H

@@ -48,7 +48,7 @@ struct entry_hists {
 static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row *r,
 			 struct sp_row_detail *tmp, struct entry_hists *h)
 {
-	const struct sp_entry_cold *c = e->cold;
+	const struct sp_entry_cold *c = sp_entry_cold_r(e);
 
 	memset(r, 0, sizeof(*r));
 	memset(tmp, 0, sizeof(*tmp));

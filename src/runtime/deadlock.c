@@ -123,7 +123,7 @@ struct sp_wg_node *sp_wg_add(struct sp_wg *g, struct sp_thread *t)
 		n->waited_ns = sp_wait_ns(mode, t0);
 		/* The entry's key is immutable, and the entry lives as long as
 		 * its thread's record, which the registry lock keeps. */
-		c = e->cold;
+		c = sp_entry_cold_r(e);
 		n->obj = e->obj;
 		n->site.file = e->file;
 		n->site.func = c ? sp_entry_func(e) : NULL;

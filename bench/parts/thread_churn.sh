@@ -36,11 +36,12 @@ declare -A runs
 tmp=$(mktemp -d)
 tc_pid= at_pid=
 cleanup() { # a failed attach mode leaves its processes: end them
-	[ -n "$tc_pid" ] && kill -KILL "$tc_pid" 2> /dev/null
+	# (set -e holds in traps too: nothing here may fail)
+	[ -z "$tc_pid" ] || kill -KILL "$tc_pid" 2> /dev/null || :
 	exec 3>&-
 	if [ -n "$at_pid" ]; then
-		kill -TERM "$at_pid" 2> /dev/null && sleep 1
-		kill -KILL "$at_pid" 2> /dev/null
+		kill -TERM "$at_pid" 2> /dev/null && sleep 1 || :
+		kill -KILL "$at_pid" 2> /dev/null || :
 	fi
 	rm -rf "$tmp"
 }

@@ -38,6 +38,11 @@
 #                 memcslap for SECONDS (default 60): lock-order edges
 #                 kept and dropped (goal: none dropped;
 #                 parts/memcached_bench.sh edges)
+#   compress [BUILD] [REPEATS] [MIB]
+#                 pigz -p 4 and xz -T 4 compressing a generated file:
+#                 wall time bare, under syncprof run (report at exit to
+#                 a file) and run --hold, interleaved
+#                 (parts/compress_bench.sh)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 what=${1:-}
@@ -51,6 +56,7 @@ ticker) exec "$here/parts/ticker_cost.sh" "$@" ;;
 handoff) exec "$here/parts/handoff.sh" "$@" ;;
 servers) exec "$here/parts/memcached_bench.sh" throughput "$@" ;;
 edges) exec "$here/parts/memcached_bench.sh" edges "$@" ;;
+compress) exec "$here/parts/compress_bench.sh" "$@" ;;
 instructions)
 	b=${1:-build}
 	pre=LD_PRELOAD=$(cd "$b" && pwd)/libsyncprof-preload.so

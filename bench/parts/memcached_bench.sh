@@ -197,7 +197,7 @@ for r in $(seq "$rounds"); do
 done
 echo "memcached -t 4, memcslap --concurrency=4 --execute-number=$n (set, then get)," \
 	"$rounds rounds interleaved"
-echo "(calibrated bare: $(printf %.0f "$rate") sets/s; each phase ~$((seconds / 2)) s bare)"
+echo "(calibrated bare: $(printf %.0f "$rate") sets/s; each phase ~$(awk -v s="$seconds" 'BEGIN { print s / 2 }') s bare)"
 for t in set get; do
 	echo "$t: operations/s, median (min-max), ratio of medians to bare, per-round ratios"
 	base=$(echo ${runs[bare.$t]} | tr ' ' '\n' | median)

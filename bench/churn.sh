@@ -9,8 +9,9 @@
 #                 most 1 ms of start-up, 2 ms of report per process)
 #   threads [BUILD] [REPEATS] [N]
 #                 N short threads, 4 at a time: bare, preloaded, compiled
-#                 in, hold+lock order (parts/thread_churn.sh; goal: at
-#                 most 5 us and 1.2x per thread)
+#                 in, hold+lock order, and after 'syncprof attach' to the
+#                 bare binary (parts/thread_churn.sh; goal: at most 5 us
+#                 and 1.2x per thread)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 what=${1:-}

@@ -28,6 +28,21 @@
 #                 two threads on one lock, and sysbench mutex --threads=2
 #                 when installed: throughput against bare, with and
 #                 without hold=1 (lockbench -t 2)
+#   servers [BUILD] [ROUNDS] [SECONDS]
+#                 memcached -t 4 under memcslap --concurrency=4, set and
+#                 get throughput: bare, syncprof run, run --hold, run
+#                 --lock-order, run --trace, in interleaved rounds
+#                 (parts/memcached_bench.sh throughput)
+#   edges [BUILD] [SECONDS]
+#                 memcached -t 4 under run --lock-order, loaded by
+#                 memcslap for SECONDS (default 60): lock-order edges
+#                 kept and dropped (goal: none dropped;
+#                 parts/memcached_bench.sh edges)
+#   compress [BUILD] [REPEATS] [MIB]
+#                 pigz -p 4 and xz -T 4 compressing a generated file:
+#                 wall time bare, under syncprof run (report at exit to
+#                 a file) and run --hold, interleaved
+#                 (parts/compress_bench.sh)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 what=${1:-}
@@ -39,6 +54,9 @@ order) exec "$here/parts/lock_order_bench.sh" "$@" ;;
 explain) exec "$here/parts/explain_bench.sh" "$@" ;;
 ticker) exec "$here/parts/ticker_cost.sh" "$@" ;;
 handoff) exec "$here/parts/handoff.sh" "$@" ;;
+servers) exec "$here/parts/memcached_bench.sh" throughput "$@" ;;
+edges) exec "$here/parts/memcached_bench.sh" edges "$@" ;;
+compress) exec "$here/parts/compress_bench.sh" "$@" ;;
 instructions)
 	b=${1:-build}
 	pre=LD_PRELOAD=$(cd "$b" && pwd)/libsyncprof-preload.so

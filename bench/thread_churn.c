@@ -8,8 +8,16 @@
  * only), so start-up and the report at exit are not in its figure.  It
  * prints one line, "threads N workers W elapsed_us E per_thread_us P".
  * bench/parts/thread_churn.sh runs it bare, preloaded, compiled in (the same
- * source built with -include syncprof/instrument.h) and preloaded with
- * hold=1,lock_order=1, interleaved, and gives the medians and ratios.
+ * source built with -include syncprof/instrument.h), preloaded with
+ * hold=1,lock_order=1 and under 'syncprof attach' (-s below), interleaved,
+ * and gives the medians and ratios.
+ *
+ * With -s (stdin-gated, for 'syncprof attach': thread_churn.sh's attach
+ * mode), it prints "ready" and waits for a line on stdin before the loop,
+ * and after its result line it waits for stdin's end before it exits, so
+ * that the profiler can attach before the loop and detach after it from a
+ * process that is still there; both waits sleep in read(), where attach
+ * stops a thread.
  *
  * Invariants: the threads do the same work in every mode; a failed
  * pthread_create is an error (exit 1), never skipped silently.
@@ -19,12 +27,14 @@
  * on the scheduler's order of wake-ups; batches of W are simpler and
  * alike in every mode.
  *
- * Usage: thread_churn [N] [W]
+ * Usage: thread_churn [-s] [N] [W]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ROUNDS 10
 #define MAX_WORKERS 64
@@ -54,16 +64,44 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* Reads stdin until a newline (@line) or its end; 0 when it got what it
+ * waited for. read(2) itself, not stdio: the thread sleeps in a system
+ * call. */
+static int wait_stdin(int line)
+{
+	char c;
+	ssize_t r;
+
+	while ((r = read(0, &c, 1)) > 0)
+		if (line && c == '\n')
+			return 0;
+	return line ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 40000;
-	long w = argc > 2 ? atol(argv[2]) : 4;
+	int gated = argc > 1 && !strcmp(argv[1], "-s");
+	long n, w;
 	pthread_t tids[MAX_WORKERS];
 	double t0, el;
 
+	if (gated) {
+		argv++;
+		argc--;
+	}
+	n = argc > 1 ? atol(argv[1]) : 40000;
+	w = argc > 2 ? atol(argv[2]) : 4;
 	if (n < 1 || w < 1 || w > MAX_WORKERS) {
-		fprintf(stderr, "usage: thread_churn [N] [W<=%d]\n", MAX_WORKERS);
+		fprintf(stderr, "usage: thread_churn [-s] [N] [W<=%d]\n", MAX_WORKERS);
 		return 2;
+	}
+	if (gated) {
+		printf("ready\n");
+		fflush(stdout);
+		if (wait_stdin(1)) {
+			fprintf(stderr, "thread_churn: stdin ended before the go line\n");
+			return 1;
+		}
 	}
 	t0 = now_us();
 	for (long done = 0; done < n;) {
@@ -85,5 +123,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("threads %ld workers %ld elapsed_us %.0f per_thread_us %.3f\n", n, w, el, el / n);
+	if (gated) {
+		fflush(stdout);
+		wait_stdin(0);
+	}
 	return 0;
 }

@@ -106,12 +106,26 @@ static struct {
 	struct client clients[MAX_CLIENTS];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } helper = { .listen_fd = -1 };
-/* HELPER_* (futex word): the helper thread runs, then has made its socket
- * (or failed to): the socket is made by the helper, not the starting
- * thread, so that a program's start-up does not wait for its file
- * operations (issue 25: ~0.5 ms of mkdir, bind, chmod, listen on /tmp). */
-enum { HELPER_STARTING, HELPER_RUNNING, HELPER_SETTLED };
+/*
+ * HELPER_* (futex word): the helper thread runs, makes its socket, has
+ * made it (or failed to).  The socket is made by the helper, not the
+ * starting thread, so that a program's start-up does not wait for its
+ * file operations (issue 25: ~0.5 ms of mkdir, bind, chmod, listen on
+ * /tmp), nor - outside the sanitizers, below - for the thread to be
+ * scheduled.  A process that exits before the helper began its socket
+ * closes it (HELPER_CLOSED, a compare-and-swap either side wins): the
+ * helper then makes none, and the exit waits only for a socket in the
+ * making, which it removes.
+ */
+enum { HELPER_STARTING, HELPER_RUNNING, HELPER_MAKING, HELPER_SETTLED, HELPER_CLOSED };
 static int helper_ready;
+
+/* From @from to @to, unless another state came first: 1 if it moved. */
+static int helper_move(int from, int to)
+{
+	return __atomic_compare_exchange_n(&helper_ready, &from, to, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
 
 int sp_control_dir(char *buf, size_t size)
 {
@@ -387,9 +401,11 @@ static void *helper_main(void *arg)
 
 	(void)arg;
 	sp_thread_enter(); /* never recorded, never registered */
-	/* named, so that the time account leaves it out (collect.c) */
-	prctl(PR_SET_NAME, (unsigned long)"syncprof-ctl", 0, 0, 0);
-	helper_settle(HELPER_RUNNING);
+	if (!helper_move(HELPER_STARTING, HELPER_RUNNING))
+		return NULL; /* the process is exiting */
+	sp_futex(&helper_ready, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	if (!helper_move(HELPER_RUNNING, HELPER_MAKING))
+		return NULL;
 	/* Without its socket (a warning said why) the thread still serves the
 	 * watchdog and the report signal, when those are asked for. */
 	if (sp_opts.control && helper.listen_fd < 0 && open_socket() && !sp_watchdog_wanted() &&
@@ -472,8 +488,11 @@ void sp_control_exit(void)
 
 	if (starter.pid != getpid())
 		return;
-	/* A program that ends at once: its socket may be in the making. */
-	helper_wait_past(HELPER_RUNNING);
+	/* A program that ends at once: a helper that has not begun its socket
+	 * makes none; one in the making is waited for, and removed. */
+	if (!helper_move(HELPER_STARTING, HELPER_CLOSED))
+		helper_move(HELPER_RUNNING, HELPER_CLOSED);
+	helper_wait_past(HELPER_MAKING);
 	if (helper.sock_path[0])
 		unlink(helper.sock_path);
 	/* Totals of warned waits that ended since the helper's last scan. */
@@ -505,8 +524,11 @@ static int restart_pending; /* in a forked child: start the helper thread */
  * listen_fd names every descriptor it inherits (it closes them). */
 void sp_control_fork_prepare(void)
 {
-	if (starter.pid == getpid())
+	if (starter.pid == getpid()) {
+		helper_wait_past(HELPER_STARTING);
 		helper_wait_past(HELPER_RUNNING);
+		helper_wait_past(HELPER_MAKING);
+	}
 }
 
 void sp_control_fork_child(void)
@@ -544,6 +566,7 @@ static int start_locked(void)
 {
 	pthread_t th;
 	sigset_t all, old;
+	char name[16] = "";
 	int rc;
 
 	static int clients_ready;
@@ -562,18 +585,30 @@ static int start_locked(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	sp_store_relaxed(&helper_ready, HELPER_STARTING);
+	/* Born named, as a thread takes its creator's name: the time account
+	 * leaves it out by name (collect.c), also in a report made before it
+	 * first runs (nothing waits for that, above).  No other thread runs
+	 * yet at start-up to see this one under that name meanwhile. */
+	prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0);
+	prctl(PR_SET_NAME, (unsigned long)"syncprof-ctl", 0, 0, 0);
 	rc = -pthread_create(&th, NULL, helper_main, NULL);
+	prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		close_inherited();
 		return rc;
 	}
 	pthread_detach(th);
-	/* Return once the thread runs: a fork() right after start-up then
-	 * does not catch it half-initialised (under ASan, a thread forked in
-	 * the middle of its start left the child's allocator locked); woken
-	 * by the helper, not polled (a 0.1 ms sleep was the least it took). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* Under the sanitizers, return once the thread runs: their fork()
+	 * locks their allocator before the atfork handlers run, so
+	 * sp_control_fork_prepare() could not wait for a thread still in its
+	 * start, and the child inherited the allocator locked.  Woken by the
+	 * helper, not polled.  glibc's fork() needs no such wait: the
+	 * prepare handler waits for the helper instead, and a program that
+	 * never forks at once does not wait at all. */
 	helper_wait_past(HELPER_STARTING);
+#endif
 	starter.pid = getpid();
 	if (sp_opts.report_signal) {
 		struct sigaction sa;

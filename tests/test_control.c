@@ -281,8 +281,11 @@ static void test_unsafe_dir(void)
 	snprintf(dir, sizeof(dir), "%s/open", t_tmp());
 	T_ASSERT_INT(mkdir(dir, 0755), ==, 0);
 	T_ASSERT_INT(chmod(dir, 0757), ==, 0);
+	/* idle lives until its stdin ends: long enough for the helper to try
+	 * its socket (a program that exits before the helper begins makes
+	 * none, and says nothing) */
 	T_ASSERT_INT(t_run(&out, &err,
-			   "SYNCPROF_CONTROL_DIR=%s SYNCPROF_OPTIONS=control=1 %s idle </dev/null",
+			   "sleep 0.5 | SYNCPROF_CONTROL_DIR=%s SYNCPROF_OPTIONS=control=1 %s idle",
 			   dir, target),
 		     ==, 0);
 	T_ASSERT_CONTAINS(err, "control socket not started");

@@ -60,25 +60,28 @@ until_s() {
 alive() { kill -0 "$1" 2> /dev/null; }
 attached() { grep -q "attached to process" "$tmp/attach.err" || ! alive "$at_pid"; }
 detached() { ! alive "$at_pid"; }
-finished() { grep -q per_thread_us "$tmp/attach.out" || ! alive "$tc_pid"; }
 # The attach mode: prints thread_churn's result line, as the others do.
 attach_run() {
-	local rc want got
-	rm -f "$tmp/in" "$tmp/attach.out" "$tmp/attach.err" "$tmp/prof.csv"
-	mkfifo "$tmp/in"
-	"$bin" -s "$n" < "$tmp/in" > "$tmp/attach.out" &
+	local rc want got line
+	rm -f "$tmp/in" "$tmp/outp" "$tmp/attach.out" "$tmp/attach.err" "$tmp/prof.csv"
+	mkfifo "$tmp/in" "$tmp/outp"
+	"$bin" -s "$n" < "$tmp/in" > "$tmp/outp" &
 	tc_pid=$!
-	exec 3> "$tmp/in"
-	until_s 10 grep -q ready "$tmp/attach.out" ||
+	exec 3> "$tmp/in" 4< "$tmp/outp"
+	# Its lines are read as they come (bash's read, no process started):
+	# a polling loop here would take CPU from the threads being timed.
+	IFS= read -r -t 10 -u 4 line && [ "$line" = ready ] ||
 		fail "thread_churn -s did not get ready in 10 s"
 	"$sp" attach "$tc_pid" -f csv -o "$tmp/prof.csv" 2> "$tmp/attach.err" &
 	at_pid=$!
 	until_s 20 attached || fail "not attached after 20 s: $(cat "$tmp/attach.err")"
 	alive "$at_pid" || fail "syncprof attach ended: $(cat "$tmp/attach.err")"
 	echo go >&3
-	until_s $((60 + n / 200)) finished ||
+	IFS= read -r -t $((60 + n / 200)) -u 4 line ||
 		fail "the loop of $n threads did not end in $((60 + n / 200)) s"
-	grep -q per_thread_us "$tmp/attach.out" || fail "thread_churn failed"
+	echo "$line" > "$tmp/attach.out"
+	exec 4<&-
+	grep -q per_thread_us "$tmp/attach.out" || fail "thread_churn failed: $line"
 	kill -TERM "$at_pid"
 	until_s 30 detached || fail "attach did not detach 30 s after SIGTERM"
 	rc=0

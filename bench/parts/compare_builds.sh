@@ -19,7 +19,7 @@ for d in "$a" "$b"; do
 	[ -x "$d/bench/lockbench" ] && [ -f "$d/libsyncprof-preload.so" ] ||
 		{ echo "compare_builds: build $d first (bench/lockbench, libsyncprof-preload.so)" >&2; exit 1; }
 done
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -64,7 +64,7 @@ one() {
 		fail "$1 ($2): output differs from the bare run's"
 	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }'
 }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 progs="pigz xz" modes="bare run hold"
 declare -A runs
 for r in $(seq "$repeats"); do
@@ -78,18 +78,9 @@ echo "pigz -p 4 -c on $mib MiB, xz -T 4 -1 -c on $((mib / 4)) MiB (base64 and se
 	"$repeats rounds interleaved"
 echo "wall seconds, median (min-max), ratio of medians to bare, per-round ratios"
 for p in $progs; do
-	base=$(echo ${runs[$p.bare]} | tr ' ' '\n' | median)
-	read -ra bare_runs <<< "${runs[$p.bare]}"
 	for m in $modes; do
-		read -ra v <<< "${runs[$p.$m]}"
-		med=$(printf '%s\n' "${v[@]}" | median)
-		lo=$(printf '%s\n' "${v[@]}" | sort -g | head -1)
-		hi=$(printf '%s\n' "${v[@]}" | sort -g | tail -1)
-		per=
-		for i in "${!v[@]}"; do
-			per="$per $(awk -v a="${v[$i]}" -v b="${bare_runs[$i]}" 'BEGIN { printf "%.3f", a / b }')"
-		done
+		summarize "${runs[$p.$m]}" "${runs[$p.bare]}"
 		printf "  %-5s %-5s %7.3f s  (%.3f-%.3f)  %6.3fx  [%s ]\n" "$p" "$m" "$med" "$lo" "$hi" \
-			"$(awk -v a="$med" -v b="$base" 'BEGIN { print a / b }')" "$per"
+			"$ratio" "$per"
 	done
 done

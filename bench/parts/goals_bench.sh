@@ -43,7 +43,7 @@ for f in "$lb" "$tb" "$pre" "$shim"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 
 # ratio WAY(compiled|preload) OPTIONS LOCKBENCH-ARGS... -> time ratio to libc
 ratio() {

@@ -27,7 +27,7 @@ pre=$(cd "$build" && pwd)/libsyncprof-preload.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 
 # one WAY MODE LOCKBENCH-ARGS... -> the profiled loop's time ratio to libc
 one() {

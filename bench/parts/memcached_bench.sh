@@ -144,7 +144,7 @@ slap() {
 		END { if (!n) exit 1 }' "$tmp/slap.out" ||
 		fail "no '$1 ... by 4 threads' line from memcslap: $(cat "$tmp/slap.out")"
 }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 
 if [ "$what" = edges ]; then
 	start edges
@@ -200,18 +200,9 @@ echo "memcached -t 4, memcslap --concurrency=4 --execute-number=$n (set, then ge
 echo "(calibrated bare: $(printf %.0f "$rate") sets/s; each phase ~$(awk -v s="$seconds" 'BEGIN { print s / 2 }') s bare)"
 for t in set get; do
 	echo "$t: operations/s, median (min-max), ratio of medians to bare, per-round ratios"
-	base=$(echo ${runs[bare.$t]} | tr ' ' '\n' | median)
-	read -ra bare_runs <<< "${runs[bare.$t]}"
 	for m in $modes; do
-		read -ra v <<< "${runs[$m.$t]}"
-		med=$(printf '%s\n' "${v[@]}" | median)
-		lo=$(printf '%s\n' "${v[@]}" | sort -g | head -1)
-		hi=$(printf '%s\n' "${v[@]}" | sort -g | tail -1)
-		per=
-		for i in "${!v[@]}"; do
-			per="$per $(awk -v a="${v[$i]}" -v b="${bare_runs[$i]}" 'BEGIN { printf "%.3f", a / b }')"
-		done
-		printf "  %-6s %9.0f  (%.0f-%.0f)  %6.3fx  [%s ]\n" "$m" "$med" "$lo" "$hi" \
-			"$(awk -v a="$med" -v b="$base" 'BEGIN { print a / b }')" "$per"
+		summarize "${runs[$m.$t]}" "${runs[bare.$t]}"
+		printf "  %-6s %9.0f  (%.0f-%.0f)  %6.3fx  [%s ]\n" "$m" "$med" "$lo" "$hi" "$ratio" \
+			"$per"
 	done
 done

@@ -24,7 +24,7 @@ pre=$(cd "$build" && pwd)/libsyncprof-preload.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh"
 opts() { case $1 in on) echo report_at_exit=0 ;; hold) echo report_at_exit=0,hold=1 ;; esac; }
 # lockbench ... -> the "plain" line's fields: ns/op Mops/s [time-ratio thrpt-ratio]
 plain_line() { awk '$1 == "plain" {print $2, $3, $4, $5}' | tr -d x; }

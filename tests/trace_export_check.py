@@ -3,8 +3,9 @@
 
 Usage: trace_export_check.py SYNCPROF TRACE_EXPORT_GEN PERFETTO_PROTO [BANK]
 
-trace_export_gen writes traces of four shapes (full, contended-only,
-cut short by a full disk, with drops).  With BANK (examples/bank.c), only
+trace_export_gen writes traces of five shapes (full, contended-only,
+cut short by a full disk, with drops, a full stream whose release's
+hold_ns is short of its acquisition).  With BANK (examples/bank.c), only
 that real program is traced, preloaded, and checked instead: the trace's
 waits are named as its profile names the sites.
 Each is exported to Perfetto protobuf and Chrome JSON, then:
@@ -559,6 +560,21 @@ def check_drops(pb, proto, cli, d):
     same_names(pm, cm, "drops")
 
 
+def check_skew(pb, proto, cli, d):
+    """A full stream whose release's hold_ns is 1.5 ms shorter than its gap
+    from the acquisition (the releaser preempted between two clock reads):
+    one hold, from the acquisition to the release - not one rebuilt from
+    hold_ns, with the acquisition taken for another hold's."""
+    pm = perfetto_model(pb, proto, d + "/skew.pftrace")
+    holds = names_with(pm, "hold trace_export_gen.c:")
+    check(len(holds) == 1, "skew: %d holds, not 1" % len(holds))
+    check(holds[0]["dur"] >= 1_900_000,
+          "skew: the hold lasts %d ns: not from its acquisition, 2 ms before its release"
+          % holds[0]["dur"])
+    check(not [i for i in pm["instants"] if i["name"].startswith("acquired ")],
+          "skew: the acquisition stands alone")
+
+
 def check_loss(pb, proto, cli, d):
     """A file cut short by a write error: exit 3, the loss a process slice."""
     for fmt, out in (("perfetto", "/loss.pftrace"), ("chrome", "/loss.json")):
@@ -676,15 +692,16 @@ def main():
         r = run([gen, d])
         check(r.returncode == 0, "trace_export_gen: %d %s %s" % (r.returncode, r.stdout,
                                                                  r.stderr))
-        for t in ("full", "contended", "drops"):
+        for t in ("full", "contended", "drops", "skew"):
             export(cli, "%s/%s.trace" % (d, t), "perfetto", "%s/%s.pftrace" % (d, t))
             export(cli, "%s/%s.trace" % (d, t), "chrome", "%s/%s.json" % (d, t))
         check_full(pb, proto, cli, d)
         check_contended(pb, proto, cli, d)
         check_drops(pb, proto, cli, d)
+        check_skew(pb, proto, cli, d)
         check_loss(pb, proto, cli, d)
         check_bad_input(cli, d)
-    print("ok: perfetto and chrome exports of full, contended-only, lossy and dropping traces%s" %
+    print("ok: perfetto and chrome exports of full, contended-only, lossy, dropping and skewed traces%s" %
           (" (also decoded with " + os.environ["SYNCPROF_PERFETTO_UPSTREAM_PROTO"] + ")"
            if os.environ.get("SYNCPROF_PERFETTO_UPSTREAM_PROTO") else ""))
     return 0

@@ -22,7 +22,12 @@
  *                        release is not in the trace (nobody waited);
  *   DIR/loss.trace       written into a full disk (RLIMIT_FSIZE): a
  *                        WRITE_LOSS record;
- *   DIR/drops.trace      a 256-byte buffer flooded: DROPPED records.
+ *   DIR/drops.trace      a 256-byte buffer flooded: DROPPED records;
+ *   DIR/skew.trace       a full stream whose release carries a hold_ns
+ *                        1.5 ms shorter than its gap from the acquisition,
+ *                        as when the releaser is preempted between the
+ *                        clock reads of its hold and of its event: the
+ *                        hold is still the acquisition's.
  *
  * Usage: trace_export_gen DIR
  */
@@ -32,6 +37,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "trace/trace.h"
 #include "trace_util.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -251,6 +257,22 @@ static void drops(const char *dir)
 	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
 }
 
+/* The events written directly, so that the gap is there every run. */
+static void skew(const char *dir)
+{
+	static int obj; /* only its address is used */
+	const struct sp_site site = { "trace_export_gen.c", "skew", 0, __LINE__ };
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/skew.trace", dir);
+	T_ASSERT_INT(syncprof_trace_set_lock_events(SYNCPROF_TRACE_ALL, 0), ==, 0);
+	T_ASSERT_INT(syncprof_trace_open(path), ==, 0);
+	sp_trace_lock_event(SP_EV_LOCK_ACQUIRED, &obj, SP_TYPE_MUTEX, &site, 0, 1);
+	sleep_ms(2);
+	sp_trace_lock_event(SP_EV_LOCK_RELEASED, &obj, SP_TYPE_MUTEX, &site, 500000, 1);
+	T_ASSERT_INT(syncprof_trace_close(), ==, 0);
+}
+
 /* In a child whose files cannot grow past 16 KiB (a full disk): a
  * WRITE_LOSS record counts what the file could not take. */
 static void loss(const char *dir)
@@ -293,5 +315,6 @@ int main(int argc, char **argv)
 	contended(argv[1]);
 	loss(argv[1]);
 	drops(argv[1]);
+	skew(argv[1]);
 	return 0;
 }

@@ -82,6 +82,8 @@ struct sp_entry {
 	uint64_t wait_ns;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct sp_entry) == 64, "an entry is exactly one cache line");
+_Static_assert(offsetof(struct sp_entry, wait_ns) + sizeof(uint64_t) <= 64,
+	       "key and counters share the entry's line");
 
 /*
  * The cold part of an entry that never waited nor held anything timed is
@@ -108,8 +110,6 @@ static inline const struct sp_entry_cold *sp_entry_cold_r(const struct sp_entry 
 {
 	return __atomic_load_n(&e->cold_set, __ATOMIC_RELAXED) ? e->cold : &sp_entry_cold_zero;
 }
-_Static_assert(offsetof(struct sp_entry, wait_ns) + sizeof(uint64_t) <= 64,
-	       "key and counters share the entry's line");
 
 /*
  * Per-thread table: an owner-only open-addressing index over append-only

@@ -19,7 +19,7 @@ for d in "$a" "$b"; do
 	[ -x "$d/bench/lockbench" ] && [ -f "$d/libsyncprof-preload.so" ] ||
 		{ echo "compare_builds: build $d first (bench/lockbench, libsyncprof-preload.so)" >&2; exit 1; }
 done
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -64,7 +64,7 @@ one() {
 		fail "$1 ($2): output differs from the bare run's"
 	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }'
 }
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 progs="pigz xz" modes="bare run hold"
 declare -A runs
 for r in $(seq "$repeats"); do

@@ -43,7 +43,7 @@ for f in "$lb" "$tb" "$pre" "$shim"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 
 # ratio WAY(compiled|preload) OPTIONS LOCKBENCH-ARGS... -> time ratio to libc
 ratio() {

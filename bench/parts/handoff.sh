@@ -20,7 +20,7 @@ for f in "$lb" "$pre" "$sp"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
 
 lockbench() { # WAY OPTIONS -> time ratio to libc

@@ -27,7 +27,7 @@ pre=$(cd "$build" && pwd)/libsyncprof-preload.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 
 # one WAY MODE LOCKBENCH-ARGS... -> the profiled loop's time ratio to libc
 one() {

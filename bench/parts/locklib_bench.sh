@@ -18,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$cli" ] || { echo "build first: $cli" >&2; exit 1; }
 
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 report() { # NAME RATIOS...
 	local name=$1
 	shift

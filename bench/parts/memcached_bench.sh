@@ -36,6 +36,7 @@
 #
 # Usage: bench/parts/memcached_bench.sh throughput|edges [BUILD_DIR] [...]
 set -eu
+. "$(dirname "$0")/common.sh"
 what=${1:-}
 [ $# -gt 0 ] && shift
 case $what in
@@ -59,10 +60,7 @@ user=
 tmp=$(mktemp -d)
 srv= # the server's pid: memcached's, or syncprof run's
 cleanup() { # (set -e holds in traps too: nothing here may fail)
-	if [ -n "$srv" ]; then
-		kill -TERM "$srv" 2> /dev/null && sleep 1 || :
-		kill -KILL "$srv" 2> /dev/null || :
-	fi
+	[ -z "$srv" ] || end_process "$srv"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -144,7 +142,6 @@ slap() {
 		END { if (!n) exit 1 }' "$tmp/slap.out" ||
 		fail "no '$1 ... by 4 threads' line from memcslap: $(cat "$tmp/slap.out")"
 }
-. "$(dirname "$0")/stats.sh"
 
 if [ "$what" = edges ]; then
 	start edges

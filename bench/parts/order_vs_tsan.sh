@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 EOF
 "$cc" -O2 -pthread "$tmp/nest.c" -o "$tmp/nest"
 "$cc" -O2 -fsanitize=thread -pthread "$tmp/nest.c" -o "$tmp/nest_tsan"
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 for mode in plain hold order tsan tsan_dd; do : > "$tmp/t.$mode"; done
 for ((i = 0; i < repeats; i++)); do
 	"$tmp/nest" "$iters" >> "$tmp/t.plain"

@@ -24,7 +24,7 @@ pre=$(cd "$build" && pwd)/libsyncprof-preload.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 opts() { case $1 in on) echo report_at_exit=0 ;; hold) echo report_at_exit=0,hold=1 ;; esac; }
 # lockbench ... -> the "plain" line's fields: ns/op Mops/s [time-ratio thrpt-ratio]
 plain_line() { awk '$1 == "plain" {print $2, $3, $4, $5}' | tr -d x; }

@@ -51,7 +51,7 @@ one() {
 	t1=$(now)
 	echo "$t0 $t1 $n" | awk '{printf "%.4f\n", ($2 - $1) / 1e6 / $3}'
 }
-. "$(dirname "$0")/stats.sh"
+. "$(dirname "$0")/common.sh"
 for r in $(seq "$repeats"); do
 	for m in $modes; do
 		v=$(one "$m") || { echo "process_churn: $m failed" >&2; exit 1; }

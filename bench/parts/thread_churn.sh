@@ -25,6 +25,7 @@
 #
 # Usage: bench/parts/thread_churn.sh [BUILD_DIR] [REPEATS] [N]
 set -eu
+. "$(dirname "$0")/common.sh"
 b=${1:-build} repeats=${2:-5} n=${3:-40000}
 bin=$b/bench/thread_churn inst=$b/bench/thread_churn_instrumented
 pre=$(cd "$b" && pwd)/libsyncprof-preload.so sp=$b/syncprof
@@ -39,10 +40,7 @@ cleanup() { # a failed attach mode leaves its processes: end them
 	# (set -e holds in traps too: nothing here may fail)
 	[ -z "$tc_pid" ] || kill -KILL "$tc_pid" 2> /dev/null || :
 	exec 3>&-
-	if [ -n "$at_pid" ]; then
-		kill -TERM "$at_pid" 2> /dev/null && sleep 1 || :
-		kill -KILL "$at_pid" 2> /dev/null || :
-	fi
+	[ -z "$at_pid" ] || end_process "$at_pid"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -1,5 +1,6 @@
-# stats.sh - the figures the bench scripts print, in one place; sourced
-# (". \"$(dirname \"$0\")/stats.sh\"") before the script changes directory.
+# common.sh - what the bench scripts share: the figures they print, and
+# ending the processes they started; sourced
+# (". \"$(dirname \"$0\")/common.sh\"") before the script changes directory.
 
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -22,4 +23,11 @@ summarize() {
 	for i in "${!v[@]}"; do
 		per="$per $(awk -v a="${v[$i]}" -v b="${b[$i]}" 'BEGIN { printf "%.3f", a / b }')"
 	done
+}
+
+# end_process PID: SIGTERM, a second to go, then SIGKILL; never fails (the
+# scripts' cleanup traps run under set -e).
+end_process() {
+	kill -TERM "$1" 2> /dev/null && sleep 1 || :
+	kill -KILL "$1" 2> /dev/null || :
 }

@@ -119,15 +119,30 @@ static int range_cmp(const void *a, const void *b)
 }
 
 #ifdef SYNCPROF_HAVE_LIBDW
-/* libc and libstdc++ are skipped whole already (stack.c): not scanned. */
+/*
+ * Files never scanned: libc and libstdc++, skipped whole already (stack.c);
+ * glibc's other libraries (libm, libpthread, libresolv... hold none of the
+ * lock libraries below, yet with libc6-dbg installed each has a debug file,
+ * which made every program linking libm load libdw at start-up: issue 25,
+ * 1.9 ms of it); the loader, GCC's runtime, and ours.
+ */
 static int scanned_already(const char *name)
 {
+	static const char *const skip[] = {
+		"libc.so", "libstdc++.so", "ld-linux", "libsyncprof", "libdw", "libelf",
+		"libm.so", "libpthread.so", "libdl.so", "librt.so", "libresolv.so",
+		"libanl.so", "libutil.so", "libmvec.so", "libnss_", "libthread_db.so",
+		"libBrokenLocale.so", "libc_malloc_debug.so", "libgcc_s.so",
+	};
 	const char *b = name ? strrchr(name, '/') : NULL;
 
 	b = b ? b + 1 : name;
-	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libstdc++.so", 12) ||
-		     !strncmp(b, "ld-linux", 8) || !strncmp(b, "libsyncprof", 11) ||
-		     !strncmp(b, "libdw", 5) || !strncmp(b, "libelf", 6));
+	if (!b)
+		return 0;
+	for (size_t i = 0; i < sizeof(skip) / sizeof(*skip); i++)
+		if (!strncmp(b, skip[i], strlen(skip[i])))
+			return 1;
+	return 0;
 }
 
 static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, void *arg)
@@ -149,16 +164,43 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
-/* Whether @s (@n bytes of an ELF string table) names one of the lock
- * libraries' prefixes anywhere. */
-static int strtab_names_locklib(const char *s, size_t n)
+/*
+ * Whether the symbol table @sh (@m: the file mapped, @size bytes; @shs its
+ * section headers, @n of them) defines a function of a lock library: the
+ * full scan's test (locklib_name()) on each defined function's name, its
+ * first bytes only.  Issue 25: looking for the prefixes anywhere in every
+ * string table cost 9 million instructions at a preloaded sysbench's
+ * start-up (30 libraries, libcrypto's and GnuTLS's tables among them),
+ * 39% of its whole run under callgrind.
+ */
+static int symtab_names_locklib(const unsigned char *m, size_t size, const Elf64_Shdr *shs,
+				unsigned n, const Elf64_Shdr *sh)
 {
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
-		if (memmem(s, n, prefixes[i], strlen(prefixes[i])))
+	const Elf64_Shdr *str;
+	const Elf64_Sym *sym;
+	const char *names;
+	size_t count;
+
+	if (sh->sh_link >= n || sh->sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	str = &shs[sh->sh_link];
+	if (sh->sh_offset > size || sh->sh_size > size - sh->sh_offset ||
+	    str->sh_offset > size || str->sh_size > size - str->sh_offset || !str->sh_size)
+		return 1; /* unusual: the full scan decides */
+	sym = (const void *)(m + sh->sh_offset);
+	names = (const char *)m + str->sh_offset;
+	count = sh->sh_size / sizeof(*sym);
+	for (size_t i = 1; i < count; i++) {
+		size_t at = sym[i].st_name, left;
+
+		if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC ||
+		    at >= str->sh_size)
+			continue;
+		left = str->sh_size - at;
+		if ((names[at] == '_' || names[at] == 'A') && memchr(names + at, 0, left) &&
+		    locklib_name(names + at))
 			return 1;
-	for (size_t i = 0; i < sizeof(v0_parts) / sizeof(*v0_parts); i++)
-		if (memmem(s, n, v0_parts[i], strlen(v0_parts[i])))
-			return 1;
+	}
 	return 0;
 }
 
@@ -183,10 +225,10 @@ static int has_debug_file(const unsigned char *m, size_t size, const Elf64_Shdr 
 
 /*
  * Whether the ELF file @path may hold a lock library's functions: one of
- * its string tables names a prefix, or it is stripped and has a separate
+ * its symbol tables defines one, or it is stripped and has a separate
  * debug file (whose symbols libdw would read).  Unreadable or unusual
  * files may (the full scan decides).  A few system calls and the pages of
- * the string tables, against libdw's load and a symbol table walk: most
+ * the symbol tables, against libdw's load and a symbol table walk: most
  * programs (C, C++ without Abseil, folly or TBB) have no lock library, and
  * their reports no longer pay the scan (issue 25: 3 ms of CPU and 80 page
  * faults per process at exit, thread_churn 8 under perf stat).
@@ -217,13 +259,10 @@ static int file_may_hold_locklib(const char *path)
 		sh = (const void *)(m + eh->e_shoff);
 		may = 0;
 		for (unsigned i = 0; i < eh->e_shnum && !may; i++) {
-			uint64_t end = sh[i].sh_offset + sh[i].sh_size;
-
 			symtab |= sh[i].sh_type == SHT_SYMTAB;
-			if (sh[i].sh_type == SHT_STRTAB && i != eh->e_shstrndx &&
-			    end <= (uint64_t)st.st_size && end >= sh[i].sh_offset)
-				may = strtab_names_locklib((const char *)m + sh[i].sh_offset,
-							   sh[i].sh_size);
+			if (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM)
+				may = symtab_names_locklib(m, (size_t)st.st_size, sh, eh->e_shnum,
+							   &sh[i]);
 		}
 		if (!may && !symtab)
 			may = has_debug_file(m, (size_t)st.st_size, sh, eh->e_shnum);

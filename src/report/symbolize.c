@@ -134,12 +134,61 @@ static Dwfl *dwfl;
 static pid_t session_pid;
 
 /*
+ * Whether libdw's path search for the separate debug file of @file could
+ * find one: a file named @debuglink (or, with none, "BASENAME.debug")
+ * where elfutils looks by default (its debuginfo_path ":.debug:/usr/lib/
+ * debug"): next to @file, in its .debug directory, or under /usr/lib/debug
+ * at @file's directory, for @file as named and as its symlinks resolve.
+ * Only whether such a file exists: libdw's own search still opens it and
+ * checks its CRC.
+ */
+static int debuglink_candidate(const char *file, const char *debuglink)
+{
+	char *real = file ? realpath(file, NULL) : NULL;
+	const char *files[2] = { file, real };
+	int found = 0;
+
+	for (int i = 0; i < 2 && !found && files[i]; i++) {
+		const char *f = files[i], *slash = strrchr(f, '/');
+		const char *base = slash ? slash + 1 : f;
+		int dir = slash ? (int)(slash - f) : 0;
+		char path[4096];
+		int n;
+
+		if (i && file && !strcmp(f, file))
+			break; /* no symlink on the way */
+		for (int where = 0; where < 3 && !found; where++) {
+			const char *pre = where == 2 ? "/usr/lib/debug" : "";
+			const char *mid = where == 1 ? "/.debug" : "";
+
+			if (debuglink)
+				n = snprintf(path, sizeof(path), "%s%.*s%s/%s", pre, dir, f, mid,
+					     debuglink);
+			else
+				n = snprintf(path, sizeof(path), "%s%.*s%s/%s.debug", pre, dir, f,
+					     mid, base);
+			found = n > 0 && (size_t)n < sizeof(path) && !access(path, F_OK);
+		}
+	}
+	free(real);
+	return found;
+}
+
+/*
  * Debug info: build-id paths first (Debian's -dbgsym packages, libc6-dbg),
  * then libdw's standard search (.gnu_debuglink).  The standard search ends
  * with a debuginfod query when DEBUGINFOD_URLS is set (Debian's
  * libdebuginfod-common sets it for login shells): a report - often run
  * while the program exits - must not wait on the network, so that last
  * step is taken only when SYNCPROF_DEBUGINFOD=1 asks for it.
+ *
+ * And libdw 0.188 dlopen()s libdebuginfod (with libcurl, GnuTLS and
+ * Kerberos: 12 ms here, issue 25) at the end of every standard search that
+ * found nothing, even with DEBUGINFOD_URLS unset, where it can fetch
+ * nothing.  So without debuginfod asked for, the standard search runs only
+ * when a file it looks for exists (debuglink_candidate()); a stripped
+ * module with none - every system library without its -dbgsym - costs a
+ * few access() calls instead.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file, const char *debuglink,
@@ -149,9 +198,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const char *allow = getenv("SYNCPROF_DEBUGINFOD");
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
 					      debuginfo_file_name);
+	int network = urls && *urls && allow && !strcmp(allow, "1");
 
-	if (fd >= 0 || (urls && *urls && !(allow && !strcmp(allow, "1"))))
+	if (fd >= 0 || (urls && *urls && !network))
 		return fd;
+	if (!network && !debuglink_candidate(file, debuglink)) {
+		errno = ENOENT;
+		return -1;
+	}
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
 					    debuginfo_file_name);
 }

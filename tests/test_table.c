@@ -9,6 +9,10 @@
  * (the retired threads') with the same counts.  An entry's cold part is
  * marked when first written (cold_set), and the fold, a reset and a
  * reused table leave the pages of cold parts never written untouched.
+ * A thread's table lent its home arrays and first index by its record's
+ * mapping (sp_table_init_in()) works the same, grows its index past the
+ * lent one, and neither the growth nor its destruction unmaps what it was
+ * lent.
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -181,9 +185,61 @@ static void test_cold(void)
 	sp_table_destroy(&t);
 }
 
+/* 1 when the page of @p is mapped (mincore() fails with ENOMEM if not). */
+static int mapped(const void *p)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char vec;
+
+	return !mincore((void *)((uintptr_t)p & ~(page - 1)), page, &vec);
+}
+
+static void test_lent(void)
+{
+	size_t bytes = sp_table_lent_bytes();
+	unsigned char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t base = 0x7f0000201000;
+	struct sp_table t, retired;
+	struct sp_entry **lent_index;
+	struct sp_entry *a;
+	uint64_t sum = 0;
+	size_t live;
+
+	T_ASSERT(mem != MAP_FAILED);
+	sp_table_init_in(&t, mem);
+	sp_table_init(&retired);
+	lent_index = t.index;
+	T_ASSERT(t.use_home && (unsigned char *)t.home == mem);
+	T_ASSERT((unsigned char *)lent_index > mem && (unsigned char *)lent_index < mem + bytes);
+	a = put(&t, &site_a, base, SP_TYPE_MUTEX, 1);
+	T_ASSERT(a == sp_home_entry(&t, base) && (unsigned char *)a >= mem &&
+		 (unsigned char *)a < mem + bytes);
+	T_ASSERT((unsigned char *)a->cold >= mem && (unsigned char *)a->cold < mem + bytes);
+	sum = 1;
+	/* Past the lent index's 256 slots: it grows into a mapping of its own. */
+	for (uintptr_t i = 1; i < 1500; i++) {
+		put(&t, &site_a, base + i * 64 + (i % 2 ? ALIAS * 5 : 0), SP_TYPE_MUTEX, i);
+		sum += i;
+	}
+	T_ASSERT(t.index != lent_index);
+	T_ASSERT(mapped(lent_index)); /* not unmapped by the growth */
+	T_ASSERT(sp_table_find(&t, &site_a, base, SP_TYPE_MUTEX) == a);
+	T_ASSERT_UINT(walk(&t, &live), ==, sum);
+	T_ASSERT_UINT(live, ==, 1500);
+	T_ASSERT_INT(sp_table_fold(&retired, &t), ==, 0);
+	T_ASSERT_UINT(walk(&retired, &live), ==, sum);
+	sp_table_destroy(&t);
+	/* The lender's memory is the lender's to unmap. */
+	T_ASSERT(mapped(mem) && mapped(mem + bytes - 1) && mapped(lent_index));
+	T_ASSERT_INT(munmap(mem, bytes), ==, 0);
+	sp_table_destroy(&retired);
+}
+
 int main(void)
 {
 	test_home();
+	test_lent();
 	test_cold();
 	puts("test_table: ok");
 	return 0;

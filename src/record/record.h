@@ -175,6 +175,10 @@ struct sp_table {
 	int home_failed;             /* owner only: the home arrays could not be mapped */
 	struct sp_entry *home;       /* SP_LOCK_SLOTS entries, mmap'd at the first insert */
 	struct sp_entry_cold *home_cold;
+	/* Parts of a mapping the table does not own (sp_table_init_in()): not
+	 * unmapped with the table, nor the index when it grows. */
+	int home_lent;
+	struct sp_entry **index_lent;
 	size_t n_home;               /* home slots used; published with release */
 	/* Which home slots are live, a bit each (release): a report's walk
 	 * (sp_table_at()) reads these 256 bytes, not the home arrays, whose
@@ -248,6 +252,11 @@ struct sp_thread {
 /* ---- "table.c" -------------------------------------------------------- */
 
 void sp_table_init(struct sp_table *t);
+/* A thread's table (use_home) whose home arrays and first index lie in
+ * @mem, sp_table_lent_bytes() bytes of zeroed memory the caller maps and
+ * unmaps (registry.c: one mapping with the thread's record). */
+size_t sp_table_lent_bytes(void);
+void sp_table_init_in(struct sp_table *t, void *mem);
 void sp_table_destroy(struct sp_table *t);
 /* Empty @t for a new owner, keeping its mappings, when it is small
  * (SP_TABLE_REUSE_MAX entries at most): 1, and @near (SP_LOCK_SLOTS

@@ -2,8 +2,9 @@
  * registry.c - the threads the profiler knows, and what is left of those
  * that exited.
  *
- * Design: a thread gets a record (struct sp_thread, in its own mmap'd
- * pages) at its first profiled lock call, found afterwards through an
+ * Design: a thread gets a record (struct sp_thread, in one mapping with
+ * its table's home arrays and first index: record_bytes()) at its first
+ * profiled lock call, found afterwards through an
  * initial-exec TLS pointer.  Records are linked into a list under
  * registry_lock.  A pthread key destructor runs when the thread exits: it
  * folds the thread's table into the retired aggregate (one table, owned by
@@ -77,6 +78,9 @@ static sp_lock_t registry_lock = SP_LOCK_INIT;
 /* Records of exited threads, emptied, for the next threads: a short
  * thread then maps and unmaps nothing. */
 #define SP_FREE_RECORDS_MAX 64
+/* The record's part of its mapping, whole pages: its table's home arrays
+ * follow, page-aligned (record_bytes()). */
+#define RECORD_HEAD ((sizeof(struct sp_thread) + 4095) & ~(size_t)4095)
 /* Written under registry_lock: the live threads, what the exited ones
  * left (their entries folded into retired, their time account), and the
  * free records. */
@@ -115,10 +119,16 @@ static void registry_unlink_locked(struct sp_thread *t)
 	registry.n_live--;
 }
 
+/* A record and its table's home arrays and first index: one mapping. */
+static size_t record_bytes(void)
+{
+	return RECORD_HEAD + sp_table_lent_bytes();
+}
+
 static void record_free(struct sp_thread *t)
 {
 	sp_table_destroy(&t->table);
-	sp_munmap(t, sizeof(*t));
+	sp_munmap(t, record_bytes());
 }
 
 /*
@@ -331,13 +341,13 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	}
 	sp_unlock(&registry_lock);
 	if (!t) {
-		t = sp_mmap(sizeof(*t));
+		t = sp_mmap(record_bytes());
 		if (!t) {
 			sp_lost_add(1);
 			return NULL;
 		}
-		sp_table_init(&t->table);
-		t->table.use_home = 1; /* a thread's own table: the probe's fast path */
+		/* a thread's own table (use_home: the probe's fast path) */
+		sp_table_init_in(&t->table, (unsigned char *)t + RECORD_HEAD);
 	}
 	t->tid = sp_gettid();
 	t->born_ns = sp_boottime_ns();

@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "base/base.h"
 
@@ -41,7 +42,7 @@
 SP_LIBDW_FUNCTIONS(SP_LIBDW_WEAK)
 
 struct sp_libdw sp_dw;
-static int state; /* 0 not tried, 1 loading, 2 failed, 3 loaded */
+static int state; /* 0 not tried, 1 loading, 2 failed, 3 loaded, 4 fork() under way */
 
 static int from_weak(void)
 {
@@ -102,21 +103,68 @@ int sp_libdw_loaded(void)
 	return sp_load_acquire(&state) == 3;
 }
 
+/* fork() (libdw.h): no load starts between the prepare and the parent's
+ * or child's handler (state 4), and one under way is waited for. */
+void sp_libdw_fork_prepare(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		int expect = 0;
+
+		if (__atomic_compare_exchange_n(&state, &expect, 4, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || expect != 1)
+			return; /* held off (4), or settled (2, 3) */
+		const struct timespec ms = { 0, 1000 * 1000 };
+
+		nanosleep(&ms, NULL);
+	}
+}
+
+void sp_libdw_fork_parent(void)
+{
+	int expect = 4;
+
+	__atomic_compare_exchange_n(&state, &expect, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void sp_libdw_fork_child(void)
+{
+	int s = sp_load_acquire(&state);
+
+	if (s == 4)
+		sp_store_release(&state, 0);
+	else if (s == 1)
+		sp_store_release(&state, 2); /* its loader is not in this process */
+}
+
 int sp_libdw_load(void)
 {
 	int s = sp_load_acquire(&state), expect = 0;
 
-	if (SP_LIKELY(s >= 2))
+	if (SP_LIKELY(s == 3 || s == 2))
 		return s == 3;
 	if (!__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		/* another thread loads: wait for it (dlopen ends) */
-		while ((s = sp_load_acquire(&state)) == 1)
+		/* another thread loads, or fork() holds loads off: wait */
+		while ((s = sp_load_acquire(&state)) == 1 || s == 4)
 			sched_yield();
+		if (s == 0)
+			return sp_libdw_load(); /* fork() is done: try again */
 		return s == 3;
 	}
 	s = from_weak() || from_dlopen() ? 3 : 2;
 	sp_store_release(&state, s);
 	return s == 3;
+}
+#else
+void sp_libdw_fork_prepare(void)
+{
+}
+
+void sp_libdw_fork_parent(void)
+{
+}
+
+void sp_libdw_fork_child(void)
+{
 }
 #endif

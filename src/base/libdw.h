@@ -133,4 +133,22 @@ static inline int sp_libdw_present(void)
 #endif
 #endif
 
+/*
+ * fork(): a load in progress in another thread would never end in the
+ * child, which would wait for it for ever (preload_fork_jemalloc hung in
+ * CI: its child spun in sp_libdw_load() while the parent's hold ticker had
+ * been loading libdw).  The prepare handler holds new loads off until the
+ * parent's or the child's handler, and waits for one under way to end (1 s
+ * at most: the loading thread may need a lock that another atfork handler
+ * took already); a child that still sees one in progress goes without
+ * libdw (dladdr() names), rather than dlopen() again over the loader's
+ * half-made lists.
+ *
+ * Declared whether or not libdw's headers were found: callers (lifecycle.c)
+ * are compiled without them; libdw.c defines both either way.
+ */
+void sp_libdw_fork_prepare(void);
+void sp_libdw_fork_parent(void);
+void sp_libdw_fork_child(void);
+
 #endif /* SP_BASE_LIBDW_H */

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/libdw.h"
 #include "record/glibc_lock.h"
 #include "record/lockorder.h"
 #include "runtime/runtime.h"
@@ -498,6 +499,7 @@ static void fork_prepare(void)
 {
 	const struct sp_fork_hooks *h = sp_load_acquire(&sp_attach_fork_hooks);
 
+	sp_libdw_fork_prepare(); /* first: the loading thread may take our locks */
 	sp_control_fork_prepare();
 	sp_trace_fork_prepare();
 	sp_registry_fork_prepare();
@@ -515,6 +517,7 @@ static void fork_parent(void)
 	sp_order_fork_parent();
 	sp_registry_fork_parent();
 	sp_trace_fork_parent();
+	sp_libdw_fork_parent();
 }
 
 static void fork_child(void)
@@ -523,6 +526,7 @@ static void fork_child(void)
 
 	if (h)
 		h->child(); /* attached: the child puts the slots back, unprofiled */
+	sp_libdw_fork_child();
 	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();

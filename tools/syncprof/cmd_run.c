@@ -818,7 +818,7 @@ static int run_child(char **argv, struct run_report *rr)
 		close(fds[1]);
 		return 1;
 	}
-	pid = fork();
+	pid = vfork();
 	if (pid < 0) {
 		cli_error("run", "fork: %s", strerror(errno));
 		signals_restore(&sigs);

@@ -151,12 +151,14 @@ static int debuglink_candidate(const char *file, const char *debuglink)
 	for (int i = 0; i < 2 && !found && files[i]; i++) {
 		const char *f = files[i], *slash = strrchr(f, '/');
 		const char *base = slash ? slash + 1 : f;
-		int dir = slash ? (int)(slash - f) : 0;
+		int dir = slash ? (int)(slash - f) : 1;
 		char path[4096];
 		int n;
 
-		if (i && file && !strcmp(f, file))
+		if (i && !strcmp(f, file))
 			break; /* no symlink on the way */
+		if (!slash)
+			f = "."; /* a relative name: its directory is the current one */
 		for (int where = 0; where < 3 && !found; where++) {
 			const char *pre = where == 2 ? "/usr/lib/debug" : "";
 			const char *mid = where == 1 ? "/.debug" : "";

@@ -12,7 +12,7 @@
  * A thread's table lent its home arrays and first index by its record's
  * mapping (sp_table_init_in()) works the same, grows its index past the
  * lent one, and neither the growth nor its destruction unmaps what it was
- * lent.
+ * lent.  A joined thread's entry takes no home slot.
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -202,7 +202,7 @@ static void test_lent(void)
 	uintptr_t base = 0x7f0000201000;
 	struct sp_table t, retired;
 	struct sp_entry **lent_index;
-	struct sp_entry *a;
+	struct sp_entry *a, *j;
 	uint64_t sum = 0;
 	size_t live;
 
@@ -216,7 +216,12 @@ static void test_lent(void)
 	T_ASSERT(a == sp_home_entry(&t, base) && (unsigned char *)a >= mem &&
 		 (unsigned char *)a < mem + bytes);
 	T_ASSERT((unsigned char *)a->cold >= mem && (unsigned char *)a->cold < mem + bytes);
-	sum = 1;
+	/* A joined thread takes no home slot: the chunks, found by key. */
+	j = put(&t, &site_b, base + 0x8001c0, SP_TYPE_JOIN, 1);
+	T_ASSERT((unsigned char *)j < mem || (unsigned char *)j >= mem + bytes);
+	T_ASSERT(!sp_home_entry(&t, base + 0x8001c0)->live);
+	T_ASSERT(sp_table_find(&t, &site_b, base + 0x8001c0, SP_TYPE_JOIN) == j);
+	sum = 2;
 	/* Past the lent index's 256 slots: it grows into a mapping of its own. */
 	for (uintptr_t i = 1; i < 1500; i++) {
 		put(&t, &site_a, base + i * 64 + (i % 2 ? ALIAS * 5 : 0), SP_TYPE_MUTEX, i);
@@ -226,7 +231,7 @@ static void test_lent(void)
 	T_ASSERT(mapped(lent_index)); /* not unmapped by the growth */
 	T_ASSERT(sp_table_find(&t, &site_a, base, SP_TYPE_MUTEX) == a);
 	T_ASSERT_UINT(walk(&t, &live), ==, sum);
-	T_ASSERT_UINT(live, ==, 1500);
+	T_ASSERT_UINT(live, ==, 1501);
 	T_ASSERT_INT(sp_table_fold(&retired, &t), ==, 0);
 	T_ASSERT_UINT(walk(&retired, &live), ==, sum);
 	sp_table_destroy(&t);

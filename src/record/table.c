@@ -379,7 +379,8 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	if ((!t->index || (t->n_entries + t->n_home + 1) * 2 > t->index_mask + 1) &&
 	    index_grow(t))
 		return NULL;
-	home = t->use_home && !t->home_failed ? home_alloc(t, obj) : NULL;
+	/* Joins take no home slot (sp_entry_get() says why). */
+	home = t->use_home && !t->home_failed && op != SP_TYPE_JOIN ? home_alloc(t, obj) : NULL;
 	e = home ? home : entry_alloc(t);
 	if (!e)
 		return NULL;

@@ -107,14 +107,14 @@ int sp_libdw_loaded(void)
  * or child's handler (state 4), and one under way is waited for. */
 void sp_libdw_fork_prepare(void)
 {
+	const struct timespec ms = { 0, 1000 * 1000 };
+
 	for (int i = 0; i < 1000; i++) {
 		int expect = 0;
 
 		if (__atomic_compare_exchange_n(&state, &expect, 4, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE) || expect != 1)
 			return; /* held off (4), or settled (2, 3) */
-		const struct timespec ms = { 0, 1000 * 1000 };
-
 		nanosleep(&ms, NULL);
 	}
 }

@@ -185,22 +185,16 @@ static int symtab_names_locklib(const unsigned char *m, size_t size, const Elf64
 		return 0;
 	str = &shs[sh->sh_link];
 	if (sh->sh_offset > size || sh->sh_size > size - sh->sh_offset ||
-	    str->sh_offset > size || str->sh_size > size - str->sh_offset || !str->sh_size)
-		return 1; /* unusual: the full scan decides */
+	    str->sh_offset > size || str->sh_size > size - str->sh_offset || !str->sh_size ||
+	    m[str->sh_offset + str->sh_size - 1])
+		return 1; /* unusual (a name could run off the table): the full scan decides */
 	sym = (const void *)(m + sh->sh_offset);
 	names = (const char *)m + str->sh_offset;
 	count = sh->sh_size / sizeof(*sym);
-	for (size_t i = 1; i < count; i++) {
-		size_t at = sym[i].st_name, left;
-
-		if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC ||
-		    at >= str->sh_size)
-			continue;
-		left = str->sh_size - at;
-		if ((names[at] == '_' || names[at] == 'A') && memchr(names + at, 0, left) &&
-		    locklib_name(names + at))
+	for (size_t i = 1; i < count; i++)
+		if (sym[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC &&
+		    sym[i].st_name < str->sh_size && locklib_name(names + sym[i].st_name))
 			return 1;
-	}
 	return 0;
 }
 

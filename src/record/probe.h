@@ -317,7 +317,9 @@ void sp_probe_waited(struct sp_entry *e, void *obj, int op, const struct sp_site
 		int mode_, rc_;                                                       \
 		if (SP_UNLIKELY(!t_))                                                 \
 			return call;                                                  \
-		e_ = sp_entry_get(t_, (site), (uintptr_t)(obj), (op));                \
+		e_ = (op) == SP_TYPE_JOIN                                             \
+			     ? sp_join_entry_get(t_, (site), (uintptr_t)(obj))        \
+			     : sp_entry_get(t_, (site), (uintptr_t)(obj), (op));      \
 		if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on)))                 \
 			(void)sp_trace_wait_begin((void *)(obj), (op), (site));       \
 		t0_ = sp_wait_start(&mode_);                                          \

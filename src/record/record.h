@@ -175,9 +175,9 @@ struct sp_table {
 	int home_failed;             /* owner only: the home arrays could not be mapped */
 	struct sp_entry *home;       /* SP_LOCK_SLOTS entries, mmap'd at the first insert */
 	struct sp_entry_cold *home_cold;
-	/* Parts of a mapping the table does not own (sp_table_init_in()): not
-	 * unmapped with the table, nor the index when it grows. */
-	int home_lent;
+	/* Non-NULL: the home arrays and this first index are parts of a
+	 * mapping the table does not own (sp_table_init_in()), unmapped
+	 * neither with the table nor when the index grows. */
 	struct sp_entry **index_lent;
 	size_t n_home;               /* home slots used; published with release */
 	/* Which home slots are live, a bit each (release): a report's walk

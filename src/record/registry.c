@@ -451,7 +451,7 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 		return NULL;
 	}
 	t->last = e;
-	if (op != SP_TYPE_JOIN) /* joins: sp_entry_get() */
+	if (op != SP_TYPE_JOIN) /* joins: sp_join_entry_get() */
 		t->near[sp_lock_slot(obj)] = e;
 	if (t == sp_tls_self)
 		sp_tls_home_sync(t); /* home slots mapped by the insert */

@@ -31,21 +31,7 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 						      int op)
 {
 #define IS_CALLS(e) sp_entry_matches((e), site, obj, op)
-	struct sp_entry *e;
-
-	/* A joined thread is no lock: its pthread_t, an address on its own
-	 * stack, would pick a home and a near slot on pages no lock of the
-	 * thread touches - two or three page faults per join, a new thread's
-	 * cost (issue 25).  Its entries live in the chunks, found by the
-	 * index (and sp_table_insert() gives them no home slot). */
-	if (op == SP_TYPE_JOIN) {
-		e = t->last && IS_CALLS(t->last) ? t->last : sp_table_find(&t->table, site, obj, op);
-		if (SP_UNLIKELY(!e))
-			return sp_entry_insert__slowpath(t, site, obj, op);
-		t->last = e;
-		return e;
-	}
-	e = SP_ENTRY_CACHED(t, obj, IS_CALLS);
+	struct sp_entry *e = SP_ENTRY_CACHED(t, obj, IS_CALLS);
 #undef IS_CALLS
 
 	if (SP_LIKELY(e))
@@ -54,6 +40,27 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 	if (SP_UNLIKELY(!e))
 		return sp_entry_insert__slowpath(t, site, obj, op);
 	t->near[sp_lock_slot(obj)] = e;
+	t->last = e;
+	return e;
+}
+
+/*
+ * The calling thread @t's entry for its join of @thread at @site.  A
+ * joined thread is no lock: its pthread_t, an address on its own stack,
+ * would pick a home and a near slot (sp_entry_get()) on pages no lock of
+ * the thread touches - a page fault or two per join, a new thread's cost
+ * (issue 25).  Its entries live in the chunks, found by the index
+ * (sp_table_insert() gives them no home slot).
+ */
+static inline struct sp_entry *sp_join_entry_get(struct sp_thread *t, const struct sp_site *site,
+						 uintptr_t thread)
+{
+	struct sp_entry *e = t->last;
+
+	if (!e || !sp_entry_matches(e, site, thread, SP_TYPE_JOIN))
+		e = sp_table_find(&t->table, site, thread, SP_TYPE_JOIN);
+	if (SP_UNLIKELY(!e))
+		return sp_entry_insert__slowpath(t, site, thread, SP_TYPE_JOIN);
 	t->last = e;
 	return e;
 }

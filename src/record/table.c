@@ -202,13 +202,12 @@ void sp_table_init_in(struct sp_table *t, void *mem)
 	t->index = (struct sp_entry **)m;
 	t->index_mask = INDEX_MIN - 1;
 	t->index_shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)INDEX_MIN);
-	t->home_lent = 1;
 	t->index_lent = t->index;
 }
 
 void sp_table_destroy(struct sp_table *t)
 {
-	if (t->home && !t->home_lent) {
+	if (t->home && !t->index_lent) {
 		sp_munmap(t->home, SP_LOCK_SLOTS * sizeof(*t->home));
 		sp_munmap(t->home_cold, SP_LOCK_SLOTS * sizeof(*t->home_cold));
 	}
@@ -379,7 +378,7 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	if ((!t->index || (t->n_entries + t->n_home + 1) * 2 > t->index_mask + 1) &&
 	    index_grow(t))
 		return NULL;
-	/* Joins take no home slot (sp_entry_get() says why). */
+	/* Joins take no home slot (sp_join_entry_get() says why). */
 	home = t->use_home && !t->home_failed && op != SP_TYPE_JOIN ? home_alloc(t, obj) : NULL;
 	e = home ? home : entry_alloc(t);
 	if (!e)

@@ -200,9 +200,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const char *allow = getenv("SYNCPROF_DEBUGINFOD");
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
 					      debuginfo_file_name);
-	int network = urls && *urls && allow && !strcmp(allow, "1");
+	int have_urls = urls && *urls;
+	int network = have_urls && allow && !strcmp(allow, "1");
 
-	if (fd >= 0 || (urls && *urls && !network))
+	if (fd >= 0 || (have_urls && !network))
 		return fd;
 	if (!network && !debuglink_candidate(file, debuglink)) {
 		errno = ENOENT;

@@ -20,7 +20,7 @@
  * Signals.  run must not die and leave the program running, reparented to
  * init, when it is the one a service manager, a shell script or a test
  * harness signals.  So SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1 and
- * SIGUSR2 are blocked before the fork and SIGCHLD gets its default action
+ * SIGUSR2 are blocked before the vfork and SIGCHLD gets its default action
  * (it may be inherited ignored, which reaps children unseen); the child
  * restores both before exec.  run waits in sigwaitinfo() for those signals
  * and SIGCHLD: no handler, no EINTR from our own signals, no pid race (the
@@ -646,7 +646,7 @@ struct run_signals {
 /*
  * Block the signals run waits for, and make sure a child's exit raises
  * SIGCHLD and leaves a zombie (SIGCHLD may be inherited as SIG_IGN, which
- * reaps children automatically).  Call before fork(); undo with
+ * reaps children automatically).  Call before vfork(); undo with
  * signals_restore().  Returns 0 or a negative errno.
  */
 static int signals_block(struct run_signals *s)
@@ -669,7 +669,7 @@ static int signals_block(struct run_signals *s)
 	return 0;
 }
 
-/* Async-signal-safe: called in the child between fork() and exec. */
+/* Async-signal-safe: called in the child between vfork() and exec. */
 static void signals_restore(const struct run_signals *s)
 {
 	sigaction(SIGCHLD, &s->old_chld, NULL);
@@ -818,9 +818,14 @@ static int run_child(char **argv, struct run_report *rr)
 		close(fds[1]);
 		return 1;
 	}
+	/* vfork(): the child borrows run's memory until its exec - no page
+	 * tables copied, no copy-on-write fault in either process (issue 25:
+	 * run -- /bin/true 14.1 -> 12.1 ms).  So the child below makes system
+	 * calls only, never returns from this function, and of run's memory
+	 * writes only `err` (and errno), which run reads again from the pipe. */
 	pid = vfork();
 	if (pid < 0) {
-		cli_error("run", "fork: %s", strerror(errno));
+		cli_error("run", "vfork: %s", strerror(errno));
 		signals_restore(&sigs);
 		close(fds[0]);
 		close(fds[1]);

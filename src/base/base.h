@@ -29,6 +29,19 @@
 #define SP_COLD __attribute__((noinline, cold))
 #define SP_ALWAYS_INLINE inline __attribute__((always_inline))
 #define SP_TLS __thread __attribute__((tls_model("initial-exec")))
+/*
+ * SP_LARGE marks a zero-initialised table of 2 KiB or more: on x86-64 it
+ * goes to .lbss, which the linker places after all of .bss.  The small
+ * variables a process touches at start-up then share a few pages instead
+ * of lying one per page between the tables, and each first touch of a
+ * page is a page fault (17 us on the VM of docs/cost.md, "Per process").
+ * Elsewhere, where .lbss is not a zero-fill section, it is plain .bss.
+ */
+#if defined(__x86_64__)
+#define SP_LARGE __attribute__((section(".lbss")))
+#else
+#define SP_LARGE
+#endif
 
 /* Memory orders are named at each use, as liburcu and mimalloc do. */
 #define sp_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)

@@ -187,7 +187,7 @@ static struct {
 	int running;               /* in this process */
 	uint64_t late, gap_max_ns;
 	int wanted;                /* a fork child starts its own at its next timed hold */
-} ticker;
+} ticker SP_LARGE;
 
 /*
  * Activity of the held lists: a sum of their states (which change at every
@@ -355,7 +355,7 @@ static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
 int sp_hold_ready;
 
 /* Last owner of each lock (hold.h); written only when it changes. */
-pid_t sp_hold_last_owner[1u << SP_OWNER_BITS];
+pid_t sp_hold_last_owner[1u << SP_OWNER_BITS] SP_LARGE;
 
 static uint64_t pubs_activity(int *holding)
 {

@@ -62,7 +62,7 @@
 #include "record/unwind.h"
 
 #define LOCKLIB_MAX 4096
-static struct sp_range locklib[LOCKLIB_MAX];
+static struct sp_range locklib[LOCKLIB_MAX] SP_LARGE;
 static unsigned locklib_n;
 static int state; /* 0: not scanned, 1: scanning, 2: done */
 

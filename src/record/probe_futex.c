@@ -65,7 +65,7 @@
 static struct waker {
 	uintptr_t word; /* written last (release) */
 	uintptr_t pc;
-} wakers[WAKERS];
+} wakers[WAKERS] SP_LARGE;
 
 static struct waker *waker_slot(uintptr_t word)
 {

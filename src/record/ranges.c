@@ -10,6 +10,6 @@
  */
 #include "record.h"
 
-struct sp_range sp_skip_ranges[SP_MAX_RANGES];
+struct sp_range sp_skip_ranges[SP_MAX_RANGES] SP_LARGE;
 unsigned sp_skip_n;
 uintptr_t sp_site_gen;

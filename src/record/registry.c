@@ -87,12 +87,12 @@ static sp_lock_t registry_lock = SP_LOCK_INIT;
 static struct {
 	struct sp_thread *live; /* list of live records */
 	size_t n_live;
-	struct sp_table retired;
-	struct sp_account_retired account;
-	struct sp_account_thread exited[SP_ACCOUNT_EXITED_KEPT];
 	struct sp_thread *free;
 	size_t n_free;
-} registry;
+	struct sp_table retired;
+	struct sp_account_retired account;
+	struct sp_account_thread exited[SP_ACCOUNT_EXITED_KEPT]; /* last: a page each */
+} registry SP_LARGE;
 static uint64_t lost_events;
 static pthread_key_t exit_key;
 static uint64_t account_seq; /* = registry.account.threads, read without the lock */

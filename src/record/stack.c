@@ -119,18 +119,19 @@ struct cfi_row {
  * the code that is never the point of a sampled stack.
  */
 static struct {
-	const char *unmatched[SP_STACK_MAX_SKIP];
+	/* first: what every start-up writes, on the struct's first page */
 	unsigned n_unmatched;
 	unsigned n_ranges;
 	int stack_ready;
-	struct sp_range user_ranges[SP_MAX_RANGES];
 	unsigned n_user;
-	struct cfi_row cfi_rows[MAX_CFI_ROWS];
 	unsigned cfi_n;
 	unsigned n_sorted_rows;
-	struct sp_range not_program[NOT_PROGRAM_MAX];
 	unsigned n_not_program;
-} setup;
+	struct sp_range not_program[NOT_PROGRAM_MAX];
+	const char *unmatched[SP_STACK_MAX_SKIP];
+	struct sp_range user_ranges[SP_MAX_RANGES];
+	struct cfi_row cfi_rows[MAX_CFI_ROWS];
+} setup SP_LARGE;
 
 static int cfi_row_cmp(const void *a, const void *b)
 {
@@ -546,7 +547,7 @@ static struct {
 	uintptr_t wanted[WANTED];
 	uint32_t wanted_seq;
 	int running;
-} learner;
+} learner SP_LARGE;
 
 static size_t pc_hash(uintptr_t pc)
 {

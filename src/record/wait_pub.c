@@ -104,7 +104,7 @@ static struct {
 	struct sp_site sites[SP_ROOT_SITES];
 	unsigned n;
 	uint64_t lost;
-} roots;
+} roots SP_LARGE;
 
 static const struct sp_site *root_intern(const struct sp_site *s)
 {
@@ -204,7 +204,7 @@ struct signal_slot {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct signal_slot) == 64, "a signal slot is one cache line");
 
-static struct signal_slot signal_table[SP_SIGNAL_SLOTS];
+static struct signal_slot signal_table[SP_SIGNAL_SLOTS] SP_LARGE;
 
 static size_t signal_slot_of(uintptr_t cond)
 {

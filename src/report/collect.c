@@ -192,7 +192,7 @@ static void collect_blame(const struct sp_blame_view *b, void *arg)
  * report_lock, as every collection. */
 static const char *syscall_state_name(long nr)
 {
-	static char *names[512];
+	static char *names[512] SP_LARGE;
 	const char *base;
 	char buf[64], *copy;
 

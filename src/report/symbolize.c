@@ -601,7 +601,7 @@ struct sym_file {
 	int gone;            /* replaced on disk since: kept only for its memory */
 };
 
-static struct sym_file sym_files[SP_SYM_FILES];
+static struct sym_file sym_files[SP_SYM_FILES] SP_LARGE;
 static unsigned n_sym_files;
 
 static const Dwfl_Callbacks file_callbacks = {
@@ -828,7 +828,7 @@ static struct offline_file {
 	uintptr_t base;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-} offline[OFFLINE_MAX];
+} offline[OFFLINE_MAX] SP_LARGE;
 static unsigned n_offline;
 
 static const Dwfl_Callbacks offline_callbacks = {

@@ -506,7 +506,7 @@ int sp_wg_root(const struct sp_wg *g, const struct sp_wg_node *n, pid_t *tid,
 
 void sp_wg_print_warning(FILE *out, const struct sp_wg *g, const struct sp_wg_node *n)
 {
-	static char buf[8192];
+	static char buf[8192] SP_LARGE;
 	struct text t = { buf, 0, sizeof(buf) };
 	char site[512], who[64];
 
@@ -556,7 +556,7 @@ void sp_wg_print_warning(FILE *out, const struct sp_wg *g, const struct sp_wg_no
 
 static uint64_t seen[SP_DL_SEEN];
 static unsigned n_seen_total, n_timed;
-static char kept[SP_DL_KEEP][SP_DL_TEXT];
+static char kept[SP_DL_KEEP][SP_DL_TEXT] SP_LARGE;
 static unsigned n_reported;
 
 static uint64_t cycle_key(const struct sp_wg *g, const struct sp_wg_cycle *c)
@@ -663,7 +663,7 @@ unsigned sp_wg_report_deadlocks(FILE *out, struct sp_wg *g)
 		seen[n_seen_total++ % SP_DL_SEEN] = key;
 		if (timed_member(g, cy)) {
 			/* Said, not kept: no deadlock (ctl status counts it apart). */
-			static char said[SP_DL_TEXT];
+			static char said[SP_DL_TEXT] SP_LARGE;
 
 			t = (struct text){ said, 0, SP_DL_TEXT };
 			put_deadlock(&t, g, cy);

@@ -178,7 +178,7 @@ static struct {
 	char dir[4096];
 	pid_t root_pid;
 	unsigned long long err_dev, err_ino;
-} run_role; /* written at start-up (run_role_init()) */
+} run_role SP_LARGE; /* written at start-up (run_role_init()) */
 
 /*
  * The value is rewritten in place, not with setenv(): programs such as

@@ -66,7 +66,7 @@ static struct {
 } switches;
 
 /* The program's command line, read once at start-up (sp_command_read()). */
-static char command[4096];
+static char command[4096] SP_LARGE;
 
 uint64_t sp_profiled_ns(void)
 {

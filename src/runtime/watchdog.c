@@ -88,7 +88,7 @@ struct done_copy {
 static struct {
 	struct wait_copy waits[MAX_PENDING];
 	unsigned n;
-} pending;
+} pending SP_LARGE;
 
 struct scan_ctx {
 	uint64_t now, limit_ns;
@@ -204,7 +204,7 @@ void sp_watchdog_status(FILE *out)
 
 unsigned sp_watchdog_scan(FILE *out)
 {
-	static struct scan_ctx c; /* under scan_lock; too big for a stack */
+	static struct scan_ctx c SP_LARGE; /* under scan_lock; too big for a stack */
 	unsigned keep = 0, interval, printed;
 
 	if (!sp_watchdog_wanted())

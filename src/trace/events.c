@@ -52,7 +52,7 @@ static struct {
 	int trace_off; /* syncprof_trace_disable() */
 	int initialised;
 	const struct sp_trace_events_file *file; /* file.c's hooks, once set up */
-} ctl; /* all zero at start: in .bss (265 KiB of definitions) */
+} ctl SP_LARGE; /* all zero at start: in .lbss (265 KiB of definitions) */
 
 /* Kept here, with the switches that set it: the emit path's one byte per
  * event (syncprof.h). */

@@ -87,7 +87,7 @@ static struct {
 	char path_tmpl[4096];
 	int initialised;
 	uint64_t ticks_per_sec;
-} ctl;
+} ctl SP_LARGE;
 
 /* Written by the holder of io_lock: the open file and what went into it. */
 static struct {
@@ -112,10 +112,10 @@ struct told {
 	char path[sizeof(io.path)];
 };
 static struct {
-	struct told queue[TELL_MAX];
 	unsigned n;
 	int pending;
-} tells;
+	struct told queue[TELL_MAX];
+} tells SP_LARGE;
 
 /* Installed once at start-up by the runtime: where write errors go, and
  * the source of lock names (whose flag, sp_trace_names_on, changes under

@@ -140,7 +140,7 @@ static void held_restart(uintptr_t obj)
 #define KEY_MASK ((UINT64_C(1) << KEY_BITS) - 1)
 #define ONE_WAITER (UINT64_C(1) << KEY_BITS)
 
-static uint64_t waiters[WAITERS_SLOTS] __attribute__((aligned(64)));
+static uint64_t waiters[WAITERS_SLOTS] __attribute__((aligned(64))) SP_LARGE;
 /* Waiters registered anywhere, on a line of its own: while it is 0 (no
  * thread is blocked on a lock), a release reads it alone. */
 static struct {

@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,34 @@ static int file_may_hold_locklib(const char *path)
 	return may;
 }
 
+/*
+ * The look at start-up (sp_locklib_prepare()) found no module that may hold
+ * a lock library when none_at_adds is set: the loader's count of loads
+ * then, plus one.  A later scan with the same count (nothing loaded since)
+ * knows the answer without opening every file again: a report at exit
+ * under 'syncprof run' did that look a second time (the steps in
+ * docs/cost.md, "Per process").
+ */
+static unsigned long long none_at_adds;
+
+static int read_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size < offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		return -1; /* an old loader: no count */
+	*(unsigned long long *)arg = info->dlpi_adds + 1;
+	return 1;
+}
+
+/* The loader's count of loads so far, plus one; 0 when it has none. */
+static unsigned long long loads_so_far(void)
+{
+	unsigned long long adds = 0;
+
+	if (dl_iterate_phdr(read_adds, &adds) != 1)
+		return 0;
+	return adds;
+}
+
 static int module_may_hold(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *name = info->dlpi_name;
@@ -272,8 +301,10 @@ static int module_may_hold(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (!name || !*name)
 		name = "/proc/self/exe"; /* the program */
-	else if (name[0] != '/' || scanned_already(name))
+	else if (!strchr(name, '/') || scanned_already(name))
 		return 0; /* the vDSO; skipped libraries */
+	/* A relative name (dlopen("./libx.so")) is opened from the current
+	 * directory; when that moved, the open fails and the answer is "may". */
 	if (file_may_hold_locklib(name)) {
 		*(int *)arg = 1;
 		return 1; /* one is enough: the full scan looks at all */
@@ -287,9 +318,12 @@ static void scan(void)
 		.find_elf = sp_dw_proc_find_elf,
 		.find_debuginfo = sp_dw_build_id_find_debuginfo,
 	};
+	unsigned long long none = sp_load_relaxed(&none_at_adds);
 	Dwfl *dwfl;
 	int may = 0;
 
+	if (none && loads_so_far() == none)
+		return; /* the look at start-up said no, and nothing came since */
 	dl_iterate_phdr(module_may_hold, &may);
 	if (!may)
 		return; /* no lock library: no libdw, no symbol walk */
@@ -393,13 +427,17 @@ void sp_locklib_scan(void)
 void sp_locklib_prepare(void)
 {
 #ifdef SYNCPROF_HAVE_LIBDW
+	unsigned long long adds;
 	int may = 0;
 
 	if (sp_load_acquire(&state) != 0 || sp_libdw_loaded())
 		return;
+	adds = loads_so_far();
 	dl_iterate_phdr(module_may_hold, &may);
 	if (may)
 		sp_libdw_load();
+	else
+		sp_store_relaxed(&none_at_adds, adds);
 #endif
 }
 

@@ -266,6 +266,180 @@ static int file_may_hold_locklib(const char *path)
 	return may;
 }
 
+/* [@lo, @hi) lies inside one loaded segment of the module @info. */
+static int in_module(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && lo >= s && hi >= lo &&
+		    hi <= s + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* The number of entries of a dynamic symbol table from its GNU hash
+ * table @gh: one past the highest index a chain reaches. */
+static size_t gnu_hash_count(const struct dl_phdr_info *info, const uint32_t *gh)
+{
+	const uint32_t *buckets, *chain;
+	uint32_t nbuckets, symoffset, max = 0;
+
+	if (!in_module(info, (uintptr_t)gh, (uintptr_t)(gh + 4)))
+		return 0;
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	buckets = gh + 4 + (size_t)gh[2] * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	if (!in_module(info, (uintptr_t)buckets, (uintptr_t)chain))
+		return 0;
+	for (uint32_t i = 0; i < nbuckets; i++)
+		max = buckets[i] > max ? buckets[i] : max;
+	if (max < symoffset)
+		return symoffset;
+	for (;;) {
+		const uint32_t *c = chain + (max - symoffset);
+
+		if (!in_module(info, (uintptr_t)c, (uintptr_t)(c + 1)))
+			return 0;
+		if (*c & 1)
+			return (size_t)max + 1;
+		max++;
+	}
+}
+
+/*
+ * Whether the module's dynamic symbol table, read where the loader mapped
+ * it, defines a function of a lock library: 1 or 0; -1 when it cannot be
+ * read (no dynamic section, or addresses outside the module's segments).
+ * No system call, and mostly pages the loader touched already: opening,
+ * mapping and reading each file cost 60-390 us a library (sysbench, 26 of
+ * them: 7 ms at start-up), the pages of a second mapping of each file
+ * faulting in again.
+ */
+static int memory_dynsym_locklib(const struct dl_phdr_info *info)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t symtab = 0, strtab = 0, strsz = 0, gnu_hash = 0, hash = 0, base = info->dlpi_addr;
+	const ElfW(Sym) *sym;
+	const char *names;
+	size_t count = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const void *)(base + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return -1;
+	/* glibc stores these relocated on x86-64; unrelocated ones lie below
+	 * the base of a module loaded above 0 */
+#define ABS_PTR(v) ((uintptr_t)(v) < base ? (uintptr_t)(v) + base : (uintptr_t)(v))
+	for (const ElfW(Dyn) *d = dyn;; d++) {
+		if (!in_module(info, (uintptr_t)d, (uintptr_t)(d + 1)))
+			return -1;
+		if (d->d_tag == DT_NULL)
+			break;
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = ABS_PTR(d->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = ABS_PTR(d->d_un.d_ptr); break;
+		case DT_STRSZ: strsz = d->d_un.d_val; break;
+		case DT_GNU_HASH: gnu_hash = ABS_PTR(d->d_un.d_ptr); break;
+		case DT_HASH: hash = ABS_PTR(d->d_un.d_ptr); break;
+		default: break;
+		}
+	}
+#undef ABS_PTR
+	if (gnu_hash)
+		count = gnu_hash_count(info, (const uint32_t *)gnu_hash);
+	else if (hash && in_module(info, hash, hash + 8))
+		count = ((const uint32_t *)hash)[1];
+	if (!symtab || !strtab || !strsz || !count ||
+	    !in_module(info, symtab, symtab + count * sizeof(ElfW(Sym))) ||
+	    !in_module(info, strtab, strtab + strsz) || ((const char *)strtab)[strsz - 1])
+		return -1;
+	sym = (const void *)symtab;
+	names = (const char *)strtab;
+	for (size_t i = 1; i < count; i++)
+		if (sym[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC &&
+		    sym[i].st_name < strsz && locklib_name(names + sym[i].st_name))
+			return 1;
+	return 0;
+}
+
+/* Whether the file @path has a .symtab, from its ELF header and section
+ * headers alone (read, not mapped): 1 or 0; -1 when it cannot tell. */
+static int file_has_symtab(const char *path)
+{
+	Elf64_Shdr sh[64];
+	Elf64_Ehdr eh;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shnum) {
+		for (unsigned at = 0; at < eh.e_shnum; at += 64) {
+			unsigned n = eh.e_shnum - at < 64 ? eh.e_shnum - at : 64;
+			size_t len = n * sizeof(Elf64_Shdr);
+
+			if (pread(fd, sh, len, (off_t)(eh.e_shoff + at * sizeof(Elf64_Shdr))) !=
+			    (ssize_t)len) {
+				rc = -1;
+				break;
+			}
+			rc = 0;
+			for (unsigned i = 0; i < n && !rc; i++)
+				rc = sh[i].sh_type == SHT_SYMTAB;
+			if (rc)
+				break;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+/* The module's separate debug file exists (by the build ID in its notes,
+ * read in memory): see has_debug_file(). */
+static int memory_debug_file(const struct dl_phdr_info *info)
+{
+	char hex[129], path[256];
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t at = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_NOTE || !in_module(info, at, at + ph->p_memsz) ||
+		    !sp_build_id_hex((const unsigned char *)at, ph->p_memsz, hex))
+			continue;
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		return !access(path, F_OK);
+	}
+	return 0;
+}
+
+/*
+ * Whether the module may hold a lock library, as file_may_hold_locklib()
+ * answers for its file, mostly without opening it: its dynamic symbol
+ * table where the loader mapped it; then, when that has none, whether the
+ * file has a .symtab (its headers read: then the file is looked at whole,
+ * as before), else whether it has a separate debug file.
+ */
+static int module_look(const struct dl_phdr_info *info, const char *path)
+{
+	int m = memory_dynsym_locklib(info);
+
+	if (m < 0)
+		return file_may_hold_locklib(path);
+	if (m)
+		return 1;
+	if (file_has_symtab(path))
+		return file_may_hold_locklib(path); /* a .symtab, or unreadable */
+	return memory_debug_file(info);
+}
+
 /*
  * The look at start-up (sp_locklib_prepare()) found no module that may hold
  * a lock library when none_at_adds is set: the loader's count of loads
@@ -305,7 +479,7 @@ static int module_may_hold(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0; /* the vDSO; skipped libraries */
 	/* A relative name (dlopen("./libx.so")) is opened from the current
 	 * directory; when that moved, the open fails and the answer is "may". */
-	if (file_may_hold_locklib(name)) {
+	if (module_look(info, name)) {
 		*(int *)arg = 1;
 		return 1; /* one is enough: the full scan looks at all */
 	}

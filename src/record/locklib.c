@@ -594,9 +594,11 @@ void sp_locklib_scan(void)
  * instead of starting a scanner thread and waiting for it to be scheduled
  * (on a loaded machine that wait is the scheduler's: a Rust program's
  * first wait lost 74 ms of its measured time to it in CI's
- * locklib_waits_std).  A program without one pays the look (a few system
- * calls per module) and no libdw; a library with one dlopen()ed later is
- * still found by the scan, through the scanner thread.
+ * locklib_waits_std).  A program without one pays the look (each
+ * module's dynamic symbol table read in memory, and its section headers
+ * read from its file: module_look()) and no libdw; a library with one
+ * dlopen()ed later is still found by the scan, through the scanner
+ * thread (none_at_adds).
  */
 void sp_locklib_prepare(void)
 {

@@ -165,19 +165,12 @@ static const struct sp_attach_shim *shim_find(const char *name)
  * the section is read-only (the vDSO). */
 static uintptr_t dyn_ptr(const struct object *o, uintptr_t v)
 {
-	return v < o->base ? v + o->base : v;
+	return sp_dyn_ptr(o->base, v);
 }
 
 static int object_contains(const struct object *o, uintptr_t addr)
 {
-	for (int i = 0; i < o->phnum; i++) {
-		const ElfW(Phdr) *p = &o->phdr[i];
-
-		if (p->p_type == PT_LOAD && addr >= o->base + p->p_vaddr &&
-		    addr < o->base + p->p_vaddr + p->p_memsz)
-			return 1;
-	}
-	return 0;
+	return sp_segment_holds(o->base, o->phdr, o->phnum, addr, addr + 1);
 }
 
 static int slot_in_relro(const struct object *o, uintptr_t addr)

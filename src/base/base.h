@@ -11,6 +11,7 @@
 #ifndef SP_BASE_BASE_H
 #define SP_BASE_BASE_H
 
+#include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -134,7 +135,7 @@ static inline uint64_t sp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- "elf_kind.c": can the preload library interpose a program? -------- */
+/* ---- "elf_kind.c": can the preload library interpose a program? ELF ---- */
 
 enum {
 	SP_ELF_DYNAMIC, /* x86-64 with PT_INTERP: ld.so loads LD_PRELOAD */
@@ -151,5 +152,16 @@ int sp_elf_kind(const char *path, unsigned *machine);
  * into @hex (129 bytes); 1 when found, 0 (and @hex untouched) when not.
  * Bounds-checked: the notes may come from any file. */
 int sp_build_id_hex(const unsigned char *notes, size_t len, char *hex);
+/* [@lo, @hi) lies inside one readable loaded segment (PT_LOAD) of the
+ * object loaded at @base with program headers @phdr (@phnum of them):
+ * before its memory is read (the lock-library look, the attach's GOT). */
+int sp_segment_holds(uintptr_t base, const Elf64_Phdr *phdr, int phnum, uintptr_t lo,
+		     uintptr_t hi);
+/* A pointer of a loaded object's dynamic section: glibc stores them
+ * relocated on x86-64; an unrelocated one lies below @base. */
+static inline uintptr_t sp_dyn_ptr(uintptr_t base, uintptr_t v)
+{
+	return v < base ? v + base : v;
+}
 
 #endif /* SP_BASE_BASE_H */

@@ -5,6 +5,11 @@
  * static-pie included: nothing loads the library), a 32-bit one, one for
  * another machine, and anything else (a script, unreadable).
  *
+ * Also the ELF reading the other parts share: a build ID in notes
+ * (sp_build_id_hex()), and whether a range lies in a loaded object's
+ * segments before its memory is read (sp_segment_holds(): the lock-library
+ * look in locklib.c, the attach's patching in preload/attach.c).
+ *
  * Used by 'syncprof run' for the program it starts, and by the preload's
  * execve() (preload.c) for the programs a profiled process starts - which
  * may run in a vfork child: so only system calls (open, read, pread,
@@ -81,6 +86,19 @@ int sp_build_id_hex(const unsigned char *notes, size_t len, char *hex)
 			return 1;
 		}
 		at = desc + ((h.n_descsz + 3) & ~3u);
+	}
+	return 0;
+}
+
+int sp_segment_holds(uintptr_t base, const Elf64_Phdr *phdr, int phnum, uintptr_t lo,
+		     uintptr_t hi)
+{
+	for (int i = 0; i < phnum; i++) {
+		uintptr_t s = base + phdr[i].p_vaddr;
+
+		if (phdr[i].p_type == PT_LOAD && (phdr[i].p_flags & PF_R) && lo >= s && hi >= lo &&
+		    hi <= s + phdr[i].p_memsz)
+			return 1;
 	}
 	return 0;
 }

@@ -165,6 +165,18 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
+/* @count symbols @sym, their names in @names (@size bytes, the last a
+ * NUL): whether one is a defined function of a lock library. */
+static int syms_define_locklib(const Elf64_Sym *sym, size_t count, const char *names,
+			       size_t size)
+{
+	for (size_t i = 1; i < count; i++)
+		if (sym[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC &&
+		    sym[i].st_name < size && locklib_name(names + sym[i].st_name))
+			return 1;
+	return 0;
+}
+
 /*
  * Whether the symbol table @sh (@m: the file mapped, @size bytes; @shs its
  * section headers, @n of them) defines a function of a lock library: the
@@ -192,11 +204,19 @@ static int symtab_names_locklib(const unsigned char *m, size_t size, const Elf64
 	sym = (const void *)(m + sh->sh_offset);
 	names = (const char *)m + str->sh_offset;
 	count = sh->sh_size / sizeof(*sym);
-	for (size_t i = 1; i < count; i++)
-		if (sym[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC &&
-		    sym[i].st_name < str->sh_size && locklib_name(names + sym[i].st_name))
-			return 1;
-	return 0;
+	return syms_define_locklib(sym, count, names, str->sh_size);
+}
+
+/* Notes @notes (@len bytes): -1 without a build ID, else whether its
+ * separate debug file exists. */
+static int debug_file_of_notes(const unsigned char *notes, size_t len)
+{
+	char hex[129], path[256];
+
+	if (!sp_build_id_hex(notes, len, hex))
+		return -1;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	return !access(path, F_OK);
 }
 
 /* A separate debug file for the build ID in the notes of @m (@size bytes,
@@ -204,16 +224,13 @@ static int symtab_names_locklib(const unsigned char *m, size_t size, const Elf64
  * file: /usr/lib/debug/.build-id/xx/yyyy.debug. */
 static int has_debug_file(const unsigned char *m, size_t size, const Elf64_Shdr *sh, unsigned n)
 {
-	char hex[129], path[256];
-
 	for (unsigned i = 0; i < n; i++) {
 		size_t at = sh[i].sh_offset, end = at + sh[i].sh_size;
+		int has;
 
-		if (sh[i].sh_type != SHT_NOTE || end > size || end < at ||
-		    !sp_build_id_hex(m + at, sh[i].sh_size, hex))
-			continue;
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		return !access(path, F_OK);
+		if (sh[i].sh_type == SHT_NOTE && end <= size && end >= at &&
+		    (has = debug_file_of_notes(m + at, sh[i].sh_size)) >= 0)
+			return has;
 	}
 	return 0;
 }
@@ -269,15 +286,7 @@ static int file_may_hold_locklib(const char *path)
 /* [@lo, @hi) lies inside one loaded segment of the module @info. */
 static int in_module(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
 {
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && lo >= s && hi >= lo &&
-		    hi <= s + ph->p_memsz)
-			return 1;
-	}
-	return 0;
+	return sp_segment_holds(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, lo, hi);
 }
 
 /* The number of entries of a dynamic symbol table from its GNU hash
@@ -323,8 +332,6 @@ static int memory_dynsym_locklib(const struct dl_phdr_info *info)
 {
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t symtab = 0, strtab = 0, strsz = 0, gnu_hash = 0, hash = 0, base = info->dlpi_addr;
-	const ElfW(Sym) *sym;
-	const char *names;
 	size_t count = 0;
 
 	for (int i = 0; i < info->dlpi_phnum; i++)
@@ -332,24 +339,20 @@ static int memory_dynsym_locklib(const struct dl_phdr_info *info)
 			dyn = (const void *)(base + info->dlpi_phdr[i].p_vaddr);
 	if (!dyn)
 		return -1;
-	/* glibc stores these relocated on x86-64; unrelocated ones lie below
-	 * the base of a module loaded above 0 */
-#define ABS_PTR(v) ((uintptr_t)(v) < base ? (uintptr_t)(v) + base : (uintptr_t)(v))
 	for (const ElfW(Dyn) *d = dyn;; d++) {
 		if (!in_module(info, (uintptr_t)d, (uintptr_t)(d + 1)))
 			return -1;
 		if (d->d_tag == DT_NULL)
 			break;
 		switch (d->d_tag) {
-		case DT_SYMTAB: symtab = ABS_PTR(d->d_un.d_ptr); break;
-		case DT_STRTAB: strtab = ABS_PTR(d->d_un.d_ptr); break;
+		case DT_SYMTAB: symtab = sp_dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = sp_dyn_ptr(base, d->d_un.d_ptr); break;
 		case DT_STRSZ: strsz = d->d_un.d_val; break;
-		case DT_GNU_HASH: gnu_hash = ABS_PTR(d->d_un.d_ptr); break;
-		case DT_HASH: hash = ABS_PTR(d->d_un.d_ptr); break;
+		case DT_GNU_HASH: gnu_hash = sp_dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_HASH: hash = sp_dyn_ptr(base, d->d_un.d_ptr); break;
 		default: break;
 		}
 	}
-#undef ABS_PTR
 	if (gnu_hash)
 		count = gnu_hash_count(info, (const uint32_t *)gnu_hash);
 	else if (hash && in_module(info, hash, hash + 8))
@@ -358,13 +361,7 @@ static int memory_dynsym_locklib(const struct dl_phdr_info *info)
 	    !in_module(info, symtab, symtab + count * sizeof(ElfW(Sym))) ||
 	    !in_module(info, strtab, strtab + strsz) || ((const char *)strtab)[strsz - 1])
 		return -1;
-	sym = (const void *)symtab;
-	names = (const char *)strtab;
-	for (size_t i = 1; i < count; i++)
-		if (sym[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC &&
-		    sym[i].st_name < strsz && locklib_name(names + sym[i].st_name))
-			return 1;
-	return 0;
+	return syms_define_locklib((const void *)symtab, count, (const char *)strtab, strsz);
 }
 
 /* Whether the file @path has a .symtab, from its ELF header and section
@@ -405,17 +402,14 @@ static int file_has_symtab(const char *path)
  * read in memory): see has_debug_file(). */
 static int memory_debug_file(const struct dl_phdr_info *info)
 {
-	char hex[129], path[256];
-
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t at = info->dlpi_addr + ph->p_vaddr;
+		int has;
 
-		if (ph->p_type != PT_NOTE || !in_module(info, at, at + ph->p_memsz) ||
-		    !sp_build_id_hex((const unsigned char *)at, ph->p_memsz, hex))
-			continue;
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		return !access(path, F_OK);
+		if (ph->p_type == PT_NOTE && in_module(info, at, at + ph->p_memsz) &&
+		    (has = debug_file_of_notes((const unsigned char *)at, ph->p_memsz)) >= 0)
+			return has;
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 /*
- * test_hist.c - the histograms of entries (src/record/hist.c): allocated
- * at the first count from the table's pool, 32-bit counts widened to
- * 64-bit when one would wrap, folded into another table, read back; and
+ * test_hist.c - the histograms of entries (src/record/hist.c): in the word
+ * while one bucket has every count, a block of a few buckets from the
+ * second, a block of all buckets from the ninth, its 32-bit counts
+ * widened to 64-bit when one would wrap; folded into another table, read
+ * back; and
  * the percentiles of known waits recorded as the probe records them,
  * collected into report rows: within 1/16 of the exact values.
  */
@@ -23,44 +25,117 @@ static struct sp_entry *new_entry(struct sp_table *t, uintptr_t obj)
 	return e;
 }
 
-/* A histogram appears at its first count and widens when a count would
- * wrap, keeping every count. */
+/* The form of histogram word @h: SP_HIST_ONE (whose bucket bits lie over
+ * the other tags), SP_HIST_FEW, SP_HIST_WIDE or 0 (narrow). */
+static unsigned form(uintptr_t h)
+{
+	return h & SP_HIST_ONE ? SP_HIST_ONE : (unsigned)(h & SP_HIST_TAGS);
+}
+
+/* Every bucket of @slot reads back as @want. */
+static void check_counts(const uintptr_t *slot, const uint64_t *want)
+{
+	uint64_t out[SP_HIST_BUCKETS];
+
+	T_ASSERT_INT(sp_hist_read(slot, out), ==, 1);
+	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
+		T_ASSERT_UINT(out[b], ==, want[b]);
+}
+
+static int add(struct sp_table *t, uintptr_t *slot, uint64_t *want, unsigned b, uint64_t n)
+{
+	int r = sp_hist_add__slowpath(t, slot, b, n);
+
+	if (!r)
+		want[b] += n;
+	check_counts(slot, want);
+	return r;
+}
+
+/* A histogram is the word itself while one bucket has every count, a
+ * block of a few buckets from the second, a block of all of them from the
+ * ninth, widened when a count would wrap; every count is kept. */
 static void test_widen(void)
 {
 	struct sp_table t;
 	struct sp_entry *e;
 	uintptr_t *slot;
-	uint64_t out[SP_HIST_BUCKETS];
+	uint64_t out[SP_HIST_BUCKETS], want[SP_HIST_BUCKETS] = { 0 };
 
 	sp_table_init(&t);
 	e = new_entry(&t, 0x1000);
 	slot = &sp_entry_cold_w(e)->hist[SP_HIST_WAIT];
 	T_ASSERT_INT(sp_hist_read(slot, out), ==, 0);
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 5, 1), ==, 0);
-	T_ASSERT(*slot != 0 && !(*slot & SP_HIST_WIDE));
+	T_ASSERT_INT(add(&t, slot, want, 5, 1), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_ONE);
+	T_ASSERT_INT(add(&t, slot, want, 5, UINT32_MAX - 1), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_ONE);
+	T_ASSERT_UINT(t.hist_pool.slabs == NULL, ==, 1); /* nothing allocated yet */
+	T_ASSERT_INT(add(&t, slot, want, 7, 3), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_FEW);
+	T_ASSERT_UINT(*slot % 64, ==, SP_HIST_FEW);
+	for (unsigned b = 100; b < 100 + SP_HIST_FEW_N - 2; b++) {
+		T_ASSERT_INT(add(&t, slot, want, b, b), ==, 0);
+		T_ASSERT_INT(add(&t, slot, want, b, 1), ==, 0);
+		T_ASSERT_UINT(form(*slot), ==, SP_HIST_FEW);
+	}
+	T_ASSERT_INT(add(&t, slot, want, 5, 1ull << 20), ==, 0); /* a known bucket: still few */
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_FEW);
+	/* The ninth bucket: all of them; 2^32 - 1 + 2^20 in bucket 5 is wide. */
+	T_ASSERT_INT(add(&t, slot, want, SP_HIST_BUCKETS - 1, 9), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_WIDE);
+	T_ASSERT_INT(add(&t, slot, want, 5, 1ull << 40), ==, 0);
+	T_ASSERT_INT(add(&t, slot, want, 0, 1), ==, 0);
+
+	/* Nine buckets, all counts 32-bit: narrow, widened at the wrap. */
+	memset(want, 0, sizeof(want));
+	slot = &sp_entry_cold_w(e)->hist[SP_HIST_HOLD];
+	for (unsigned b = 0; b < SP_HIST_FEW_N + 1; b++)
+		T_ASSERT_INT(add(&t, slot, want, 20 * b, b == 3 ? UINT32_MAX - 1 : 1), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, 0);
 	T_ASSERT_UINT(*slot % 64, ==, 0);
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 5, UINT32_MAX - 1), ==, 0);
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 7, 3), ==, 0);
-	T_ASSERT(!(*slot & SP_HIST_WIDE)); /* 2^32 - 1 still fits */
-	T_ASSERT_INT(sp_hist_read(slot, out), ==, 1);
-	T_ASSERT_UINT(out[5], ==, UINT32_MAX);
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 5, 1), ==, 0);
-	T_ASSERT(*slot & SP_HIST_WIDE);
-	T_ASSERT_INT(sp_hist_read(slot, out), ==, 1);
-	T_ASSERT_UINT(out[5], ==, 1ull << 32);
-	T_ASSERT_UINT(out[7], ==, 3);
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		if (b != 5 && b != 7)
-			T_ASSERT_UINT(out[b], ==, 0);
-	/* Wide: counts beyond 32 bits add up. */
-	T_ASSERT_INT(sp_hist_add__slowpath(&t, slot, 5, 1ull << 40), ==, 0);
-	T_ASSERT_INT(sp_hist_read(slot, out), ==, 1);
-	T_ASSERT_UINT(out[5], ==, (1ull << 32) + (1ull << 40));
-	/* The other histogram of the entry is its own. */
-	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_HOLD], out), ==, 0);
-	/* Without a table nothing can be allocated. */
-	T_ASSERT_INT(sp_hist_add__slowpath(NULL, &sp_entry_cold_w(e)->hist[SP_HIST_HOLD], 1, 1), ==, -ENOMEM);
-	T_ASSERT_UINT(e->cold->hist[SP_HIST_HOLD], ==, 0);
+	T_ASSERT_INT(add(&t, slot, want, 60, 1), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, 0); /* 2^32 - 1 still fits */
+	T_ASSERT_INT(add(&t, slot, want, 60, 1), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_WIDE);
+	T_ASSERT_INT(add(&t, slot, want, 61, 1ull << 40), ==, 0);
+	sp_table_destroy(&t);
+}
+
+/* Without a table (a thread not recording) the word still holds one
+ * bucket; a second cannot be allocated, and nothing of it is added.  A
+ * first count beyond the word's takes a wide block at once. */
+static void test_one_edges(void)
+{
+	struct sp_table t;
+	struct sp_entry *e;
+	uintptr_t *slot;
+	uint64_t want[SP_HIST_BUCKETS] = { 0 };
+
+	sp_table_init(&t);
+	e = new_entry(&t, 0x1000);
+	slot = &sp_entry_cold_w(e)->hist[SP_HIST_HOLD];
+	T_ASSERT_INT(add(NULL, slot, want, 1, 1), ==, 0);
+	T_ASSERT_INT(add(NULL, slot, want, 1, 2), ==, 0);
+	T_ASSERT_INT(add(NULL, slot, want, 2, 1), ==, -ENOMEM);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_ONE);
+	/* The word's count ends below 2^48: more goes to a block. */
+	memset(want, 0, sizeof(want));
+	slot = &sp_entry_cold_w(e)->hist[SP_HIST_WAIT];
+	T_ASSERT_INT(add(&t, slot, want, 3, UINT64_MAX >> 17), ==, 0);
+	T_ASSERT_INT(add(&t, slot, want, 3, UINT64_MAX >> 17), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_ONE);
+	T_ASSERT_INT(add(&t, slot, want, 3, 5), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_WIDE);
+	memset(want, 0, sizeof(want));
+	slot = &sp_entry_cold_w(new_entry(&t, 0x2000))->hist[SP_HIST_HOLD];
+	T_ASSERT_INT(add(&t, slot, want, 4, 1ull << 50), ==, 0);
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_WIDE);
+	memset(want, 0, sizeof(want));
+	slot = &sp_entry_cold_w(new_entry(&t, 0x3000))->hist[SP_HIST_HOLD];
+	T_ASSERT_INT(add(&t, slot, want, 4, 1), ==, 0);
+	T_ASSERT_INT(add(&t, slot, want, 5, 1ull << 50), ==, 0); /* beyond a few-bucket word */
+	T_ASSERT_UINT(form(*slot), ==, SP_HIST_WIDE);
 	sp_table_destroy(&t);
 }
 
@@ -100,6 +175,9 @@ static void test_fold(void)
 	sp_table_init(&into);
 	e = new_entry(&a, 0x2000);
 	T_ASSERT_INT(sp_hist_add__slowpath(&a, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT], 3, UINT32_MAX), ==, 0);
+	for (unsigned b = 10; b < 10 + SP_HIST_FEW_N; b++) /* nine buckets: a block of all */
+		T_ASSERT_INT(sp_hist_add__slowpath(&a, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT], b, 1), ==, 0);
+	T_ASSERT_UINT(form(e->cold->hist[SP_HIST_WAIT]), ==, 0);
 	T_ASSERT_INT(sp_hist_add__slowpath(&a, &sp_entry_cold_w(e)->hist[SP_HIST_HOLD], 9, 16), ==, 0);
 	new_entry(&a, 0x3000); /* no histograms */
 	T_ASSERT_INT(sp_table_fold(&into, &a), ==, 0);
@@ -108,17 +186,20 @@ static void test_fold(void)
 	e = sp_table_at(&into, 0);
 	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_WAIT], out), ==, 1);
 	T_ASSERT_UINT(out[3], ==, 2ull * UINT32_MAX);
+	for (unsigned b = 10; b < 10 + SP_HIST_FEW_N; b++)
+		T_ASSERT_UINT(out[b], ==, 2);
 	T_ASSERT(e->cold->hist[SP_HIST_WAIT] & SP_HIST_WIDE);
 	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_HOLD], out), ==, 1);
 	T_ASSERT_UINT(out[9], ==, 32);
+	T_ASSERT(e->cold->hist[SP_HIST_HOLD] & SP_HIST_ONE); /* one bucket: the sum stays in the word */
 	T_ASSERT_INT(sp_hist_read(&sp_table_at(&into, 1)->cold->hist[SP_HIST_WAIT], out), ==, 0);
 	sp_table_destroy(&a);
 	sp_table_destroy(&into);
 }
 
 /* The probe's path: sp_entry_hist_add() on the calling thread's entry; a
- * thread that is not recording (no table to allocate from) counts the
- * value as lost. */
+ * thread that is not recording (no table to allocate from) counts a
+ * value as lost when it needs a block. */
 static void test_entry_add(void)
 {
 	struct sp_table t;
@@ -128,15 +209,20 @@ static void test_entry_add(void)
 	sp_table_init(&t);
 	e = new_entry(&t, 0x4000);
 	T_ASSERT(sp_tls_self == NULL);
-	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 1);
+	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 1); /* in the word: no table needed */
+	T_ASSERT_UINT(syncprof_lost_events(), ==, lost);
+	sp_entry_hist_add(e, SP_HIST_WAIT, 1000000, 1); /* a block: lost */
 	T_ASSERT_UINT(syncprof_lost_events(), ==, lost + 1);
-	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_WAIT], out), ==, 0);
+	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_WAIT], out), ==, 1);
+	T_ASSERT_UINT(out[sp_hist_bucket(100)], ==, 1);
+	T_ASSERT_UINT(out[sp_hist_bucket(1000000)], ==, 0);
 	T_ASSERT_INT(sp_hist_add__slowpath(&t, &sp_entry_cold_w(e)->hist[SP_HIST_WAIT], 0, 1), ==, 0);
 	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 1); /* a block exists: no table needed */
 	sp_entry_hist_add(e, SP_HIST_WAIT, 100, 2);
 	T_ASSERT_UINT(syncprof_lost_events(), ==, lost + 1);
 	T_ASSERT_INT(sp_hist_read(&e->cold->hist[SP_HIST_WAIT], out), ==, 1);
-	T_ASSERT_UINT(out[sp_hist_bucket(100)], ==, 3);
+	T_ASSERT_UINT(out[sp_hist_bucket(100)], ==, 4);
+	T_ASSERT_UINT(out[0], ==, 1);
 	sp_table_destroy(&t);
 }
 
@@ -236,6 +322,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_widen();
+	test_one_edges();
 	test_pool();
 	test_fold();
 	test_entry_add();

@@ -91,7 +91,6 @@ static void *thread_a(void *arg)
 	T_ASSERT_UINT(a_m1_entry->contended, ==, 1);
 	T_ASSERT(a_m1_entry->cold->hist[SP_HIST_WAIT] != 0);
 	T_ASSERT_UINT(a_m1_entry->cold->hold_sample_n + a_m1_entry->cold->hold_exact_n, >, 0);
-	T_ASSERT(rec_a->table.hist_pool.slabs != NULL);
 	T_ASSERT_UINT(sp_table_count(&rec_a->table), ==, 2);
 	/* a stack, as an interposed site's first contended wait keeps one */
 	{
@@ -103,6 +102,8 @@ static void *thread_a(void *arg)
 		a_m1_entry->cold->frames = f;
 		sp_store_release(&a_m1_entry->cold->n_frames, 2);
 	}
+	T_ASSERT(rec_a->table.hist_pool.slabs != NULL);
+	T_ASSERT_UINT(rec_a->table.hist_pool.left, <, 65536 - 64);
 	return NULL;
 }
 
@@ -148,10 +149,13 @@ static void *thread_b(void *arg)
 	for (unsigned i = 0; i < SP_ORDER_CACHE; i++)
 		filled += t->order_cache[i].from != 0;
 	T_ASSERT_UINT(filled, ==, 0);
-	/* the pool: one slab, of which only B's hold histogram is used (A's
-	 * blocks were zeroed and given back), with B's one hold in it */
-	T_ASSERT(e->cold->hist[SP_HIST_HOLD] != 0);
-	T_ASSERT_UINT(t->table.hist_pool.left, ==, 65536 - 64 - sizeof(struct sp_hist32));
+	/* the pool: one slab, all free (A's blocks were zeroed and given
+	 * back); B's one hold is in its histogram's word */
+	T_ASSERT(e->cold->hist[SP_HIST_HOLD] & SP_HIST_ONE);
+	T_ASSERT(t->table.hist_pool.slabs != NULL);
+	T_ASSERT_UINT(t->table.hist_pool.left, ==, 65536 - 64);
+	for (unsigned i = 64; i < 65536; i++)
+		T_ASSERT_UINT(((const unsigned char *)t->table.hist_pool.slabs)[i], ==, 0);
 	{
 		uint64_t counts[SP_HIST_BUCKETS], sum = 0;
 

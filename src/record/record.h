@@ -99,8 +99,16 @@ extern const struct sp_entry_cold sp_entry_cold_zero;
 /* The owner, before it writes @e's cold part. */
 static inline struct sp_entry_cold *sp_entry_cold_w(struct sp_entry *e)
 {
-	if (__builtin_expect(!e->cold_set, 0))
+	if (__builtin_expect(!e->cold_set, 0)) {
+		/* Its pages first touched by a store (it is all zero, so a
+		 * zero changes nothing): the caller's first access is often a
+		 * load (a count read, then written), which would map the zero
+		 * page, and the store after it fault again and flush the TLB
+		 * of every CPU the process runs on (hist.c). */
+		__atomic_store_n((char *)e->cold, 0, __ATOMIC_RELAXED);
+		__atomic_store_n((char *)(e->cold + 1) - 1, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->cold_set, 1, __ATOMIC_RELAXED);
+	}
 	return e->cold;
 }
 
@@ -121,9 +129,12 @@ static inline const struct sp_entry_cold *sp_entry_cold_r(const struct sp_entry 
 
 /*
  * Entries' histograms (hist.c): counts of the SP_HIST_BUCKETS buckets of
- * base/types.h, 32-bit until one would wrap, then 64-bit.  A cold part's
- * word for a histogram is 0 (none yet), a struct sp_hist32 *, or a
- * struct sp_hist64 * with SP_HIST_WIDE set.
+ * base/types.h.  A cold part's word for a histogram is 0 (none yet); the
+ * word itself while every count is in one bucket (SP_HIST_ONE: the count
+ * above bit SP_HIST_ONE_SHIFT, the bucket above bit 2); a block of
+ * SP_HIST_FEW_N such words, one per bucket, with SP_HIST_FEW set, up to
+ * that many buckets; then a struct sp_hist32 * (32-bit counts); or, once
+ * one would wrap, a struct sp_hist64 * with SP_HIST_WIDE set.
  */
 struct sp_hist32 {
 	uint32_t n[SP_HIST_BUCKETS];
@@ -132,6 +143,12 @@ struct sp_hist64 {
 	uint64_t n[SP_HIST_BUCKETS];
 };
 #define SP_HIST_WIDE 1u
+#define SP_HIST_ONE 2u
+#define SP_HIST_FEW 4u
+#define SP_HIST_TAGS (SP_HIST_WIDE | SP_HIST_ONE | SP_HIST_FEW)
+#define SP_HIST_ONE_SHIFT 16
+#define SP_HIST_FEW_N 8
+_Static_assert(SP_HIST_BUCKETS <= 1u << (SP_HIST_ONE_SHIFT - 2), "a bucket fits the word");
 
 /* Where a table's histograms come from: mmap'd slabs, owner only. */
 struct sp_hist_pool {

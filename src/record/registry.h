@@ -79,7 +79,7 @@ static inline void sp_entry_hist_add(struct sp_entry *e, enum sp_hist_which whic
 	unsigned b = sp_hist_bucket(ns);
 	struct sp_thread *t;
 
-	if (SP_LIKELY(h && !(h & SP_HIST_WIDE))) {
+	if (SP_LIKELY(h && !(h & SP_HIST_TAGS))) {
 		uint32_t *c = &((struct sp_hist32 *)h)->n[b];
 		uint32_t v = *c + weight;
 

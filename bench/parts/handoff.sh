@@ -8,6 +8,11 @@
 #                                      loop against glibc's own calls in
 #                                      the same process; the ratio is time
 #                                      per operation (throughput is 1/it)
+#   the floors, in the same rounds     lockbench's floortry and floortryhold
+#                                      (compiled in), libfloorshim.so plain
+#                                      and FLOORSHIM=hold (preloaded): the
+#                                      least such a probe does (docs/cost.md,
+#                                      "The floor"), on the same two threads
 #   sysbench mutex --threads=2         bare, 'syncprof run', 'syncprof run
 #                                      --hold', wall time (when installed)
 #
@@ -15,7 +20,8 @@
 set -eu
 b=${1:-build} repeats=${2:-7} ms=${3:-30} rounds=${4:-21}
 lb=$b/bench/lockbench pre=$(cd "$b" && pwd)/libsyncprof-preload.so sp=$b/syncprof
-for f in "$lb" "$pre" "$sp"; do
+shim=$(cd "$b" && pwd)/bench/libfloorshim.so
+for f in "$lb" "$pre" "$sp" "$shim"; do
 	[ -e "$f" ] || { echo "handoff: build $f first (make build)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -29,6 +35,15 @@ lockbench() { # WAY OPTIONS -> time ratio to libc
 	env ${pre_env:+LD_PRELOAD=$pre_env} SYNCPROF_OPTIONS="report_at_exit=0,control=0$2" \
 		"$lb" -M libc,$mode -t 2 -m 1 -d "$ms" -r "$rounds" |
 		awk -v m=$mode '$1 == m { gsub("x", "", $4); print $4 }'
+}
+floor() { # compiled MODE | shim [hold] -> time ratio to libc
+	if [ "$1" = compiled ]; then
+		"$lb" -M libc,$2 -t 2 -m 1 -d "$ms" -r "$rounds" |
+			awk -v m=$2 '$1 == m { gsub("x", "", $4); print $4 }'
+	else
+		env FLOORSHIM=${2:-} LD_PRELOAD="$shim" "$lb" -M libc,plain -t 2 -m 1 -d "$ms" -r "$rounds" |
+			awk '$1 == "plain" { gsub("x", "", $4); print $4 }'
+	fi
 }
 wall() { # COMMAND... -> seconds
 	local t0 t1
@@ -44,6 +59,10 @@ for i in $(seq "$repeats"); do
 	lockbench compiled ",hold=1" >> "$tmp/compiled-hold"
 	lockbench preload "" >> "$tmp/preload-on"
 	lockbench preload ",hold=1" >> "$tmp/preload-hold"
+	floor compiled floortry >> "$tmp/floortry"
+	floor compiled floortryhold >> "$tmp/floortryhold"
+	floor shim >> "$tmp/floorshim"
+	floor shim hold >> "$tmp/floorshimhold"
 	if [ -n "$sb" ]; then
 		wall $sb run >> "$tmp/sb-bare"
 		wall "$sp" run -o /dev/null -- $sb run >> "$tmp/sb-run"
@@ -52,7 +71,9 @@ for i in $(seq "$repeats"); do
 done
 echo "two threads, one lock (lockbench -t 2 -m 1): time per operation against glibc,"
 echo "median of $repeats (spread); throughput is 1/ratio, the goal >= 0.9x, so ratio <= 1.11x"
-for c in compiled-on compiled-hold preload-on preload-hold; do
+for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold floorshim \
+	floorshimhold; do
+	[ "$c" = floortry ] && echo "the floors (docs/cost.md), compiled in and preloaded, without and with hold lists:"
 	printf "  %-15s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
 		"$(spread < "$tmp/$c")" "$(echo "1 / $(median < "$tmp/$c")" | bc -l)"
 done

@@ -55,19 +55,28 @@ static inline uint64_t sp_wait_start(int *mode)
 	return *mode == SP_CLOCK_TSC ? __builtin_ia32_rdtsc() : sp_now_ns();
 }
 
-/* Nanoseconds since sp_wait_start() returned @t0 with @mode. */
+/*
+ * Nanoseconds since sp_wait_start() returned @t0 with @mode: at least 1.
+ * A wait that ended at once can read 0 or 2 ticks (rdtsc is not ordered
+ * with the lock's own instructions; seen on the test VM, a few waits in
+ * a thousand), and a wait of 0 ns would read as no wait at all: the trace
+ * tells a contended acquisition from an uncontended one by its wait_ns
+ * (format.h), and the HTML timeline drew such a wait that the trace's
+ * acquisition then denied (tests/html_report.sh).
+ */
 static inline uint64_t sp_wait_ns(int mode, uint64_t t0)
 {
-	uint64_t now;
+	uint64_t now, ns;
 
 	if (SP_LIKELY(mode == SP_CLOCK_TSC)) {
 		uint64_t ticks = __builtin_ia32_rdtsc() - t0;
 
-		return (uint64_t)(((unsigned __int128)ticks * sp_load_relaxed(&sp_tsc_mult)) >> 32);
+		ns = (uint64_t)(((unsigned __int128)ticks * sp_load_relaxed(&sp_tsc_mult)) >> 32);
+		return ns ? ns : 1;
 	}
 	now = sp_now_ns();
 	sp_clock_calibrate__slowpath(now);
-	return now - t0;
+	return now > t0 ? now - t0 : 1;
 }
 
 #endif /* SP_BASE_CLOCK_H */

@@ -144,6 +144,8 @@ struct sp_trace_rec_write_loss {
  *   - no lock_try_failed.
  * SP_TRACE_LOCKS_ALL: every acquisition, release and failed try, as
  *   before; lock_released carries hold_ns when the acquisition was seen.
+ *   An acquisition after a wait carries a wait_ns of at least 1 (the
+ *   probe's clock.h, sp_wait_ns()), one that did not wait 0.
  */
 #define SP_TRACE_MIN_WAIT_DEFAULT 1000 /* ns: trace_min_wait's default */
 enum sp_trace_lock_mode {

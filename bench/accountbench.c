@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 		double t0 = now_us();
 
 		for (int i = 0; i < n; i++)
-			if (sp_sched_read(self, &s))
+			if (sp_sched_read(self, 0, &s))
 				abort();
 		v[k] = (now_us() - t0) / n;
 	}

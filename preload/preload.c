@@ -1021,6 +1021,65 @@ __attribute__((visibility("default"))) int execve(const char *path, char *const 
 	return real_execve(path, argv, envp);
 }
 
+/* ---- threads the process starts --------------------------------------------- */
+
+/*
+ * pthread_create(): the new thread reads the boot clock first thing
+ * (sp_thread_start_ns), so that its time account (account.c) has its
+ * exact start and need not read its stat file, which gives the start to
+ * a clock tick only (10 ms: up to 5 ms too long a life for each short
+ * thread) and costs an open, read and close at its exit.  The start
+ * routine and its argument go to the new thread in a malloc'ed pair,
+ * freed there before the routine runs; when there is no memory for it,
+ * or no account is kept (account=0), the real call runs alone.  The
+ * thread's return value, cancellation and pthread_exit() are the
+ * routine's own: the trampoline tail-calls it (no frame of its own stays
+ * under the routine, optimised).  Not seen: threads made by
+ * libc itself (C11 thrd_create(), timers) or by clone(), under attach (the
+ * program's calls are bound to libc's already); those read stat.
+ */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+
+	sp_thread_start_ns = sp_boottime_ns();
+	free(p);
+	return s.fn(s.arg);
+}
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
+							  const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		sp_load_acquire(&real_pthread_create);
+	struct thread_start *s;
+	int rc;
+
+	if (!real) { /* a constructor before ours starts a thread */
+		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				void *))dlsym(RTLD_NEXT, "pthread_create");
+		if (!real)
+			return EAGAIN;
+		sp_store_release(&real_pthread_create, real);
+	}
+	if (!sp_load_relaxed(&sp_account_on) || !(s = malloc(sizeof(*s))))
+		return real(thread, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	rc = real(thread, attr, thread_trampoline, s);
+	if (rc)
+		free(s);
+	return rc;
+}
+
 /* ---- start-up --------------------------------------------------------------- */
 
 /*
@@ -1035,6 +1094,10 @@ __attribute__((constructor(101))) static void preload_init(void)
 	sp_real_resolve_all();
 	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
 										  "execve");
+	if (!sp_load_acquire(&real_pthread_create))
+		sp_store_release(&real_pthread_create,
+				 (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+					  void *))dlsym(RTLD_NEXT, "pthread_create"));
 #if defined(__x86_64__)
 	sp_store_release(&sp_syscall_next, (void *)SP_REAL(syscall));
 #endif

@@ -37,10 +37,10 @@ if [ "$prog" = - ]; then
 	exit
 fi
 "$cli" run -f json -o run.json -- "$prog" > run.out 2>&1 || fail "syncprof run: $(tail -n 3 run.out)"
-check run.json run.out "syncprof run"
+check run.json run.out "syncprof run" exact
 LD_PRELOAD=$preload SYNCPROF_OPTIONS=enabled=1,format=json,output=preload.json "$prog" \
 	> preload.out 2>&1 || fail "preloaded: $(tail -n 3 preload.out)"
-check preload.json preload.out preloaded
+check preload.json preload.out preloaded exact
 SYNCPROF_OPTIONS=enabled=1,format=json,output=compiled.json "$prog_instr" > compiled.out 2>&1 ||
 	fail "compiled in: $(tail -n 3 compiled.out)"
 check compiled.json compiled.out "compiled in"

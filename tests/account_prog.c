@@ -10,6 +10,9 @@
  * and each part, and prints them as one line:
  *   worker tid=N life_ns=N sleep_ns=N pipe_ns=N mutex_ns=N compute_ns=N
  * "acct-short" locks a mutex once and exits at once (an exited thread);
+ * the main thread measures it from before its pthread_create() to after
+ * its join, the bounds of its life, and prints
+ *   short outer_ns=N
  * "acct-idle" never makes a lock call and is still blocked in a read
  * when the report is made at exit (a live thread the profiler never saw).
  * The main thread joins the others (join waits).
@@ -122,13 +125,17 @@ static void *idle(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t h, w, wr, s, i;
+	uint64_t s0;
 
 	if (argc > 1)
 		part_ms = atol(argv[1]);
 	if (part_ms <= 0 || pipe(work_pipe) || pipe(idle_pipe))
 		return 2;
+	s0 = clock_ns(CLOCK_BOOTTIME);
 	if (pthread_create(&s, NULL, short_lived, NULL) || pthread_join(s, NULL))
 		return 1;
+	printf("short outer_ns=%llu\n", (unsigned long long)(clock_ns(CLOCK_BOOTTIME) - s0));
+	fflush(stdout);
 	if (pthread_create(&i, NULL, idle, NULL) || pthread_create(&h, NULL, holder, NULL))
 		return 1;
 	while (!__atomic_load_n(&holder_ready, __ATOMIC_ACQUIRE))

@@ -2,7 +2,7 @@
 """check_account.py - the threads' time account of a profile of
 tests/account_prog.c against what the program measured itself.
 
-Usage: check_account.py PROFILE.json WORKER_LINE_FILE LABEL
+Usage: check_account.py PROFILE.json WORKER_LINE_FILE LABEL [exact]
 
 Checks (correctness bounds, generous: the machine is shared and noisy):
   - "accounting" and "threads" are there; the totals are the sums of the
@@ -14,7 +14,11 @@ Checks (correctness bounds, generous: the machine is shared and noisy):
   - its mutex wait is in sync_wait_ns (~300 ms), its sleep and pipe read
     are blocked elsewhere (~600 ms), its computing is running (~300 ms);
   - acct-short (exited) and acct-idle (live, never profiled) are counted,
-    the main thread too, the profiler's own threads are not.
+    the main thread too, the profiler's own threads are not;
+  - with "exact" (preloaded: pthread_create() gives the start to the
+    account): the worker lived at least what it measured, and acct-short
+    at most the span from before its pthread_create() to after its join,
+    which a start known to a clock tick misses by up to 5 ms.
 Prints the figures for docs/accounting.md.
 """
 import json
@@ -26,6 +30,8 @@ MS = 1000000
 
 def main():
     path, line_file, label = sys.argv[1:4]
+    exact = sys.argv[4:5] == ["exact"]
+    short_outer = None
     with open(path) as f:
         prof = json.load(f)
     fields = {}
@@ -33,6 +39,8 @@ def main():
         for line in f:
             if line.startswith("worker "):
                 fields = dict(kv.split("=") for kv in line.split()[1:])
+            if line.startswith("short outer_ns="):
+                short_outer = int(line.split("=")[1])
     fails = []
 
     def check(ok, what):
@@ -83,6 +91,13 @@ def main():
     check(w["lifetime_ns"] >= life - 5 * MS, "worker lifetime %d < measured %d" % (w["lifetime_ns"], life))
     check(w["lifetime_ns"] <= life * 1.02 + 5 * MS,
           "worker lifetime %d > measured %d + 2%%" % (w["lifetime_ns"], life))
+    if exact:
+        check(w["lifetime_ns"] >= life, "exact start: worker lifetime %d < measured %d"
+              % (w["lifetime_ns"], life))
+        s = by_name["acct-short"][0]
+        check(short_outer is not None and s["lifetime_ns"] <= short_outer,
+              "exact start: acct-short lifetime %d > %s ns from its creation to its join"
+              % (s["lifetime_ns"], short_outer))
     check(0.8 * mutex <= w["sync_wait_ns"] <= mutex + 50 * MS,
           "worker sync_wait_ns %d, its mutex wait %d" % (w["sync_wait_ns"], mutex))
     check(w["sync_wait_ns"] >= 250 * MS, "worker sync_wait_ns %d < 250 ms" % w["sync_wait_ns"])

@@ -260,6 +260,10 @@ struct sp_thread {
 	pid_t tid;
 	char name[16];
 	uint64_t born_ns; /* CLOCK_BOOTTIME at registration (account.c) */
+	/* CLOCK_BOOTTIME at the thread's start, when the preload's
+	 * pthread_create() started it (sp_thread_start_ns); 0: unknown,
+	 * stat's clock tick then (account.c) */
+	uint64_t start_ns;
 	struct sp_wait_pub wait; /* watchdog.c */
 	/* lock order (lockorder.c): edges this thread knows; its pages are
 	 * touched only by threads that take locks inside others */
@@ -462,7 +466,8 @@ uint64_t sp_lost_get(void);
 
 /* One thread's figures from /proc/self/task/TID/{schedstat,stat}. */
 struct sp_sched {
-	uint64_t start_ticks;  /* stat's starttime: clock ticks since boot */
+	uint64_t start_ns;     /* the exact start when known (sp_thread.start_ns), else 0 */
+	uint64_t start_ticks;  /* stat's starttime: clock ticks since boot (start_ns 0) */
 	uint64_t now_ns;       /* CLOCK_BOOTTIME when read */
 	uint64_t running_ns;   /* on a CPU */
 	uint64_t preempted_ns; /* runnable, on a run queue */
@@ -508,15 +513,22 @@ struct sp_account_retired {
 extern int sp_account_on;
 uint64_t sp_boottime_ns(void);
 /* Read thread @tid's schedstat and stat (this process): 0 or -errno
- * (-ENOENT: no such thread, or no schedstat; -EINVAL: unparsable).
- * Keeps errno; no allocation, no lock.  Never call it on the lock path. */
-int sp_sched_read(pid_t tid, struct sp_sched *out);
+ * (-ENOENT: no such thread, or no schedstat; -EINVAL: unparsable).  With
+ * @start_ns, the thread's exact start (not 0), stat is not read: its
+ * start is that, and out->name is left empty.  Keeps errno; no
+ * allocation, no lock.  Never call it on the lock path. */
+int sp_sched_read(pid_t tid, uint64_t start_ns, struct sp_sched *out);
+/* Set by the preload's pthread_create() in each thread it starts, first
+ * thing: CLOCK_BOOTTIME then; 0 in any other thread.  The thread's record
+ * takes it at registration (sp_thread.start_ns). */
+extern SP_TLS uint64_t sp_thread_start_ns;
 /* /proc/self/task/@tid/@leaf's first @size - 1 bytes, NUL-terminated:
  * their length, or -errno (errno itself changes). */
 ssize_t sp_task_file(pid_t tid, const char *leaf, char *buf, size_t size);
 /* Thread @tid's CPU time from its CPU clock; @fallback if unreadable. */
 uint64_t sp_thread_cpu_ns(pid_t tid, uint64_t fallback);
-/* @f from @s; @born_ns (0: unknown) bounds the start from above. */
+/* @f from @s; without s->start_ns, @born_ns (0: unknown) bounds stat's
+ * start from above. */
 void sp_account_figures(const struct sp_sched *s, uint64_t born_ns, uint64_t sync_wait_ns,
 			struct sp_account_figs *f);
 void sp_account_figs_add(struct sp_account_figs *into, const struct sp_account_figs *f);

@@ -64,6 +64,7 @@ enum tls_state {
 };
 
 SP_TLS struct sp_thread *sp_tls_self;
+SP_TLS uint64_t sp_thread_start_ns;
 SYNCPROF_API SP_TLS struct syncprof__entry *syncprof__home;
 __attribute__((weak)) const int sp_home_inline = 1; /* record.h */
 static SP_TLS struct sp_thread *tls_record; /* kept while busy */
@@ -150,6 +151,7 @@ static int record_reset(struct sp_thread *t)
 		memset(t->order_cache, 0, sizeof(t->order_cache));
 	t->tid = 0;
 	t->born_ns = 0;
+	t->start_ns = 0;
 	memset(t->name, 0, sizeof(t->name));
 	return 1;
 }
@@ -250,7 +252,9 @@ static void thread_exit(void *arg)
 	if (want && !account_admit())
 		rc = 1; /* past the rate: counted, not read */
 	else if (want)
-		rc = sp_sched_read(t->tid, &s); /* its own, read at registration */
+		rc = sp_sched_read(t->tid, t->start_ns, &s); /* its own */
+	if (want && !rc && !s.name[0]) /* stat not read: the name from the kernel */
+		prctl(PR_GET_NAME, s.name, 0, 0, 0);
 	if (want && !rc)
 		sp_account_figures(&s, t->born_ns, sp_table_sync_wait(&t->table), &f);
 	sp_lock(&registry_lock);
@@ -290,6 +294,7 @@ void sp_registry_fork_child(void)
 	if (self) {
 		self->tid = sp_gettid();
 		self->born_ns = sp_boottime_ns(); /* the child's thread starts now */
+		self->start_ns = self->born_ns;
 	}
 	/* The parent's exited threads were not the child's. */
 	memset(&registry.account, 0, sizeof(registry.account));
@@ -351,6 +356,7 @@ struct sp_thread *sp_thread_self__slowpath(void)
 	}
 	t->tid = sp_gettid();
 	t->born_ns = sp_boottime_ns();
+	t->start_ns = sp_thread_start_ns;
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	if (pthread_setspecific(exit_key, t)) {
 		record_free(t); /* it may have been a reused one */

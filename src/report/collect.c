@@ -373,7 +373,7 @@ void sp_collect_names(struct sp_profile *p)
 struct live_thread {
 	pid_t tid;
 	int registered, gone;
-	uint64_t born_ns, sync_wait_ns;
+	uint64_t born_ns, start_ns, sync_wait_ns;
 	struct sp_sched sched;
 };
 
@@ -407,6 +407,7 @@ static void account_live(const struct sp_thread *t, void *arg)
 	if (l) {
 		l->registered = 1;
 		l->born_ns = t->born_ns;
+		l->start_ns = t->start_ns;
 		l->sync_wait_ns = sp_table_sync_wait(&t->table);
 	}
 }
@@ -491,7 +492,7 @@ static int live_read(struct account_ctx *c)
 
 	for (size_t i = 0; i < c->n_live; i++) {
 		struct live_thread *l = &c->live[i];
-		int r = sp_sched_read(l->tid, &l->sched);
+		int r = sp_sched_read(l->tid, 0, &l->sched); /* stat: the name too */
 
 		if (r) {
 			if (!rc)
@@ -548,6 +549,8 @@ int sp_collect_account(struct sp_profile *p)
 
 			if (l->gone)
 				continue;
+			if (l->registered)
+				l->sched.start_ns = l->start_ns; /* exact, when known */
 			sp_account_figures(&l->sched, l->registered ? l->born_ns : 0,
 					   l->sync_wait_ns, &f);
 			thread_set(p, &a->v[k++], l->tid, l->sched.name, 0, &f);

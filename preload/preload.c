@@ -1029,9 +1029,14 @@ __attribute__((visibility("default"))) int execve(const char *path, char *const 
  * exact start and need not read its stat file, which gives the start to
  * a clock tick only (10 ms: up to 5 ms too long a life for each short
  * thread) and costs an open, read and close at its exit.  The start
- * routine and its argument go to the new thread in a malloc'ed pair,
- * freed there before the routine runs; when there is no memory for it,
- * or no account is kept (account=0), the real call runs alone.  The
+ * routine and its argument go to the new thread in a slot of a small
+ * pool, claimed with a compare-and-swap and given back by the new thread
+ * before the routine runs; when every slot is taken (that many threads
+ * created and not started yet), or no account is kept (account=0), the
+ * real call runs alone.  Not malloc(): the new thread's free() made it
+ * take a malloc arena of its own (64 MiB of address space mapped), which
+ * moved where later threads' stacks were mapped (tests/preload/
+ * run_offline.sh compares two runs' join objects, their pthread_t).  The
  * thread's return value, cancellation and pthread_exit() are the
  * routine's own: the trampoline tail-calls it (no frame of its own stays
  * under the routine, optimised).  Not seen: threads made by
@@ -1039,18 +1044,39 @@ __attribute__((visibility("default"))) int execve(const char *path, char *const 
  * program's calls are bound to libc's already); those read stat.
  */
 struct thread_start {
-	void *(*fn)(void *);
+	void *(*fn)(void *); /* NULL: the slot is free */
 	void *arg;
 };
 
+#define THREAD_STARTS 64
+static struct thread_start thread_starts[THREAD_STARTS];
+static unsigned thread_starts_next;
+
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* A free slot, claimed for @fn (its argument is set by the caller before
+ * the slot is handed on), or NULL. */
+static struct thread_start *thread_start_claim(void *(*fn)(void *))
+{
+	unsigned first = __atomic_fetch_add(&thread_starts_next, 1, __ATOMIC_RELAXED);
+
+	for (unsigned i = 0; i < THREAD_STARTS; i++) {
+		struct thread_start *s = &thread_starts[(first + i) % THREAD_STARTS];
+		void *(*none)(void *) = NULL;
+
+		if (__atomic_compare_exchange_n(&s->fn, &none, fn, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return s;
+	}
+	return NULL;
+}
 
 static void *thread_trampoline(void *p)
 {
-	struct thread_start s = *(struct thread_start *)p;
+	struct thread_start *slot = p, s = *slot;
 
 	sp_thread_start_ns = sp_boottime_ns();
-	free(p);
+	sp_store_release(&slot->fn, NULL);
 	return s.fn(s.arg);
 }
 
@@ -1060,6 +1086,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
 {
 	int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		sp_load_acquire(&real_pthread_create);
+	void *(*routine)(void *) = fn;
 	struct thread_start *s;
 	int rc;
 
@@ -1070,13 +1097,16 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
 			return EAGAIN;
 		sp_store_release(&real_pthread_create, real);
 	}
-	if (!sp_load_relaxed(&sp_account_on) || !(s = malloc(sizeof(*s))))
+	/* A NULL routine (glibc declares it nonnull, so the compiler would
+	 * drop the test unless the value is hidden from it) would free a slot
+	 * another thread claimed: the real call alone. */
+	__asm__("" : "+r"(routine));
+	if (!routine || !sp_load_relaxed(&sp_account_on) || !(s = thread_start_claim(fn)))
 		return real(thread, attr, fn, arg);
-	s->fn = fn;
 	s->arg = arg;
 	rc = real(thread, attr, thread_trampoline, s);
 	if (rc)
-		free(s);
+		sp_store_release(&s->fn, NULL);
 	return rc;
 }
 

@@ -430,11 +430,19 @@ static void account_exited(const struct sp_account_thread *e, void *arg)
 	struct account_ctx *c = arg;
 	struct sp_account *a = &c->p->account;
 
-	if (e->seq > c->seq0) {
+	/*
+	 * Its exit's figures, not a live thread's, when its task is still in
+	 * /proc/self/task: it exited during the scan, or before it and was
+	 * not reaped yet (its record is no longer registered: a thread just
+	 * joined can still be listed there a moment).  Counted as live as
+	 * well, it was in the account twice (tests/preload/run_offline.sh saw
+	 * one run list it, the other not).
+	 */
+	{
 		struct live_thread *l = live_find(c, e->tid);
 
-		if (l)
-			l->gone = 1; /* exited during the scan: its exit's figures */
+		if (l && (e->seq > c->seq0 || !l->registered))
+			l->gone = 1;
 	}
 	thread_set(c->p, &a->v[a->n++], e->tid, e->name, 1, &e->f);
 }

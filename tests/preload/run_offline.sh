@@ -61,8 +61,24 @@ def strip(v):
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
+def addresses(v, out):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "address" and isinstance(x, str):
+                out.add(int(x, 16))
+            addresses(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            addresses(x, out)
+    return out
 text = open(sys.argv[1]).read()
-print(json.dumps(strip(json.loads(text)), indent=1, sort_keys=True))
+p = strip(json.loads(text))
+# a mapping that only the sampled points needed goes with them
+used = addresses({k: x for k, x in p.items() if k != "mappings"}, set())
+if isinstance(p.get("mappings"), list):
+    p["mappings"] = [m for m in p["mappings"] if any(
+        int(m["start"], 16) <= a < int(m["limit"], 16) for a in used)]
+print(json.dumps(p, indent=1, sort_keys=True))
 PY
 }
 

@@ -53,6 +53,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,10 +77,14 @@ static const char *const prefixes[] = {
 	"_ZN16parking_lot_core",
 	"_ZN8lock_api",
 	"_ZN4absl",           /* Abseil (inline namespace or not) */
+	"_ZNK4absl",          /* its const members: Notification::WaitForNotification */
 	"AbslInternal",       /* Abseil's C-linkage hooks (spin lock waits) */
 	"_ZN5folly",
+	"_ZNK5folly",
 	"_ZN3tbb",
+	"_ZNK3tbb",
 	"_ZN3rml",            /* TBB's thread pool */
+	"_ZNK3rml",
 };
 /* The same crates inside Rust v0 paths: `Cs<hash>_3std3sys`... */
 static const char *const v0_parts[] = {
@@ -146,8 +151,22 @@ static int scanned_already(const char *name)
 	return 0;
 }
 
+/*
+ * A library all of whose functions with a name are a lock library's (a
+ * stripped libabsl_synchronization: only its exports are named) is one
+ * whole: its unnamed internal functions are the library's too, and a wait
+ * that one of them makes was sited inside it (locklib_waits_absl, once in
+ * a loaded CI run: 1 wait of 37).  Not the program itself, whose own
+ * functions may all be unnamed in a stripped binary; and only with a few
+ * functions named, so that one stray export does not take a library.
+ */
+#define WHOLE_MIN_FUNCS 4
+
 static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, void *arg)
 {
+	uintptr_t program = (uintptr_t)getauxval(AT_PHDR);
+	unsigned first = locklib_n, funcs = 0, named = 0;
+	Dwarf_Addr lo, hi;
 	int n;
 
 	(void)ud, (void)base, (void)arg;
@@ -159,8 +178,19 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		GElf_Addr addr;
 		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size && locklib_name(s))
+		if (!s || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+			continue;
+		funcs++;
+		if (locklib_name(s)) {
+			named++;
 			locklib_add((uintptr_t)addr, (uintptr_t)(addr + sym.st_size));
+		}
+	}
+	if (funcs >= WHOLE_MIN_FUNCS && named == funcs &&
+	    dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) && lo < hi &&
+	    !(program >= lo && program < hi)) {
+		locklib_n = first; /* one range for them all */
+		locklib_add((uintptr_t)lo, (uintptr_t)hi);
 	}
 	return DWARF_CB_OK;
 }

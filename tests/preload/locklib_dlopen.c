@@ -8,8 +8,10 @@
  * nothing since (record/locklib.c, none_at_adds): this program makes the
  * scan run after a dlopen().  Given a relative path ("./libx.so"), the
  * loader names the module so, and the look opens it from the current
- * directory (it skipped every name not starting with '/' before).
- * Usage: locklib_dlopen FAKE_LOCKLIB.so
+ * directory (it skipped every name not starting with '/' before).  With
+ * SYMBOL, that function of the library waits (fake_locklib_whole.c: a
+ * stripped library whose wait is made by an unnamed internal function).
+ * Usage: locklib_dlopen FAKE_LOCKLIB.so [SYMBOL]
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -28,8 +30,8 @@ int main(int argc, char **argv)
 	int line, fails = 0;
 
 	t_require_preload();
-	if (argc != 2) {
-		fprintf(stderr, "usage: locklib_dlopen FAKE_LOCKLIB.so\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: locklib_dlopen FAKE_LOCKLIB.so [SYMBOL]\n");
 		return 2;
 	}
 	h = dlopen(argv[1], RTLD_NOW);
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "locklib_dlopen: %s\n", dlerror());
 		return 1;
 	}
-	wait_fn = (void (*)(uint32_t *))dlsym(h, "_ZN4absl8fakelock4WaitEPj");
+	wait_fn = (void (*)(uint32_t *))dlsym(h, argc == 3 ? argv[2] : "_ZN4absl8fakelock4WaitEPj");
 	if (!wait_fn) {
 		fprintf(stderr, "locklib_dlopen: %s\n", dlerror());
 		return 1;

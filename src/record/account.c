@@ -257,7 +257,7 @@ uint64_t sp_table_sync_wait(const struct sp_table *t)
 	size_t n = sp_table_span(t);
 	uint64_t sum = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = sp_table_next(t, 0); i < n; i = sp_table_next(t, i + 1)) {
 		const struct sp_entry *e = sp_table_at(t, i);
 
 		/* a spinlock's wait spins: it is running time, not blocked */

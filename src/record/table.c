@@ -263,6 +263,21 @@ size_t sp_table_span(const struct sp_table *t)
 	return (t->use_home ? SP_LOCK_SLOTS : 0) + sp_load_acquire(&t->n_entries);
 }
 
+size_t sp_table_next(const struct sp_table *t, size_t i)
+{
+	if (!t->use_home || i >= SP_LOCK_SLOTS)
+		return i;
+	for (size_t w = i / 64; w < SP_LOCK_SLOTS / 64; w++) {
+		uint64_t bits = sp_load_acquire(&t->home_live[w]);
+
+		if (w == i / 64)
+			bits &= ~0ull << (i % 64);
+		if (bits)
+			return w * 64 + (size_t)__builtin_ctzll(bits);
+	}
+	return SP_LOCK_SLOTS;
+}
+
 struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
 {
 	unsigned k;
@@ -304,7 +319,7 @@ static int index_grow(struct sp_table *t)
 
 	if (!nidx)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = sp_table_next(t, 0); i < n; i = sp_table_next(t, i + 1)) {
 		struct sp_entry *e = sp_table_at(t, i);
 
 		if (e)
@@ -422,7 +437,7 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 	size_t n = sp_table_span(from);
 	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = sp_table_next(from, 0); i < n; i = sp_table_next(from, i + 1)) {
 		const struct sp_entry *s = sp_table_at(from, i);
 		const struct sp_entry_cold *sc;
 		struct sp_site site;

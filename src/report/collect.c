@@ -136,7 +136,7 @@ static void collect_table(const struct sp_table *t, void *arg)
 	struct collect_ctx *c = arg;
 	size_t n = sp_table_span(t);
 
-	for (size_t i = 0; i < n && !c->err; i++) {
+	for (size_t i = sp_table_next(t, 0); i < n && !c->err; i = sp_table_next(t, i + 1)) {
 		const struct sp_entry *e = sp_table_at(t, i);
 		struct sp_row_detail tmp;
 		struct sp_row r;

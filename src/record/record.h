@@ -501,19 +501,22 @@ struct sp_account_thread {
 struct sp_account_retired {
 	uint64_t threads;   /* exits accounted (= the last seq) */
 	uint64_t unread;    /* exits whose /proc files could not be read */
-	uint64_t skipped;   /* exits not read: past SP_ACCOUNT_EXITS_PER_S */
+	uint64_t skipped;   /* exits not read: past SP_ACCOUNT_FILES_PER_S */
 	int unread_err;     /* the first such read's -errno */
 	struct sp_account_figs sum;
 };
 
 /*
- * Exits read at most this many a second (after a first burst of as many):
- * the two /proc reads of an exit cost some 10-20 us (registry.c), which
- * a program that starts and ends thousands of threads a second would pay
- * on each.  Exits past the rate are counted (skipped) and left out of
- * the account, whose figures are then those of the threads read.
+ * /proc files that exits read, at most this many a second (after a first
+ * burst of as many): an exit reads two (schedstat and stat, some 10-20 us
+ * in all: registry.c), or one when its thread's start is known (the
+ * preload started it: account.c), which a program that starts and ends
+ * thousands of threads a second would pay on each.  So 500 exits a second
+ * are read, or 1,000 of threads the preload started.  Exits past the rate
+ * are counted (skipped) and left out of the account, whose figures are
+ * then those of the threads read.
  */
-#define SP_ACCOUNT_EXITS_PER_S 500
+#define SP_ACCOUNT_FILES_PER_S 1000
 /* 0: no account is kept (account=0): exits read nothing.  Set at
  * start-up by the runtime; relaxed loads. */
 extern int sp_account_on;

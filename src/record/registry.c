@@ -185,18 +185,19 @@ static void record_retire_locked(struct sp_thread *t)
 }
 
 /*
- * Whether an exit may read its account now: at most SP_ACCOUNT_EXITS_PER_S
- * a second, after a burst of as many (a generic cell rate: the time at
- * which the next read would be on schedule moves on by one interval per
- * read, and a read more than the burst ahead of it is refused).
- * Lock-free: exits of several threads race on one word.
+ * Whether an exit that reads @files /proc files may read them now: at most
+ * SP_ACCOUNT_FILES_PER_S files a second, after a burst of as many (a
+ * generic cell rate: the time at which the next read would be on schedule
+ * moves on by one interval per file, and a read more than the burst ahead
+ * of it is refused).  Lock-free: exits of several threads race on one
+ * word.
  */
 static uint64_t account_tat;
 
-static int account_admit(void)
+static int account_admit(unsigned files)
 {
-	const uint64_t interval = 1000000000u / SP_ACCOUNT_EXITS_PER_S;
-	const uint64_t burst = interval * SP_ACCOUNT_EXITS_PER_S;
+	const uint64_t interval = 1000000000u / SP_ACCOUNT_FILES_PER_S;
+	const uint64_t burst = interval * SP_ACCOUNT_FILES_PER_S;
 	uint64_t now = sp_boottime_ns(), tat = sp_load_relaxed(&account_tat);
 
 	for (;;) {
@@ -204,7 +205,7 @@ static int account_admit(void)
 
 		if (t - now > burst)
 			return 0;
-		if (__atomic_compare_exchange_n(&account_tat, &tat, t + interval, 1,
+		if (__atomic_compare_exchange_n(&account_tat, &tat, t + files * interval, 1,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return 1;
 	}
@@ -249,7 +250,7 @@ static void thread_exit(void *arg)
 	tls_record = NULL;
 	/* Its own table, read by its owner; the name as the kernel has it now
 	 * (the thread may have renamed itself after registering). */
-	if (want && !account_admit())
+	if (want && !account_admit(t->start_ns ? 1 : 2))
 		rc = 1; /* past the rate: counted, not read */
 	else if (want)
 		rc = sp_sched_read(t->tid, t->start_ns, &s); /* its own */

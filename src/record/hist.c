@@ -133,20 +133,6 @@ int sp_hist_pool_reset(struct sp_hist_pool *p)
 	return 1;
 }
 
-/* Replace the narrow histogram *@slot by a wide copy of it. */
-static int hist_widen(struct sp_table *t, uintptr_t *slot)
-{
-	const struct sp_hist32 *n = (const struct sp_hist32 *)*slot;
-	struct sp_hist64 *w = t ? pool_alloc(&t->hist_pool, sizeof(*w)) : NULL;
-
-	if (!w)
-		return -ENOMEM;
-	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
-		w->n[b] = n->n[b];
-	sp_store_release(slot, (uintptr_t)w | SP_HIST_WIDE);
-	return 0;
-}
-
 /* A histogram's word, or a word of a few-bucket block: @count in bucket @b. */
 static uintptr_t one_word(unsigned b, uint64_t count)
 {
@@ -160,16 +146,18 @@ static uintptr_t one_word(unsigned b, uint64_t count)
 
 _Static_assert(SP_HIST_FEW_N * sizeof(uintptr_t) == 64, "a few-bucket block is one cache line");
 
-/* The histogram *@slot (empty, one bucket or a few) into a block of all
- * buckets: narrow, or wide when a count does not fit 32 bits. */
-static int to_block(struct sp_table *t, uintptr_t *slot)
+/* The histogram *@slot (empty, one bucket, a few, or narrow) into a new
+ * block of all buckets: narrow, or wide when @wide says so (a count is
+ * about to wrap) or a count does not fit 32 bits.  The old block, if any,
+ * is never written again (the design above). */
+static int to_block(struct sp_table *t, uintptr_t *slot, int wide)
 {
 	uint64_t counts[SP_HIST_BUCKETS] = { 0 }, max = 0;
 
 	sp_hist_read(slot, counts);
 	for (unsigned b = 0; b < SP_HIST_BUCKETS; b++)
 		max = counts[b] > max ? counts[b] : max;
-	if (max <= UINT32_MAX) {
+	if (!wide && max <= UINT32_MAX) {
 		struct sp_hist32 *n = t ? pool_alloc(&t->hist_pool, sizeof(*n)) : NULL;
 
 		if (!n)
@@ -236,7 +224,7 @@ SP_NOINLINE int sp_hist_add__slowpath(struct sp_table *t, uintptr_t *slot, unsig
 	if (h & SP_HIST_FEW && count <= ONE_MAX && !few_add(FEW_WORDS(h), b, count))
 		return 0;
 	if (!h || h & SP_HIST_FEW) {
-		if (to_block(t, slot))
+		if (to_block(t, slot, 0))
 			return -ENOMEM;
 		h = *slot;
 	}
@@ -247,7 +235,7 @@ SP_NOINLINE int sp_hist_add__slowpath(struct sp_table *t, uintptr_t *slot, unsig
 			sp_store_relaxed(c, (uint32_t)(*c + count));
 			return 0;
 		}
-		if (hist_widen(t, slot))
+		if (to_block(t, slot, 1))
 			return -ENOMEM;
 		h = *slot;
 	}

@@ -22,7 +22,8 @@
  * FLOORSHIM=hold adds the least hold tracking as issue 14 designs it must
  * do, for the preloaded hold=1 goal: floor_held.h's push and pop on the
  * thread's block, one hold in FLOORSHIM_SAMPLE (default 16, 0: none)
- * timed.
+ * timed.  The pop comes after the real unlock, as syncprof's does
+ * (FLOORSHIM_POP=before: before it, inside the critical section).
  *
  * Alternatives: measuring syncprof's preload with profiling off gives the
  * interposition with syncprof's shims (their frame set-up included), not a
@@ -50,6 +51,7 @@ static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_unlock)(pthread_mutex_t *);
 static int flags = 1; /* 1: on; 0: FLOORSHIM=off; 3: FLOORSHIM=hold */
 static unsigned sample = 16;
+static int pop_before; /* FLOORSHIM_POP=before */
 static uint64_t tick; /* stands for the hold ticker's tick */
 static __thread struct slot *table __attribute__((tls_model("initial-exec")));
 static __thread struct floor_block *blk __attribute__((tls_model("initial-exec")));
@@ -72,6 +74,7 @@ __attribute__((constructor)) static void floorshim_init(void)
 		flags = 3;
 		if (n)
 			sample = (unsigned)strtoul(n, NULL, 10);
+		pop_before = getenv("FLOORSHIM_POP") && !strcmp(getenv("FLOORSHIM_POP"), "before");
 	}
 }
 
@@ -112,8 +115,8 @@ static inline __attribute__((always_inline)) int lock_probe(pthread_mutex_t *m, 
 	if (__builtin_expect(s->obj != m || s->ra != ra, 0))
 		return lock_miss(m, ra);
 	rc = real_trylock(m);
-	if (__builtin_expect(rc != 0, 0))
-		return real_lock(m); /* contended: a profiler times this */
+	if (__builtin_expect(rc != 0, 0) && (rc = real_lock(m))) /* contended: a profiler times this */
+		return rc;
 	s->acquisitions++;
 	if (hold)
 		floor_push(blk, m, ra, &tick, &left, sample);
@@ -131,9 +134,19 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	return real_lock(m);
 }
 
+/* The pop after the real unlock, as syncprof's (hold.h,
+ * sp_hold_release_begin()); FLOORSHIM_POP=before: before it. */
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	if (__builtin_expect(__atomic_load_n(&flags, __ATOMIC_RELAXED) & 2, 0) && blk)
+	int rc;
+
+	if (__builtin_expect(!(__atomic_load_n(&flags, __ATOMIC_RELAXED) & 2), 1) || !blk)
+		return real_unlock(m);
+	if (pop_before) {
 		floor_pop(blk, m, &tick);
-	return real_unlock(m);
+		return real_unlock(m);
+	}
+	rc = real_unlock(m);
+	floor_pop(blk, m, &tick);
+	return rc;
 }

@@ -31,9 +31,13 @@
  *          three;
  *   floortryhold  floortry, plus a held list reached through TLS (object,
  *          site, tick, the state word stored last; the pop compares
- *          object and tick), and one hold in 16 (LOCKBENCH_HOLD_SAMPLE=N:
+ *          object and tick) after the unlock (LOCKBENCH_POP=before: inside
+ *          the critical section), and one hold in 16 (LOCKBENCH_HOLD_SAMPLE=N:
  *          in N; 0: none) timed with two TSC reads (the sample of issue
  *          14's design): the floor of the hold=1 goal compiled in;
+ *          LOCKBENCH_OWNER=1 adds each lock's last owner in a table by
+ *          the lock's address, read in the critical section and written
+ *          when it changes: the least exact owner changes cost;
  *   floornear  floor with the counter found through a table of pointers
  *          (slot from the lock's address) to counters allocated in order
  *          of first use: what one more dependent load costs, the shape of
@@ -75,6 +79,8 @@ struct worker {
 	unsigned seed;
 	unsigned long ops;
 	int mode;
+	int tid; /* floortryhold's owner, LOCKBENCH_OWNER */
+	unsigned long owner_changes;
 } __attribute__((aligned(64)));
 
 static struct counter *counters;
@@ -155,6 +161,15 @@ static uint64_t floor_tick; /* stands for the hold ticker's tick */
  * other floors keep them in the loop's registers and on its stack). */
 static __thread struct floor_entry *floor_tls_table __attribute__((tls_model("initial-exec")));
 static __thread struct floor_block *floor_tls_block __attribute__((tls_model("initial-exec")));
+/* floortryhold pops after the unlock, as syncprof does (hold.h,
+ * sp_hold_release_begin()); LOCKBENCH_POP=before: inside the critical
+ * section, as syncprof did until 2026-11-28. */
+static int floor_pop_before;
+/* LOCKBENCH_OWNER=1: floortryhold also keeps each lock's last owner in a
+ * table by address, as syncprof does for its owner changes. */
+static int floor_owner;
+#define FLOOR_OWNERS 16384
+static int floor_owners[FLOOR_OWNERS] __attribute__((aligned(64)));
 static unsigned floor_sample = 16; /* floortryhold: 1 in this many timed; 0: none
 				    * (LOCKBENCH_HOLD_SAMPLE) */
 
@@ -238,11 +253,23 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 		}
 		if (kind == FLOOR_HOLD)
 			floor_push(&stack_block, &c->lock, (uintptr_t)libc_loop, &floor_tick, &no_left, 0);
+		if (kind == FLOOR_TRYHOLD && floor_owner) {
+			/* the last owner of the lock, by its address: an owner
+			 * change is counted and written (syncprof's
+			 * sp_hold_last_owner, hold.h) */
+			int *o = &floor_owners[((uintptr_t)&c->lock >> 5) & (FLOOR_OWNERS - 1)];
+
+			if (__builtin_expect(__atomic_load_n(o, __ATOMIC_RELAXED) != w->tid, 0)) {
+				__atomic_store_n(o, w->tid, __ATOMIC_RELAXED);
+				w->owner_changes++;
+			}
+		}
 		if (kind == FLOOR_TRYHOLD && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
 			floor_push(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
 				   (uintptr_t)libc_loop, &floor_tick, &left, floor_sample);
 		c->value++;
-		if (kind == FLOOR_TRYHOLD && __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
+		if (kind == FLOOR_TRYHOLD && floor_pop_before &&
+		    __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
 			floor_pop(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
 				  &floor_tick);
 		if (kind == FLOOR_HOLD)
@@ -250,6 +277,10 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 		if (kind == FLOOR_TRY && __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
 			__atomic_store_n(&floor_tick, 0, __ATOMIC_RELAXED); /* stands for an unlock hook */
 		libc_unlock(&c->lock);
+		if (kind == FLOOR_TRYHOLD && !floor_pop_before &&
+		    __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
+			floor_pop(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
+				  &floor_tick);
 		if (nested)
 			libc_unlock(&outer);
 		ops++;
@@ -349,6 +380,7 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 	__atomic_store_n(&go, 0, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < n_threads; i++) {
 		w[i].seed = 2463534242u + i * 7919u;
+		w[i].tid = (int)i + 1;
 		w[i].mode = mode;
 		if (pthread_create(&w[i].thread, NULL, loops[mode], &w[i])) {
 			perror("lockbench: pthread_create");
@@ -400,7 +432,9 @@ static void usage(FILE *f)
 	      "      floornear,floortry,floortryhold\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n"
-	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 16; 0: none).\n",
+	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 16; 0: none).\n"
+	      "LOCKBENCH_POP=before|after: floortryhold pops before or after the unlock (default after).\n"
+	      "LOCKBENCH_OWNER=1: floortryhold also keeps each lock's last owner (owner changes).\n",
 	      f);
 }
 
@@ -448,6 +482,14 @@ int main(int argc, char **argv)
 	}
 	if (getenv("LOCKBENCH_HOLD_SAMPLE"))
 		floor_sample = (unsigned)strtoul(getenv("LOCKBENCH_HOLD_SAMPLE"), NULL, 10);
+	floor_owner = getenv("LOCKBENCH_OWNER") && atoi(getenv("LOCKBENCH_OWNER"));
+	if (getenv("LOCKBENCH_POP")) {
+		if (strcmp(getenv("LOCKBENCH_POP"), "before") && strcmp(getenv("LOCKBENCH_POP"), "after")) {
+			fputs("lockbench: LOCKBENCH_POP is before or after\n", stderr);
+			return 2;
+		}
+		floor_pop_before = !strcmp(getenv("LOCKBENCH_POP"), "before");
+	}
 	initially_enabled = syncprof_is_enabled();
 	if (posix_memalign((void **)&counters, 64, n_locks * sizeof(*counters))) {
 		perror("lockbench");

@@ -299,15 +299,11 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 		return name##_on((obj), (abstime), f_, RA, CFA, fp_at_entry);         \
 	} while (0)
 
-/* Before an unlock, when some feature hooks unlocks (hold tracking, the
- * trace's "released" event) and the inlined pop did not do: the probe's. */
+/* Before an unlock, when a feature other than hold tracking and lock
+ * order hooks unlocks (the trace's "released" event): the probe's. */
 static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uintptr_t cfa,
 					 uintptr_t fp)
 {
-	/* Lock order's unlocks: the inlined pop, as released() does for hold
-	 * tracking (it must stay as it is for the other configurations). */
-	if ((FLAGS() | SYNCPROF__PROFILING) == SP_FLAGS_ORDER && sp_hold_released_fast((uintptr_t)obj))
-		return;
 	if (SP_UNLIKELY(sp_load_relaxed(&sp_trace_locks_on))) {
 		uint64_t hold_ns;
 		int has_hold, emit = sp_trace_release_begin(obj, &hold_ns, &has_hold);
@@ -325,31 +321,41 @@ static SP_NOINLINE void released_general(void *obj, int type, uintptr_t ra, uint
 		sp_hold_released((uintptr_t)obj);
 }
 
-/* Hold tracking alone, a release the inlined pop left (a sampled or
- * timed hold, one that saw the tick move, out of order): straight to
- * hold.c, without released_general()'s tests for lock order and the
- * trace, which this flag word rules out, and its two more tries of the
- * pop (174 -> 129 instructions a call under callgrind). */
-static SP_NOINLINE void released_hold(void *obj)
-{
-	if (sp_hold_is_on() && sp_tls_self)
-		sp_hold_released((uintptr_t)obj);
-}
-
-static SP_ALWAYS_INLINE void released(void *obj, int type)
-{
-	uintptr_t fp = FP;
-	int f = FLAGS();
-
-	if (SP_LIKELY(!(f & SYNCPROF__UNLOCK_HOOKS)))
-		return;
-	if ((f | SYNCPROF__PROFILING) == SP_FLAGS_HOLD) {
-		if (!sp_hold_released_fast((uintptr_t)obj))
-			released_hold(obj);
-		return;
+/*
+ * The interposed unlocks.  With no unlock hook, a tail jump to the real
+ * unlock; with hold tracking or lock order alone (the flag words
+ * SP_FLAGS_HOLD and SP_FLAGS_ORDER), NAME_hooked() pops the hold after the
+ * real unlock (hold.h, sp_hold_release_begin()): the critical section
+ * ends with the program's own code; with anything else (the trace's
+ * "released" event), the probe's release before the unlock, as before.
+ * Hold tracking alone used to pop inline and tail-jump to glibc, with
+ * syncprof's stores inside the lock.
+ */
+#define UNLOCK_SHIM(name, type_, type)                                                \
+	static SP_NOINLINE int name##_hooked(type_ *l, int f, uintptr_t ra, uintptr_t cfa, \
+					     uintptr_t fp)                               \
+	{                                                                             \
+		struct sp_hold_release r;                                             \
+		int rc, g = f | SYNCPROF__PROFILING;                                  \
+                                                                                      \
+		if (g != SP_FLAGS_HOLD && g != SP_FLAGS_ORDER) {                      \
+			released_general((void *)l, type, ra, cfa, fp);               \
+			return SP_REAL(name)(l);                                      \
+		}                                                                     \
+		r = sp_hold_release_begin((uintptr_t)l);                              \
+		rc = SP_REAL(name)(l);                                                \
+		sp_hold_release_end((uintptr_t)l, r);                                 \
+		return rc;                                                            \
+	}                                                                             \
+	int name(type_ *l)                                                            \
+	{                                                                             \
+		uintptr_t fp = FP;                                                    \
+		int f = FLAGS();                                                      \
+                                                                                      \
+		if (SP_LIKELY(!(f & SYNCPROF__UNLOCK_HOOKS)))                         \
+			return SP_REAL(name)(l);                                      \
+		return name##_hooked(l, f, RA, CFA, fp);                              \
 	}
-	released_general(obj, type, RA, CFA, fp);
-}
 
 SHIM_PATHS(mutex_lock, SP_TYPE_MUTEX, mutex_ops, 1)
 SHIM_PATHS(mutex_timedlock, SP_TYPE_MUTEX, mutex_timed_ops, 1)
@@ -390,11 +396,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	SHIM(mutex_timedlock, m, abstime, mutex_timed_ops, 1);
 }
 
-int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	released(m, SP_TYPE_MUTEX);
-	return SP_REAL(pthread_mutex_unlock)(m);
-}
+UNLOCK_SHIM(pthread_mutex_unlock, pthread_mutex_t, SP_TYPE_MUTEX)
 
 /* ---- condition variables -------------------------------------------------- */
 
@@ -489,11 +491,7 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *absti
 	SHIM(timedwrlock, l, abstime, wr_timed_ops, 1);
 }
 
-int pthread_rwlock_unlock(pthread_rwlock_t *l)
-{
-	released(l, SP_TYPE_RWLOCK_UNLOCK);
-	return SP_REAL(pthread_rwlock_unlock)(l);
-}
+UNLOCK_SHIM(pthread_rwlock_unlock, pthread_rwlock_t, SP_TYPE_RWLOCK_UNLOCK)
 
 /* ---- spin locks ------------------------------------------------------------- */
 
@@ -507,11 +505,7 @@ int pthread_spin_trylock(pthread_spinlock_t *s)
 	SHIM(spin_trylock, (void *)s, NULL, spin_ops, 0);
 }
 
-int pthread_spin_unlock(pthread_spinlock_t *s)
-{
-	released((void *)s, SP_TYPE_SPINLOCK);
-	return SP_REAL(pthread_spin_unlock)(s);
-}
+UNLOCK_SHIM(pthread_spin_unlock, pthread_spinlock_t, SP_TYPE_SPINLOCK)
 
 /* ---- C11 <threads.h> -------------------------------------------------------- */
 
@@ -530,11 +524,7 @@ int mtx_timedlock(mtx_t *__restrict m, const struct timespec *__restrict abstime
 	SHIM(mtx_timedlock, m, abstime, c11_timed_ops, 1);
 }
 
-int mtx_unlock(mtx_t *m)
-{
-	released(m, SP_TYPE_MUTEX);
-	return SP_REAL(mtx_unlock)(m);
-}
+UNLOCK_SHIM(mtx_unlock, mtx_t, SP_TYPE_MUTEX)
 
 int cnd_wait(cnd_t *c, mtx_t *m)
 {

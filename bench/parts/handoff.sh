@@ -9,10 +9,14 @@
 #                                      the same process; the ratio is time
 #                                      per operation (throughput is 1/it)
 #   the floors, in the same rounds     lockbench's floortry and floortryhold
-#                                      (compiled in), libfloorshim.so plain
-#                                      and FLOORSHIM=hold (preloaded): the
-#                                      least such a probe does (docs/cost.md,
-#                                      "The floor"), on the same two threads
+#                                      (compiled in; floortryhold also with
+#                                      its pop inside the critical section,
+#                                      LOCKBENCH_POP=before, and with each
+#                                      lock's last owner, LOCKBENCH_OWNER=1),
+#                                      libfloorshim.so plain and
+#                                      FLOORSHIM=hold (preloaded): the least
+#                                      such a probe does (docs/cost.md, "The
+#                                      floor"), on the same two threads
 #   sysbench mutex --threads=2         bare, 'syncprof run', 'syncprof run
 #                                      --hold', wall time (when installed)
 #
@@ -36,9 +40,9 @@ lockbench() { # WAY OPTIONS -> time ratio to libc
 		"$lb" -M libc,$mode -t 2 -m 1 -d "$ms" -r "$rounds" |
 		awk -v m=$mode '$1 == m { gsub("x", "", $4); print $4 }'
 }
-floor() { # compiled MODE | shim [hold] -> time ratio to libc
+floor() { # compiled MODE [ENV...] | shim [hold] -> time ratio to libc
 	if [ "$1" = compiled ]; then
-		"$lb" -M libc,$2 -t 2 -m 1 -d "$ms" -r "$rounds" |
+		env ${3:-} "$lb" -M libc,$2 -t 2 -m 1 -d "$ms" -r "$rounds" |
 			awk -v m=$2 '$1 == m { gsub("x", "", $4); print $4 }'
 	else
 		env FLOORSHIM=${2:-} LD_PRELOAD="$shim" "$lb" -M libc,plain -t 2 -m 1 -d "$ms" -r "$rounds" |
@@ -61,6 +65,8 @@ for i in $(seq "$repeats"); do
 	lockbench preload ",hold=1" >> "$tmp/preload-hold"
 	floor compiled floortry >> "$tmp/floortry"
 	floor compiled floortryhold >> "$tmp/floortryhold"
+	floor compiled floortryhold LOCKBENCH_POP=before >> "$tmp/floortryhold-popin"
+	floor compiled floortryhold LOCKBENCH_OWNER=1 >> "$tmp/floortryhold-owner"
 	floor shim >> "$tmp/floorshim"
 	floor shim hold >> "$tmp/floorshimhold"
 	if [ -n "$sb" ]; then
@@ -71,10 +77,10 @@ for i in $(seq "$repeats"); do
 done
 echo "two threads, one lock (lockbench -t 2 -m 1): time per operation against glibc,"
 echo "median of $repeats (spread); throughput is 1/ratio, the goal >= 0.9x, so ratio <= 1.11x"
-for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold floorshim \
-	floorshimhold; do
+for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold \
+	floortryhold-popin floortryhold-owner floorshim floorshimhold; do
 	[ "$c" = floortry ] && echo "the floors (docs/cost.md), compiled in and preloaded, without and with hold lists:"
-	printf "  %-15s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
+	printf "  %-18s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
 		"$(spread < "$tmp/$c")" "$(echo "1 / $(median < "$tmp/$c")" | bc -l)"
 done
 if [ -n "$sb" ]; then

@@ -555,6 +555,45 @@ static int owner_change(struct sp_thread *t, const struct sp_site *site, uintptr
 	return left != 0;
 }
 
+/* An owner change of an exclusive lock without countdown
+ * (sp_hold_push_ok() said 2), at the acquisition of entry @e by thread
+ * @tid: it becomes the lock's last owner, and the change is counted on @e
+ * when there was an owner before (owner_change() below, the general
+ * path's). */
+static void owner_changed(struct sp_entry *e, pid_t tid)
+{
+	pid_t *o = &sp_hold_last_owner[sp_owner_slot(e->obj)];
+
+	if (sp_load_relaxed(o) & SP_OWNER_TID_MASK) {
+		struct sp_entry_cold *c = sp_entry_cold_w(e);
+
+		sp_store_relaxed(&c->owner_changes, c->owner_changes + 1);
+	}
+	sp_store_relaxed(o, tid);
+}
+
+SP_NOINLINE int sp_hold_push_changed(struct sp_entry *e)
+{
+	struct sp_hold_pub *p = sp_hold_my_pub;
+	uint64_t state = p->state;
+	uint32_t n = SP_PUB_N(state);
+	struct sp_held *h = &p->e[n];
+	unsigned left = sp_hold_sample_left;
+
+	if (left <= 1 || sp_hold_push_ok(p, n, e->obj, e->op) != 2)
+		return 0;
+	owner_changed(e, p->tid);
+	sp_hold_sample_left = left - 1;
+	sp_held_fill(h, e->obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, e->op);
+	sp_store_release(&h->since_ns, 0);
+	h->depth = 1;
+	h->timed = SP_HOLD_UNTIMED;
+	h->e = e;
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
+	sp_pub_push(p, state);
+	return 1;
+}
+
 static SP_TLS uintptr_t waited_obj;   /* sp_hold_waited(): the hold to time */
 static SP_TLS unsigned waited_left;   /* ... and the sample countdown it hid */
 
@@ -590,9 +629,12 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	uint64_t state = p->state;
 	uint32_t n = SP_PUB_N(state);
 	struct sp_held *h = &p->e[n];
+	int ok;
 
-	if (!t || !sp_hold_push_ok(p, n, obj, op))
+	if (!t || !(ok = sp_hold_push_ok(p, n, obj, op)))
 		return 0;
+	if (ok == 2)
+		owner_changed(e, p->tid);
 	sp_held_fill(h, obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, op);
 	h->depth = 1;
 	h->paused = 0;
@@ -725,9 +767,9 @@ static void held_end(const struct sp_held *h, uint64_t now)
  * instructions, ~16 per lock+unlock at the default sample).  Not in the inlined pop: a call
  * there made every unlock shim save a register.
  */
-static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj)
+static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t obj, uint64_t now)
 {
-	uint64_t state = p->state, now;
+	uint64_t state = p->state;
 	struct sp_held *h;
 
 	if (!SP_PUB_N(state))
@@ -735,26 +777,32 @@ static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t ob
 	h = &p->e[SP_PUB_N(state) - 1];
 	if (!SP_HELD_IN_ORDER(h, obj, SP_HOLD_SAMPLED) || !h->e)
 		return 0;
-	now = ticks();
+	if (!now)
+		now = ticks();
 	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)));
 	sp_pub_pop(p, state);
 	return 1;
 }
 
-SP_NOINLINE void sp_hold_released(uintptr_t obj)
+SP_NOINLINE void sp_hold_released_at(uintptr_t obj, uint64_t now)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	struct sp_held *h;
 
-	if (SP_LIKELY(p) && released_sampled(p, obj))
+	if (SP_LIKELY(p) && released_sampled(p, obj, now))
 		return;
 	if (SP_UNLIKELY(!p) || !(h = held_find(p, obj)))
 		return; /* not ours: another thread's lock, or taken before */
 	if (--h->depth)
 		return;
 	if (times && (h->timed || h->tick != sp_load_relaxed(&sp_hold_tick)))
-		held_end(h, ticks());
+		held_end(h, now ? now : ticks());
 	held_remove(p, h);
+}
+
+void sp_hold_released(uintptr_t obj)
+{
+	sp_hold_released_at(obj, 0);
 }
 
 /* A condition wait releases its mutex (nobody to blame meanwhile) and

@@ -203,9 +203,12 @@ static SP_ALWAYS_INLINE void sp_held_fill(struct sp_held *h, uintptr_t obj, cons
  * What a push outside sp_hold_acquired() needs: the thread's list @p of
  * @n holds has room, @obj is not in it yet (else a recursive or read lock
  * taken again), and its owner slot has no countdown and, for an exclusive
- * lock, names this thread (no owner change to count).  The thread's tid
- * is its block's (the same as its record's, fork included: hold.c), so
- * that the push needs no thread record.
+ * lock, names this thread (no owner change to count): 1.  2: all that but
+ * the slot names another thread or none, an owner change that
+ * sp_hold_push_changed() pushes when the caller knows the entry.  0:
+ * anything else, for sp_hold_acquired().  The thread's tid is its
+ * block's (the same as its record's, fork included: hold.c), so that the
+ * push needs no thread record.
  */
 static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_hold_pub *p, uint32_t n,
 					    uintptr_t obj, int op)
@@ -221,13 +224,21 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_hold_pub *p, uint32_
 	}
 	/* A read lock has no owner; its slot can still say "held long". */
 	owner = sp_load_relaxed(&sp_hold_last_owner[sp_owner_slot(obj)]);
+	if (op == SP_TYPE_RWLOCK_READ)
+		return owner >> SP_OWNER_LONG_SHIFT == 0;
 	/* p->tid: relaxed, as other threads look for a free block with a CAS
 	 * on it (hold.c, pub_get__slowpath(); it fails on ours). */
-	if (SP_UNLIKELY(op != SP_TYPE_RWLOCK_READ ? owner != sp_load_relaxed(&p->tid)
-						  : owner >> SP_OWNER_LONG_SHIFT != 0))
-		return 0;
-	return 1;
+	if (SP_LIKELY(owner == sp_load_relaxed(&p->tid)))
+		return 1;
+	return owner >> SP_OWNER_LONG_SHIFT == 0 ? 2 : 0;
 }
+
+/* The push of an untimed hold of entry @e whose lock changes owner
+ * (sp_hold_push_ok() says 2): 1 when pushed, 0 when sp_hold_acquired()
+ * must do it.  What sp_hold_acquired() does for it (hold.c,
+ * owner_change()), without finding the entry again: in sysbench mutex
+ * --threads=2, 47% of the acquisitions change owner. */
+int sp_hold_push_changed(struct sp_entry *e);
 
 /* The push of a sampled hold whose entry @e the caller knows (hold.c): 1
  * when pushed, 0 when sp_hold_acquired() must do it.  The entry's key is
@@ -251,6 +262,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	uint64_t state;
 	uint32_t n;
 	struct sp_held *h;
+	int ok;
 
 	if (SP_UNLIKELY(!p))
 		return 0;
@@ -258,8 +270,9 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 		return left == 1 && e ? sp_hold_push_sampled(e) : 0;
 	state = p->state;
 	n = SP_PUB_N(state);
-	if (SP_UNLIKELY(!sp_hold_push_ok(p, n, obj, op)))
-		return 0;
+	ok = sp_hold_push_ok(p, n, obj, op);
+	if (SP_UNLIKELY(ok != 1))
+		return ok == 2 && e ? sp_hold_push_changed(e) : 0;
 	sp_hold_sample_left = left - 1;
 	h = &p->e[n];
 	sp_held_fill(h, obj, file, func, pc, line, op);
@@ -283,7 +296,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	((h)->obj == (obj_) && (h)->depth == 1 && (h)->timed == (timed_) &&          \
 	 (h)->tick == sp_load_relaxed(&sp_hold_tick))
 
-/* Before an unlock: 1 when done, 0 when the caller must call
+/* At an unlock: 1 when done, 0 when the caller must call
  * sp_hold_released(). */
 static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 {
@@ -301,6 +314,56 @@ static SP_ALWAYS_INLINE int sp_hold_released_fast(uintptr_t obj)
 		return 0;
 	sp_pub_pop(p, state);
 	return 1;
+}
+
+/*
+ * The release around the real unlock, with hold tracking or lock order
+ * and no trace event (preload.c, probe.c): sp_hold_release_begin() before
+ * the unlock, sp_hold_release_end() after it.  The pop waits until the
+ * lock is free, so that no store of syncprof's lengthens the critical
+ * section: on a lock two threads take in turn, the other thread waits for
+ * each one (bench/lockbench.c's floortryhold measures both placements).
+ * Until then the list still names the lock, a few nanoseconds more: a
+ * waiter that looks the holder up meanwhile finds this thread, which held
+ * it when the wait began (hold.c).
+ *
+ * The begin only looks: the top hold is this lock's, untimed, in order
+ * (@state: the state word to pop from), or the release needs hold.c, and
+ * then it reads the clock (@now), before the unlock: the hold ends at the
+ * unlock call, not at its return (a wake in the unlock takes microseconds;
+ * tests/preload/unlock_end.c).  Both 0: nothing held.  The end pops from
+ * @state when nothing changed meanwhile (a signal handler's locks), else
+ * calls hold.c.
+ */
+struct sp_hold_release {
+	uint64_t state, now;
+};
+
+static SP_ALWAYS_INLINE struct sp_hold_release sp_hold_release_begin(uintptr_t obj)
+{
+	const struct sp_hold_pub *p = sp_hold_my_pub;
+	struct sp_hold_release r = { 0, 0 };
+	uint64_t state;
+
+	if (SP_UNLIKELY(!p) || !SP_PUB_N(state = p->state))
+		return r;
+	if (SP_LIKELY(SP_HELD_IN_ORDER(&p->e[SP_PUB_N(state) - 1], obj, SP_HOLD_UNTIMED)))
+		r.state = state;
+	else
+		r.now = sp_clock_ticks() | 1;
+	return r;
+}
+
+static SP_ALWAYS_INLINE void sp_hold_release_end(uintptr_t obj, struct sp_hold_release r)
+{
+	struct sp_hold_pub *p;
+
+	if (SP_LIKELY(r.state) && SP_LIKELY((p = sp_hold_my_pub)->state == r.state)) {
+		sp_pub_pop(p, r.state);
+		return;
+	}
+	if (r.state | r.now)
+		sp_hold_released_at(obj, r.now);
 }
 
 /* Hold tracking is on in this copy of the library (record.h, sp_hold_ready). */

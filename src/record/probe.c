@@ -403,12 +403,10 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 }
 
 /*
- * Before a release: with hold tracking the only unlock hook (the flag
- * word, but for profiling, equal to SP_FLAGS_HOLD), the inlined pop of
- * hold.h, as the preload's released(); anything else, or a pop that the
- * inlined one leaves (a timed hold, a hold that saw the tick move), the
- * probe's release out of line, given the site's fields apart: with the
- * site's address taken here, every unlock spilled it to the stack.
+ * Before a release with other unlock hooks than hold tracking and lock
+ * order (DO_UNLOCK() below): the probe's release out of line, given the
+ * site's fields apart: with the site's address taken in the unlock,
+ * every unlock spilled it to the stack.
  */
 static SP_NOINLINE void released__slowpath(void *obj, int type, const char *file,
 					   const char *func, uintptr_t pc, uint32_t line)
@@ -418,18 +416,30 @@ static SP_NOINLINE void released__slowpath(void *obj, int type, const char *file
 	sp_probe_released(obj, type, &site);
 }
 
-static SP_ALWAYS_INLINE void do_released(void *obj, int type, const struct sp_site *site)
-{
-	if (SP_LIKELY((FLAGS_NOW() | SYNCPROF__PROFILING) == SP_FLAGS_HOLD) &&
-	    SP_LIKELY(sp_hold_released_fast((uintptr_t)obj)))
-		return;
-	released__slowpath(obj, type, site->file, site->func, site->pc, site->line);
-}
+/*
+ * An unlock, @call the real one: with hold tracking or lock order alone,
+ * hold.h's release around it, the pop after the lock is free
+ * (sp_hold_release_begin(): no store of syncprof's inside the critical
+ * section); anything else, the probe's release before it.
+ */
+#define DO_UNLOCK(obj, type, site, call)                                                     \
+	({                                                                                   \
+		int g_ = FLAGS_NOW() | SYNCPROF__PROFILING, rc_;                             \
+		if (SP_LIKELY(g_ == SP_FLAGS_HOLD || g_ == SP_FLAGS_ORDER)) {                \
+			struct sp_hold_release r_ = sp_hold_release_begin((uintptr_t)(obj)); \
+			rc_ = (call);                                                        \
+			sp_hold_release_end((uintptr_t)(obj), r_);                           \
+		} else {                                                                     \
+			released__slowpath((void *)(obj), (type), (site)->file, (site)->func,  \
+					   (site)->pc, (site)->line);                          \
+			rc_ = (call);                                                        \
+		}                                                                            \
+		rc_;                                                                         \
+	})
 
 static SP_ALWAYS_INLINE int do_mutex_unlock(pthread_mutex_t *m, const struct sp_site *site)
 {
-	do_released((void *)m, SP_TYPE_MUTEX, site);
-	return SP_REAL(pthread_mutex_unlock)(m);
+	return DO_UNLOCK(m, SP_TYPE_MUTEX, site, SP_REAL(pthread_mutex_unlock)(m));
 }
 
 static SP_ALWAYS_INLINE int do_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -491,8 +501,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 
 static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
 {
-	do_released((void *)l, SP_TYPE_RWLOCK_UNLOCK, site);
-	return SP_REAL(pthread_rwlock_unlock)(l);
+	return DO_UNLOCK(l, SP_TYPE_RWLOCK_UNLOCK, site, SP_REAL(pthread_rwlock_unlock)(l));
 }
 
 static SP_ALWAYS_INLINE int do_spin_lock(pthread_spinlock_t *s, const struct sp_site *site)
@@ -519,8 +528,7 @@ static SP_ALWAYS_INLINE int do_spin_trylock(pthread_spinlock_t *s, const struct 
 
 static SP_ALWAYS_INLINE int do_spin_unlock(pthread_spinlock_t *s, const struct sp_site *site)
 {
-	do_released((void *)s, SP_TYPE_SPINLOCK, site);
-	return SP_REAL(pthread_spin_unlock)(s);
+	return DO_UNLOCK(s, SP_TYPE_SPINLOCK, site, SP_REAL(pthread_spin_unlock)(s));
 }
 
 static SP_ALWAYS_INLINE int do_mtx_lock(void *m, const struct sp_site *site)
@@ -556,8 +564,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 
 static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)
 {
-	do_released((void *)m, SP_TYPE_MUTEX, site);
-	return SP_REAL(mtx_unlock)(m);
+	return DO_UNLOCK(m, SP_TYPE_MUTEX, site, SP_REAL(mtx_unlock)(m));
 }
 
 static SP_ALWAYS_INLINE int do_cnd_wait(void *c, void *m, const struct sp_site *site)

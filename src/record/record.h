@@ -664,6 +664,8 @@ int sp_hold_all_timed(void);
 void sp_hold_fork_child(void);
 void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op, const struct sp_site *site);
 void sp_hold_released(uintptr_t obj);
+/* The same with the clock (sp_clock_ticks()) read at the unlock; 0: now. */
+void sp_hold_released_at(uintptr_t obj, uint64_t now);
 /* A contended wait acquired @obj (probe.c): its hold is timed, from now. */
 void sp_hold_waited(uintptr_t obj);
 /*

@@ -9,10 +9,12 @@
  * acquired by an untimed acquisition, and released in reverse order of
  * acquisition before the hold tick moved on.  The fast paths handle
  * exactly that (a push, stamped with the hold tick, or a pop inside the
- * block's sequence section) and return 0 for anything else, which then
- * goes to sp_hold_acquired() / sp_hold_released() (recursion, read locks
- * taken again, stale records, owner changes, timed holds, a hold that saw
- * the tick move, a full block).  Inlined, they spare the probe two calls
+ * block's sequence section, after the real unlock: sp_hold_release_begin()
+ * below) and return 0 for anything else, which then goes to
+ * sp_hold_push_sampled() and sp_hold_push_changed() (a sampled hold, an
+ * owner change) or sp_hold_acquired() / sp_hold_released() (recursion,
+ * read locks taken again, stale records, timed holds, a hold that saw the
+ * tick move, a full block).  Inlined, they spare the probe two calls
  * and the generic code's site copies: lockbench under the preload with
  * --hold went from ~1.7x (1 lock) and ~2.2x (1024 locks) plain to ~1.45x
  * and ~1.9x when they came (docs/cost.md has today's figures).  The tick costs the push one load and one

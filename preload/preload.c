@@ -94,7 +94,7 @@ static SP_ALWAYS_INLINE struct sp_entry *cached_entry(struct sp_thread *t, const
 	if (SP_UNLIKELY(!t))
 		return NULL;
 #define IS_CALLS(e) entry_is((e), obj, op, ra)
-	return SP_ENTRY_CACHED(t, (uintptr_t)obj, IS_CALLS);
+	return SP_ENTRY_CACHED(t, (uintptr_t)obj, ra, IS_CALLS);
 #undef IS_CALLS
 }
 
@@ -172,7 +172,7 @@ static SP_ALWAYS_INLINE struct sp_entry *lookup_pc(struct sp_thread *t, void *ob
 		return sp_entry_insert__slowpath(t, &site, (uintptr_t)obj, op);
 	}
 	t->last = e;
-	t->near[sp_lock_slot((uintptr_t)obj)] = e;
+	t->near[sp_near_slot((uintptr_t)obj, pc)] = e;
 	return e;
 }
 

@@ -284,7 +284,8 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 
 #define IS_CALLS(e) sp_entry_matches((e), site, (uintptr_t)obj, op)
 	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)) ||
-	    !(e = SP_ENTRY_CACHED(t, (uintptr_t)obj, IS_CALLS)))
+	    !(e = SP_ENTRY_CACHED(t, (uintptr_t)obj,
+				  sp_site_salt(site->file, site->pc, site->line), IS_CALLS)))
 		return 0;
 #undef IS_CALLS
 	/* Across the try only the entry (the call's key) lives, and with

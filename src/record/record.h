@@ -171,6 +171,25 @@ static inline size_t sp_lock_slot(uintptr_t obj)
 }
 
 /*
+ * The near[] slot of a call on the lock at @obj from a site whose salt is
+ * @salt (sp_site_salt()): the lock's slot mixed with its site, so that a
+ * lock taken at several sites - whose home slot holds one of them - keeps
+ * an entry per site there.  With the slot by address alone, a lock taken
+ * at three sites in turn found two of them in the index at every call
+ * (memcached's global locks).  For one site the mix is a fixed
+ * permutation of the slots: locks in an array keep distinct slots.
+ */
+static inline uintptr_t sp_site_salt(const char *file, uintptr_t pc, uint32_t line)
+{
+	return file ? (uintptr_t)file + line : pc;
+}
+
+static inline size_t sp_near_slot(uintptr_t obj, uintptr_t salt)
+{
+	return (size_t)((obj >> 5) ^ salt) & (SP_LOCK_SLOTS - 1);
+}
+
+/*
  * A thread's table also has home slots (use_home): the first entry of a
  * lock goes in the slot its address picks when that slot is free, so that
  * the probe's fast path finds it with one load where the near[] cache
@@ -369,18 +388,18 @@ static inline struct sp_entry *sp_home_entry(const struct sp_table *t, uintptr_t
 
 /*
  * Owner only: the entry of a call on the lock at @obj that thread @t finds
- * without its index - its last entry, the lock's home slot, the lock's
- * near[] slot - or NULL; a hit becomes the last entry.  @IS(e) is the
+ * without its index - its last entry, the lock's home slot, the near[]
+ * slot of the lock and the call's site (@salt: sp_site_salt()) - or NULL; a hit becomes the last entry.  @IS(e) is the
  * call's key compare, a macro of the caller's (the probe compares a site,
  * the preload a return address), so that each fast path keeps its own.
  */
-#define SP_ENTRY_CACHED(t, obj, IS)                                                        \
+#define SP_ENTRY_CACHED(t, obj, salt, IS)                                                  \
 	({                                                                                 \
 		struct sp_entry *e_ = (t)->last;                                           \
 		if (SP_UNLIKELY(!e_ || !IS(e_))) {                                         \
 			e_ = sp_home_entry(&(t)->table, (obj));                            \
 			if (!e_ || !IS(e_)) {                                              \
-				e_ = (t)->near[sp_lock_slot(obj)];                         \
+				e_ = (t)->near[sp_near_slot((obj), (salt))];               \
 				if (e_ && !IS(e_))                                         \
 					e_ = NULL;                                         \
 			}                                                                  \

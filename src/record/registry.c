@@ -459,7 +459,7 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 	}
 	t->last = e;
 	if (op != SP_TYPE_JOIN) /* joins: sp_join_entry_get() */
-		t->near[sp_lock_slot(obj)] = e;
+		t->near[sp_near_slot(obj, sp_site_salt(site->file, site->pc, site->line))] = e;
 	if (t == sp_tls_self)
 		sp_tls_home_sync(t); /* home slots mapped by the insert */
 	/* The lock's creation site when no init was seen (lockname.c); a

@@ -31,7 +31,8 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 						      int op)
 {
 #define IS_CALLS(e) sp_entry_matches((e), site, obj, op)
-	struct sp_entry *e = SP_ENTRY_CACHED(t, obj, IS_CALLS);
+	uintptr_t salt = sp_site_salt(site->file, site->pc, site->line);
+	struct sp_entry *e = SP_ENTRY_CACHED(t, obj, salt, IS_CALLS);
 #undef IS_CALLS
 
 	if (SP_LIKELY(e))
@@ -39,7 +40,7 @@ static SP_ALWAYS_INLINE struct sp_entry *sp_entry_get(struct sp_thread *t,
 	e = sp_table_find(&t->table, site, obj, op);
 	if (SP_UNLIKELY(!e))
 		return sp_entry_insert__slowpath(t, site, obj, op);
-	t->near[sp_lock_slot(obj)] = e;
+	t->near[sp_near_slot(obj, salt)] = e;
 	t->last = e;
 	return e;
 }

@@ -240,7 +240,7 @@ int sp_table_reset(struct sp_table *t, struct sp_entry **near)
 		if (!e)
 			continue;
 		if (near)
-			near[sp_lock_slot(e->obj)] = NULL;
+			near[sp_near_slot(e->obj, sp_site_salt(e->file, e->pc, e->line))] = NULL;
 		if (e->cold_set)
 			memset(e->cold, 0, sizeof(*e->cold));
 		memset(e, 0, sizeof(*e));

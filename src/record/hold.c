@@ -493,7 +493,10 @@ static void entry_add_nonhold(struct sp_thread *t, const struct sp_site *site, u
 	}
 }
 
-/* The entry of the acquisition of @h, from its published site. */
+/* The entry of the acquisition of @h, from its published site: found,
+ * never inserted (an acquisition that has none was not recorded), as
+ * held_end() runs after the real unlock, when the lock's memory may be
+ * gone and an insert would read its type (registry.c). */
 static struct sp_entry *held_entry(const struct sp_held *h)
 {
 	struct sp_thread *t = sp_tls_self;
@@ -510,7 +513,7 @@ static struct sp_entry *held_entry(const struct sp_held *h)
 	} else {
 		site.pc = h->where;
 	}
-	return sp_entry_get(t, &site, h->obj, (int)(uint8_t)(h->info >> SP_HELD_OP_SHIFT));
+	return sp_table_find(&t->table, &site, h->obj, (int)(uint8_t)(h->info >> SP_HELD_OP_SHIFT));
 }
 
 /* The lock @obj was held @ns: at 1 ms or more, time its next acquisitions. */

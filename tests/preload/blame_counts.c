@@ -9,7 +9,6 @@
  * came late counts as uncontended).  Run preloaded with hold=1.  Exit 1
  * with a message on failure.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -17,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "syncprof.h"
+#include "json_report.h"
 
 #define ROUNDS 20
 
@@ -52,42 +51,33 @@ static void *waiter(void *arg)
 	return NULL; /* exits holding m */
 }
 
-/* The sum of "@key" in the rows of @m, and inside their blame lists. */
+/* The contended waits of the rows of @m, and the waits of their blame
+ * lists (each list's "count"s). */
 static void sums(const char *json, long long *contended, long long *blamed)
 {
-	char obj[64];
-
 	*contended = *blamed = 0;
-	snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)&m);
-	for (const char *row = strstr(json, obj); row; row = strstr(row + 1, obj)) {
-		const char *end = strstr(row, "{\"type\""), *k = strstr(row, "\"contended\":");
-		const char *b = strstr(row, "\"blame\":[");
+	for (const char *row = json_object_row(json, &m); row; row = json_object_row(row + 1, &m)) {
+		const char *end = json_row_end(row), *b = strstr(row, "\"blame\":[");
+		long long c = json_row_value(row, end, "contended");
 
-		if (k && (!end || k < end))
-			*contended += atoll(k + strlen("\"contended\":"));
-		for (const char *c = b; c && (!end || c < end); c = strstr(c + 1, "\"count\":")) {
-			if (c != b)
-				*blamed += atoll(c + strlen("\"count\":"));
+		if (c > 0)
+			*contended += c;
+		for (const char *k = b; k && (!end || k < end); k = strstr(k + 1, "\"count\":")) {
+			long long n = json_row_value(k, end, "count");
+
+			if (k != b && n > 0)
+				*blamed += n;
 		}
 	}
 }
 
 int main(void)
 {
-	typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
-	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
-	struct syncprof_report_options o;
 	long long contended, blamed;
 	pthread_t h, w;
-	char *json = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *json;
 	int rc = 0;
 
-	if (!report) {
-		fprintf(stderr, "blame_counts: run with LD_PRELOAD=libsyncprof-preload.so\n");
-		return 1;
-	}
 	sem_init(&held, 0, 0);
 	sem_init(&done, 0, 0);
 	if (pthread_create(&h, NULL, holder, NULL) || pthread_create(&w, NULL, waiter, NULL)) {
@@ -96,14 +86,7 @@ int main(void)
 	}
 	pthread_join(h, NULL);
 	pthread_join(w, NULL);
-	f = open_memstream(&json, &len);
-	memset(&o, 0, sizeof(o));
-	o.format = SYNCPROF_FORMAT_JSON;
-	if (!f || report(f, &o)) {
-		fprintf(stderr, "blame_counts: syncprof_report failed\n");
-		return 1;
-	}
-	fclose(f);
+	json = json_report("blame_counts");
 	sums(json, &contended, &blamed);
 	printf("blame_counts: %lld contended waits, %lld blamed\n", contended, blamed);
 	if (contended < ROUNDS / 2 || blamed != contended) {

@@ -39,8 +39,8 @@
  * long hold, 2 ms); the line then ends in "missed, and said so" and the
  * run passes.  The invariants hold regardless.
  */
-#ifndef KNOWN_HOLDS_INSTRUMENTED
-#include <dlfcn.h>
+#ifdef KNOWN_HOLDS_INSTRUMENTED
+#define JSON_REPORT_LINKED
 #endif
 #include <inttypes.h>
 #include <pthread.h>
@@ -49,7 +49,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "syncprof.h"
+#include "json_report.h"
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
@@ -186,49 +186,6 @@ static void hold_e_f(struct truth *e, struct truth *f)
 	hold_once(f, 5000000);
 }
 
-typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
-
-static __attribute__((noinline)) char *report_json(void)
-{
-#ifdef KNOWN_HOLDS_INSTRUMENTED
-	report_fn report = syncprof_report;
-#else
-	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
-#endif
-	struct syncprof_report_options o;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!report) {
-		fprintf(stderr, "known_holds: no syncprof_report (run with LD_PRELOAD=libsyncprof-preload.so)\n");
-		exit(1);
-	}
-	f = open_memstream(&buf, &len);
-	memset(&o, 0, sizeof(o));
-	o.coalesce = 0;
-	o.format = SYNCPROF_FORMAT_JSON;
-	if (!f || report(f, &o)) {
-		fprintf(stderr, "known_holds: syncprof_report failed\n");
-		exit(1);
-	}
-	fclose(f);
-	return buf;
-}
-
-/* The numeric value of "@key": in the row [row, end); -1 when absent or null. */
-static long long row_value(const char *row, const char *end, const char *key)
-{
-	char pat[64];
-	const char *k;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	k = strstr(row, pat);
-	if (!k || (end && k >= end) || !strchr("0123456789", k[strlen(pat)]))
-		return -1;
-	return atoll(k + strlen(pat));
-}
-
 int main(void)
 {
 	char *json, obj[64];
@@ -241,15 +198,16 @@ int main(void)
 	hold_b(&truths[1]);
 	hold_d(&truths[3]);
 	hold_e_f(&truths[4], &truths[5]);
-	json = report_json();
-	late = row_value(json, NULL, "hold_ticker_late");
-	gap = row_value(json, NULL, "hold_ticker_gap_max_ns");
+	json = json_report("known_holds");
+	late = json_row_value(json, NULL, "hold_ticker_late");
+	gap = json_row_value(json, NULL, "hold_ticker_gap_max_ns");
 	said = late > 0 && gap + 250000 >= 2000000;
 	for (const char *row = strstr(json, "{\"type\""); row; row = strstr(row + 1, "{\"type\"")) {
-		const char *end = strstr(row + 1, "{\"type\"");
-		long long ns = row_value(row, end, "hold_ns"), max = row_value(row, end, "hold_max_ns");
-		long long holds = row_value(row, end, "holds");
-		long long acq = row_value(row, end, "acquisitions");
+		const char *end = json_row_end(row);
+		long long ns = json_row_value(row, end, "hold_ns");
+		long long max = json_row_value(row, end, "hold_max_ns");
+		long long holds = json_row_value(row, end, "holds");
+		long long acq = json_row_value(row, end, "acquisitions");
 
 		if (ns < 0 || holds <= 0)
 			continue;

@@ -11,14 +11,13 @@
  * preloaded with hold=1 (owner changes are a column of hold tracking).
  * Exit 1 with a message on failure.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "syncprof.h"
+#include "json_report.h"
 
 #define ROUNDS 500
 #define BATCH 7
@@ -69,45 +68,26 @@ static void run(pthread_mutex_t *m, int batch)
 /* The sum of "@key" over the rows of object @m in @json. */
 static long long sum_of(const char *json, const pthread_mutex_t *m, const char *key)
 {
-	char obj[64], pat[64];
 	long long sum = 0;
 
-	snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)m);
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	for (const char *row = strstr(json, obj); row; row = strstr(row + 1, obj)) {
-		const char *end = strstr(row, "{\"type\""), *k = strstr(row, pat);
+	for (const char *row = json_object_row(json, m); row; row = json_object_row(row + 1, m)) {
+		long long v = json_row_value(row, json_row_end(row), key);
 
-		if (k && (!end || k < end))
-			sum += atoll(k + strlen(pat));
+		if (v > 0)
+			sum += v;
 	}
 	return sum;
 }
 
 int main(void)
 {
-	typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
-	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
-	struct syncprof_report_options o;
-	char *json = NULL;
-	size_t len = 0;
 	long long want = 2 * ROUNDS - 1, got_t, got_b, acq_b;
 	int rc = 0;
-	FILE *f;
+	char *json;
 
-	if (!report) {
-		fprintf(stderr, "owner_changes: run with LD_PRELOAD=libsyncprof-preload.so\n");
-		return 1;
-	}
 	run(&turns, 1);
 	run(&batches, BATCH);
-	f = open_memstream(&json, &len);
-	memset(&o, 0, sizeof(o));
-	o.format = SYNCPROF_FORMAT_JSON;
-	if (!f || report(f, &o)) {
-		fprintf(stderr, "owner_changes: syncprof_report failed\n");
-		return 1;
-	}
-	fclose(f);
+	json = json_report("owner_changes");
 	got_t = sum_of(json, &turns, "owner_changes");
 	got_b = sum_of(json, &batches, "owner_changes");
 	acq_b = sum_of(json, &batches, "acquisitions");

@@ -10,15 +10,15 @@
  * have ROUNDS acquisitions each, the 3000 locks' rows sum to 3000 x
  * PASSES with none above PASSES.  Exit 1 with a message on failure.
  */
-#ifndef SITE_ROTATION_INSTRUMENTED
-#include <dlfcn.h>
+#ifdef SITE_ROTATION_INSTRUMENTED
+#define JSON_REPORT_LINKED
 #endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "syncprof.h"
+#include "json_report.h"
 
 #define ROUNDS 20000
 #define MANY 3000
@@ -56,46 +56,14 @@ static __attribute__((noinline)) void site_many(unsigned i)
 	pthread_mutex_unlock(&many[i]);
 }
 
-static char *report_json(void)
-{
-	typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
-#ifdef SITE_ROTATION_INSTRUMENTED
-	report_fn report = syncprof_report;
-#else
-	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
-#endif
-	struct syncprof_report_options o;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!report) {
-		fprintf(stderr, "site_rotation: no syncprof_report (preload or link syncprof)\n");
-		exit(1);
-	}
-	f = open_memstream(&buf, &len);
-	memset(&o, 0, sizeof(o));
-	o.format = SYNCPROF_FORMAT_JSON;
-	if (!f || report(f, &o)) {
-		fprintf(stderr, "site_rotation: syncprof_report failed\n");
-		exit(1);
-	}
-	fclose(f);
-	return buf;
-}
-
 /* "acquisitions" of each row of object @m, in order, into @out (at most @n). */
 static int rows_of(const char *json, const void *m, long long *out, int n)
 {
-	char obj[64];
 	int k = 0;
 
-	snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)m);
-	for (const char *row = strstr(json, obj); row; row = strstr(row + 1, obj)) {
-		const char *a = strstr(row, "\"acquisitions\":");
-
+	for (const char *row = json_object_row(json, m); row; row = json_object_row(row + 1, m)) {
 		if (k < n)
-			out[k] = a ? atoll(a + strlen("\"acquisitions\":")) : -1;
+			out[k] = json_row_value(row, json_row_end(row), "acquisitions");
 		k++;
 	}
 	return k;
@@ -117,7 +85,7 @@ int main(void)
 	for (int p = 0; p < PASSES; p++)
 		for (unsigned i = 0, j = 0; i < MANY; i++, j = (j + 1237) % MANY)
 			site_many(j);
-	json = report_json();
+	json = json_report("site_rotation");
 	n = rows_of(json, &shared, acq, 8);
 	printf("site_rotation: shared lock: %d rows:", n);
 	for (int i = 0; i < n && i < 8; i++)

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "syncprof.h"
+#include "json_report.h"
 
 #define HOLDS 5
 #define HOLD_US 2000
@@ -40,47 +40,26 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
 }
 
-/* The numeric value of "@key" in [row, end); -1 when absent. */
-static long long row_value(const char *row, const char *end, const char *key)
-{
-	char pat[64];
-	const char *k;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	k = strstr(row, pat);
-	if (!k || (end && k >= end) || !strchr("0123456789", k[strlen(pat)]))
-		return -1;
-	return atoll(k + strlen(pat));
-}
-
 /* The row of object @m in @json, and its end. */
 static const char *row_of(const char *json, const pthread_mutex_t *m, const char **end)
 {
-	char obj[64];
-	const char *at;
+	const char *at = json_object_row(json, m);
 
-	snprintf(obj, sizeof(obj), "\"object\":\"%#lx\"", (unsigned long)m);
-	if (!(at = strstr(json, obj)))
-		return NULL;
-	*end = strstr(at, "{\"type\"");
+	if (at)
+		*end = json_row_end(at);
 	return at;
 }
 
 int main(int argc, char **argv)
 {
-	typedef int (*report_fn)(FILE *, const struct syncprof_report_options *);
-	report_fn report = (report_fn)dlsym(RTLD_DEFAULT, "syncprof_report");
 	void (*target)(pthread_mutex_t *) =
 		(void (*)(pthread_mutex_t *))dlsym(RTLD_DEFAULT, "slow_unlock_target");
 	int all = argc > 1 && !strcmp(argv[1], "all"), rc = 0;
 	unsigned long long own = 0, max_ok = 15000000ull;
-	struct syncprof_report_options o;
-	char *json = NULL;
-	size_t len = 0;
-	const char *row, *end;
-	FILE *f;
+	const char *row, *end = NULL;
+	char *json;
 
-	if (!report || !target) {
+	if (!target) {
 		fprintf(stderr, "unlock_end: run with LD_PRELOAD=libsyncprof-preload.so:libslow_unlock.so\n");
 		return 1;
 	}
@@ -104,20 +83,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unlock_end: FAIL: an unlock returned %d\n", rc);
 		return 1;
 	}
-	f = open_memstream(&json, &len);
-	memset(&o, 0, sizeof(o));
-	o.format = SYNCPROF_FORMAT_JSON;
-	if (!f || report(f, &o)) {
-		fprintf(stderr, "unlock_end: syncprof_report failed\n");
-		return 1;
-	}
-	fclose(f);
+	json = json_report("unlock_end");
 	if (!(row = row_of(json, &slow, &end))) {
 		fprintf(stderr, "unlock_end: FAIL: no row for the slow mutex\n");
 		return 1;
 	}
 	{
-		long long max = row_value(row, end, "hold_max_ns"), ns = row_value(row, end, "hold_ns");
+		long long max = json_row_value(row, end, "hold_max_ns"), ns = json_row_value(row, end, "hold_ns");
 
 		printf("unlock_end: %d holds of %d us, own sum %llu ns; syncprof hold_ns %lld, "
 		       "hold_max_ns %lld\n", HOLDS, HOLD_US, own, ns, max);
@@ -132,9 +104,9 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
-	if (!(row = row_of(json, &after, &end)) || row_value(row, end, "holds") != 100) {
+	if (!(row = row_of(json, &after, &end)) || json_row_value(row, end, "holds") != 100) {
 		fprintf(stderr, "unlock_end: FAIL: the second mutex's row has %lld holds, not 100\n",
-			row ? row_value(row, end, "holds") : -1);
+			row ? json_row_value(row, end, "holds") : -1);
 		rc = 1;
 	}
 	free(json);

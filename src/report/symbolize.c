@@ -704,22 +704,66 @@ static struct sym_file *sym_file_get(const char *path)
 	return f;
 }
 
-int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
-		      struct sp_symbol *out)
+/*
+ * The names already found, by (file session, offset): 'syncprof run'
+ * names the same addresses in every profile of one program, and each
+ * lookup walks the file's symbol table (libdw's dwfl_module_addrname(),
+ * gelf_getsymshndx() per symbol): 300 runs of a small program paid about
+ * 1 ms each for it.  A session is the file as it was read (a rebuilt
+ * file gets a new one, sym_file_get()), so a memo never names another
+ * build.  The names point into the sessions and dm_files, which live as
+ * long; freed with them by sp_symbolize_files_end().
+ */
+struct sym_memo {
+	const struct sym_file *f; /* NULL: free */
+	uint64_t offset;
+	int rc;
+	struct sp_symbol sym;
+};
+
+static struct sym_memo *memo;
+static size_t memo_cap, memo_n; /* capacity a power of 2, at most half full */
+
+static size_t memo_hash(const struct sym_file *f, uint64_t offset, size_t cap)
 {
-	struct sym_file *f;
+	return (size_t)((((uintptr_t)f >> 4) ^ offset) * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
+
+/* The memo of (@f, @offset), or the free slot to fill; NULL when the
+ * table cannot grow (the name is then looked up every time). */
+static struct sym_memo *memo_slot(const struct sym_file *f, uint64_t offset)
+{
+	size_t i;
+
+	if ((memo_n + 1) * 2 > memo_cap) {
+		size_t cap = memo_cap ? memo_cap * 2 : 256;
+		struct sym_memo *m = calloc(cap, sizeof(*m));
+
+		if (!m)
+			return NULL;
+		for (size_t k = 0; k < memo_cap; k++) {
+			if (!memo[k].f)
+				continue;
+			for (i = memo_hash(memo[k].f, memo[k].offset, cap); m[i].f; i = (i + 1) & (cap - 1))
+				;
+			m[i] = memo[k];
+		}
+		free(memo);
+		memo = m;
+		memo_cap = cap;
+	}
+	for (i = memo_hash(f, offset, memo_cap); memo[i].f; i = (i + 1) & (memo_cap - 1))
+		if (memo[i].f == f && memo[i].offset == offset)
+			break;
+	return &memo[i];
+}
+
+static int file_symbolize(struct sym_file *f, uint64_t offset, struct sp_symbol *out)
+{
 	Dwfl_Module *mod;
 	uint64_t vaddr = 0;
 	unsigned i;
 
-	memset(out, 0, sizeof(*out));
-	if (!sp_libdw_present() || !path || path[0] != '/' || !(f = sym_file_get(path)) ||
-	    !f->dwfl)
-		return -ENOENT;
-	/* The process ran another build of the file than the one there now:
-	 * its names would be the new build's, at the old offsets. */
-	if (build_id && *build_id && strcmp(build_id, f->id))
-		return -ESTALE;
 	for (i = 0; i < f->n_loads; i++)
 		if (offset >= f->loads[i].p_offset &&
 		    offset - f->loads[i].p_offset < f->loads[i].p_filesz) {
@@ -737,8 +781,42 @@ int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
 	return out->function || out->file ? 0 : -ENOENT;
 }
 
+int sp_symbolize_file(const char *path, const char *build_id, uint64_t offset,
+		      struct sp_symbol *out)
+{
+	struct sym_file *f;
+	struct sym_memo *m;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!sp_libdw_present() || !path || path[0] != '/' || !(f = sym_file_get(path)) ||
+	    !f->dwfl)
+		return -ENOENT;
+	/* The process ran another build of the file than the one there now:
+	 * its names would be the new build's, at the old offsets. */
+	if (build_id && *build_id && strcmp(build_id, f->id))
+		return -ESTALE;
+	m = memo_slot(f, offset);
+	if (m && m->f) {
+		*out = m->sym;
+		return m->rc;
+	}
+	rc = file_symbolize(f, offset, out);
+	if (m) {
+		m->f = f;
+		m->offset = offset;
+		m->rc = rc;
+		m->sym = *out;
+		memo_n++;
+	}
+	return rc;
+}
+
 void sp_symbolize_files_end(void)
 {
+	free(memo);
+	memo = NULL;
+	memo_cap = memo_n = 0;
 	for (unsigned i = 0; i < n_sym_files; i++) {
 		if (sym_files[i].dwfl)
 			dwfl_end(sym_files[i].dwfl);

@@ -6,7 +6,8 @@
  * table's pool, the near[] and order caches, its name, its held list; the
  * last thread's counts are kept once, in the retired aggregate.  Then a
  * churn of short threads, each checking that its own table holds only
- * what it did, while the records go round.
+ * what it did, while the records go round.  Before all that, the
+ * profiler's own threads are born named (sp_born_named()).
  *
  * Run with hold=1,hold_sample=1,lock_order=1 (CMakeLists.txt) so that
  * every hold is timed, held lists are kept and edges are cached.
@@ -204,6 +205,34 @@ static uint64_t row_acquisitions(const char *file)
 	return n;
 }
 
+/* The profiler's own threads are born with their names (sp_born_named()):
+ * the time account leaves them out by name, even before they first run.
+ * The new thread reads its name first thing, before anything could rename
+ * it; the creator keeps its own. */
+static char born_name[16];
+
+static void *born_probe(void *arg)
+{
+	(void)arg;
+	prctl(PR_GET_NAME, (unsigned long)born_name, 0, 0, 0);
+	return NULL;
+}
+
+static void test_born_named(void)
+{
+	char before[16] = "", after[16] = "";
+	pthread_t t;
+
+	prctl(PR_SET_NAME, (unsigned long)"reuse-main", 0, 0, 0);
+	prctl(PR_GET_NAME, (unsigned long)before, 0, 0, 0);
+	T_ASSERT_INT(sp_born_named(&t, NULL, born_probe, "syncprof-test"), ==, 0);
+	prctl(PR_GET_NAME, (unsigned long)after, 0, 0, 0);
+	T_ASSERT_INT(pthread_join(t, NULL), ==, 0);
+	T_ASSERT_STR(born_name, "syncprof-test");
+	T_ASSERT_STR(before, "reuse-main");
+	T_ASSERT_STR(after, "reuse-main");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 2000;
@@ -213,6 +242,7 @@ int main(int argc, char **argv)
 	if (getenv("SYNCPROF_TEST_SCALE") && atoi(getenv("SYNCPROF_TEST_SCALE")) > 1)
 		n /= (unsigned)atoi(getenv("SYNCPROF_TEST_SCALE"));
 
+	test_born_named();
 	syncprof_enable();
 	pthread_mutex_lock(&m1); /* glibc's own: A's first lock waits */
 	T_ASSERT_INT(pthread_create(&a, NULL, thread_a, NULL), ==, 0);

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -178,7 +179,21 @@ void sp_sigguard_leave(struct sp_sigguard *g)
 	errno = saved;
 }
 
-int sp_start_detached(void *(*fn)(void *), size_t stack_bytes)
+int sp_born_named(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+		  const char *name)
+{
+	char own[16] = "";
+	int rc, renamed;
+
+	renamed = !prctl(PR_GET_NAME, (unsigned long)own, 0, 0, 0) &&
+		  !prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+	rc = pthread_create(th, attr, fn, NULL);
+	if (renamed)
+		prctl(PR_SET_NAME, (unsigned long)own, 0, 0, 0);
+	return rc;
+}
+
+int sp_start_detached(void *(*fn)(void *), size_t stack_bytes, const char *name)
 {
 	sigset_t all, old;
 	pthread_attr_t a;
@@ -191,7 +206,7 @@ int sp_start_detached(void *(*fn)(void *), size_t stack_bytes)
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	if (stack_bytes)
 		pthread_attr_setstacksize(&a, stack_bytes);
-	rc = pthread_create(&th, &a, fn, NULL);
+	rc = sp_born_named(&th, &a, fn, name);
 	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;

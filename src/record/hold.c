@@ -219,7 +219,6 @@ static void *ticker_main(void *arg)
 	 * (it runs a few microseconds a tick), no timer slack. */
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	prctl(PR_SET_NAME, (unsigned long)"syncprof-tick", 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		uint64_t k = sp_load_relaxed(&sp_hold_tick) + 1, activity, now = ticks();
@@ -274,7 +273,7 @@ static int ticker_start(void)
 
 	if (__atomic_exchange_n(&ticker.running, 1, __ATOMIC_ACQ_REL))
 		return 0;
-	rc = sp_start_detached(ticker_main, 64 * 1024);
+	rc = sp_start_detached(ticker_main, 64 * 1024, "syncprof-tick");
 	if (rc)
 		sp_store_release(&ticker.running, 0);
 	return -rc;

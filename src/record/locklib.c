@@ -571,7 +571,7 @@ static void *scanner_main(void *arg)
  */
 static int scanner_start(void)
 {
-	return sp_start_detached(scanner_main, 256 * 1024);
+	return sp_start_detached(scanner_main, 256 * 1024, "syncprof-scan");
 }
 
 /* Once per process; @in_place: scan in this thread (a report: it holds

@@ -76,7 +76,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -640,7 +639,6 @@ static void *learner_main(void *arg)
 
 	(void)arg;
 	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
-	prctl(PR_SET_NAME, (unsigned long)"syncprof-cfi", 0, 0, 0);
 	for (;;) {
 		uint32_t seq = sp_load_acquire(&learner.wanted_seq);
 
@@ -675,7 +673,7 @@ static void *learner_main(void *arg)
 
 static void learner_start(void)
 {
-	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024))
+	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024, "syncprof-cfi"))
 		sp_store_release(&learner.running, 1);
 }
 #else

@@ -66,7 +66,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -566,7 +565,6 @@ static int start_locked(void)
 {
 	pthread_t th;
 	sigset_t all, old;
-	char name[16] = "";
 	int rc;
 
 	static int clients_ready;
@@ -585,14 +583,11 @@ static int start_locked(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	sp_store_relaxed(&helper_ready, HELPER_STARTING);
-	/* Born named, as a thread takes its creator's name: the time account
-	 * leaves it out by name (collect.c), also in a report made before it
-	 * first runs (nothing waits for that, above).  No other thread runs
-	 * yet at start-up to see this one under that name meanwhile. */
-	prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0);
-	prctl(PR_SET_NAME, (unsigned long)"syncprof-ctl", 0, 0, 0);
-	rc = -pthread_create(&th, NULL, helper_main, NULL);
-	prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+	/* Born named (sp_born_named()): the time account leaves it out by
+	 * name, also in a report made before it first runs (nothing waits
+	 * for that, above).  No other thread runs yet at start-up to see
+	 * this one under that name meanwhile. */
+	rc = -sp_born_named(&th, NULL, helper_main, "syncprof-ctl");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		close_inherited();

@@ -15,7 +15,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,7 +47,6 @@ static void *writer_main(void *arg)
 {
 	(void)arg;
 	sp_tls_busy++; /* its own lock calls (none expected) go unrecorded */
-	prctl(PR_SET_NAME, "syncprof-trace", 0, 0, 0);
 	long period_ms = WRITER_PERIOD_MS;
 
 	while (!sp_load_acquire(&wake.stop)) {
@@ -113,7 +111,7 @@ void sp_trace_writer_start_locked(const struct sp_trace_writer_ops *ops)
 	sp_store_relaxed(&wake.stop, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&started.thread, NULL, writer_main, NULL) == 0) {
+	if (sp_born_named(&started.thread, NULL, writer_main, "syncprof-trace") == 0) {
 		started.running = 1;
 		started.pid = getpid();
 	}

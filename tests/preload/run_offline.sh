@@ -62,18 +62,23 @@ def strip(v):
         return [strip(x) for x in v]
     return v
 def addresses(v, out):
+    # the addresses whose mappings a profile keeps (report/mappings.c,
+    # addrs_collect(): not creation sites, not wait chains' roots)
     if isinstance(v, dict):
         for k, x in v.items():
             if k == "address" and isinstance(x, str):
                 out.add(int(x, 16))
-            addresses(x, out)
+            if k not in ("created_at", "root"):
+                addresses(x, out)
     elif isinstance(v, list):
         for x in v:
             addresses(x, out)
     return out
 text = open(sys.argv[1]).read()
 p = strip(json.loads(text))
-# a mapping that only the sampled points needed goes with them
+# a mapping that only the sampled points needed goes with them (a point
+# in the program's own code kept its mapping in one run, and with it the
+# mapping of a named creation site there, which the other run trimmed)
 used = addresses({k: x for k, x in p.items() if k != "mappings"}, set())
 if isinstance(p.get("mappings"), list):
     p["mappings"] = [m for m in p["mappings"] if any(

@@ -578,21 +578,14 @@ SP_NOINLINE int sp_hold_push_changed(struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	uint64_t state = p->state;
-	uint32_t n = SP_PUB_N(state);
-	struct sp_held *h = &p->e[n];
 	unsigned left = sp_hold_sample_left;
 
-	if (left <= 1 || sp_hold_push_ok(p, n, e->obj, e->op) != 2)
+	if (left <= 1 || sp_hold_push_ok(p, SP_PUB_N(state), e->obj, e->op) != 2)
 		return 0;
 	owner_changed(e, p->tid);
 	sp_hold_sample_left = left - 1;
-	sp_held_fill(h, e->obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, e->op);
-	sp_store_release(&h->since_ns, 0);
-	h->depth = 1;
-	h->timed = SP_HOLD_UNTIMED;
-	h->e = e;
-	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
-	sp_pub_push(p, state);
+	sp_hold_push_untimed(p, state, e->obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc,
+			     e->line, e->op, e);
 	return 1;
 }
 

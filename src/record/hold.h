@@ -235,6 +235,27 @@ static SP_ALWAYS_INLINE int sp_hold_push_ok(const struct sp_hold_pub *p, uint32_
 	return owner >> SP_OWNER_LONG_SHIFT == 0 ? 2 : 0;
 }
 
+/* Push an untimed hold of @obj onto @p, whose state word is @state (a
+ * slot below SP_HELD_MAX, checked by sp_hold_push_ok()): the fast push's
+ * and sp_hold_push_changed()'s.  @e: the acquisition's entry, or NULL. */
+static SP_ALWAYS_INLINE void sp_hold_push_untimed(struct sp_hold_pub *p, uint64_t state,
+						  uintptr_t obj, const char *file,
+						  const char *func, uintptr_t pc, uint32_t line,
+						  int op, struct sp_entry *e)
+{
+	struct sp_held *h = &p->e[SP_PUB_N(state)];
+
+	sp_held_fill(h, obj, file, func, pc, line, op);
+	sp_store_release(&h->since_ns, 0);
+	h->depth = 1;
+	h->timed = SP_HOLD_UNTIMED;
+	/* Never the entry of an earlier hold in this slot: a hold that ends
+	 * long is added to h->e when set (hold.c, held_entry()). */
+	h->e = e;
+	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick)); /* holdstate.c reads it */
+	sp_pub_push(p, state);
+}
+
 /* The push of an untimed hold of entry @e whose lock changes owner
  * (sp_hold_push_ok() says 2): 1 when pushed, 0 when sp_hold_acquired()
  * must do it.  What sp_hold_acquired() does for it (hold.c,
@@ -263,7 +284,6 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	unsigned left = sp_hold_sample_left;
 	uint64_t state;
 	uint32_t n;
-	struct sp_held *h;
 	int ok;
 
 	if (SP_UNLIKELY(!p))
@@ -276,16 +296,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	if (SP_UNLIKELY(ok != 1))
 		return ok == 2 && e ? sp_hold_push_changed(e) : 0;
 	sp_hold_sample_left = left - 1;
-	h = &p->e[n];
-	sp_held_fill(h, obj, file, func, pc, line, op);
-	sp_store_release(&h->since_ns, 0);
-	h->depth = 1;
-	h->timed = SP_HOLD_UNTIMED;
-	/* Never the entry of an earlier hold in this slot: a hold that ends
-	 * long is added to h->e when set (hold.c, held_entry()). */
-	h->e = e;
-	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick)); /* holdstate.c reads it */
-	sp_pub_push(p, state);
+	sp_hold_push_untimed(p, state, obj, file, func, pc, line, op, e);
 	return 1;
 }
 

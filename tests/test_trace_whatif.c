@@ -410,6 +410,48 @@ static void test_join(void)
 	T_ASSERT_INT(whatif_num(p, "fa", "2", "scaled_ns"), ==, 200);
 }
 
+/* A condition wait that bounds the run (bank's auditor, built exactly):
+ * alpha holds L (fa) [0, 100] and [200, 300]; gamma takes M at 5, waits
+ * on a condition with it from 10 to 1000 (M released and taken again),
+ * and releases M at 1010.  Scaling fa cannot move the end: the path is
+ * gamma's, 990 ns of it the wait kept as measured, and the words say so,
+ * naming the wait's site. */
+static void test_kept_bound(void)
+{
+	struct tw w;
+	const char *p;
+	char *out, *err;
+
+	tw_header(&w);
+	tw_names(&w);
+	ACQ(&w, 0, 101, 0xa1, FN_A, 10, 0);
+	ACQ(&w, 5, 103, 0xc3, FN_C, 39, 0);
+	tw_ev(&w, 10, 103, SP_EV_COND_WAIT, 0xcc, FN_C, 40, 0xc3, 0, 0);
+	REL(&w, 100, 101, 0xa1, FN_A, 11);
+	ACQ(&w, 200, 101, 0xa1, FN_A, 10, 0);
+	REL(&w, 300, 101, 0xa1, FN_A, 11);
+	tw_ev(&w, 1000, 103, SP_EV_COND_WOKEN, 0xcc, FN_C, 40, 0xc3, 1, 990);
+	REL(&w, 1010, 103, 0xc3, FN_C, 41);
+	p = tw_save(&w, "kept.trace");
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5 --json", cli, p),
+		     ==, 0);
+	check_bound(out);
+	T_ASSERT_INT(jnum(out, "predicted_wall_ns"), ==, 1010);
+	T_ASSERT_INT(jnum_in(out, "predicted", "kept_wait_ns"), ==, 990);
+	T_ASSERT_INT(jnum_in(out, "predicted", "scaled_ns"), ==, 0);
+	T_ASSERT_CONTAINS(out, "\"verdict\":\"off_path\"");
+	T_ASSERT_CONTAINS(out, "\"kept_waits\":[{\"site\":\"src/app.c:40\",\"ns\":990}]");
+	free(out);
+	free(err);
+	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site fa --factor 0.5", cli, p), ==, 0);
+	T_ASSERT_CONTAINS(out, "  waits kept as measured         0.001 ms   98.0%");
+	T_ASSERT_CONTAINS(out, "  largest kept waits on it: src/app.c:40 0.001 ms\n");
+	T_ASSERT_CONTAINS(out, "the wall time is bounded by the waits kept as measured (98.0% of "
+			       "it, most at src/app.c:40), which do not move with F");
+	free(out);
+	free(err);
+}
+
 /* Ten hand-offs of L from alpha (fa, holds [1000 i, 1000 i + 100]) to
  * beta, who asks at +50 and is let in 5 + 7 i ns after the release: the
  * latencies differ, so the interval has a spread; it holds the point,
@@ -842,7 +884,8 @@ static void test_bad_input(void)
 static void test_real(const char *preload, const char *bank)
 {
 	char trace[300], *out, *err;
-	int64_t measured, replayed, predicted, inconsistent;
+	int64_t measured, replayed, predicted, inconsistent, kept, work, lock;
+	char top[256], words[128];
 	int on_path;
 
 	snprintf(trace, sizeof(trace), "%s/bank.trace", t_tmp());
@@ -870,19 +913,41 @@ static void test_real(const char *preload, const char *bank)
 		T_ASSERT_INT(llabs(replayed - measured) * 100, <=, measured);
 	free(out);
 	free(err);
-	/* The journal lock at 0.5 (issue 28): the wall time barely moves, and
-	 * the output says why: bank's auditor sits in a condition wait, kept
-	 * as measured, for most of the run, and its end ends the run. */
+	/* The journal lock at 0.5 (issue 28): the output says what bounds the
+	 * wall time.  Which part that is depends on the run's scheduling: the
+	 * auditor's condition wait, kept as measured, when its end ends the
+	 * run, or the tellers' work when a hand-off takes the path to them
+	 * (both seen on 2 cores; asserting the first failed one run in two).
+	 * So the words are checked against the parts in the JSON of the same
+	 * file and seed; test_kept_bound() builds the auditor's case exactly. */
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site journal_append --factor 0.5 --json",
 			   cli, trace),
 		     ==, 0);
 	check_bound(out);
-	T_ASSERT_INT(jnum_in(out, "predicted", "kept_wait_ns") * 2, >,
-		     jnum_in(out, "predicted", "total_ns"));
 	T_ASSERT_INT(jnum(out, "samples"), ==, 40);
-	T_ASSERT_CONTAINS(out, "\"kept_waits\":[{\"site\":");
+	kept = jnum_in(out, "predicted", "kept_wait_ns");
+	work = jnum_in(out, "predicted", "work_ns");
+	lock = jnum_in(out, "predicted", "lock_wait_ns");
 	on_path = strstr(out, "\"verdict\":\"on_path\"") != NULL;
-	T_ASSERT_CONTAINS(strstr(out, "\"kept_waits\":"), "{\"site\":\"auditor bank.c:");
+	top[0] = 0;
+	if (kept > 0) {
+		const char *k = strstr(out, "\"kept_waits\":[{\"site\":\"");
+
+		T_ASSERT(k);
+		k += strlen("\"kept_waits\":[{\"site\":\"");
+		snprintf(top, sizeof(top), "%.*s", (int)strcspn(k, "\""), k);
+		T_ASSERT(top[0]);
+	} else {
+		T_ASSERT_CONTAINS(out, "\"kept_waits\":[]");
+	}
+	if (on_path)
+		snprintf(words, sizeof(words), "the wall time moves with them");
+	else if (kept >= work && kept >= lock && kept > 0)
+		snprintf(words, sizeof(words), "bounded by the waits kept as measured (");
+	else if (lock > work)
+		snprintf(words, sizeof(words), "bounded by waiting for locks (");
+	else
+		snprintf(words, sizeof(words), "bounded by the threads' work outside the scaled holds (");
 	free(out);
 	free(err);
 	T_ASSERT_INT(t_run(&out, &err, "%s trace what-if %s --site journal_append --factor 0.5", cli,
@@ -891,19 +956,19 @@ static void test_real(const char *preload, const char *bank)
 	T_ASSERT_CONTAINS(out, "  90% interval ");
 	T_ASSERT_CONTAINS(out, "what bounds it: the predicted run's critical path");
 	T_ASSERT_CONTAINS(out, "waits kept as measured");
-	T_ASSERT_CONTAINS(out, "largest kept waits on it: ");
-	{
-		/* on that line: the auditor's condition wait */
-		char line[1024];
-		const char *l = strstr(out, "largest kept waits on it: ");
+	if (top[0]) {
+		/* the text's largest kept wait is the JSON's */
+		char first[300];
 
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
-		T_ASSERT_CONTAINS(line, "auditor bank.c:");
+		snprintf(first, sizeof(first), "  largest kept waits on it: %s ", top);
+		T_ASSERT_CONTAINS(out, first);
+		if (strstr(words, "kept")) {
+			snprintf(first, sizeof(first), "most at %s), which do not move with F", top);
+			T_ASSERT_CONTAINS(out, first);
+		}
 	}
 	T_ASSERT_CONTAINS(out, "=> the holds begun at journal_append ");
-	/* the same file and seed: the same verdict as the JSON's */
-	T_ASSERT_CONTAINS(out, on_path ? "the wall time moves with them"
-				       : "bounded by the waits kept as measured");
+	T_ASSERT_CONTAINS(out, words);
 	free(out);
 	free(err);
 	/* x3 on the hot lock cannot make the run shorter */
@@ -930,6 +995,7 @@ int main(int argc, char **argv)
 	test_handoff();
 	test_mid_run();
 	test_join();
+	test_kept_bound();
 	test_interval_holds();
 	test_interval_off_path();
 	test_interval();

@@ -44,7 +44,11 @@
  *          syncprof's near[] cache (record.h);
  * and prints the median ns per operation (lock + increment + unlock) and
  * throughput of each mode, and each mode's ratio to the baseline: libc if
- * it is measured, else plain.  Run it under LD_PRELOAD=libsyncprof-preload.so
+ * it is measured, else plain; and, last, the median number of times a
+ * thread went to sleep per 1,000 operations (voluntary context switches,
+ * getrusage(): with several threads on one lock, mostly futex waits, each
+ * a system call for the waiter and one for its waker - where the time of
+ * a slower hand-off goes).  Run it under LD_PRELOAD=libsyncprof-preload.so
  * with -M libc,plain to measure the interposer in one process: "plain" is
  * then the interposed loop, "libc" the unprofiled one (bench/README.md).
  *
@@ -57,6 +61,7 @@
  * Usage: lockbench [-t THREADS] [-m LOCKS] [-o] [-T] [-d MS] [-r ROUNDS] [-M MODES]
  */
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -356,9 +361,20 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One timed run; returns ns per operation per thread. */
-static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
+/* The process's voluntary context switches so far, exited threads'
+ * included. */
+static long sleeps_now(void)
 {
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_nvcsw;
+}
+
+/* One timed run; returns ns per operation per thread, and in *mops and
+ * *sleeps the throughput and the sleeps per 1,000 operations. */
+static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops, double *sleeps)
+{
+	long s0;
 	struct worker *w = calloc(n_threads, sizeof(*w));
 	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	unsigned long total = 0, check = 0;
@@ -387,6 +403,7 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 			exit(1);
 		}
 	}
+	s0 = sleeps_now();
 	t0 = now_s();
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	nanosleep(&d, NULL);
@@ -404,6 +421,8 @@ static double run_once(int mode, unsigned n_threads, unsigned ms, double *mops)
 		exit(1);
 	}
 	free(w);
+	/* less the main thread's nanosleep() and joins: a few in millions */
+	*sleeps = (double)(sleeps_now() - s0) * 1000.0 / (double)(total ? total : 1);
 	*mops = (double)total / (t1 - t0) / 1e6;
 	return (t1 - t0) * 1e9 * n_threads / (double)total;
 }
@@ -442,7 +461,7 @@ int main(int argc, char **argv)
 {
 	unsigned n_threads = 1, ms = 300, rounds = 7;
 	int want[N_MODES] = { 1, 1, 1, 0 };
-	double ns[N_MODES][64], mops[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
+	double ns[N_MODES][64], mops[N_MODES][64], sl[N_MODES][64], med_ns[N_MODES], med_mops[N_MODES];
 	int c, base;
 
 	while ((c = getopt(argc, argv, "t:m:oTd:r:M:h")) != -1) {
@@ -504,10 +523,10 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < rounds; r++)
 		for (int m = 0; m < N_MODES; m++)
 			if (want[m])
-				ns[m][r] = run_once(m, n_threads, ms, &mops[m][r]);
+				ns[m][r] = run_once(m, n_threads, ms, &mops[m][r], &sl[m][r]);
 	base = want[MODE_LIBC] ? MODE_LIBC : MODE_PLAIN;
-	printf("%-9s %12s %12s %11s %-5s %11s %-5s\n", "mode", "ns/op", "Mops/s", "time vs",
-	       mode_names[base], "thrpt vs", mode_names[base]);
+	printf("%-9s %12s %12s %11s %-5s %11s %-5s %12s\n", "mode", "ns/op", "Mops/s", "time vs",
+	       mode_names[base], "thrpt vs", mode_names[base], "sleeps/kop");
 	for (int m = 0; m < N_MODES; m++) {
 		if (!want[m])
 			continue;
@@ -521,7 +540,9 @@ int main(int argc, char **argv)
 		if (want[base] && m != base)
 			printf(" %16.3fx %16.3fx", med_ns[m] / med_ns[base],
 			       med_mops[m] / med_mops[base]);
-		putchar('\n');
+		else
+			printf(" %17s %17s", "", "");
+		printf(" %12.2f\n", median(sl[m], rounds));
 	}
 	return 0;
 }

@@ -17,6 +17,12 @@
 #                                      FLOORSHIM=hold (preloaded): the least
 #                                      such a probe does (docs/cost.md, "The
 #                                      floor"), on the same two threads
+#   futex calls per operation          one longer run each of bare,
+#                                      compiled in with and without hold=1,
+#                                      the floors with hold lists and
+#                                      preloaded hold=1, under perf stat
+#                                      (when it can count syscalls: root):
+#                                      where a slower hand-off's time goes
 #   sysbench mutex --threads=2         bare, 'syncprof run', 'syncprof run
 #                                      --hold', wall time (when installed)
 #
@@ -83,6 +89,33 @@ for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold
 	printf "  %-18s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
 		"$(spread < "$tmp/$c")" "$(echo "1 / $(median < "$tmp/$c")" | bc -l)"
 done
+# Where the time goes: the futex calls per operation, counted by perf (as
+# root, or with kernel.perf_event_paranoid <= -1 and tracefs readable).
+fx() { # LABEL MODE [VAR=VALUE...]: one run of 10 x MS
+	local label=$1 mode=$2 n mops
+	shift 2
+	env SYNCPROF_OPTIONS=report_at_exit=0,control=0 "$@" perf stat -x, -o "$tmp/perf" \
+		-e syscalls:sys_enter_futex "$lb" -M "$mode" -t 2 -m 1 -d $((ms * 10)) -r 1 > "$tmp/lb"
+	n=$(awk -F, '/sys_enter_futex/ { print $1 }' "$tmp/perf")
+	mops=$(awk -v m="$mode" '$1 == m { print $3 }' "$tmp/lb")
+	printf "  %-18s %8.1f ns/op  %6.3f futex calls/op  %6.2f sleeps/1000 op\n" "$label" \
+		"$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/lb")" \
+		"$(echo "$n / ($mops * 1000000 * $ms * 10 / 1000)" | bc -l)" \
+		"$(awk -v m="$mode" '$1 == m { print $NF }' "$tmp/lb")"
+}
+if perf stat -e syscalls:sys_enter_futex true > /dev/null 2>&1; then
+	echo "where the time goes (perf stat, one run of $((ms * 10)) ms each): a longer critical"
+	echo "section makes glibc's lock find the lock taken, mark it contended and make"
+	echo "futex calls, waiter and waker, most of which do not sleep"
+	fx bare plain
+	fx compiled-on on
+	fx compiled-hold on SYNCPROF_OPTIONS=report_at_exit=0,control=0,hold=1
+	fx floortryhold floortryhold
+	fx floortryhold-owner floortryhold LOCKBENCH_OWNER=1
+	fx preload-hold plain LD_PRELOAD="$pre" SYNCPROF_OPTIONS=report_at_exit=0,control=0,hold=1
+else
+	echo "(perf cannot count syscalls:sys_enter_futex here: no futex calls per operation)"
+fi
 if [ -n "$sb" ]; then
 	bare=$(median < "$tmp/sb-bare")
 	echo "$sb run: wall seconds, median of $repeats (spread); goal <= 1.05x"

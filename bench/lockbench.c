@@ -38,6 +38,10 @@
  *          LOCKBENCH_OWNER=1 adds each lock's last owner in a table by
  *          the lock's address, read in the critical section and written
  *          when it changes: the least exact owner changes cost;
+ *   floorlock  floortry with the lock called, not tried first: it cannot
+ *          tell a contended acquisition (so it is no profiler's floor);
+ *          floortry against it is what the try first costs, floorlock
+ *          against floor what the flag, the key and TLS cost;
  *   floornear  floor with the counter found through a table of pointers
  *          (slot from the lock's address) to counters allocated in order
  *          of first use: what one more dependent load costs, the shape of
@@ -186,6 +190,7 @@ enum floor_kind {
 	FLOOR_NEAR,    /* the counter through a table of pointers */
 	FLOOR_TRY,     /* FLOOR with a flag, the try first, a site, TLS */
 	FLOOR_TRYHOLD, /* FLOOR_TRY with a held list through TLS, sampled */
+	FLOOR_LOCK,    /* FLOOR_TRY with the lock called, not tried first */
 };
 
 /* glibc's own calls and what @kind adds (a constant: each caller gets its
@@ -231,7 +236,9 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 					e->obj = &c->lock; /* first use of the slot */
 					e->site = (void *)libc_loop;
 				}
-				if (__builtin_expect(libc_trylock(&c->lock), 0))
+				if (kind == FLOOR_LOCK)
+					libc_lock(&c->lock); /* no contention told */
+				else if (__builtin_expect(libc_trylock(&c->lock), 0))
 					libc_lock(&c->lock); /* contended: would be timed */
 				e->acquisitions++;
 			} else {
@@ -279,7 +286,8 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 				  &floor_tick);
 		if (kind == FLOOR_HOLD)
 			floor_pop(&stack_block, &c->lock, &floor_tick);
-		if (kind == FLOOR_TRY && __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
+		if ((kind == FLOOR_TRY || kind == FLOOR_LOCK) &&
+		    __builtin_expect(__atomic_load_n(&floor_flags, __ATOMIC_RELAXED) & 2, 0))
 			__atomic_store_n(&floor_tick, 0, __ATOMIC_RELAXED); /* stands for an unlock hook */
 		libc_unlock(&c->lock);
 		if (kind == FLOOR_TRYHOLD && !floor_pop_before &&
@@ -312,6 +320,7 @@ LIBC_LOOP(floorhold, FLOOR_HOLD)
 LIBC_LOOP(floornear, FLOOR_NEAR)
 LIBC_LOOP(floortry, FLOOR_TRY)
 LIBC_LOOP(floortryhold, FLOOR_TRYHOLD)
+LIBC_LOOP(floorlock, FLOOR_LOCK)
 #undef LIBC_LOOP
 
 #include <syncprof/instrument.h>
@@ -344,14 +353,14 @@ static void *loop_instrumented(void *arg)
 }
 
 enum { MODE_PLAIN, MODE_OFF, MODE_ON, MODE_LIBC, MODE_FLOOR, MODE_FLOORHOLD, MODE_FLOORNEAR,
-       MODE_FLOORTRY, MODE_FLOORTRYHOLD, N_MODES };
+       MODE_FLOORTRY, MODE_FLOORTRYHOLD, MODE_FLOORLOCK, N_MODES };
 static const char *const mode_names[N_MODES] = { "plain", "off", "on", "libc", "floor",
 						 "floorhold", "floornear", "floortry",
-						 "floortryhold" };
+						 "floortryhold", "floorlock" };
 static void *(*const loops[N_MODES])(void *) = { loop_plain,	     loop_instrumented,
 						 loop_instrumented, loop_libc,
 						 loop_floor,	     loop_floorhold, loop_floornear,
-						 loop_floortry, loop_floortryhold };
+						 loop_floortry, loop_floortryhold, loop_floorlock };
 
 static double now_s(void)
 {
@@ -448,7 +457,7 @@ static void usage(FILE *f)
 	      "  -T  take each counter's mutex by spinning on trylock\n"
 	      "  -d  ms per run (default 300)   -r  rounds, medians taken (default 7)\n"
 	      "  -M  comma-separated modes among plain,off,on,libc,floor,floorhold,\n"
-	      "      floornear,floortry,floortryhold\n"
+	      "      floornear,floortry,floortryhold,floorlock\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n"
 	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 16; 0: none).\n"
@@ -495,7 +504,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if ((want[MODE_LIBC] || want[MODE_FLOOR] || want[MODE_FLOORHOLD] || want[MODE_FLOORNEAR] ||
-	     want[MODE_FLOORTRY] || want[MODE_FLOORTRYHOLD]) && libc_resolve()) {
+	     want[MODE_FLOORTRY] || want[MODE_FLOORTRYHOLD] || want[MODE_FLOORLOCK]) && libc_resolve()) {
 		fputs("lockbench: glibc's pthread_mutex_lock not found in libc.so.6\n", stderr);
 		return 1;
 	}

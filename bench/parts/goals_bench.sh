@@ -20,7 +20,10 @@
 #                         floortry: the floor with a run-time flag, the
 #                         lock tried first, a two-word key and its counters
 #                         through TLS, the least a switchable probe that
-#                         tells contention without a clock does; floorshim: LD_PRELOAD=libfloorshim.so,
+#                         tells contention without a clock does;
+#                         floorlock: floortry locking instead of trying
+#                         (it tells no contention: what the try costs is
+#                         floortry against it); floorshim: LD_PRELOAD=libfloorshim.so,
 #                         the same as an interposer (bench/floorshim.c), the
 #                         floor of the preloaded goal; floortryhold and
 #                         FLOORSHIM=hold: those with hold lists and one
@@ -51,7 +54,7 @@ ratio() {
 	shift 2
 	[ "$way" = preload ] && mode=plain
 	[ "$way" = floorshim ] || [ "$way" = floorshimhold ] && mode=plain
-	case $way in floor | floorhold | floornear | floortry | floortryhold) mode=$way way=compiled ;; esac
+	case $way in floor | floorhold | floornear | floortry | floortryhold | floorlock) mode=$way way=compiled ;; esac
 	if [ "$way" = floorshim ]; then
 		env LD_PRELOAD="$shim" "$lb" -M libc,plain -d "$ms" -r "$rounds" "$@"
 	elif [ "$way" = floorshimhold ]; then
@@ -82,6 +85,8 @@ cases=(
 	"floornear-1024|floornear||-t 1 -m 1024"
 	"floortry-1|floortry||-t 1 -m 1"
 	"floortry-1024|floortry||-t 1 -m 1024"
+	"floorlock-1|floorlock||-t 1 -m 1"
+	"floorlock-1024|floorlock||-t 1 -m 1024"
 	"floorshim-1|floorshim||-t 1 -m 1"
 	"floorshim-1024|floorshim||-t 1 -m 1024"
 	"floortryhold-1|floortryhold||-t 1 -m 1"
@@ -119,6 +124,8 @@ goal floorhold-1024 "floor with hold lists, 1024 locks" "(lower bound)"
 goal floornear-1024 "floor through a pointer table, 1024 locks" "(lower bound)"
 goal floortry-1 "floor switchable, tried first (floortry), 1 lock" "(lower bound)"
 goal floortry-1024 "floor switchable, tried first, 1024 locks" "(lower bound)"
+goal floorlock-1 "floortry with no try: locked (floorlock), 1 lock" "(lower bound)"
+goal floorlock-1024 "floortry with no try: locked, 1024 locks" "(lower bound)"
 goal floorshim-1 "floor interposed (floorshim.c), 1 lock" "(lower bound)"
 goal floorshim-1024 "floor interposed, 1024 locks" "(lower bound)"
 goal floortryhold-1 "floortry with hold lists, sampled, 1 lock" "(lower bound)"

@@ -197,12 +197,12 @@ static struct {
  */
 static uint64_t pubs_activity(int *holding);
 
-/* Called by the ticker at each tick while something is held: the hold
- * states' sampler (holdstate.c), installed by the runtime at start-up
+/* Called by the ticker at each tick, @holding when something is held: the
+ * hold states' sampler (holdstate.c), installed by the runtime at start-up
  * (sp_hold_set_tick_hook()), before the ticker starts. */
-static void (*tick_hook)(uint64_t tick);
+static void (*tick_hook)(uint64_t tick, int holding);
 
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick))
+void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding))
 {
 	tick_hook = hook;
 }
@@ -248,8 +248,8 @@ static void *ticker_main(void *arg)
 		 * ticks; then tick every TICK_IDLE_NS until there is. */
 		activity = pubs_activity(&holding);
 		/* What the threads that hold a lock long are doing. */
-		if (holding && tick_hook)
-			tick_hook(k);
+		if (tick_hook)
+			tick_hook(k, holding);
 		quiet = holding || activity != last_activity ? 0 : quiet + 1;
 		last_activity = activity;
 		was_idle = quiet >= TICK_IDLE_AFTER;

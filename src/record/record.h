@@ -671,9 +671,9 @@ extern int sp_hold_ready;
  * Return 0, or -ENOMEM (then the program runs on without it).
  */
 int sp_hold_init(unsigned sample, int times);
-/* The ticker's call at each tick while something is held (the hold
- * states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick));
+/* The ticker's call at each tick, @holding when something is held (the
+ * hold states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
+void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding));
 /* Hold times, owner changes and blame are recorded (hold=1), not only the
  * held lists. */
 int sp_hold_times_are_on(void);
@@ -815,9 +815,13 @@ void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped);
 extern unsigned sp_holdstate_long_ticks;
 /* With frames=N: 0 no points, 1 blocked holders' points, 2 running too. */
 extern unsigned sp_holdstate_where;
-/* The ticker, each tick while something is held: sample the holders of
- * long holds.  Reads /proc; never on a lock path. */
-void sp_holdstate_tick(uint64_t tick);
+/* The ticker, each tick (@holding: something is held): sample the holders
+ * of long holds; close the files kept open for threads no longer sampled.
+ * Reads /proc; never on a lock path. */
+void sp_holdstate_tick(uint64_t tick, int holding);
+/* In a child of fork(): the files kept open for the parent's threads
+ * closed (holdstate.c). */
+void sp_holdstate_fork_child(void);
 /* Every hold-state record, net of the last reset's snapshot, to @fn. */
 void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg);
 void sp_holdstate_snapshot(void);

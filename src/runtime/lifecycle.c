@@ -549,6 +549,7 @@ static void fork_child(void)
 	sp_order_fork_child();
 	sp_registry_fork_child();
 	sp_hold_fork_child();
+	sp_holdstate_fork_child();
 	sp_lockname_fork_child();
 	sp_trace_fork_child();
 	sp_control_fork_child();

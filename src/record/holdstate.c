@@ -194,7 +194,6 @@ static void rec_add(struct hs_rec *r, int class, uint64_t ns)
 	sp_store_relaxed(&r->ns[class], r->ns[class] + ns);
 }
 
-/* What thread @tid is blocked in now: a class, or -1 when it runs. */
 /* ---- the sampled threads' files, kept open ---------------------------------- */
 
 /*
@@ -326,6 +325,8 @@ static ssize_t kept_read(pid_t tid, int f, char *buf, size_t size)
 			return n;
 		}
 		kept_drop(k, f); /* the thread exited: the path is asked again */
+		if (attempt)
+			break;
 		kept_open(k, f);
 	}
 	return sp_task_file(tid, kept_leaf[f], buf, size);
@@ -352,6 +353,7 @@ void sp_holdstate_fork_child(void)
 	kept_n = 0;
 }
 
+/* What thread @tid is blocked in now: a class, or -1 when it runs. */
 static int blocked_class(pid_t tid, const struct sp_hold_pub *p, char *buf, size_t size,
 			 const char **line)
 {

@@ -92,6 +92,28 @@ int sp_born_named(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *)
 		  const char *name);
 
 /*
+ * A descriptor the profiler keeps open among the program's: at
+ * SP_KEPT_FD_MIN and up (below that, a program that counts on the lowest
+ * free number would meet it), close-on-exec, and known by its file
+ * (device and inode), since the program may close that number and open
+ * another file there - which is then the program's, never to be written,
+ * read or closed by the profiler.  The start-up stderr (lifecycle.c) and
+ * the hold-state sampler's /proc files (holdstate.c) are such.
+ */
+#define SP_KEPT_FD_MIN 100
+struct sp_kept_fd {
+	int fd; /* -1: none */
+	dev_t dev;
+	ino_t ino;
+};
+/* Keep a duplicate of @fd (left open) in @k: 0, or -errno (@k->fd -1). */
+int sp_kept_fd_take(struct sp_kept_fd *k, int fd);
+/* Whether @k->fd is still the file it was taken for. */
+int sp_kept_fd_ours(const struct sp_kept_fd *k);
+/* Close @k->fd when it is still ours; @k->fd is -1 after. */
+void sp_kept_fd_close(struct sp_kept_fd *k);
+
+/*
  * The futex system call, made with the `syscall` instruction: never
  * through libc's syscall(), which the preload library interposes to see
  * the futex waits of lock libraries (record/probe_futex.c) - the

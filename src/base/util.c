@@ -17,9 +17,11 @@
  * usable before the dynamic loader finished relocating us).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -191,6 +193,39 @@ int sp_born_named(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *)
 	if (renamed)
 		prctl(PR_SET_NAME, (unsigned long)own, 0, 0, 0);
 	return rc;
+}
+
+int sp_kept_fd_take(struct sp_kept_fd *k, int fd)
+{
+	struct stat st;
+	int rc;
+
+	k->fd = fcntl(fd, F_DUPFD_CLOEXEC, SP_KEPT_FD_MIN);
+	if (k->fd < 0)
+		return -errno;
+	if (fstat(k->fd, &st)) {
+		rc = -errno;
+		close(k->fd);
+		k->fd = -1;
+		return rc;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	return 0;
+}
+
+int sp_kept_fd_ours(const struct sp_kept_fd *k)
+{
+	struct stat st;
+
+	return k->fd >= 0 && !fstat(k->fd, &st) && st.st_dev == k->dev && st.st_ino == k->ino;
+}
+
+void sp_kept_fd_close(struct sp_kept_fd *k)
+{
+	if (sp_kept_fd_ours(k))
+		close(k->fd);
+	k->fd = -1;
 }
 
 int sp_start_detached(void *(*fn)(void *), size_t stack_bytes, const char *name)

@@ -59,8 +59,7 @@ uint64_t sp_boottime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* "/proc/self/task/<tid>/<leaf>" into @buf without printf. */
-static void task_path(char *buf, pid_t tid, const char *leaf)
+void sp_task_path(char *buf, pid_t tid, const char *leaf)
 {
 	static const char head[] = "/proc/self/task/";
 	char digits[16];
@@ -103,7 +102,7 @@ ssize_t sp_task_file(pid_t tid, const char *leaf, char *buf, size_t size)
 {
 	char path[64];
 
-	task_path(path, tid, leaf);
+	sp_task_path(path, tid, leaf);
 	return read_small(path, buf, size);
 }
 
@@ -180,7 +179,7 @@ int sp_sched_read(pid_t tid, uint64_t start_ns, struct sp_sched *out)
 	ssize_t n;
 	int rc = 0;
 
-	task_path(path, tid, "schedstat");
+	sp_task_path(path, tid, "schedstat");
 	n = read_small(path, buf, sizeof(buf));
 	if (n < 0) {
 		rc = (int)n;
@@ -196,7 +195,7 @@ int sp_sched_read(pid_t tid, uint64_t start_ns, struct sp_sched *out)
 	out->start_ticks = 0;
 	out->name[0] = 0;
 	if (!start_ns) {
-		task_path(path, tid, "stat");
+		sp_task_path(path, tid, "stat");
 		n = read_small(path, buf, sizeof(buf));
 		rc = n < 0 ? (int)n : parse_stat(buf, out);
 	}

@@ -56,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -201,64 +200,43 @@ static void rec_add(struct hs_rec *r, int class, uint64_t ns)
  * read and closed each time, they cost 5.4 and 6.0 us here; a pread() of
  * the file kept open, 0.9 and 1.5 us (the path walk and the open file's
  * set-up are the rest).  So the ticker keeps the files of the last
- * KEPT_THREADS threads it sampled open:
- *   - at descriptors of 100 and up, close-on-exec: below that a program
- *     that counts on the lowest free number would meet them; where 100 is
- *     beyond the limit on open files, nothing is kept;
- *   - each checked before use (fstat: the same device and inode as when
- *     opened): the program may have closed it and opened another file at
- *     that number, which is then the program's and left alone, never read
- *     nor closed;
+ * KEPT_THREADS threads it sampled open, as kept descriptors (base.h,
+ * sp_kept_fd: at 100 and up, close-on-exec, checked to be still the file
+ * they were opened as before each read - a number the program took over
+ * is neither read nor closed; where 100 is beyond the limit on open
+ * files, nothing is kept):
  *   - a thread that exited fails the read (ESRCH): its file is closed and
- *     the path read instead, which a new thread of the same tid answers;
- *   - closed when their thread was not sampled for KEPT_IDLE_NS, and, in
- *     a child of fork(), at once (they are the parent's threads').
+ *     opened again by path, which a new thread of the same tid answers;
+ *   - a thread's files are closed when it was not sampled for
+ *     KEPT_IDLE_NS, and, in a child of fork(), at once (they are the
+ *     parent's threads').
  * Ticker only (and the fork child's one thread): no lock.
  */
 #define KEPT_THREADS 8
 #define KEPT_IDLE_NS 1000000000ull
-#define KEPT_FD_MIN 100
 enum { KEPT_SCHEDSTAT, KEPT_SYSCALL, KEPT_FILES };
 static const char *const kept_leaf[KEPT_FILES] = { "schedstat", "syscall" };
 
 static struct kept {
 	pid_t tid; /* 0: free */
-	int fd[KEPT_FILES]; /* -1: not open */
-	dev_t dev[KEPT_FILES];
-	ino_t ino[KEPT_FILES];
+	struct sp_kept_fd file[KEPT_FILES];
 	uint64_t used_ns;
 } kept[KEPT_THREADS];
 static unsigned kept_n; /* entries in use */
-
-/* Whether descriptor @fd of entry @k is still the file opened there. */
-static int kept_ours(const struct kept *k, int f)
-{
-	struct stat st;
-
-	return k->fd[f] >= 0 && !fstat(k->fd[f], &st) && st.st_dev == k->dev[f] &&
-	       st.st_ino == k->ino[f];
-}
-
-static void kept_drop(struct kept *k, int f)
-{
-	if (kept_ours(k, f))
-		close(k->fd[f]);
-	k->fd[f] = -1;
-}
 
 static void kept_free(struct kept *k)
 {
 	if (!k->tid)
 		return;
 	for (int f = 0; f < KEPT_FILES; f++)
-		kept_drop(k, f);
+		sp_kept_fd_close(&k->file[f]);
 	kept_n--;
 	k->tid = 0;
 }
 
 /* @tid's entry, taken (from a free one or the least recently used) when
  * it has none. */
-static struct kept *kept_get(pid_t tid, uint64_t now)
+static struct kept *kept_get(pid_t tid)
 {
 	struct kept *lru = &kept[0];
 
@@ -270,61 +248,51 @@ static struct kept *kept_get(pid_t tid, uint64_t now)
 	}
 	kept_free(lru);
 	lru->tid = tid;
-	lru->fd[KEPT_SCHEDSTAT] = lru->fd[KEPT_SYSCALL] = -1;
-	lru->used_ns = now;
+	for (int f = 0; f < KEPT_FILES; f++)
+		lru->file[f].fd = -1;
 	kept_n++;
 	return lru;
 }
 
 static void kept_open(struct kept *k, int f)
 {
-	char path[64];
-	struct stat st;
-	int fd, high;
+	char path[SP_TASK_PATH_MAX];
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)k->tid, kept_leaf[f]);
+	sp_task_path(path, k->tid, kept_leaf[f]);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, KEPT_FD_MIN);
+	sp_kept_fd_take(&k->file[f], fd);
 	close(fd);
-	if (high < 0)
-		return;
-	if (fstat(high, &st)) {
-		close(high);
-		return;
-	}
-	k->fd[f] = high;
-	k->dev[f] = st.st_dev;
-	k->ino[f] = st.st_ino;
 }
 
 /* File @f of thread @tid, as sp_task_file() reads it: its first @size - 1
  * bytes, NUL-terminated; the length or -errno. */
 static ssize_t kept_read(pid_t tid, int f, char *buf, size_t size)
 {
-	uint64_t now = mono_ns();
-	struct kept *k = kept_get(tid, now);
+	struct kept *k = kept_get(tid);
+	struct sp_kept_fd *file = &k->file[f];
 
-	k->used_ns = now;
+	k->used_ns = mono_ns();
 	for (int attempt = 0; attempt < 2; attempt++) {
 		ssize_t n;
 
-		if (!kept_ours(k, f)) {
-			k->fd[f] = -1; /* not open, or no longer ours */
+		if (!sp_kept_fd_ours(file)) {
+			file->fd = -1; /* not open, or the program's now */
 			if (attempt)
 				break;
 			kept_open(k, f);
 			continue;
 		}
 		do
-			n = pread(k->fd[f], buf, size - 1, 0);
+			n = pread(file->fd, buf, size - 1, 0);
 		while (n < 0 && errno == EINTR);
 		if (n >= 0) {
 			buf[n] = 0;
 			return n;
 		}
-		kept_drop(k, f); /* the thread exited: the path is asked again */
+		sp_kept_fd_close(file); /* the thread exited: the path is asked again */
 		if (attempt)
 			break;
 		kept_open(k, f);
@@ -348,9 +316,7 @@ static void kept_idle(void)
 void sp_holdstate_fork_child(void)
 {
 	for (int i = 0; i < KEPT_THREADS; i++)
-		if (kept[i].tid)
-			kept_free(&kept[i]);
-	kept_n = 0;
+		kept_free(&kept[i]);
 }
 
 /* What thread @tid is blocked in now: a class, or -1 when it runs. */

@@ -550,6 +550,10 @@ int sp_sched_read(pid_t tid, uint64_t start_ns, struct sp_sched *out);
  * thing: CLOCK_BOOTTIME then; 0 in any other thread.  The thread's record
  * takes it at registration (sp_thread.start_ns). */
 extern SP_TLS uint64_t sp_thread_start_ns;
+/* "/proc/self/task/@tid/@leaf" into @buf (SP_TASK_PATH_MAX bytes with a
+ * leaf of up to 16), without printf. */
+#define SP_TASK_PATH_MAX 64
+void sp_task_path(char *buf, pid_t tid, const char *leaf);
 /* /proc/self/task/@tid/@leaf's first @size - 1 bytes, NUL-terminated:
  * their length, or -errno (errno itself changes). */
 ssize_t sp_task_file(pid_t tid, const char *leaf, char *buf, size_t size);

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,33 +68,21 @@ int syncprof_report(FILE *out, const struct syncprof_report_options *opts)
  * that a program which closed it and reused the number never gets a
  * report written into one of its own files.
  */
-static struct {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-} kept_err = { .fd = -1 }; /* written at start-up (stderr_keep()) */
+static struct sp_kept_fd kept_err = { .fd = -1 }; /* written at start-up (stderr_keep()) */
 
 static void stderr_keep(void)
 {
-	struct stat st;
-
-	if (fstat(2, &st))
-		return;
-	kept_err.fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
-	kept_err.dev = st.st_dev;
-	kept_err.ino = st.st_ino;
+	sp_kept_fd_take(&kept_err, 2);
 }
 
 /* A stream onto the stderr of start-up, or NULL when it is gone. */
 static FILE *stderr_reopen(void)
 {
-	struct stat st;
 	int fd;
 
-	if (kept_err.fd < 0 || fstat(kept_err.fd, &st) || st.st_dev != kept_err.dev ||
-	    st.st_ino != kept_err.ino)
+	if (!sp_kept_fd_ours(&kept_err))
 		return NULL;
-	fd = fcntl(kept_err.fd, F_DUPFD_CLOEXEC, 100);
+	fd = fcntl(kept_err.fd, F_DUPFD_CLOEXEC, SP_KEPT_FD_MIN);
 	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
@@ -104,11 +91,9 @@ static FILE *stderr_reopen(void)
 static void stderr_write(const char *p, size_t n)
 {
 	struct sp_sigguard g;
-	struct stat st;
 	int fd = 2;
 
-	if (kept_err.fd >= 0 && !fstat(kept_err.fd, &st) && st.st_dev == kept_err.dev &&
-	    st.st_ino == kept_err.ino)
+	if (sp_kept_fd_ours(&kept_err))
 		fd = kept_err.fd;
 	sp_sigguard_enter(&g);
 	while (n) {

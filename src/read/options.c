@@ -401,8 +401,9 @@ static const struct option_row option_table[] = {
 	{ "skip_frames", opt_skip_frames, "callers skipped above each lock call, 0 to 8" },
 	{ "hold", opt_hold, "1 or 0" },
 	{ "hold_sample", opt_hold_sample,
-	  "time 1 short uncontended hold in N per thread (long and contended holds are "
-	  "always measured), 1 (all) to 1000000" },
+	  "time at most 1 short uncontended hold in N per thread and row (its first 4 all, "
+	  "then 1 in n/4+1 up to N; long and contended holds are always measured), 1 (all) to "
+	  "1000000" },
 	{ "hold_states", opt_hold_states,
 	  "with hold=1, sample what the holder does during holds longer than this many "
 	  "milliseconds (running, preempted, a system call...), 0 off, at most 60000 "

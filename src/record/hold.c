@@ -53,23 +53,35 @@
  *     a condition wait (paused meanwhile; the part before the wait counts
  *     as bounded by the tick as above, or 0 when the tick did not move:
  *     less than a tick);
- *   - the rest - short, uncontended holds - are sampled: one in
- *     sp_opts.hold_sample (16 by default, a random gap averaging that so a
- *     periodic program does not alias with it) is timed.
+ *   - the rest - short, uncontended holds - are sampled, per entry: its
+ *     acquisition number n is timed with probability 1 / period(n), and
+ *     the timed hold stands for period(n) holds (hold.h,
+ *     sp_hold_period()).  The period is 1 for an entry's first four
+ *     acquisitions, then n / 4 + 1, up to sp_opts.hold_sample (256 by
+ *     default) from its 4 x hold_sample-th on: a row of a handful of holds
+ *     has every one timed, one of a thousand about 24, one of a million
+ *     about 3,900.  Which ones is a Weyl sequence over n (n times the
+ *     golden ratio in 64 bits, offset by the entry's address, below a
+ *     threshold): no state but the count the probe keeps anyway, and no
+ *     aliasing with a program whose holds repeat with a period, which a
+ *     fixed gap would have (tests/preload/short_holds.c).
  * Per entry, the owner keeps (relaxed stores, single writer, as probe.c):
  * the exact holds (long, forced, timed or bounded), their count and sum;
  * the sampled short holds, their count and sum; and the acquisitions that
  * were no hold of their own (taken again by their holder, untracked).
- * Reports (sp_entry_hold_totals(), record.h) estimate the short holds as
- * their number - the entry's acquisitions less the exact and non-holds -
- * times the mean of the sample: a ratio estimator, so a row's total never
- * exceeds holds x max and is never below its max.  Error bound of what is
+ * The sample's sums are weighted: its count is the holds it stands for,
+ * its time each hold's time times its period.  Reports
+ * (sp_entry_hold_totals(), record.h) estimate the short holds as their
+ * number - the entry's acquisitions less the exact and non-holds - times
+ * the weighted mean of the sample: a ratio estimator, so a row's total
+ * never exceeds holds x max (and is held up to its max).  Error bound of what is
  * still sampled: only holds that ended within one tick of their start
  * (< 500 us plus the ticker's lateness), at most (holds - exact) x that;
  * statistically, the sample's standard error of the mean (about the
- * spread of the short holds / sqrt(samples)) times their number.  An entry
- * whose short holds had no sample yet counts them as 0.  hold_max_ns is
- * the largest hold timed or bounded.  hold_sample=1 times every hold.
+ * spread of the short holds / sqrt(samples)) times their number.  An
+ * entry's first holds are all timed, so no row with holds lacks a sample.
+ * hold_max_ns is the largest hold timed or bounded.  hold_sample=1 times
+ * every hold.
  *
  * Owner changes compare the acquiring thread with the last owner of the
  * lock in a direct-mapped array indexed by address, written only when the
@@ -77,8 +89,8 @@
  *
  * Lists only.  Lock-order checking (lockorder.c) needs the published
  * lists and nothing else: with lock_order=1 and not hold=1, no hold is
- * timed (the countdown to the next sample is reset instead of reaching
- * it, so the fast paths stay as they are), no waiter looks up its holder
+ * timed (no acquisition is due for the sample, so the fast paths stay as
+ * they are), no waiter looks up its holder
  * for blame and reports show no hold facts; last owners are still kept,
  * as the fast path reads them.
  *
@@ -130,9 +142,13 @@
  * (7.5 ns a read through the vDSO here, and 4 ms steps: a 30 ms hold
  * bounded to 13%); the ticker stamping the held lists it finds instead of
  * a tick in each push (free for the owner, but a stamp can land on the
- * next hold of a reused slot); weighting each sample by hold_sample (the
- * old estimator: a long hold that happened to be sampled counted 16 times,
- * and a row's total could exceed holds x max).
+ * next hold of a reused slot); weighting each sample by hold_sample alone
+ * (the old estimator: a long hold that happened to be sampled counted 16
+ * times, and a row's total could exceed holds x max); one hold in 16 at
+ * random gaps counted down per thread (until 2026-11-28: the two clock
+ * reads of every 16th hold were a third of hold=1's cost at 1 lock, and a
+ * row with fewer than 16 holds had often no sample at all, its short
+ * holds counted as 0).
  */
 #include <errno.h>
 #include <limits.h>
@@ -344,9 +360,8 @@ static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
 
 static struct sp_hold_pub *pubs; /* list head; blocks are never unmapped */
 SP_TLS struct sp_hold_pub *sp_hold_my_pub;
-SP_TLS unsigned sp_hold_sample_left;
-static SP_TLS uint32_t sample_rng;
-static unsigned sample_period = 1;
+/* Read by every push (hold.h); written at start-up only. */
+struct sp_hold_rate sp_hold_rate = { UINT64_MAX, 0, 1 };
 static int times = 1; /* 0: lists only (lock order without hold=1) */
 static pthread_key_t pub_key;
 static uint64_t untracked; /* acquisitions beyond SP_HELD_MAX held at once */
@@ -446,6 +461,7 @@ static SP_ALWAYS_INLINE void held_remove(struct sp_hold_pub *p, struct sp_held *
 		d->e = from->e;
 		d->t0 = from->t0;
 		d->paused = from->paused;
+		d->weight = from->weight;
 		sp_store_relaxed(&d->tick, from->tick);
 	}
 	sp_pub_end(p, state, n - 1);
@@ -464,18 +480,19 @@ static void entry_add_exact(struct sp_entry *e, uint64_t ns)
 	sp_entry_hist_add(e, SP_HIST_HOLD, ns, 1);
 }
 
-/* A short hold of @ns, timed as the random sample: it stands for about
- * sample_period holds in the histogram. */
-static void entry_add_sample(struct sp_entry *e, uint64_t ns)
+/* A short hold of @ns, timed as the sample: it stands for
+ * @weight holds (sp_hold_period() when it was taken), in the sums and in
+ * the histogram. */
+static void entry_add_sample(struct sp_entry *e, uint64_t ns, uint32_t weight)
 {
 	struct sp_entry_cold *c = sp_entry_cold_w(e);
 
 	sp_entry_refresh_epoch(c);
-	sp_store_relaxed(&c->hold_sample_n, c->hold_sample_n + 1);
-	sp_store_relaxed(&c->hold_sample_ns, c->hold_sample_ns + ns);
+	sp_store_relaxed(&c->hold_sample_n, c->hold_sample_n + weight);
+	sp_store_relaxed(&c->hold_sample_ns, c->hold_sample_ns + ns * weight);
 	if (ns > c->hold_max_ns)
 		sp_store_relaxed(&c->hold_max_ns, ns);
-	sp_entry_hist_add(e, SP_HIST_HOLD, ns, sample_period);
+	sp_entry_hist_add(e, SP_HIST_HOLD, ns, weight);
 }
 
 /* An acquisition that is no hold of its own (taken again by its holder,
@@ -578,33 +595,13 @@ SP_NOINLINE int sp_hold_push_changed(struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
 	uint64_t state = p->state;
-	unsigned left = sp_hold_sample_left;
 
-	if (left <= 1 || sp_hold_push_ok(p, SP_PUB_N(state), e->obj, e->op) != 2)
+	if (sp_hold_push_ok(p, SP_PUB_N(state), e->obj, e->op) != 2)
 		return 0;
 	owner_changed(e, p->tid);
-	sp_hold_sample_left = left - 1;
 	sp_hold_push_untimed(p, state, e->obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc,
 			     e->line, e->op, e);
 	return 1;
-}
-
-static SP_TLS uintptr_t waited_obj;   /* sp_hold_waited(): the hold to time */
-static SP_TLS unsigned waited_left;   /* ... and the sample countdown it hid */
-
-/* The next gap between sampled holds: random, 1 to 2 * period - 1 (mean:
- * period), so that sampling does not alias with a periodic program (A, B,
- * A, B...).  Scaled by a multiply, not reduced by a modulo: a division
- * (~26 cycles) on every sampled hold. */
-static unsigned next_sample_gap(const struct sp_thread *t)
-{
-	uint32_t x = sample_rng ? sample_rng : (uint32_t)t->tid * 2654435761u + 1;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	sample_rng = x;
-	return 1 + (unsigned)(((uint64_t)x * (2 * sample_period - 1)) >> 32);
 }
 
 /*
@@ -617,7 +614,6 @@ static unsigned next_sample_gap(const struct sp_thread *t)
  */
 SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 {
-	const struct sp_thread *t = sp_tls_self;
 	uintptr_t obj = e->obj;
 	int op = e->op;
 	struct sp_hold_pub *p = sp_hold_my_pub;
@@ -626,7 +622,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	struct sp_held *h = &p->e[n];
 	int ok;
 
-	if (!t || !(ok = sp_hold_push_ok(p, n, obj, op)))
+	if (!times || !(ok = sp_hold_push_ok(p, n, obj, op)))
 		return 0;
 	if (ok == 2)
 		owner_changed(e, p->tid);
@@ -634,8 +630,8 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = SP_HOLD_SAMPLED;
+	h->weight = (uint32_t)sp_hold_period(e->acquisitions);
 	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
-	sp_hold_sample_left = next_sample_gap(t);
 	h->e = e;
 	h->t0 = ticks();
 	sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
@@ -652,13 +648,9 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	struct sp_held *h;
 	uint64_t state;
 	uint32_t n;
-	int timed = SP_HOLD_UNTIMED, waited = 0;
+	struct sp_entry *e = NULL;
+	int timed = SP_HOLD_UNTIMED;
 
-	if (SP_UNLIKELY(waited_obj)) {
-		waited = waited_obj == obj;
-		sp_hold_sample_left = waited_left;
-		waited_obj = 0;
-	}
 	if (SP_UNLIKELY(!p))
 		return;
 	h = SP_PUB_N(p->state) ? held_find(p, obj) : NULL;
@@ -681,15 +673,12 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 			entry_add_nonhold(t, site, obj, op);
 		return;
 	}
-	if (owner_change(t, site, obj, op) || waited)
+	/* Lists only: no hold is ever timed. */
+	if (owner_change(t, site, obj, op) && times)
 		timed = SP_HOLD_FORCED;
-	else if (SP_UNLIKELY(sp_hold_sample_left <= 1))
+	else if (times && (e = sp_entry_get(t, site, obj, op)) &&
+		 sp_hold_sample_due(e, e->acquisitions))
 		timed = SP_HOLD_SAMPLED;
-	if (SP_UNLIKELY(timed && !times)) {
-		/* Lists only: no hold is ever timed. */
-		timed = SP_HOLD_UNTIMED;
-		sp_hold_sample_left = UINT_MAX;
-	}
 	/* Slot n is not visible until n is published (hold.h). */
 	h = &p->e[n];
 	sp_held_fill(h, obj, site->file, site->func, site->pc, site->line, op);
@@ -697,15 +686,11 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	h->paused = 0;
 	h->timed = (uint32_t)timed;
 	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
-	if (timed == SP_HOLD_SAMPLED) {
-		sp_hold_sample_left = next_sample_gap(t);
-	} else if (timed == SP_HOLD_UNTIMED) {
-		sp_hold_sample_left--;
-	}
 	if (timed) {
 		/* Only a timed hold needs its entry now (found through the
 		 * probe's one-entry cache). */
-		h->e = sp_entry_get(t, site, obj, op);
+		h->e = e ? e : sp_entry_get(t, site, obj, op);
+		h->weight = timed == SP_HOLD_SAMPLED ? (uint32_t)sp_hold_period(e->acquisitions) : 1;
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	} else {
@@ -717,13 +702,17 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		ticker_start_lazy__slowpath();
 }
 
+/* The hold that follows is timed: a countdown of one on the lock's owner
+ * slot, which the fast push leaves to sp_hold_acquired() (owner_change()
+ * runs it; a lock that shares the slot may take it first, and then that
+ * one is timed instead). */
 void sp_hold_waited(uintptr_t obj)
 {
-	if (!times || waited_obj)
-		return;
-	waited_left = sp_hold_sample_left;
-	waited_obj = obj;
-	sp_hold_sample_left = 0; /* not the fast path: sp_hold_acquired() */
+	pid_t *o = &sp_hold_last_owner[sp_owner_slot(obj)];
+	pid_t cur = sp_load_relaxed(o);
+
+	if (times && !(cur >> SP_OWNER_LONG_SHIFT))
+		sp_store_relaxed(o, cur | 1 << SP_OWNER_LONG_SHIFT);
 }
 
 /*
@@ -747,7 +736,7 @@ static void held_end(const struct sp_held *h, uint64_t now)
 	else
 		ns = ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0));
 	if (h->timed == SP_HOLD_SAMPLED && !is_long) {
-		entry_add_sample(e, ns);
+		entry_add_sample(e, ns, h->weight);
 		return;
 	}
 	entry_add_exact(e, ns);
@@ -774,7 +763,7 @@ static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t ob
 		return 0;
 	if (!now)
 		now = ticks();
-	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)));
+	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)), h->weight);
 	sp_pub_pop(p, state);
 	return 1;
 }
@@ -991,7 +980,7 @@ int sp_hold_times_are_on(void)
 
 int sp_hold_all_timed(void)
 {
-	return sample_period == 1;
+	return sp_hold_rate.pmax == 1;
 }
 
 int sp_hold_init(unsigned sample, int with_times)
@@ -1003,7 +992,14 @@ int sp_hold_init(unsigned sample, int with_times)
 		sp_clock_calibrate_now();
 		ticker.long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
 	}
-	sample_period = sample ? sample : 1;
+	if (!sample)
+		sample = 1;
+	if (times)
+		sp_hold_rate = (struct sp_hold_rate){ UINT64_MAX / sample,
+						      (uint64_t)(sample - 1) << SP_HOLD_RAMP_SHIFT,
+						      sample };
+	else
+		sp_hold_rate = (struct sp_hold_rate){ 0, 0, 1 };
 	if (pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
 	/* Without a ticker, every hold counts as short: sampled, as before.

@@ -59,6 +59,7 @@ struct sp_held {
 	uint64_t t0;         /* ticks at acquisition, or at the end of a cond wait */
 	uint64_t paused;     /* ticks held before a cond wait */
 	uint64_t tick;       /* sp_hold_tick at acquisition */
+	uint32_t weight;     /* sampled: the holds it stands for (sp_hold_period()) */
 };
 
 /*
@@ -118,7 +119,50 @@ struct sp_hold_pub {
 struct sp_hold_pub *sp_hold_pubs(void);
 
 extern SP_TLS struct sp_hold_pub *sp_hold_my_pub;
-extern SP_TLS unsigned sp_hold_sample_left; /* acquisitions until the next timed one */
+
+/*
+ * Which short holds are timed (hold.c's design block): the acquisition
+ * numbered @n of entry @e is sampled with probability 1 / sp_hold_period(n)
+ * - every one of an entry's first 4, then ever fewer (n / 4 + 1), down to
+ * 1 in hold_sample from its 4 x hold_sample-th on - and stands for that
+ * many holds.  The choice is a Weyl sequence over the entry's count,
+ * offset by the entry's address: no state but the count the probe keeps
+ * anyway, and no aliasing with a program whose holds repeat with some
+ * period.  Past the ramp (@ramp_end acquisitions) the period is @pmax and
+ * the test one compare with @below (UINT64_MAX / pmax); during it, a
+ * multiply by the period.  With hold=1 @pmax is hold_sample (1: every
+ * hold timed); without it (lists only), @below and @ramp_end are 0 and no
+ * hold is ever due (sp_hold_push_sampled() checks it too).
+ */
+#define SP_HOLD_RAMP_SHIFT 2
+struct sp_hold_rate {
+	uint64_t below, ramp_end, pmax;
+};
+extern struct sp_hold_rate sp_hold_rate;
+
+static SP_ALWAYS_INLINE uint64_t sp_hold_period(uint64_t n)
+{
+	return n < sp_hold_rate.ramp_end ? (n >> SP_HOLD_RAMP_SHIFT) + 1 : sp_hold_rate.pmax;
+}
+
+static SP_ALWAYS_INLINE uint64_t sp_hold_sample_x(const struct sp_entry *e, uint64_t n)
+{
+	return ((uintptr_t)e + n) * 0x9e3779b97f4a7c15ull;
+}
+
+/* Holds are timed (hold=1), not only listed: the sample's threshold. */
+static SP_ALWAYS_INLINE int sp_hold_times_on_fast(void)
+{
+	return sp_hold_rate.below != 0;
+}
+
+static SP_ALWAYS_INLINE int sp_hold_sample_due(const struct sp_entry *e, uint64_t n)
+{
+	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end))
+		return (uint64_t)(((unsigned __int128)sp_hold_sample_x(e, n) *
+				   ((n >> SP_HOLD_RAMP_SHIFT) + 1)) >> 64) == 0;
+	return sp_hold_sample_x(e, n) <= sp_hold_rate.below;
+}
 
 /*
  * The hold tick: a number that hold.c's ticker thread advances every
@@ -272,30 +316,35 @@ int sp_hold_push_sampled(struct sp_entry *e);
  * After a successful acquisition: 1 when recorded, 0 when the caller must
  * call sp_hold_acquired().  @file, @func, @pc and @line are the site's
  * fields, passed apart so that an interposer's constants fold.  @e: the
- * acquisition's entry when the caller knows it (its fast path), else NULL;
- * with it, a hold due to be sampled is pushed here too (the countdown at 1;
- * 0 is sp_hold_waited()'s "time this one", left to sp_hold_acquired()).
+ * acquisition's entry, already counted (NULL: unknown, for
+ * sp_hold_acquired() when holds are timed; lists only need none); a hold
+ * due to be sampled is pushed by sp_hold_push_sampled().  A contended acquisition is timed because
+ * sp_hold_waited() set its lock's countdown, which sp_hold_push_ok()
+ * leaves to sp_hold_acquired().
  */
 static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const char *file,
 						  const char *func, uintptr_t pc, uint32_t line,
 						  struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
-	unsigned left = sp_hold_sample_left;
-	uint64_t state;
+	uint64_t state, x;
 	uint32_t n;
 	int ok;
 
 	if (SP_UNLIKELY(!p))
 		return 0;
-	if (SP_UNLIKELY(left <= 1))
-		return left == 1 && e ? sp_hold_push_sampled(e) : 0;
+	if (sp_hold_times_on_fast()) {
+		if (SP_UNLIKELY(!e))
+			return 0;
+		x = e->acquisitions;
+		if (SP_UNLIKELY(sp_hold_sample_due(e, x)))
+			return sp_hold_push_sampled(e);
+	}
 	state = p->state;
 	n = SP_PUB_N(state);
 	ok = sp_hold_push_ok(p, n, obj, op);
 	if (SP_UNLIKELY(ok != 1))
-		return ok == 2 && e ? sp_hold_push_changed(e) : 0;
-	sp_hold_sample_left = left - 1;
+		return ok == 2 ? sp_hold_push_changed(e) : 0;
 	sp_hold_push_untimed(p, state, obj, file, func, pc, line, op, e);
 	return 1;
 }

@@ -162,13 +162,20 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 					  const struct sp_site *site, int blocking)
 {
 	struct sp_thread *t;
+	struct sp_entry *e;
 
 	if (SP_UNLIKELY(sp_hold_is_on()) && (rc == ok || rc == EOWNERDEAD) &&
 	    (t = sp_tls_self)) {
 		if (SP_UNLIKELY(sp_order_is_on()) && blocking)
 			sp_order_acquired_call(t, (uintptr_t)obj, op, site);
+		/* The entry the acquisition was counted on (sp_probe_lock()
+		 * left it in t->last), for the sample: else the general push.
+		 * Lists only (lock order without hold=1) sample nothing. */
+		e = sp_hold_times_on_fast() ? t->last : NULL;
+		if (e && !sp_entry_matches(e, site, (uintptr_t)obj, op))
+			e = NULL;
 		if (!sp_hold_acquired_fast((uintptr_t)obj, op, site->file, site->func, site->pc,
-					   site->line, NULL))
+					   site->line, e))
 			sp_hold_acquired(t, (uintptr_t)obj, op, site);
 	}
 	return rc;

@@ -40,8 +40,8 @@ struct sp_entry_cold {
 	uint64_t hold_exact_ns;
 	uint64_t hold_max_ns;
 	uint64_t hold_exact_n;
-	uint64_t hold_sample_ns;
-	uint64_t hold_sample_n;
+	uint64_t hold_sample_ns; /* weighted: sum of weight x ns */
+	uint64_t hold_sample_n;  /* weighted: sum of weights */
 	uint64_t hold_nonholds;
 	uint32_t epoch; /* sp_reset_epoch when the maxima were last reset */
 	uint8_t n_frames;
@@ -695,7 +695,9 @@ void sp_hold_waited(uintptr_t obj);
  * sp_entry_hold_totals() - an entry's holds and total hold time, from what
  * hold.c keeps (see the design block there): the holds timed or bounded
  * exactly, plus the rest - the entry's acquisitions that were holds, less
- * those - times the mean of the timed sample of the rest.  So *ns <=
+ * those - times the mean of the timed sample of the rest, each sampled
+ * hold weighted by the holds it stands for (hold.h, sp_hold_period()),
+ * and never below the largest hold seen.  So *ns <=
  * *holds x hold_max_ns and hold_max_ns <= *ns, whatever the sample.  Holds
  * in progress (or whose holder died) count as short ones.  @all_timed
  * (hold_sample=1): every hold is timed, and only the ended ones count.
@@ -706,7 +708,7 @@ static inline void sp_entry_hold_totals(const struct sp_entry *e, uint64_t acqui
 					int all_timed, uint64_t *holds, uint64_t *ns)
 {
 	const struct sp_entry_cold *c = sp_entry_cold_r(e);
-	uint64_t exact_n, sample_n, nonholds, n, rest, total;
+	uint64_t exact_n, sample_n, nonholds, n, rest, total, max;
 
 	*holds = *ns = 0;
 	if (e->op != SP_TYPE_MUTEX && e->op != SP_TYPE_RWLOCK_READ &&
@@ -720,11 +722,17 @@ static inline void sp_entry_hold_totals(const struct sp_entry *e, uint64_t acqui
 	if (all_timed)
 		n = exact_n + sample_n;
 	rest = n > exact_n ? n - exact_n : 0;
-	if (rest < sample_n) /* read while a hold was being added */
-		rest = sample_n;
+	if (!rest && sample_n) /* read while a hold was being added */
+		rest = 1;
 	if (sample_n)
 		total += (uint64_t)((unsigned __int128)sp_load_relaxed(&c->hold_sample_ns) * rest /
 				    sample_n);
+	/* The weighted mean of a sample can fall below its largest hold
+	 * when few holds of the rest were timed, with weights of the
+	 * entry's many acquisitions: the row is never below it. */
+	max = sp_load_relaxed(&c->hold_max_ns);
+	if (total < max)
+		total = max;
 	*holds = exact_n + rest;
 	*ns = total;
 }

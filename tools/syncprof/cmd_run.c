@@ -162,8 +162,9 @@ static const struct run_option run_options[] = {
 	{ "hold", 0, ARG_NONE, "hold", "1", NULL,
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for); long and contended\n"
-	  "holds are measured, 1 in 16 short uncontended ones is timed and\n"
-	  "the rest estimated from them (hold_sample=N in SYNCPROF_OPTIONS)" },
+	  "holds are measured; of the short uncontended ones, a row's first\n"
+	  "are all timed, then ever fewer, down to 1 in 256, and the rest\n"
+	  "estimated from them (hold_sample=N in SYNCPROF_OPTIONS)" },
 	{ "hold-states", 0, ARG_VALUE, "hold_states", NULL, "MS",
 	  "with --hold: what the holder of a hold longer than MS ms (default\n"
 	  "1; 0 off) was doing - running, preempted, blocked in which system\n"

@@ -1,0 +1,154 @@
+/*
+ * short_holds.c - the estimate of short holds (hold.c's sample, hold.h's
+ * sp_hold_period()) against the program's own clock.
+ *
+ * Short uncontended holds are timed one in a period that grows with the
+ * entry's count: all of its first four, then ever fewer, down to one in
+ * hold_sample; each timed hold stands for its period.  What that could
+ * break, checked on the JSON report (per object):
+ *   - P, a lock held PERIODIC_N times, every fourth hold LONG_US of work
+ *     and the others none: a sample that aliased with the pattern (always
+ *     or never a long one) would be far off; hold_ns must be within 25%
+ *     of the program's own sum, and the hold histogram's counts (each
+ *     sample weighted by its period) within 25% of the holds;
+ *   - S, a lock held SMALL_N times, SMALL_US each: a row with a handful
+ *     of holds has samples (a fixed period of 16 left such a row without
+ *     one, and its hold time 0, in two runs of three): hold_ns within 25%;
+ *   - both: holds is the exact number of holds (weights never inflate the
+ *     count), and hold_max_ns <= hold_ns <= holds x hold_max_ns.
+ * Each hold is measured by the program itself, from the return of the
+ * lock call to the unlock call.
+ *
+ * Built twice: preloaded, and compiled in (-DSHORT_HOLDS_INSTRUMENTED,
+ * -include syncprof/instrument.h).  Exit 1 with a message on failure.
+ */
+#ifdef SHORT_HOLDS_INSTRUMENTED
+#define JSON_REPORT_LINKED
+#endif
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_report.h"
+
+#define PERIODIC_N 40000
+#define LONG_US 20
+#define SMALL_N 6
+#define SMALL_US 100
+
+static pthread_mutex_t periodic = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t small = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* One hold of @m with @us of work (0: none), as the program measures it. */
+static unsigned long long hold(pthread_mutex_t *m, unsigned us)
+{
+	unsigned long long t0, t1;
+
+	pthread_mutex_lock(m);
+	t0 = now_ns();
+	do
+		t1 = now_ns();
+	while (t1 - t0 < us * 1000ull);
+	pthread_mutex_unlock(m);
+	return t1 - t0;
+}
+
+/* The sum of the JSON array "@key":[...] in [@row, @end); -1 if absent. */
+static long long array_sum(const char *row, const char *end, const char *key)
+{
+	char pat[64];
+	const char *k;
+	long long sum = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":[", key);
+	k = strstr(row, pat);
+	if (!k || (end && k >= end))
+		return -1;
+	for (k += strlen(pat); *k && *k != ']';) {
+		char *next;
+
+		sum += strtoll(k, &next, 10);
+		if (next == k)
+			return -1;
+		k = *next == ',' ? next + 1 : next;
+	}
+	return sum;
+}
+
+static int within(long long got, unsigned long long want, double tolerance)
+{
+	return got >= 0 && (double)got >= (double)want * (1 - tolerance) &&
+	       (double)got <= (double)want * (1 + tolerance);
+}
+
+/* Check the row of @m: @n holds whose own sum is @own. */
+static int check(const char *json, const char *name, const pthread_mutex_t *m, long long n,
+		 unsigned long long own, int check_hist)
+{
+	const char *row = json_object_row(json, m), *end;
+	long long holds, ns, max, hist;
+	int rc = 0;
+
+	if (!row) {
+		fprintf(stderr, "short_holds: FAIL: no row for %s\n", name);
+		return 1;
+	}
+	end = json_row_end(row);
+	holds = json_row_value(row, end, "holds");
+	ns = json_row_value(row, end, "hold_ns");
+	max = json_row_value(row, end, "hold_max_ns");
+	hist = array_sum(row, end, "hold_hist");
+	printf("short_holds: %s: %lld holds, own sum %llu ns; syncprof hold_ns %lld (%+.1f%%), "
+	       "hold_max_ns %lld, histogram counts %lld\n",
+	       name, n, own, ns, own ? 100.0 * ((double)ns - (double)own) / (double)own : 0.0, max,
+	       hist);
+	if (holds != n) {
+		fprintf(stderr, "short_holds: FAIL: %s: %lld holds, not %lld\n", name, holds, n);
+		rc = 1;
+	}
+	if (!within(ns, own, 0.25)) {
+		fprintf(stderr, "short_holds: FAIL: %s: hold_ns %lld not within 25%% of %llu\n", name,
+			ns, own);
+		rc = 1;
+	}
+	if (max < 0 || ns < max || ns > holds * max) {
+		fprintf(stderr, "short_holds: FAIL: %s: hold_ns %lld outside [hold_max_ns, holds x "
+				"hold_max_ns] = [%lld, %lld]\n",
+			name, ns, max, holds * max);
+		rc = 1;
+	}
+	if (check_hist && !within(hist, (unsigned long long)n, 0.25)) {
+		fprintf(stderr, "short_holds: FAIL: %s: the hold histogram counts %lld, not within "
+				"25%% of %lld holds\n",
+			name, hist, n);
+		rc = 1;
+	}
+	return rc;
+}
+
+int main(void)
+{
+	unsigned long long own_p = 0, own_s = 0;
+	char *json;
+	int rc;
+
+	for (int i = 0; i < PERIODIC_N; i++)
+		own_p += hold(&periodic, i % 4 == 3 ? LONG_US : 0);
+	for (int i = 0; i < SMALL_N; i++)
+		own_s += hold(&small, SMALL_US);
+	json = json_report("short_holds");
+	rc = check(json, "P (every 4th hold long)", &periodic, PERIODIC_N, own_p, 1);
+	rc |= check(json, "S (a handful of holds)", &small, SMALL_N, own_s, 0);
+	free(json);
+	return rc;
+}

@@ -344,7 +344,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	n = SP_PUB_N(state);
 	ok = sp_hold_push_ok(p, n, obj, op);
 	if (SP_UNLIKELY(ok != 1))
-		return ok == 2 ? sp_hold_push_changed(e) : 0;
+		return ok == 2 && e ? sp_hold_push_changed(e) : 0;
 	sp_hold_push_untimed(p, state, obj, file, func, pc, line, op, e);
 	return 1;
 }

@@ -199,13 +199,15 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 					     const struct timespec *abstime, int blocking,
 					     uintptr_t pc)
 {
-	int rc = ops->try_lock(obj);
 	const struct sp_hold_pub *p;
+	int rc;
 
+	/* Before the try (probe.h, sp_probe_order_before()). */
+	if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
+		order_acquired_pc(t, obj, op, pc);
+	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);
-		if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
-			order_acquired_pc(t, obj, op, pc);
 		if (!sp_hold_acquired_fast((uintptr_t)obj, op, NULL, NULL, pc, 0, e))
 			hold_acquired_pc(t, obj, op, pc);
 		return rc;
@@ -255,6 +257,8 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 				return blocking ? ops.lock(obj, abstime) : ops.try_lock(obj); \
 			return with_entry_order(t, e, obj, op, &ops, abstime, blocking, site.pc); \
 		}                                                                     \
+		if (blocking)                                                         \
+			sp_probe_order_before(obj, op, &site);                        \
 		return sp_probe_held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
 				     : sp_probe_trylock(obj, op, &ops, &site),        \
 			    ops.ok, obj, op, &site, blocking);                        \

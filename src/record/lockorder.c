@@ -11,7 +11,11 @@
  * is a set of acquisitions that can wait for each other in a circle.
  * Which acquisitions make edges:
  *   - blocking calls (lock, timedlock, rdlock, wrlock, spin_lock; a timed
- *     call can wait too) add an edge from every lock the thread holds;
+ *     call can wait too) add an edge from every lock the thread holds,
+ *     before the lock is tried (probe.h, sp_probe_order_before()): the
+ *     lookups stay out of the critical section of the lock taken, and an
+ *     acquisition that never completes (a deadlock, a timeout) has its
+ *     edges too - it did wait while holding the others;
  *   - a successful trylock adds none into the lock it took (it cannot
  *     wait), but that lock, once held, is the tail of later edges;
  *   - taking a lock the thread holds already adds none (a recursive
@@ -70,8 +74,7 @@
  *
  * Limits: a cycle guarded by a lock that all its paths hold first (a
  * gate lock) is reported although it cannot deadlock, as TSan's detector
- * reports it (telling would mean keeping each edge's whole held set); an
- * acquisition that never completes adds no edge.
+ * reports it (telling would mean keeping each edge's whole held set).
  *
  * Memory is bounded and allocated once, with mmap, when checking starts
  * (virtual; pages are touched as the graph grows): 262144 edges of ~112

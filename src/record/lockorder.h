@@ -40,10 +40,12 @@ void sp_order_check__slowpath(struct sp_thread *t, uintptr_t obj, int op,
 			      const struct sp_site *site, int retake);
 
 /*
- * sp_order_acquired() - @t acquired @obj (op @op, at @site) by a blocking
- * call; its held list does not have @obj yet (or has it: a recursive or
- * read re-lock, which adds no edge).  Owner only; never blocks but on the
- * rare new-edge path (the order lock, a futex).
+ * sp_order_acquired() - @t is about to acquire @obj (op @op, at @site) by
+ * a blocking call: the probes call it before the lock is tried
+ * (probe.h, sp_probe_order_before()); its held list does not have @obj
+ * (or has it: a recursive or read re-lock, which adds no edge).  Owner
+ * only; never blocks but on the rare new-edge path (the order lock, a
+ * futex).
  */
 static SP_ALWAYS_INLINE void sp_order_acquired(struct sp_thread *t, uintptr_t obj, int op,
 					       const struct sp_site *site)

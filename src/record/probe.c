@@ -322,6 +322,8 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 					    uintptr_t pc, uint32_t line)                     \
 	{                                                                                    \
 		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
+		if (blocking)                                                                \
+			sp_probe_order_before((void *)var, op, site);                        \
 		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
 	}                                                                                    \
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
@@ -399,6 +401,7 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 {
 	if (OFF)
 		return SP_REAL(pthread_mutex_timedlock)(m, abstime);
+	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, site), 0,
 			     m, SP_TYPE_MUTEX, site, 1);
 }
@@ -486,6 +489,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
 {
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return SP_REAL(pthread_rwlock_timedrdlock)(l, abstime);
+	sp_probe_order_before(l, SP_TYPE_RWLOCK_READ, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, site),
 			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
 }
@@ -496,6 +500,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 {
 	if (OFF || sp_rwlock_abstime_invalid(abstime))
 		return SP_REAL(pthread_rwlock_timedwrlock)(l, abstime);
+	sp_probe_order_before(l, SP_TYPE_RWLOCK_WRITE, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
 }
@@ -559,6 +564,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 {
 	if (OFF)
 		return SP_REAL(mtx_timedlock)(m, abstime);
+	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, site),
 			     thrd_success, m, SP_TYPE_MUTEX, site, 1);
 }

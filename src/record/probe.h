@@ -153,10 +153,27 @@ static SP_ALWAYS_INLINE int sp_probe_trylock(void *obj, int op, const struct sp_
 }
 
 /*
- * After an acquisition, with hold tracking on (hold.c) and lock order
- * (lockorder.c, which implies hold tracking); returns @rc.  @blocking: the
- * call could wait (lock, not trylock): only such a call adds lock-order
- * edges, and it does so before the lock joins the held list.
+ * Before a blocking acquisition (lock, timedlock, rdlock, wrlock,
+ * spin_lock: not a trylock, which cannot wait), with lock order on
+ * (lockorder.c): the edges from the locks the thread holds into @obj.
+ * Before the lock is tried, so that their lookups (cache misses, in a
+ * server whose pairs of locks overflow the thread's cache of edges) do
+ * not lengthen the critical section of the lock taken, and so that an
+ * acquisition that never completes - a deadlock - has its edges too.
+ */
+static SP_ALWAYS_INLINE void sp_probe_order_before(void *obj, int op, const struct sp_site *site)
+{
+	struct sp_thread *t;
+
+	if (SP_UNLIKELY(sp_order_is_on()) && (t = sp_tls_self))
+		sp_order_acquired_call(t, (uintptr_t)obj, op, site);
+}
+
+/*
+ * After an acquisition, with hold tracking on (hold.c; lock order implies
+ * it): the lock joins the held list; returns @rc.  @blocking is unused
+ * since lock order's edges come before the acquisition
+ * (sp_probe_order_before()).
  */
 static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 					  const struct sp_site *site, int blocking)
@@ -164,10 +181,9 @@ static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
 	struct sp_thread *t;
 	struct sp_entry *e;
 
+	(void)blocking;
 	if (SP_UNLIKELY(sp_hold_is_on()) && (rc == ok || rc == EOWNERDEAD) &&
 	    (t = sp_tls_self)) {
-		if (SP_UNLIKELY(sp_order_is_on()) && blocking)
-			sp_order_acquired_call(t, (uintptr_t)obj, op, site);
 		/* The entry the acquisition was counted on (sp_probe_lock()
 		 * left it in t->last), for the sample: else the general push.
 		 * Lists only (lock order without hold=1) sample nothing. */

@@ -80,6 +80,7 @@ static SP_ALWAYS_INLINE int do_mutex_clocklock(pthread_mutex_t *m, clockid_t clo
 
 	if (OFF || sp_clock_invalid(clock)) /* EINVAL, without a try */
 		return SP_REAL(pthread_mutex_clocklock)(m, clock, abstime);
+	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_clock_ops, SP_CLOCK_ARG(&d),
 					   site),
 			     0, m, SP_TYPE_MUTEX, site, 1);
@@ -110,6 +111,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t
 
 	if (OFF || rwlock_clock_invalid(clock, abstime))
 		return SP_REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
+	sp_probe_order_before(l, SP_TYPE_RWLOCK_READ, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
 			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
@@ -123,6 +125,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t
 
 	if (OFF || rwlock_clock_invalid(clock, abstime))
 		return SP_REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
+	sp_probe_order_before(l, SP_TYPE_RWLOCK_WRITE, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
 			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);

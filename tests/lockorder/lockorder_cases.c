@@ -325,6 +325,57 @@ static void case_trylock(void)
 	run(try_b_then_a, NULL);
 }
 
+/* ---- deadlock: A then B in one thread, B then A in another, at once, so
+ *      that both block for good: 1 cycle, edges dl_ab_outer>dl_inner and
+ *      dl_ba_outer>dl_inner, although neither second lock is ever
+ *      acquired (its edges are added before the lock is tried).  The main
+ *      thread waits until both are in their second lock call (and half a
+ *      second more), then returns: the report at exit has the cycle ----- */
+
+static pthread_barrier_t dl_both_hold;
+static int dl_blocking;
+
+NOINLINE static void dl_inner(pthread_mutex_t *second)
+{
+	__atomic_add_fetch(&dl_blocking, 1, __ATOMIC_SEQ_CST);
+	check(pthread_mutex_lock(second), "lock second"); /* never returns */
+	KEEP();
+}
+
+NOINLINE static void *dl_ab_outer(void *arg)
+{
+	check(pthread_mutex_lock(&A), "lock A");
+	pthread_barrier_wait(&dl_both_hold);
+	dl_inner(&B);
+	KEEP();
+	return arg;
+}
+
+NOINLINE static void *dl_ba_outer(void *arg)
+{
+	check(pthread_mutex_lock(&B), "lock B");
+	pthread_barrier_wait(&dl_both_hold);
+	dl_inner(&A);
+	KEEP();
+	return arg;
+}
+
+static void case_deadlock(void)
+{
+	pthread_t t;
+	struct timespec moment = { 0, 10000000 };
+
+	check(pthread_barrier_init(&dl_both_hold, NULL, 2), "pthread_barrier_init");
+	check(pthread_create(&t, NULL, dl_ab_outer, NULL), "pthread_create");
+	check(pthread_detach(t), "pthread_detach");
+	check(pthread_create(&t, NULL, dl_ba_outer, NULL), "pthread_create");
+	check(pthread_detach(t), "pthread_detach");
+	while (__atomic_load_n(&dl_blocking, __ATOMIC_SEQ_CST) < 2)
+		nanosleep(&moment, NULL);
+	moment.tv_nsec = 500000000;
+	nanosleep(&moment, NULL);
+}
+
 /* ---- recursive: a recursive mutex REC then A, then REC again while both
  *      are held (a re-lock, which cannot wait): no cycle ------------------- */
 
@@ -532,6 +583,7 @@ static const struct {
 	{ "readread_wp", case_readread_wp },
 	{ "condvar", case_condvar },
 	{ "trylock", case_trylock },
+	{ "deadlock", case_deadlock },
 	{ "recursive", case_recursive },
 	{ "reinit", case_reinit },
 	{ "clean", case_clean },

@@ -391,7 +391,7 @@ static void pub_exit(void *arg)
 
 	sp_hold_my_pub = NULL;
 	/* Locks still held stay visible, as held by an exited thread. */
-	sp_store_release(&p->tid, SP_PUB_N(p->state) ? -p->tid : 0);
+	sp_store_release(&p->tid, SP_PUB_N(p->state) ? -sp_load_relaxed(&p->tid) : 0);
 }
 
 static SP_NOINLINE struct sp_hold_pub *pub_get__slowpath(struct sp_thread *t)
@@ -598,7 +598,7 @@ SP_NOINLINE int sp_hold_push_changed(struct sp_entry *e)
 
 	if (sp_hold_push_ok(p, SP_PUB_N(state), e->obj, e->op) != 2)
 		return 0;
-	owner_changed(e, p->tid);
+	owner_changed(e, sp_load_relaxed(&p->tid));
 	sp_hold_push_untimed(p, state, e->obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc,
 			     e->line, e->op, e);
 	return 1;
@@ -625,7 +625,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	if (!times || !(ok = sp_hold_push_ok(p, n, obj, op)))
 		return 0;
 	if (ok == 2)
-		owner_changed(e, p->tid);
+		owner_changed(e, sp_load_relaxed(&p->tid));
 	sp_held_fill(h, obj, e->file, e->file ? sp_entry_func(e) : NULL, e->pc, e->line, op);
 	h->depth = 1;
 	h->paused = 0;

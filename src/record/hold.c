@@ -996,7 +996,7 @@ int sp_hold_init(unsigned sample, int with_times)
 		sample = 1;
 	if (times)
 		sp_hold_rate = (struct sp_hold_rate){ UINT64_MAX / sample,
-						      (uint64_t)(sample - 1) << SP_HOLD_RAMP_SHIFT,
+						      (uint64_t)sample << SP_HOLD_RAMP_SHIFT,
 						      sample };
 	else
 		sp_hold_rate = (struct sp_hold_rate){ 0, 0, 1 };

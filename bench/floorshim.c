@@ -21,8 +21,8 @@
  *
  * FLOORSHIM=hold adds the least hold tracking as issue 14 designs it must
  * do, for the preloaded hold=1 goal: floor_held.h's push and pop on the
- * thread's block, one hold in FLOORSHIM_SAMPLE (default 256, as syncprof's
- * sample past a row's first 1,024 holds; 16 until 2026-11-28; 0: none)
+ * thread's block, one hold in FLOORSHIM_SAMPLE (default 64, as syncprof's
+ * sample past a row's first 256 holds; 16 until 2026-11-28; 0: none)
  * timed.  The pop comes after the real unlock, as syncprof's does
  * (FLOORSHIM_POP=before: before it, inside the critical section).
  *
@@ -51,7 +51,7 @@ static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_unlock)(pthread_mutex_t *);
 static int flags = 1; /* 1: on; 0: FLOORSHIM=off; 3: FLOORSHIM=hold */
-static unsigned sample = 256;
+static unsigned sample = 64;
 static int pop_before; /* FLOORSHIM_POP=before */
 static uint64_t tick; /* stands for the hold ticker's tick */
 static __thread struct slot *table __attribute__((tls_model("initial-exec")));

@@ -32,9 +32,9 @@
  *   floortryhold  floortry, plus a held list reached through TLS (object,
  *          site, tick, the state word stored last; the pop compares
  *          object and tick) after the unlock (LOCKBENCH_POP=before: inside
- *          the critical section), and one hold in 256 (LOCKBENCH_HOLD_SAMPLE=N:
+ *          the critical section), and one hold in 64 (LOCKBENCH_HOLD_SAMPLE=N:
  *          in N; 0: none) timed with two TSC reads (syncprof's sample
- *          of a row past its first 1,024 holds; 16 until 2026-11-28):
+ *          of a row past its first 256 holds; 16 until 2026-11-28):
  *          the floor of the hold=1 goal compiled in;
  *          LOCKBENCH_OWNER=1 adds each lock's last owner in a table by
  *          the lock's address, read in the critical section and written
@@ -180,7 +180,7 @@ static int floor_pop_before;
 static int floor_owner;
 #define FLOOR_OWNERS 16384
 static int floor_owners[FLOOR_OWNERS] __attribute__((aligned(64)));
-static unsigned floor_sample = 256; /* floortryhold: 1 in this many timed; 0: none
+static unsigned floor_sample = 64; /* floortryhold: 1 in this many timed; 0: none
 				    * (LOCKBENCH_HOLD_SAMPLE) */
 
 /* What libc_loop() adds to glibc's own calls (lockbench's modes). */
@@ -461,7 +461,7 @@ static void usage(FILE *f)
 	      "      floornear,floortry,floortryhold,floorlock\n"
 	      "      (default plain,off,on)\n"
 	      "Ratios are against libc when it is measured, else against plain.\n"
-	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 256; 0: none).\n"
+	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 64; 0: none).\n"
 	      "LOCKBENCH_POP=before|after: floortryhold pops before or after the unlock (default after).\n"
 	      "LOCKBENCH_OWNER=1: floortryhold also keeps each lock's last owner (owner changes).\n",
 	      f);

@@ -17,7 +17,7 @@
 #define SP_MAX_SKIP 16 /* record/stack.c keeps as many */
 #define SP_DEFAULT_FRAMES 4
 #define SP_MAX_SKIP_FRAMES 8
-#define SP_DEFAULT_HOLD_SAMPLE 256
+#define SP_DEFAULT_HOLD_SAMPLE 64
 struct sp_options {
 	int enabled;
 	int report_at_exit;  /* -1: unset, report when profiling was ever on */

@@ -57,10 +57,15 @@
  *     acquisition number n is timed with probability 1 / period(n), and
  *     the timed hold stands for period(n) holds (hold.h,
  *     sp_hold_period()).  The period is 1 for an entry's first four
- *     acquisitions, then n / 4 + 1, up to sp_opts.hold_sample (256 by
+ *     acquisitions, then n / 4 + 1, up to sp_opts.hold_sample (64 by
  *     default) from its 4 x hold_sample-th on: a row of a handful of holds
- *     has every one timed, one of a thousand about 24, one of a million
- *     about 3,900.  Which ones is a Weyl sequence over n (n times the
+ *     has most timed, one of a thousand about 31, one of a million about
+ *     15,600.  The cap trades cost for the variance that rare long short
+ *     holds (a preempted one: up to a tick) add: a timed hold of 500 us
+ *     standing for 256 holds moved a row of 40,000 holds by 40% under
+ *     load (tests/preload/short_holds.c, 1 run in ~10 with the cap at
+ *     256), standing for 64 by a quarter of that, for about the same cost
+ *     (docs/cost.md).  Which ones is a Weyl sequence over n (n times the
  *     golden ratio in 64 bits, offset by the entry's address, below a
  *     threshold): no state but the count the probe keeps anyway, and no
  *     aliasing with a program whose holds repeat with a period, which a
@@ -641,6 +646,17 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	return 1;
 }
 
+/* @t's entry of (@site, @obj, @op), or NULL: never inserted. */
+static struct sp_entry *entry_found(struct sp_thread *t, const struct sp_site *site,
+				    uintptr_t obj, int op)
+{
+	struct sp_entry *e = t->last;
+
+	if (e && sp_entry_matches(e, site, obj, op))
+		return e;
+	return sp_table_find(&t->table, site, obj, op);
+}
+
 SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 				  const struct sp_site *site)
 {
@@ -673,10 +689,12 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 			entry_add_nonhold(t, site, obj, op);
 		return;
 	}
-	/* Lists only: no hold is ever timed. */
+	/* Lists only: no hold is ever timed.  The sample's entry is the one
+	 * the probe counted the acquisition on (t->last), found, never
+	 * inserted: a full table's loss is counted once, by the probe. */
 	if (owner_change(t, site, obj, op) && times)
 		timed = SP_HOLD_FORCED;
-	else if (times && (e = sp_entry_get(t, site, obj, op)) &&
+	else if (times && (e = entry_found(t, site, obj, op)) &&
 		 sp_hold_sample_due(e, e->acquisitions))
 		timed = SP_HOLD_SAMPLED;
 	/* Slot n is not visible until n is published (hold.h). */

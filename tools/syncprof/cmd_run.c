@@ -163,7 +163,7 @@ static const struct run_option run_options[] = {
 	  "also record hold times, owner changes and blame (which call\n"
 	  "sites held the locks that others waited for); long and contended\n"
 	  "holds are measured; of the short uncontended ones, a row's first\n"
-	  "are all timed, then ever fewer, down to 1 in 256, and the rest\n"
+	  "are all timed, then ever fewer, down to 1 in 64, and the rest\n"
 	  "estimated from them (hold_sample=N in SYNCPROF_OPTIONS)" },
 	{ "hold-states", 0, ARG_VALUE, "hold_states", NULL, "MS",
 	  "with --hold: what the holder of a hold longer than MS ms (default\n"

@@ -10,7 +10,12 @@
  *     and the others none: a sample that aliased with the pattern (always
  *     or never a long one) would be far off; hold_ns must be within 25%
  *     of the program's own sum, and the hold histogram's counts (each
- *     sample weighted by its period) within 25% of the holds;
+ *     sample weighted by its period) within 25% of the holds.  LONG_US is
+ *     long enough that the rare short holds a loaded machine stretches
+ *     (preempted, yet ended within a tick: up to ~500 us, each timed one
+ *     standing for up to hold_sample holds) stay a small part of the
+ *     row: with 20 us the estimate spread -18%..+22% under the CI's load
+ *     (the old sample of 1 in 16 alike), with 100 us -2%..+6%;
  *   - S, a lock held SMALL_N times, SMALL_US each: a row with a handful
  *     of holds has samples (a fixed period of 16 left such a row without
  *     one, and its hold time 0, in two runs of three): hold_ns within 25%;
@@ -34,7 +39,7 @@
 #include "json_report.h"
 
 #define PERIODIC_N 40000
-#define LONG_US 20
+#define LONG_US 100
 #define SMALL_N 6
 #define SMALL_US 100
 

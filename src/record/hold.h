@@ -140,9 +140,16 @@ struct sp_hold_rate {
 };
 extern struct sp_hold_rate sp_hold_rate;
 
+/* The period during the ramp: 1 for acquisitions 1 to 4 (the count is
+ * taken after the acquisition's own), then one more every four. */
+static SP_ALWAYS_INLINE uint64_t sp_hold_ramp_period(uint64_t n)
+{
+	return ((n ? n - 1 : 0) >> SP_HOLD_RAMP_SHIFT) + 1;
+}
+
 static SP_ALWAYS_INLINE uint64_t sp_hold_period(uint64_t n)
 {
-	return n < sp_hold_rate.ramp_end ? (n >> SP_HOLD_RAMP_SHIFT) + 1 : sp_hold_rate.pmax;
+	return n < sp_hold_rate.ramp_end ? sp_hold_ramp_period(n) : sp_hold_rate.pmax;
 }
 
 static SP_ALWAYS_INLINE uint64_t sp_hold_sample_x(const struct sp_entry *e, uint64_t n)
@@ -160,7 +167,7 @@ static SP_ALWAYS_INLINE int sp_hold_sample_due(const struct sp_entry *e, uint64_
 {
 	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end))
 		return (uint64_t)(((unsigned __int128)sp_hold_sample_x(e, n) *
-				   ((n >> SP_HOLD_RAMP_SHIFT) + 1)) >> 64) == 0;
+				   sp_hold_ramp_period(n)) >> 64) == 0;
 	return sp_hold_sample_x(e, n) <= sp_hold_rate.below;
 }
 

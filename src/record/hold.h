@@ -334,7 +334,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 						  struct sp_entry *e)
 {
 	struct sp_hold_pub *p = sp_hold_my_pub;
-	uint64_t state, x;
+	uint64_t state;
 	uint32_t n;
 	int ok;
 
@@ -343,8 +343,7 @@ static SP_ALWAYS_INLINE int sp_hold_acquired_fast(uintptr_t obj, int op, const c
 	if (sp_hold_times_on_fast()) {
 		if (SP_UNLIKELY(!e))
 			return 0;
-		x = e->acquisitions;
-		if (SP_UNLIKELY(sp_hold_sample_due(e, x)))
+		if (SP_UNLIKELY(sp_hold_sample_due(e, e->acquisitions)))
 			return sp_hold_push_sampled(e);
 	}
 	state = p->state;

@@ -261,7 +261,7 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 			sp_probe_order_before(obj, op, &site);                        \
 		return sp_probe_held(blocking ? sp_probe_lock(obj, op, &ops, abstime, &site)   \
 				     : sp_probe_trylock(obj, op, &ops, &site),        \
-			    ops.ok, obj, op, &site, blocking);                        \
+			    ops.ok, obj, op, &site);                                  \
 	}                                                                             \
 	static SP_NOINLINE int name##_order(void *obj, const struct timespec *abstime,   \
 					    uintptr_t ra, uintptr_t cfa, uintptr_t fp)  \

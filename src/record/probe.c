@@ -217,7 +217,7 @@ SP_NOINLINE int sp_probe_tried(int rc, struct sp_entry *e, void *obj, int op,
 {
 	rc = sp_probe_failed(rc, e, obj, op, ops, site, abstime, blocking);
 	/* With hold tracking (SP_FLAGS_HOLD): the push, as the general path. */
-	return sp_probe_held(rc, ops->ok, obj, op, site, blocking);
+	return sp_probe_held(rc, ops->ok, obj, op, site);
 }
 
 /*
@@ -324,7 +324,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 		const struct sp_site site_ = { file, func, pc, line }, *site = &site_;       \
 		if (blocking)                                                                \
 			sp_probe_order_before((void *)var, op, site);                        \
-		return sp_probe_held(expr, ok, (void *)var, op, site, blocking);             \
+		return sp_probe_held(expr, ok, (void *)var, op, site);                       \
 	}                                                                                    \
 	static SP_NOINLINE int name##_general(type var, const char *file, const char *func,  \
 					      uintptr_t pc, uint32_t line)                   \
@@ -403,7 +403,7 @@ static SP_ALWAYS_INLINE int do_mutex_timedlock(pthread_mutex_t *m, const struct 
 		return SP_REAL(pthread_mutex_timedlock)(m, abstime);
 	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_timed_ops, abstime, site), 0,
-			     m, SP_TYPE_MUTEX, site, 1);
+			     m, SP_TYPE_MUTEX, site);
 }
 
 /*
@@ -491,7 +491,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedrdlock(pthread_rwlock_t *l,
 		return SP_REAL(pthread_rwlock_timedrdlock)(l, abstime);
 	sp_probe_order_before(l, SP_TYPE_RWLOCK_READ, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_timed_ops, abstime, site),
-			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
+			     0, l, SP_TYPE_RWLOCK_READ, site);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
@@ -502,7 +502,7 @@ static SP_ALWAYS_INLINE int do_rwlock_timedwrlock(pthread_rwlock_t *l,
 		return SP_REAL(pthread_rwlock_timedwrlock)(l, abstime);
 	sp_probe_order_before(l, SP_TYPE_RWLOCK_WRITE, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_timed_ops, abstime, site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
+			     0, l, SP_TYPE_RWLOCK_WRITE, site);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_unlock(pthread_rwlock_t *l, const struct sp_site *site)
@@ -566,7 +566,7 @@ static SP_ALWAYS_INLINE int do_mtx_timedlock(void *m, const struct timespec *abs
 		return SP_REAL(mtx_timedlock)(m, abstime);
 	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &c11_timed_ops, abstime, site),
-			     thrd_success, m, SP_TYPE_MUTEX, site, 1);
+			     thrd_success, m, SP_TYPE_MUTEX, site);
 }
 
 static SP_ALWAYS_INLINE int do_mtx_unlock(void *m, const struct sp_site *site)

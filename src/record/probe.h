@@ -171,17 +171,15 @@ static SP_ALWAYS_INLINE void sp_probe_order_before(void *obj, int op, const stru
 
 /*
  * After an acquisition, with hold tracking on (hold.c; lock order implies
- * it): the lock joins the held list; returns @rc.  @blocking is unused
- * since lock order's edges come before the acquisition
- * (sp_probe_order_before()).
+ * it): the lock joins the held list; returns @rc.  Lock order's edges came
+ * before the acquisition (sp_probe_order_before()).
  */
 static SP_ALWAYS_INLINE int sp_probe_held(int rc, int ok, void *obj, int op,
-					  const struct sp_site *site, int blocking)
+					  const struct sp_site *site)
 {
 	struct sp_thread *t;
 	struct sp_entry *e;
 
-	(void)blocking;
 	if (SP_UNLIKELY(sp_hold_is_on()) && (rc == ok || rc == EOWNERDEAD) &&
 	    (t = sp_tls_self)) {
 		/* The entry the acquisition was counted on (sp_probe_lock()

@@ -83,7 +83,7 @@ static SP_ALWAYS_INLINE int do_mutex_clocklock(pthread_mutex_t *m, clockid_t clo
 	sp_probe_order_before(m, SP_TYPE_MUTEX, site);
 	return sp_probe_held(sp_probe_lock(m, SP_TYPE_MUTEX, &mutex_clock_ops, SP_CLOCK_ARG(&d),
 					   site),
-			     0, m, SP_TYPE_MUTEX, site, 1);
+			     0, m, SP_TYPE_MUTEX, site);
 }
 
 static SP_ALWAYS_INLINE int do_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -114,7 +114,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t
 	sp_probe_order_before(l, SP_TYPE_RWLOCK_READ, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_READ, &rd_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
-			     0, l, SP_TYPE_RWLOCK_READ, site, 1);
+			     0, l, SP_TYPE_RWLOCK_READ, site);
 }
 
 static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
@@ -128,7 +128,7 @@ static SP_ALWAYS_INLINE int do_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t
 	sp_probe_order_before(l, SP_TYPE_RWLOCK_WRITE, site);
 	return sp_probe_held(sp_probe_lock(l, SP_TYPE_RWLOCK_WRITE, &wr_clock_ops,
 					   SP_CLOCK_ARG(&d), site),
-			     0, l, SP_TYPE_RWLOCK_WRITE, site, 1);
+			     0, l, SP_TYPE_RWLOCK_WRITE, site);
 }
 
 static SP_ALWAYS_INLINE int do_sem_wait(sem_t *s, const struct sp_site *site)

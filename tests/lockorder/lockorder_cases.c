@@ -326,11 +326,11 @@ static void case_trylock(void)
 }
 
 /* ---- deadlock: A then B in one thread, B then A in another, at once, so
- *      that both block for good: 1 cycle, edges dl_ab_outer>dl_inner and
- *      dl_ba_outer>dl_inner, although neither second lock is ever
- *      acquired (its edges are added before the lock is tried).  The main
- *      thread waits until both are in their second lock call (and half a
- *      second more), then returns: the report at exit has the cycle ----- */
+ *      that both block for good: 1 cycle, edges dl_outer>dl_inner twice,
+ *      although neither second lock is ever acquired (its edges are added
+ *      before the lock is tried).  The main thread waits until both are in
+ *      their second lock call (and half a second more), then returns: the
+ *      report at exit has the cycle ------------------------------------- */
 
 static pthread_barrier_t dl_both_hold;
 static int dl_blocking;
@@ -342,33 +342,28 @@ NOINLINE static void dl_inner(pthread_mutex_t *second)
 	KEEP();
 }
 
-NOINLINE static void *dl_ab_outer(void *arg)
+/* @arg: the two locks, in this thread's order. */
+NOINLINE static void *dl_outer(void *arg)
 {
-	check(pthread_mutex_lock(&A), "lock A");
-	pthread_barrier_wait(&dl_both_hold);
-	dl_inner(&B);
-	KEEP();
-	return arg;
-}
+	pthread_mutex_t **order = arg;
 
-NOINLINE static void *dl_ba_outer(void *arg)
-{
-	check(pthread_mutex_lock(&B), "lock B");
+	check(pthread_mutex_lock(order[0]), "lock first");
 	pthread_barrier_wait(&dl_both_hold);
-	dl_inner(&A);
+	dl_inner(order[1]);
 	KEEP();
 	return arg;
 }
 
 static void case_deadlock(void)
 {
+	static pthread_mutex_t *ab[2] = { &A, &B }, *ba[2] = { &B, &A };
 	pthread_t t;
 	struct timespec moment = { 0, 10000000 };
 
 	check(pthread_barrier_init(&dl_both_hold, NULL, 2), "pthread_barrier_init");
-	check(pthread_create(&t, NULL, dl_ab_outer, NULL), "pthread_create");
+	check(pthread_create(&t, NULL, dl_outer, ab), "pthread_create");
 	check(pthread_detach(t), "pthread_detach");
-	check(pthread_create(&t, NULL, dl_ba_outer, NULL), "pthread_create");
+	check(pthread_create(&t, NULL, dl_outer, ba), "pthread_create");
 	check(pthread_detach(t), "pthread_detach");
 	while (__atomic_load_n(&dl_blocking, __ATOMIC_SEQ_CST) < 2)
 		nanosleep(&moment, NULL);

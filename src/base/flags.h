@@ -26,8 +26,9 @@ void sp_unlock_hooks_set(int reason, int on);
 #define SP_FLAGS_ON SYNCPROF__PROFILING
 #define SP_FLAGS_HOLD                                                                 \
 	(SYNCPROF__PROFILING | SYNCPROF__UNLOCK_HOOKS | SP_FLAG_REASON(SP_UNLOCK_HOOK_HOLD))
-/* Profiling, hold tracking and lock order only: the preload's lock-order
- * path (preload.c), which knows what the hold-only fast path does not. */
+/* Profiling, hold tracking and lock order only: the lock-order fast paths
+ * (preload.c, with_entry_order(); probe.c, fast_try()), which add a
+ * blocking call's edges before the try. */
 #define SP_FLAGS_ORDER (SP_FLAGS_HOLD | SP_FLAG_REASON(SP_UNLOCK_HOOK_ORDER))
 
 /*

@@ -264,6 +264,16 @@ SP_NOINLINE void sp_probe_hold_acquired_entry(const struct sp_entry *e, const ch
 		sp_hold_acquired(t, e->obj, e->op, &site);
 }
 
+/* Lock order's edges from the locks held, for the fast path below: the
+ * site from the entry (its key), as sp_probe_hold_acquired_entry(). */
+static SP_NOINLINE void order_before_entry(struct sp_thread *t, const struct sp_entry *e,
+					   const char *func)
+{
+	const struct sp_site site = { e->file, func, e->pc, e->line };
+
+	sp_order_check__slowpath(t, e->obj, e->op, &site, 0);
+}
+
 /* 1 and *rcp when the call was made on the fast path; 0 when it was not
  * tried yet.  (With t->last its only cache, calls that go round many
  * locks found their entry twice, here and in the general path: condloop
@@ -271,7 +281,12 @@ SP_NOINLINE void sp_probe_hold_acquired_entry(const struct sp_entry *e, const ch
  * @f: the flag word, loaded once by the caller; @want: the flags this
  * copy is for, a constant (SP_FLAGS_ON in the entry points,
  * SP_FLAGS_HOLD in the general paths, so that the push adds nothing to
- * the entry points' code). */
+ * the entry points' code).  The general paths' copy also takes lock
+ * order (SP_FLAGS_ORDER), as the preload's with_entry_order() does: until
+ * 2026-11-28 compiled-in lock order took the whole probe on every call
+ * (callgrind condloop, lock_order=1: 287 -> 239 instructions per
+ * lock+unlock; hold=1 238-246). */
+
 static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 				     const struct sp_lock_ops *ops,
 				     const struct timespec *abstime, int blocking,
@@ -279,11 +294,13 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 {
 	struct sp_thread *t;
 	struct sp_entry *e;
+	const struct sp_hold_pub *p;
 	const char *func;
 	int rc;
 
 #define IS_CALLS(e) sp_entry_matches((e), site, (uintptr_t)obj, op)
-	if (SP_UNLIKELY(f != want) || SP_UNLIKELY(!(t = sp_tls_self)) ||
+	if (SP_UNLIKELY(f != want && (want != SP_FLAGS_HOLD || f != SP_FLAGS_ORDER)) ||
+	    SP_UNLIKELY(!(t = sp_tls_self)) ||
 	    !(e = SP_ENTRY_CACHED(t, (uintptr_t)obj,
 				  sp_site_salt(site->file, site->pc, site->line), IS_CALLS)))
 		return 0;
@@ -292,6 +309,12 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	 * hold tracking the site's function, which the entry does not keep:
 	 * each more was one more register saved on every call. */
 	func = site->func;
+	/* With lock order (SP_FLAGS_ORDER), a blocking call's edges from
+	 * the locks held, before the try (probe.h, sp_probe_order_before():
+	 * one load when nothing is held). */
+	if (want == SP_FLAGS_HOLD && blocking && SP_UNLIKELY(f == SP_FLAGS_ORDER) &&
+	    (p = sp_hold_my_pub) && SP_PUB_N(p->state))
+		order_before_entry(t, e, func);
 	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {
 		sp_entry_acquired(e);

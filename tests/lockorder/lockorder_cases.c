@@ -88,6 +88,30 @@ static void case_abba(void)
 	run(ba_outer, NULL);
 }
 
+/* ---- warm: abba, each thread having taken its inner lock alone first, at
+ *      the same site: the inner acquisition is then a hit of the thread's
+ *      caches (the probes' fast paths), which must add its edge too ---- */
+
+NOINLINE static void *ab_warm(void *arg)
+{
+	for (int i = 0; i < 3; i++)
+		ab_inner();
+	return ab_outer(arg);
+}
+
+NOINLINE static void *ba_warm(void *arg)
+{
+	for (int i = 0; i < 3; i++)
+		ba_inner();
+	return ba_outer(arg);
+}
+
+static void case_warm(void)
+{
+	run(ab_warm, NULL);
+	run(ba_warm, NULL);
+}
+
 /* ---- three: A then B, B then C, C then A, three threads: 1 cycle of 3 --- */
 
 NOINLINE static void lock2(pthread_mutex_t *first, pthread_mutex_t *second)
@@ -571,6 +595,7 @@ static const struct {
 	void (*fn)(void);
 } cases[] = {
 	{ "abba", case_abba },
+	{ "warm", case_warm },
 	{ "three", case_three },
 	{ "wrapped", case_wrapped },
 	{ "rwlock", case_rwlock },

@@ -165,6 +165,19 @@ struct sp_sigguard {
 void sp_sigguard_enter(struct sp_sigguard *g);
 void sp_sigguard_leave(struct sp_sigguard *g);
 
+/* A 64-bit mix whose every output bit depends on every input bit
+ * (MurmurHash3's finaliser): hash keys of structured values (addresses,
+ * counts) whose low bits alone would cluster. */
+static inline uint64_t sp_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
 static inline uint64_t sp_now_ns(void)
 {
 	struct timespec ts;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "base/containers.h"
 
 int sp_grow(void *v, size_t *cap, size_t n, size_t size)
@@ -27,19 +28,9 @@ int sp_grow(void *v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t free_slot(const struct sp_u64map *m, uint64_t key)
 {
-	size_t j = (size_t)mix(key) & (m->cap - 1);
+	size_t j = (size_t)sp_mix64(key) & (m->cap - 1);
 
 	while (m->used[j])
 		j = (j + 1) & (m->cap - 1);
@@ -85,7 +76,7 @@ static size_t find_slot(const struct sp_u64map *m, uint64_t key,
 {
 	if (!m->cap)
 		return SIZE_MAX;
-	for (size_t j = (size_t)mix(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
+	for (size_t j = (size_t)sp_mix64(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
 		if (m->keys[j] == key && (!eq || eq(ctx, m->vals[j])))
 			return j;
 	return SIZE_MAX;

@@ -46,10 +46,23 @@
  * branch (sp_order_acquired(), inline).  With locks held, each held lock
  * costs a probe of the thread's direct-mapped cache of known edges
  * (struct sp_order_slot, 256 per thread): a known edge is a lookup and
- * nothing else.  A miss looks the edge up in the global table, lock-free;
+ * nothing else.  A miss looks the edge up in the global index, lock-free;
  * only an edge never seen before takes the order lock (sp_lock, a futex:
  * never a lock the program could see), is appended, and starts a search
  * for cycles through it.  Nothing on any of these paths mallocs.
+ *
+ * The index holds each edge's key as its 64-bit hash (edge_hash(): every
+ * bit mixed from the whole key), not the edge's number: a lookup reads one
+ * slot of the index (at most half full, so its probes are short) and no
+ * edge.  Until 2026-11-28 it held edge numbers, and each probe read the
+ * edge's key: two cache misses per lookup where the graph is large
+ * (memcached -t 4 with --lock-order: edge_find() was 6% of the server's
+ * CPU time; lockbench -t 1 -m 65536 -o -d 1000 -r 3, lock_order=1,
+ * against glibc: 28-30x preloaded and 20-28x compiled in before, 17-19x
+ * and 15-17x after - the rest is the per-thread tables' misses at 65,536
+ * locks).  Two keys of one hash would make a new
+ * edge look known: about N^2 / 2^65 for N keys ever seen, under one in
+ * 10^6 runs at ten million edges.
  * Preloaded, lock order has a path of its own (preload.c, NAME_order()),
  * so that the hold-only fast path stays as it was; measured against
  * hold=1 (bench/parts/lock_order_bench.sh), a lone lock costs 0.88-1.05x
@@ -79,7 +92,7 @@
  * Memory is bounded and allocated once, with mmap, when checking starts
  * (virtual; pages are touched as the graph grows): 262144 edges of ~112
  * bytes, their stacks apart (256 bytes each, touched only with frames=N),
- * an index of 2^19 slots, 2^20 nodes, the search queue, 256 cycles, 2^18
+ * an index of 2^19 8-byte slots, 2^20 nodes, the search queue, 256 cycles, 2^18
  * generation counters - about 160 MiB of address space.  memcached -t 4
  * under memcslap keeps ~103,000 live edges (its 8192 item locks, each
  * taken before several others): with 16384 slots it dropped 766,545 edge
@@ -95,13 +108,12 @@
  * the slots of dead edges - except those of stored cycles, which the
  * reports read - and rebuilds the index and the nodes from the live ones;
  * then the new edge takes a freed slot.  A program that creates and
- * destroys locks all day keeps every live edge (the 16384 slots bound the
- * edges alive at once, not those ever seen).  Lock-free readers
- * (edge_find() of other threads) may meet a slot while it is rewritten:
- * each edge has a sequence count (odd while written, a seqlock), so a
- * reader compares a key that was whole, or none; one that misses during
- * a sweep takes the slow path, whose lookup under order_lock sees the
- * table rebuilt.  Measured: a program that creates 20,000 mutexes one
+ * destroys locks all day keeps every live edge (the 262144 slots bound the
+ * edges alive at once, not those ever seen).  Lock-free lookups
+ * (edge_known() of other threads) read the index alone; one that misses
+ * during a sweep takes the slow path, whose lookup under order_lock sees
+ * the index rebuilt.  A slot not yet cleared by a sweep holds the hash of
+ * a dead edge, whose generations no lookup asks for any more.  Measured: a program that creates 20,000 mutexes one
  * after another, each taken inside a long-lived lock, then takes two
  * locks in both orders, kept 16384 dead edges and dropped 3618 before
  * (cycle missed); test lockorder_churn now makes 300,000 such mutexes
@@ -144,10 +156,10 @@
 #define MODE_ACQ_READ 2u  /* the acquired end was taken for reading */
 
 struct edge {
-	/* key, then the rest: written before publication, then immutable
-	 * until a sweep frees the slot and a new edge takes it; @seq is odd
-	 * while the slot is written (readers of the key check it) */
-	uint32_t seq;
+	/* key, then the rest: written under order_lock, then immutable until
+	 * a sweep frees the slot and a new edge takes it; read under
+	 * order_lock, and by reports for pinned edges alone (the lock-free
+	 * lookups read the index: edge_known()) */
 	uint8_t pinned; /* order_lock: an edge of a stored cycle, never freed */
 	uintptr_t from, to;
 	uint64_t gens; /* gen(from) << 32 | gen(to) */
@@ -198,7 +210,7 @@ static struct {
 	uint32_t *gens;
 	struct edge *edges;
 	struct edge_stacks *stacks; /* by edge index */
-	uint32_t *index;            /* edge index + 1, published with release */
+	uint64_t *index;            /* an edge's key hash (edge_hash()), or 0 */
 	struct node *nodes;         /* order_lock */
 	struct state *queue;        /* order_lock */
 	struct cycle *cycles;
@@ -240,13 +252,13 @@ void sp_order_forget(const void *obj)
 	}
 }
 
-/* Of the whole key: the global index's slot. */
+/* Of the whole key: what the global index holds for the edge, and where
+ * (never 0: an empty slot). */
 static uint64_t edge_hash(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode)
 {
-	uint64_t h = (from * 0x9E3779B97F4A7C15ull) ^ (to * 0xC2B2AE3D27D4EB4Full) ^
-		     (g * 0x165667B19E3779F9ull) ^ mode;
+	uint64_t h = sp_mix64(sp_mix64(sp_mix64(sp_mix64(from) ^ to) ^ g) ^ mode);
 
-	return h ^ (h >> 29);
+	return h ? h : 1;
 }
 
 /* Of the two locks only: the thread's cache slot (the modes and
@@ -258,63 +270,34 @@ static SP_ALWAYS_INLINE size_t cache_slot(uintptr_t from, uintptr_t to)
 }
 
 /*
- * The published edge with this key, or -1.  Any thread, lock-free: the
- * index is at most half full, so a probe ends at a free slot.  A slot
- * being written (odd seq), or written while read, does not match: the
- * caller's slow path looks again under order_lock.
+ * Whether an edge whose key hashes to @h is in the graph.  Any thread,
+ * lock-free: the index is at most half full, so a probe ends at a free
+ * slot, and it reads the index alone - the key's 64-bit hash stands for
+ * the key (below).  A slot cleared by a sweep meanwhile does not match:
+ * the caller's slow path looks again under order_lock.
  */
-static int edge_find(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode, uint64_t h)
+static int edge_known(uint64_t h)
 {
 	for (uint32_t i = (uint32_t)h & (INDEX_SLOTS - 1);; i = (i + 1) & (INDEX_SLOTS - 1)) {
-		uint32_t v = sp_load_acquire(&tables.index[i]), s;
-		const struct edge *e;
-		int match;
+		uint64_t v = sp_load_acquire(&tables.index[i]);
 
+		if (v == h)
+			return 1;
 		if (!v)
-			return -1;
-		e = &tables.edges[v - 1];
-		/* Acquire loads (plain moves on x86; no fence, which TSan
-		 * does not model): the second read of seq comes after them. */
-		s = sp_load_acquire(&e->seq);
-		match = !(s & 1) && sp_load_acquire(&e->from) == from &&
-			sp_load_acquire(&e->to) == to && sp_load_acquire(&e->gens) == g &&
-			sp_load_acquire(&e->mode) == mode;
-		if (match && sp_load_relaxed(&e->seq) == s)
-			return (int)(v - 1);
+			return 0;
 	}
 }
 
-/* Write @x into slot @e (order_lock), a seqlock write: the key fields with
- * release stores between the odd and the even count (a reader that sees
- * one of them sees the odd count before it, and does not match). */
+/* Write @nx into slot @n (order_lock), unlinked (edge_link_locked()). */
 static void edge_write_locked(uint32_t n, const struct new_edge *nx)
 {
 	struct edge *e = &tables.edges[n];
-	const struct edge *x = &nx->e;
-	uint32_t s = e->seq;
-	struct edge tmp = *x;
 
-	sp_store_relaxed(&e->seq, s + 1);
-	sp_store_release(&e->from, tmp.from);
-	sp_store_release(&e->to, tmp.to);
-	sp_store_release(&e->gens, tmp.gens);
-	sp_store_release(&e->mode, tmp.mode);
-	/* the rest: read only under order_lock, or by reports for pinned
-	 * edges, which are never rewritten */
+	*e = nx->e;
 	e->pinned = 0;
-	e->held_type = tmp.held_type;
-	e->acq_type = tmp.acq_type;
-	e->held_readers_wait = tmp.held_readers_wait;
-	e->acq_readers_wait = tmp.acq_readers_wait;
-	e->n_held_frames = tmp.n_held_frames;
-	e->n_acq_frames = tmp.n_acq_frames;
-	e->tid = tmp.tid;
-	e->held_site = tmp.held_site;
-	e->acq_site = tmp.acq_site;
-	if (tmp.n_held_frames || tmp.n_acq_frames)
-		tables.stacks[n] = nx->st;
 	e->next_out = 0;
-	sp_store_release(&e->seq, s + 2);
+	if (e->n_held_frames || e->n_acq_frames)
+		tables.stacks[n] = nx->st;
 }
 
 /* ---- nodes and the search (order_lock) ------------------------------------ */
@@ -569,7 +552,7 @@ static void edge_link_locked(uint32_t n, uint64_t h)
 	from->head = n + 1;
 	for (i = (uint32_t)h & (INDEX_SLOTS - 1); tables.index[i]; i = (i + 1) & (INDEX_SLOTS - 1))
 		;
-	sp_store_release(&tables.index[i], n + 1);
+	sp_store_release(&tables.index[i], h);
 }
 
 /*
@@ -625,10 +608,9 @@ static int slot_get_locked(void)
 /* Add @x (order_lock): slot, index, adjacency, publication; then search. */
 static void edge_add_locked(const struct new_edge *nx, uint64_t h)
 {
-	const struct edge *x = &nx->e;
 	int n;
 
-	if (edge_find(x->from, x->to, x->gens, x->mode, h) >= 0)
+	if (edge_known(h))
 		return; /* another thread added it meanwhile */
 	n = slot_get_locked();
 	if (n < 0) {
@@ -649,7 +631,7 @@ static SP_NOINLINE void edge_seen(struct sp_thread *t, const struct sp_held *h, 
 	struct new_edge x;
 
 	slot->dropped = 0;
-	if (edge_find(h->obj, obj, g, mode, hash) < 0) {
+	if (!edge_known(hash)) {
 		uint64_t dropped = sp_load_relaxed(&counts.edges_dropped);
 
 		edge_fill(&x, t, h, obj, op, site, g, mode);

@@ -18,6 +18,10 @@
 #         hold    syncprof run --hold -o FILE
 #         order   syncprof run --lock-order -o FILE
 #         trace   syncprof run --trace FILE -o FILE (contended events)
+#       MEMCACHED_BENCH_MODES="bare hold old-hold" picks modes (bare among
+#       them); old-run, old-hold and old-order are run, hold and order with
+#       the syncprof of MEMCACHED_BENCH_OLD=BUILD_DIR, another build, for
+#       an A/B of two builds in the same rounds.
 #       Prints, per phase and mode, memcslap's throughput (operations by
 #       all client threads / the phase's time): the median, the spread
 #       (min-max), the ratio of the medians against bare, and the ratio of
@@ -88,6 +92,9 @@ start() {
 	run) pre=("$sp" run -o "$tmp/$1.report") ;;
 	hold) pre=("$sp" run --hold -o "$tmp/$1.report") ;;
 	order) pre=("$sp" run --lock-order -o "$tmp/$1.report") ;;
+	old-run) pre=("$old_sp" run -o "$tmp/$1.report") ;;
+	old-hold) pre=("$old_sp" run --hold -o "$tmp/$1.report") ;;
+	old-order) pre=("$old_sp" run --lock-order -o "$tmp/$1.report") ;;
 	trace) pre=("$sp" run --trace "$tmp/trace.bin" -o "$tmp/$1.report") ;;
 	edges) pre=("$sp" run --lock-order -f json -o "$tmp/$1.report") ;;
 	esac
@@ -175,13 +182,20 @@ print(len(json.load(open(sys.argv[1]))["lock_order"]["cycles"]))' "$j" 2> /dev/n
 	exit 0
 fi
 
+modes=${MEMCACHED_BENCH_MODES:-bare run hold order trace}
+case " $modes " in *" bare "*) ;; *) fail "MEMCACHED_BENCH_MODES must include bare" ;; esac
+case " $modes " in
+*" old-"*)
+	old_sp=${MEMCACHED_BENCH_OLD:-}/syncprof
+	[ -x "$old_sp" ] || fail "old-* modes need MEMCACHED_BENCH_OLD=BUILD_DIR of another build"
+	;;
+esac
 # Calibration, bare: operations per client thread for SECONDS/2 per phase.
 start bare
 rate=$(slap set 5000 120)
 stop bare
 n=$(awk -v r="$rate" -v s="$seconds" 'BEGIN { n = int(r * s / 2 / 4); print n < 1000 ? 1000 : n }')
 limit=$((seconds * 20 + 60))
-modes="bare run hold order trace"
 declare -A runs
 for r in $(seq "$rounds"); do
 	for m in $modes; do

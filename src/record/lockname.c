@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "record.h"
 #include "trace/trace.h"
@@ -76,27 +77,49 @@ static sp_lock_t names_lock = SP_LOCK_INIT;
 static uint64_t names_lost;
 
 /*
- * Take names_lock without ever waiting for long: a signal handler that
- * interrupted its holder gives up (after GRAB_TRIES yields, about a
- * millisecond) instead of hanging the program, and counts the write lost.
+ * Take names_lock without ever waiting without bound.  A signal handler
+ * that interrupted this thread while it held the lock (names_held) gives
+ * up at once: its holder cannot go on until it returns.  Anyone else
+ * waits for another thread's short copy - GRAB_YIELDS yields, then naps
+ * of GRAB_NAP_NS, GRAB_TRIES tries in all (about 0.2 s) - and gives up
+ * only past that (a holder stopped for good, as under a debugger), the
+ * write then counted lost.  Until 2026-11-28 every caller gave up after
+ * 1,000 yields (about a millisecond), which a loaded machine could reach
+ * under TSan with no handler in sight (tests/test_lock_names.c).
  */
-#define GRAB_TRIES 1000
+#define GRAB_TRIES 2100
+#define GRAB_YIELDS 100
+#define GRAB_NAP_NS 100000
+static SP_TLS int names_held;
+
 static int grab(unsigned tries)
 {
+	if (names_held)
+		return 0;
 	for (unsigned i = 0; i < tries; i++) {
 		int free_ = 0;
 
 		if (__atomic_compare_exchange_n(&names_lock.state, &free_, 1, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			names_held = 1;
 			return 1;
-		if (i + 1 < tries)
+		}
+		if (i + 1 == tries)
+			break;
+		if (i < GRAB_YIELDS) {
 			sched_yield();
+		} else {
+			struct timespec nap = { 0, GRAB_NAP_NS };
+
+			nanosleep(&nap, NULL);
+		}
 	}
 	return 0;
 }
 
 static void drop(void)
 {
+	names_held = 0;
 	sp_unlock(&names_lock);
 }
 
@@ -390,6 +413,7 @@ int sp_lockname_get(uintptr_t obj, char *name, struct sp_site *created)
 
 void sp_lockname_fork_child(void)
 {
+	names_held = 0;
 	__atomic_store_n(&names_lock.state, 0, __ATOMIC_RELAXED);
 }
 

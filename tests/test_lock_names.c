@@ -5,10 +5,18 @@
  * address, while the main thread takes reports; then every thread's lock
  * must carry its name, the reused one its last init's line and no stale
  * name, a long name must be cut at 63 bytes on a UTF-8 boundary, and bad
- * arguments must be refused.  Reports as JSON into memory.
+ * arguments must be refused.  Reports as JSON into memory.  Last, a
+ * signal handler names a lock while its thread is naming others, 2,000
+ * times: each handler call must return 0, or -EBUSY where it interrupted
+ * its own thread holding the table's lock (the name counted lost; it
+ * gives up at once, lockname.c, grab() - not asserted, as that is a
+ * time), and every name of the thread itself must land.  A lock that
+ * waited for its holder without bound would hang here.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +76,69 @@ static void *worker(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* ---- a handler that names a lock, on the naming thread -------------------- */
+
+#define SIGNALS 2000
+#define NAMED 64
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t namer;
+static int handled, handler_ok, handler_busy, handler_other, sender_done;
+
+static void on_signal(int sig)
+{
+	int rc = syncprof_name_lock(&handler_lock, "in-handler");
+
+	(void)sig;
+	if (rc == 0)
+		handler_ok++;
+	else if (rc == -EBUSY)
+		handler_busy++;
+	else
+		handler_other++;
+	__atomic_store_n(&handled, handled + 1, __ATOMIC_RELEASE);
+}
+
+static void *sender(void *arg)
+{
+	for (int i = 0; i < SIGNALS; i++) {
+		T_ASSERT_INT(pthread_kill(namer, SIGUSR1), ==, 0);
+		while (__atomic_load_n(&handled, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
+	}
+	__atomic_store_n(&sender_done, 1, __ATOMIC_RELEASE);
+	return arg;
+}
+
+static void handler_names(void)
+{
+	static pthread_mutex_t named[NAMED];
+	struct sigaction sa;
+	pthread_t th;
+	long rounds = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	T_ASSERT_INT(sigaction(SIGUSR1, &sa, NULL), ==, 0);
+	for (int i = 0; i < NAMED; i++)
+		pthread_mutex_init(&named[i], NULL);
+	namer = pthread_self();
+	T_ASSERT_INT(pthread_create(&th, NULL, sender, NULL), ==, 0);
+	while (!__atomic_load_n(&sender_done, __ATOMIC_ACQUIRE)) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "named-%ld", rounds % NAMED);
+		/* this thread's own names: never lost, a handler or not */
+		T_ASSERT_INT(syncprof_name_lock(&named[rounds % NAMED], name), ==, 0);
+		rounds++;
+	}
+	T_ASSERT_INT(pthread_join(th, NULL), ==, 0);
+	T_ASSERT_INT(handler_other, ==, 0);
+	T_ASSERT_INT(handler_ok + handler_busy, ==, SIGNALS);
+	printf("test_lock_names: %d signals, %d handler names landed, %d found the lock "
+	       "held by their own thread, %ld names by the thread\n",
+	       SIGNALS, handler_ok, handler_busy, rounds);
 }
 
 int main(void)
@@ -150,6 +221,7 @@ int main(void)
 		free(json);
 		free(many);
 	}
+	handler_names();
 	printf("test_lock_names: ok\n");
 	return 0;
 }

@@ -92,18 +92,21 @@ static uint64_t names_lost;
 #define GRAB_NAP_NS 100000
 static SP_TLS int names_held;
 
+/* names_held is set before the lock is tried and cleared after it is
+ * dropped, so that a handler that interrupts either step gives up at
+ * once (a write counted lost) instead of waiting for its own thread. */
 static int grab(unsigned tries)
 {
 	if (names_held)
 		return 0;
+	names_held = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < tries; i++) {
 		int free_ = 0;
 
 		if (__atomic_compare_exchange_n(&names_lock.state, &free_, 1, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			names_held = 1;
+						__ATOMIC_RELAXED))
 			return 1;
-		}
 		if (i + 1 == tries)
 			break;
 		if (i < GRAB_YIELDS) {
@@ -114,13 +117,16 @@ static int grab(unsigned tries)
 			nanosleep(&nap, NULL);
 		}
 	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	names_held = 0;
 	return 0;
 }
 
 static void drop(void)
 {
-	names_held = 0;
 	sp_unlock(&names_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	names_held = 0;
 }
 
 static void lost(void)

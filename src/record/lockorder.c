@@ -60,9 +60,9 @@
  * CPU time; lockbench -t 1 -m 65536 -o -d 1000 -r 3, lock_order=1,
  * against glibc: 28-30x preloaded and 20-28x compiled in before, 17-19x
  * and 15-17x after - the rest is the per-thread tables' misses at 65,536
- * locks).  Two keys of one hash would make a new
- * edge look known: about N^2 / 2^65 for N keys ever seen, under one in
- * 10^6 runs at ten million edges.
+ * locks).  Two keys of one hash would make a new edge look known: about
+ * N^2 / 2^65 for N keys ever seen, under one in 10^6 runs at ten million
+ * edges.
  * Preloaded, lock order has a path of its own (preload.c, NAME_order()),
  * so that the hold-only fast path stays as it was; measured against
  * hold=1 (bench/parts/lock_order_bench.sh), a lone lock costs 0.88-1.05x
@@ -92,8 +92,8 @@
  * Memory is bounded and allocated once, with mmap, when checking starts
  * (virtual; pages are touched as the graph grows): 262144 edges of ~112
  * bytes, their stacks apart (256 bytes each, touched only with frames=N),
- * an index of 2^19 8-byte slots, 2^20 nodes, the search queue, 256 cycles, 2^18
- * generation counters - about 160 MiB of address space.  memcached -t 4
+ * an index of 2^19 8-byte slots, 2^20 nodes, the search queue, 256
+ * cycles, 2^18 generation counters - about 160 MiB of address space.  memcached -t 4
  * under memcslap keeps ~103,000 live edges (its 8192 item locks, each
  * taken before several others): with 16384 slots it dropped 766,545 edge
  * sightings in 6 s.  An
@@ -113,11 +113,12 @@
  * (edge_known() of other threads) read the index alone; one that misses
  * during a sweep takes the slow path, whose lookup under order_lock sees
  * the index rebuilt.  A slot not yet cleared by a sweep holds the hash of
- * a dead edge, whose generations no lookup asks for any more.  Measured: a program that creates 20,000 mutexes one
- * after another, each taken inside a long-lived lock, then takes two
- * locks in both orders, kept 16384 dead edges and dropped 3618 before
- * (cycle missed); test lockorder_churn now makes 300,000 such mutexes
- * against 262144 slots, and the late cycle is found.
+ * a dead edge, whose generations no lookup asks for any more.  Measured:
+ * a program that creates 20,000 mutexes one after another, each taken
+ * inside a long-lived lock, then takes two locks in both orders, kept
+ * 16384 dead edges and dropped 3618 before (cycle missed); test
+ * lockorder_churn now makes 300,000 such mutexes against 262144 slots,
+ * and the late cycle is found.
  *
  * Concurrency.  Edges and cycles are written under order_lock and
  * published with release stores (the index slot, n_edges, n_cycles);
@@ -273,7 +274,7 @@ static SP_ALWAYS_INLINE size_t cache_slot(uintptr_t from, uintptr_t to)
  * Whether an edge whose key hashes to @h is in the graph.  Any thread,
  * lock-free: the index is at most half full, so a probe ends at a free
  * slot, and it reads the index alone - the key's 64-bit hash stands for
- * the key (below).  A slot cleared by a sweep meanwhile does not match:
+ * the key (the design block above).  A slot cleared by a sweep meanwhile does not match:
  * the caller's slow path looks again under order_lock.
  */
 static int edge_known(uint64_t h)

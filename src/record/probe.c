@@ -286,7 +286,6 @@ static SP_NOINLINE void order_before_entry(struct sp_thread *t, const struct sp_
  * 2026-11-28 compiled-in lock order took the whole probe on every call
  * (callgrind condloop, lock_order=1: 287 -> 239 instructions per
  * lock+unlock; hold=1 238-246). */
-
 static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 				     const struct sp_lock_ops *ops,
 				     const struct timespec *abstime, int blocking,

@@ -45,7 +45,7 @@ struct syncprof__entry {
 	unsigned char type_, live_, pad_;
 	void *cold_;
 	unsigned long long acquisitions;
-	unsigned long long contended_, wait_ns_;
+	unsigned long long contended_, owner_changes_;
 } __attribute__((aligned(64)));
 #define SYNCPROF__HOME_SLOT(obj) (((unsigned long)(obj) >> 5) & 2047)
 #define SYNCPROF__OP_MUTEX 0

@@ -261,7 +261,7 @@ uint64_t sp_table_sync_wait(const struct sp_table *t)
 
 		/* a spinlock's wait spins: it is running time, not blocked */
 		if (e && e->type != SP_TYPE_SPINLOCK)
-			sum += sp_load_relaxed(&e->wait_ns);
+			sum += sp_load_relaxed(&sp_entry_cold_r(e)->wait_ns);
 	}
 	return sum;
 }

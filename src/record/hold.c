@@ -567,11 +567,8 @@ static int owner_change(struct sp_thread *t, const struct sp_site *site, uintptr
 		if (prev) {
 			struct sp_entry *e = sp_entry_get(t, site, obj, op);
 
-			if (e) {
-				struct sp_entry_cold *c = sp_entry_cold_w(e);
-
-				sp_store_relaxed(&c->owner_changes, c->owner_changes + 1);
-			}
+			if (e)
+				sp_store_relaxed(&e->owner_changes, e->owner_changes + 1);
 		}
 	}
 	if (next != cur)
@@ -588,11 +585,8 @@ static void owner_changed(struct sp_entry *e, pid_t tid)
 {
 	pid_t *o = &sp_hold_last_owner[sp_owner_slot(e->obj)];
 
-	if (sp_load_relaxed(o) & SP_OWNER_TID_MASK) {
-		struct sp_entry_cold *c = sp_entry_cold_w(e);
-
-		sp_store_relaxed(&c->owner_changes, c->owner_changes + 1);
-	}
+	if (sp_load_relaxed(o) & SP_OWNER_TID_MASK)
+		sp_store_relaxed(&e->owner_changes, e->owner_changes + 1);
 	sp_store_relaxed(o, tid);
 }
 

@@ -57,7 +57,7 @@ void sp_entry_record_wait(struct sp_entry *e, uint64_t wait_ns, int acquired)
 	if (acquired)
 		sp_store_relaxed(&e->acquisitions, e->acquisitions + 1);
 	sp_store_relaxed(&e->contended, e->contended + 1);
-	sp_store_relaxed(&e->wait_ns, e->wait_ns + wait_ns);
+	sp_store_relaxed(&c->wait_ns, c->wait_ns + wait_ns);
 	if (wait_ns > c->wait_max_ns)
 		sp_store_relaxed(&c->wait_max_ns, wait_ns);
 	sp_entry_hist_add(e, SP_HIST_WAIT, wait_ns, 1);

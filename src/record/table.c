@@ -455,7 +455,7 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			return -ENOMEM;
 		d->acquisitions += sp_load_relaxed(&s->acquisitions);
 		d->contended += sp_load_relaxed(&s->contended);
-		d->wait_ns += sp_load_relaxed(&s->wait_ns);
+		d->owner_changes += sp_load_relaxed(&s->owner_changes);
 		/* A cold part never written is all zero: it adds nothing, and
 		 * neither page is touched. */
 		if (!sp_load_relaxed(&s->cold_set))
@@ -467,6 +467,7 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			dc->hold_max_ns = 0;
 			dc->epoch = epoch;
 		}
+		dc->wait_ns += sp_load_relaxed(&sc->wait_ns);
 		dc->hold_exact_ns += sp_load_relaxed(&sc->hold_exact_ns);
 		dc->hold_exact_n += sp_load_relaxed(&sc->hold_exact_n);
 		dc->hold_sample_ns += sp_load_relaxed(&sc->hold_sample_ns);
@@ -486,7 +487,6 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			err = -ENOMEM;
 		if (sp_hist_fold(into, &dc->hist[SP_HIST_HOLD], &sc->hist[SP_HIST_HOLD]))
 			err = -ENOMEM;
-		dc->owner_changes += sp_load_relaxed(&sc->owner_changes);
 		if (!dc->n_frames && sc->n_frames) {
 			/* @from's pool goes with it: the stack moves into ours. */
 			uintptr_t *kept = sp_table_alloc(into, sc->n_frames * sizeof(*kept));

@@ -61,7 +61,7 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->n_objects = 1;
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
-	r->wait_ns = sp_load_relaxed(&e->wait_ns);
+	r->wait_ns = sp_load_relaxed(&c->wait_ns);
 	if (sp_hold_times_are_on())
 		sp_entry_hold_totals(e, r->acquisitions, sp_hold_all_timed(), &r->holds,
 				     &r->hold_ns);
@@ -69,7 +69,7 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
 		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
 	}
-	r->owner_changes = sp_load_relaxed(&c->owner_changes);
+	r->owner_changes = sp_load_relaxed(&e->owner_changes);
 	r->n_frames = sp_load_acquire(&c->n_frames);
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;

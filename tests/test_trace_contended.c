@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "trace_util.h"
+#include "now_ns.h"
 
 static pthread_mutex_t m_free = PTHREAD_MUTEX_INITIALIZER; /* phase 1 */
 static pthread_mutex_t m_busy = PTHREAD_MUTEX_INITIALIZER; /* phase 2 */
@@ -52,14 +53,6 @@ struct seen {
 	int short_events;     /* phase 3 */
 	int all_acquired, all_released, all_try_failed;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Hold @arg until the main thread sleeps on it in the kernel (glibc sets
  * the lock word to 2 when a waiter blocks), then a little more. */

@@ -39,6 +39,7 @@
 
 #include "trace/trace.h"
 #include "trace_util.h"
+#include "now_ns.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
@@ -50,14 +51,6 @@ static void sleep_ms(long ms)
 	struct timespec d = { ms / 1000, (ms % 1000) * 1000000 };
 
 	nanosleep(&d, NULL);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static void *holder(void *arg)

@@ -26,17 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../now_ns.h"
+
 static uint32_t lock_word; /* 0 free, 1 locked, 2 locked with waiters */
 static uint64_t measured_ns;
 static pthread_mutex_t measured_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The lock slow path of a futex mutex (Drepper's "Futexes are tricky"). */
 static __attribute__((noinline)) void word_lock(void)

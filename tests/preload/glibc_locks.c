@@ -47,6 +47,7 @@
 
 #include "harness.h"
 #include "preload_util.h"
+#include "../now_ns.h"
 
 #define WORKERS 3
 #define ROUNDS 3
@@ -60,14 +61,6 @@ static atomic_llong measured_ns;
 static atomic_int handler_runs;
 static pid_t worker_tids[WORKERS];
 static int with_signals;
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 static void sleep_ms(int ms)
 {

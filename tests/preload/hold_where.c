@@ -25,20 +25,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "../now_ns.h"
+
 #define HOLDS 5
 #define PART_NS 40000000ull
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t sink;
 static int disturbed, strict, eintr;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void where_sleep(void)
 {

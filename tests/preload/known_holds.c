@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "json_report.h"
+#include "../now_ns.h"
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
@@ -76,14 +77,6 @@ static struct truth truths[] = {
 #define N_TRUTHS (sizeof(truths) / sizeof(*truths))
 
 static volatile unsigned sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {

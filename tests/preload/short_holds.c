@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "json_report.h"
+#include "../now_ns.h"
 
 #define PERIODIC_N 40000
 #define LONG_US 100
@@ -47,14 +48,6 @@
 
 static pthread_mutex_t periodic = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t small = PTHREAD_MUTEX_INITIALIZER;
-
-static unsigned long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
-}
 
 /* One hold of @m with @us of work (0: none), as the program measures it. */
 static unsigned long long hold(pthread_mutex_t *m, unsigned us)

@@ -25,20 +25,13 @@
 #include <time.h>
 
 #include "json_report.h"
+#include "../now_ns.h"
 
 #define HOLDS 5
 #define HOLD_US 2000
 
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t after = PTHREAD_MUTEX_INITIALIZER;
-
-static unsigned long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
-}
 
 /* The row of object @m in @json, and its end. */
 static const char *row_of(const char *json, const pthread_mutex_t *m, const char **end)

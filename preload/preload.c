@@ -199,11 +199,10 @@ static SP_ALWAYS_INLINE int with_entry_order(struct sp_thread *t, struct sp_entr
 					     const struct timespec *abstime, int blocking,
 					     uintptr_t pc)
 {
-	const struct sp_hold_pub *p;
 	int rc;
 
 	/* Before the try (probe.h, sp_probe_order_before()). */
-	if (blocking && (p = sp_hold_my_pub) && SP_PUB_N(p->state))
+	if (blocking && sp_order_holds_any())
 		order_acquired_pc(t, obj, op, pc);
 	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {

@@ -39,6 +39,16 @@ void sp_order_fork_child(void);
 void sp_order_check__slowpath(struct sp_thread *t, uintptr_t obj, int op,
 			      const struct sp_site *site, int retake);
 
+/* The calling thread holds a lock (its published list is not empty):
+ * only then can a blocking acquisition add edges.  One load when it
+ * holds nothing. */
+static SP_ALWAYS_INLINE int sp_order_holds_any(void)
+{
+	const struct sp_hold_pub *p = sp_hold_my_pub;
+
+	return p && SP_PUB_N(p->state);
+}
+
 /*
  * sp_order_acquired() - @t is about to acquire @obj (op @op, at @site) by
  * a blocking call: the probes call it before the lock is tried
@@ -50,9 +60,7 @@ void sp_order_check__slowpath(struct sp_thread *t, uintptr_t obj, int op,
 static SP_ALWAYS_INLINE void sp_order_acquired(struct sp_thread *t, uintptr_t obj, int op,
 					       const struct sp_site *site)
 {
-	const struct sp_hold_pub *p = sp_hold_my_pub;
-
-	if (p && SP_PUB_N(p->state))
+	if (sp_order_holds_any())
 		sp_order_check__slowpath(t, obj, op, site, 0);
 }
 
@@ -67,9 +75,7 @@ void sp_order_acquired_call(struct sp_thread *t, uintptr_t obj, int op,
 static SP_ALWAYS_INLINE void sp_order_retaken(struct sp_thread *t, uintptr_t m,
 					      const struct sp_site *site)
 {
-	const struct sp_hold_pub *p = sp_hold_my_pub;
-
-	if (p && SP_PUB_N(p->state))
+	if (sp_order_holds_any())
 		sp_order_check__slowpath(t, m, SP_TYPE_MUTEX, site, 1);
 }
 

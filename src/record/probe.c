@@ -293,7 +293,6 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 {
 	struct sp_thread *t;
 	struct sp_entry *e;
-	const struct sp_hold_pub *p;
 	const char *func;
 	int rc;
 
@@ -312,7 +311,7 @@ static SP_ALWAYS_INLINE int fast_try(int f, int want, void *obj, int op,
 	 * the locks held, before the try (probe.h, sp_probe_order_before():
 	 * one load when nothing is held). */
 	if (want == SP_FLAGS_HOLD && blocking && SP_UNLIKELY(f == SP_FLAGS_ORDER) &&
-	    (p = sp_hold_my_pub) && SP_PUB_N(p->state))
+	    sp_order_holds_any())
 		order_before_entry(t, e, func);
 	rc = ops->try_lock(obj);
 	if (SP_LIKELY(rc == ops->ok)) {

@@ -1014,6 +1014,38 @@ __attribute__((visibility("default"))) int execve(const char *path, char *const 
 	return real_execve(path, argv, envp);
 }
 
+/*
+ * _exit() and _Exit(): the program leaves without its exit handlers -
+ * dash ends every 'sh -c' that way - so the control socket, which the
+ * lifecycle's handler removes (control.c), stayed behind in the socket
+ * directory, one file per such process.  Removed here, with
+ * async-signal-safe calls only (_exit() is one: called from a signal
+ * handler, or in a vfork child, whose pid is not the socket's), then the
+ * real call.  The profile is not written: that needs the report's locks
+ * and memory, which a signal handler may have interrupted (docs/preload.md,
+ * "Limits").  glibc's exit() reaches its _exit() inside libc, not here.
+ */
+static void (*real_exit_now)(int);
+
+static __attribute__((noreturn)) void exit_now(int status)
+{
+	sp_control_exit_now();
+	if (real_exit_now)
+		real_exit_now(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	exit_now(status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	exit_now(status);
+}
+
 /* ---- threads the process starts --------------------------------------------- */
 
 /*
@@ -1117,6 +1149,7 @@ __attribute__((constructor(101))) static void preload_init(void)
 	sp_real_resolve_all();
 	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
 										  "execve");
+	real_exit_now = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	if (!sp_load_acquire(&real_pthread_create))
 		sp_store_release(&real_pthread_create,
 				 (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),

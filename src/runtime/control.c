@@ -178,15 +178,18 @@ static int open_socket(void)
 	if (fd < 0)
 		return -errno;
 	unlink(addr.sun_path); /* a stale socket of an earlier process with our pid */
+	/* Named before it exists, so that an _exit() meanwhile removes it
+	 * too (sp_control_exit_now()). */
+	memcpy(helper.sock_path, addr.sun_path, sizeof(helper.sock_path));
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || chmod(addr.sun_path, 0600) ||
 	    listen(fd, MAX_CLIENTS)) {
 		rc = -errno;
 		fprintf(stderr, "syncprof: control socket %s: %s\n", addr.sun_path, strerror(-rc));
 		close(fd);
 		unlink(addr.sun_path);
+		helper.sock_path[0] = '\0';
 		return rc;
 	}
-	memcpy(helper.sock_path, addr.sun_path, sizeof(helper.sock_path));
 	helper.listen_fd = fd;
 	return 0;
 }
@@ -500,6 +503,12 @@ void sp_control_exit(void)
 		sp_watchdog_scan(stderr);
 		sp_thread_leave(saved);
 	}
+}
+
+void sp_control_exit_now(void)
+{
+	if (starter.pid && starter.pid == getpid() && helper.sock_path[0])
+		unlink(helper.sock_path);
 }
 
 static void close_inherited(void)

@@ -86,6 +86,11 @@ void sp_control_after_fork(void);
  * socket and helper thread (restarted by sp_control_after_fork()).  Both
  * called by the lifecycle, no-ops when the helper never started. */
 void sp_control_exit(void);
+/* At _exit() (preload.c), where no exit handler runs: remove this
+ * process's socket, if it made one.  Async-signal-safe (getpid(),
+ * unlink()): _exit() may be called from a signal handler or a vfork
+ * child, whose getpid() is not the socket's. */
+void sp_control_exit_now(void);
 void sp_control_fork_child(void);
 void sp_control_fork_prepare(void);
 /* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */

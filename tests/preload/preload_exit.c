@@ -8,10 +8,19 @@
  *   abort() (SIGABRT kept).
  * Each case runs in a child (this program re-executed with the case name);
  * the parent fails if a child does not end within 30 s.
+ *
+ * The control socket (control.c), in a directory of this test's own: a
+ * child that ends by exit(), _exit() or _Exit() - also from a signal
+ * handler - leaves none behind (dash ends every 'sh -c' with _exit(); each
+ * left a socket file before).  A vfork child's _exit() does not remove its
+ * parent's.  The socket cases wait for the socket to exist first.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,10 +67,67 @@ static void start_hammers(void)
 	usleep(100000);
 }
 
+/* The control socket of process @pid in @dir. */
+static void sock_path(char *buf, size_t size, const char *dir, pid_t pid)
+{
+	snprintf(buf, size, "%s/%d.sock", dir, (int)pid);
+}
+
+/* This process's socket, once its helper thread has made it (5 s at most). */
+static void wait_own_socket(void)
+{
+	char path[512];
+	struct stat st;
+
+	sock_path(path, sizeof(path), getenv("SYNCPROF_CONTROL_DIR"), getpid());
+	for (int i = 0; stat(path, &st); i++) {
+		if (i > 500)
+			T_FAIL("no control socket %s after 5 s", path);
+		usleep(10000);
+	}
+}
+
+static void exit_in_handler(int sig)
+{
+	(void)sig;
+	_exit(9);
+}
+
 static int child(const char *mode)
 {
+	if (!strcmp(mode, "_Exit")) {
+		start_hammers();
+		wait_own_socket();
+		_Exit(8);
+	}
+	if (!strcmp(mode, "_exit_handler")) {
+		start_hammers();
+		wait_own_socket();
+		signal(SIGUSR1, exit_in_handler);
+		raise(SIGUSR1);
+		T_FAIL("the handler returned");
+	}
+	if (!strcmp(mode, "vfork")) {
+		char path[512];
+		struct stat st;
+		pid_t pid;
+		int status;
+
+		start_hammers();
+		wait_own_socket();
+		pid = vfork();
+		if (pid == 0)
+			_exit(0); /* the socket is the parent's, not this pid's */
+		T_ASSERT(pid > 0);
+		T_ASSERT_INT(waitpid(pid, &status, 0), ==, pid);
+		sock_path(path, sizeof(path), getenv("SYNCPROF_CONTROL_DIR"), getpid());
+		if (stat(path, &st))
+			T_FAIL("a vfork child's _exit() removed its parent's socket %s", path);
+		_exit(10);
+	}
 	if (!strcmp(mode, "_exit")) {
 		start_hammers();
+		wait_own_socket();
 		_exit(7);
 	}
 	if (!strcmp(mode, "kill")) {
@@ -78,6 +144,7 @@ static int child(const char *mode)
 	}
 	if (!strcmp(mode, "exit")) {
 		start_hammers();
+		wait_own_socket();
 		exit(5);
 	}
 	if (!strcmp(mode, "exit_blocked")) {
@@ -91,8 +158,12 @@ static int child(const char *mode)
 	T_FAIL("unknown mode %s", mode);
 }
 
+static char sock_dir[256];
+
 static void run_case(const char *self, const char *mode, int want_exit, int want_sig)
 {
+	char path[512];
+	struct stat st;
 	pid_t pid = fork();
 	int status = 0;
 
@@ -122,6 +193,12 @@ static void run_case(const char *self, const char *mode, int want_exit, int want
 			T_FAIL("case %s: status %#x, expected exit %d", mode, status, want_exit);
 		T_ASSERT_INT(WEXITSTATUS(status), ==, want_exit);
 	}
+	/* Killed, a process leaves its socket ('ctl --list' removes it). */
+	sock_path(path, sizeof(path), sock_dir, pid);
+	if (want_sig)
+		unlink(path);
+	else if (!stat(path, &st))
+		T_FAIL("case %s: the control socket %s was left behind", mode, path);
 	printf("preload_exit: %s ok\n", mode);
 }
 
@@ -136,11 +213,21 @@ int main(int argc, char **argv)
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	T_ASSERT(n > 0);
 	self[n] = '\0';
+	/* The children's sockets, here (control=1: the preload's default). */
+	snprintf(sock_dir, sizeof(sock_dir), "%s/preload_exit.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	T_ASSERT(mkdtemp(sock_dir) != NULL);
+	setenv("SYNCPROF_CONTROL_DIR", sock_dir, 1);
 	run_case(self, "_exit", 7, 0);
+	run_case(self, "_Exit", 8, 0);
+	run_case(self, "_exit_handler", 9, 0);
+	run_case(self, "vfork", 10, 0);
 	run_case(self, "kill", 0, SIGKILL);
 	run_case(self, "term", 0, SIGTERM);
 	run_case(self, "abort", 0, SIGABRT);
 	run_case(self, "exit", 5, 0);
 	run_case(self, "exit_blocked", 6, 0);
+	if (rmdir(sock_dir))
+		T_FAIL("%s not empty: %s", sock_dir, strerror(errno));
 	return 0;
 }

@@ -159,6 +159,29 @@ static int child(const char *mode)
 }
 
 static char sock_dir[256];
+/* The children's environment: this one's and SYNCPROF_CONTROL_DIR, which
+ * this process does not get (its own helper thread may be making its
+ * socket, from the environment, at any time). */
+static char **child_env;
+
+static void child_env_make(void)
+{
+	extern char **environ;
+	static char dir_var[300];
+	size_t n = 0;
+
+	while (environ[n])
+		n++;
+	child_env = calloc(n + 2, sizeof(*child_env));
+	T_ASSERT(child_env != NULL);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (strncmp(environ[i], "SYNCPROF_CONTROL_DIR=", 21))
+			child_env[k++] = environ[i];
+	snprintf(dir_var, sizeof(dir_var), "SYNCPROF_CONTROL_DIR=%s", sock_dir);
+	for (n = 0; child_env[n]; n++)
+		;
+	child_env[n] = dir_var;
+}
 
 static void run_case(const char *self, const char *mode, int want_exit, int want_sig)
 {
@@ -169,7 +192,7 @@ static void run_case(const char *self, const char *mode, int want_exit, int want
 
 	T_ASSERT(pid >= 0);
 	if (pid == 0) {
-		execl(self, self, mode, (char *)NULL);
+		execle(self, self, mode, (char *)NULL, child_env);
 		_exit(126);
 	}
 	for (int waited = 0;; waited++) {
@@ -217,7 +240,7 @@ int main(int argc, char **argv)
 	snprintf(sock_dir, sizeof(sock_dir), "%s/preload_exit.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	T_ASSERT(mkdtemp(sock_dir) != NULL);
-	setenv("SYNCPROF_CONTROL_DIR", sock_dir, 1);
+	child_env_make();
 	run_case(self, "_exit", 7, 0);
 	run_case(self, "_Exit", 8, 0);
 	run_case(self, "_exit_handler", 9, 0);

@@ -219,7 +219,7 @@ static void test_lent(void)
 	/* A joined thread takes no home slot: the chunks, found by key. */
 	j = put(&t, &site_b, base + 0x8001c0, SP_TYPE_JOIN, 1);
 	T_ASSERT((unsigned char *)j < mem || (unsigned char *)j >= mem + bytes);
-	T_ASSERT(!sp_home_entry(&t, base + 0x8001c0)->live);
+	T_ASSERT(!(sp_home_entry(&t, base + 0x8001c0)->flags & SP_ENTRY_LIVE));
 	T_ASSERT(sp_table_find(&t, &site_b, base + 0x8001c0, SP_TYPE_JOIN) == j);
 	sum = 2;
 	/* Past the lent index's 256 slots: it grows into a mapping of its own. */

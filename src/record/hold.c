@@ -69,14 +69,17 @@
  *     golden ratio in 64 bits, offset by the entry's address, below a
  *     threshold): no state but the count the probe keeps anyway, and no
  *     aliasing with a program whose holds repeat with a period, which a
- *     fixed gap would have (tests/preload/short_holds.c).
+ *     fixed gap would have (tests/preload/short_holds.c).  The ramp is
+ *     per thread's entry, but a row's estimate is taken over the sample
+ *     of all its entries, so an entry of a key whose row already has a
+ *     sample from an exited thread skips it ("The ramp", below).
  * Per entry, the owner keeps (relaxed stores, single writer, as probe.c):
  * the exact holds (long, forced, timed or bounded), their count and sum;
  * the sampled short holds, their count and sum; and the acquisitions that
  * were no hold of their own (taken again by their holder, untracked).
  * The sample's sums are weighted: its count is the holds it stands for,
  * its time each hold's time times its period.  Reports
- * (sp_entry_hold_totals(), record.h) estimate the short holds as their
+ * (sp_hold_sums_totals(), record.h) estimate the short holds as their
  * number - the entry's acquisitions less the exact and non-holds - times
  * the weighted mean of the sample: a ratio estimator, so a row's total
  * never exceeds holds x max (and is held up to its max).  Error bound of what is
@@ -361,6 +364,85 @@ static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
 	return 1;
 }
 
+/* ---- the ramp: keys whose row has a sample --------------------------------- */
+
+/*
+ * The ramp (hold.h, sp_hold_period()) times most of an entry's first
+ * holds, so that no row with holds lacks a sample.  An entry is one
+ * thread's: a program that starts a thread per task or connection used to
+ * ramp every key again in every thread - 13 of the 20 holds of each short
+ * thread of bench/thread_churn timed, each a clock read at both ends, a
+ * cold line and a histogram block - though the row those entries add up to
+ * had its sample long before.  Reports take the holds of a row from the
+ * sums of all its entries (record.h, sp_hold_sums_totals()), so a thread's
+ * entry of a key whose row has a sample needs none of its own.
+ *
+ * Which keys have one: those that threads that exited folded into the
+ * retired aggregate with a sample and at least the ramp's acquisitions
+ * (4 x hold_sample: the row is past the ramp as one thread's entry would
+ * be, so that a sample of a new entry, standing for hold_sample holds,
+ * is one of many; a row of a few dozen holds from a few threads each
+ * still has most of them timed) (table.c, sp_table_fold()), noted here
+ * by the hash of their key - an open-addressed set of 64-bit hashes,
+ * never emptied (the aggregate keeps its samples for the process's life,
+ * resets included: a reset subtracts a snapshot), written with a CAS and
+ * read without a lock.  A thread's new entry of such a key
+ * (registry.c, sp_entry_insert__slowpath()) gets SP_ENTRY_NO_RAMP: its
+ * holds are sampled at the full period from the first.  When the set is
+ * full, or a probe is too long, a key is not noted and its entries ramp as
+ * before.  Two keys that share a 64-bit hash: the second skips its ramp
+ * though its row may have no sample (under one run in 10^9 at a million
+ * keys); its short holds are then counted without their time.
+ */
+#define RAMPED_BITS 14
+#define RAMPED_PROBES 16
+static uint64_t ramped[1u << RAMPED_BITS] SP_LARGE; /* untouched pages cost nothing */
+
+static uint64_t ramp_key(const struct sp_entry *e)
+{
+	uint64_t h = sp_mix64(e->obj ^ 0x5851f42d4c957f2dull);
+
+	h = sp_mix64(h ^ (uintptr_t)e->file);
+	h = sp_mix64(h ^ e->pc);
+	h = sp_mix64(h ^ ((uint64_t)e->line << 8 | e->op));
+	return h | 1;
+}
+
+void sp_hold_ramp_done(const struct sp_entry *e)
+{
+	uint64_t h;
+
+	if (e->acquisitions < sp_hold_rate.ramp_end)
+		return;
+	h = ramp_key(e);
+	for (unsigned i = 0; i < RAMPED_PROBES; i++) {
+		uint64_t *slot = &ramped[(h + i) & ((1u << RAMPED_BITS) - 1)];
+		uint64_t cur = sp_load_relaxed(slot);
+
+		if (cur == h)
+			return;
+		if (!cur && (__atomic_compare_exchange_n(slot, &cur, h, 0, __ATOMIC_RELAXED,
+							  __ATOMIC_RELAXED) ||
+			     cur == h))
+			return;
+	}
+}
+
+int sp_hold_ramp_known(const struct sp_entry *e)
+{
+	uint64_t h = ramp_key(e);
+
+	for (unsigned i = 0; i < RAMPED_PROBES; i++) {
+		uint64_t cur = sp_load_relaxed(&ramped[(h + i) & ((1u << RAMPED_BITS) - 1)]);
+
+		if (cur == h)
+			return 1;
+		if (!cur)
+			return 0;
+	}
+	return 0;
+}
+
 /* ---- per-thread published held locks -------------------------------------- */
 
 static struct sp_hold_pub *pubs; /* list head; blocks are never unmapped */
@@ -629,7 +711,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = SP_HOLD_SAMPLED;
-	h->weight = (uint32_t)sp_hold_period(e->acquisitions);
+	h->weight = (uint32_t)sp_hold_period(e, e->acquisitions);
 	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
 	h->e = e;
 	h->t0 = ticks();
@@ -702,7 +784,8 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		/* Only a timed hold needs its entry now (found through the
 		 * probe's one-entry cache). */
 		h->e = e ? e : sp_entry_get(t, site, obj, op);
-		h->weight = timed == SP_HOLD_SAMPLED ? (uint32_t)sp_hold_period(e->acquisitions) : 1;
+		h->weight = timed == SP_HOLD_SAMPLED ? (uint32_t)sp_hold_period(e, e->acquisitions)
+							 : 1;
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	} else {

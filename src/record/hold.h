@@ -122,7 +122,7 @@ extern SP_TLS struct sp_hold_pub *sp_hold_my_pub;
 
 /*
  * Which short holds are timed (hold.c's design block): the acquisition
- * numbered @n of entry @e is sampled with probability 1 / sp_hold_period(n)
+ * numbered @n of entry @e is sampled with probability 1 / sp_hold_period(e, n)
  * - every one of an entry's first 4, then ever fewer (n / 4 + 1), down to
  * 1 in hold_sample from its 4 x hold_sample-th on - and stands for that
  * many holds.  The choice is a Weyl sequence over the entry's count,
@@ -132,7 +132,10 @@ extern SP_TLS struct sp_hold_pub *sp_hold_my_pub;
  * the test one compare with @below (UINT64_MAX / pmax); during it, a
  * multiply by the period.  With hold=1 @pmax is hold_sample (1: every
  * hold timed); without it (lists only), @below and @ramp_end are 0 and no
- * hold is ever due (sp_hold_push_sampled() checks it too).
+ * hold is ever due (sp_hold_push_sampled() checks it too).  An entry with
+ * SP_ENTRY_NO_RAMP (its key's row has a sample already: hold.c, "The
+ * ramp") is past the ramp from its first acquisition; the flag is read
+ * only during the ramp, so an entry past it pays nothing for it.
  */
 #define SP_HOLD_RAMP_SHIFT 2
 struct sp_hold_rate {
@@ -147,9 +150,14 @@ static SP_ALWAYS_INLINE uint64_t sp_hold_ramp_period(uint64_t n)
 	return ((n ? n - 1 : 0) >> SP_HOLD_RAMP_SHIFT) + 1;
 }
 
-static SP_ALWAYS_INLINE uint64_t sp_hold_period(uint64_t n)
+static SP_ALWAYS_INLINE int sp_hold_in_ramp(const struct sp_entry *e, uint64_t n)
 {
-	return n < sp_hold_rate.ramp_end ? sp_hold_ramp_period(n) : sp_hold_rate.pmax;
+	return n < sp_hold_rate.ramp_end && !(e->flags & SP_ENTRY_NO_RAMP);
+}
+
+static SP_ALWAYS_INLINE uint64_t sp_hold_period(const struct sp_entry *e, uint64_t n)
+{
+	return sp_hold_in_ramp(e, n) ? sp_hold_ramp_period(n) : sp_hold_rate.pmax;
 }
 
 static SP_ALWAYS_INLINE uint64_t sp_hold_sample_x(const struct sp_entry *e, uint64_t n)
@@ -165,7 +173,7 @@ static SP_ALWAYS_INLINE int sp_hold_times_on_fast(void)
 
 static SP_ALWAYS_INLINE int sp_hold_sample_due(const struct sp_entry *e, uint64_t n)
 {
-	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end))
+	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end) && !(e->flags & SP_ENTRY_NO_RAMP))
 		return (uint64_t)(((unsigned __int128)sp_hold_sample_x(e, n) *
 				   sp_hold_ramp_period(n)) >> 64) == 0;
 	return sp_hold_sample_x(e, n) <= sp_hold_rate.below;

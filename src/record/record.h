@@ -37,7 +37,7 @@ struct sp_entry_cold {
 	 * exactly or bounded by the tick (long, contended, after a long one),
 	 * the timed sample of the rest, and the acquisitions that were no
 	 * hold of their own (taken again by their holder, untracked); reports
-	 * combine them with sp_entry_hold_totals() */
+	 * combine them with sp_hold_sums_totals() */
 	uint64_t hold_exact_ns;
 	uint64_t hold_max_ns;
 	uint64_t hold_exact_n;
@@ -61,6 +61,9 @@ _Static_assert(sizeof(struct sp_entry_cold) <= 104,
  * One (site, object, op) of one thread: exactly one cache line, holding
  * all that an uncontended acquisition touches (the key and the counter).
  */
+#define SP_ENTRY_LIVE 1
+#define SP_ENTRY_NO_RAMP 2
+
 struct sp_entry {
 	/* key: written before publication, then immutable */
 	uintptr_t obj;
@@ -69,7 +72,10 @@ struct sp_entry {
 	uint32_t line;
 	uint8_t op;   /* enum sp_type of the call made (mutex for rec_mutex) */
 	uint8_t type; /* enum sp_type reported (rec_mutex found at insertion) */
-	uint8_t live; /* a home slot's entry: 1 once published (release) */
+	/* SP_ENTRY_LIVE: a home slot's entry, once published (release);
+	 * SP_ENTRY_NO_RAMP: its short holds are sampled at the full period
+	 * from its first (hold.c, "The ramp"), set by its owner only */
+	uint8_t flags;
 	/* 1 once anything was written to the cold part (sp_entry_cold_w());
 	 * until then it is all zero, and readers leave its page alone
 	 * (sp_entry_cold_r()) */
@@ -711,49 +717,85 @@ void sp_hold_released(uintptr_t obj);
 void sp_hold_released_at(uintptr_t obj, uint64_t now);
 /* A contended wait acquired @obj (probe.c): its hold is timed, from now. */
 void sp_hold_waited(uintptr_t obj);
+/* The ramp (hold.c): @e, the retired aggregate's entry of a key, has a
+ * sample now (noted once its acquisitions are past the ramp); whether a
+ * new entry @e's key has such a row already. */
+void sp_hold_ramp_done(const struct sp_entry *e);
+int sp_hold_ramp_known(const struct sp_entry *e);
 /*
- * sp_entry_hold_totals() - an entry's holds and total hold time, from what
- * hold.c keeps (see the design block there): the holds timed or bounded
- * exactly, plus the rest - the entry's acquisitions that were holds, less
- * those - times the mean of the timed sample of the rest, each sampled
- * hold weighted by the holds it stands for (hold.h, sp_hold_period()),
- * and never below the largest hold seen.  So *ns <=
- * *holds x hold_max_ns and hold_max_ns <= *ns, whatever the sample.  Holds
- * in progress (or whose holder died) count as short ones.  @all_timed
+ * The holds of one or more entries of the same key, from what hold.c
+ * keeps (see the design block there), and what they add up to.
+ *
+ * sp_entry_hold_sums() adds an entry's to @s: the holds timed or bounded
+ * exactly, the weighted sample of the rest, the acquisitions that were no
+ * hold of their own, the largest hold, and the acquisitions (@acquisitions,
+ * read by the caller with the rest of its row).  Any thread; relaxed reads
+ * of the owner's counters.  Nothing for calls that hold nothing
+ * (condition waits, semaphores, barriers, joins).
+ *
+ * sp_hold_sums_totals() - the holds and total hold time: the exact ones,
+ * plus the rest - the acquisitions that were holds, less those - times the
+ * mean of the sample, each sampled hold weighted by the holds it stands
+ * for (hold.h, sp_hold_period()), and never below the largest hold seen.
+ * So *ns <= *holds x max and max <= *ns, whatever the sample.  Holds in
+ * progress (or whose holder died) count as short ones.  @all_timed
  * (hold_sample=1): every hold is timed, and only the ended ones count.
- * Any thread; relaxed reads of the owner's counters.  0 and 0 for calls
- * that hold nothing (condition waits, semaphores, barriers, joins).
+ *
+ * The sums of a row's entries - every thread's, and the retired
+ * aggregate's - are added before the totals are taken (collect.c): one
+ * ratio over the row's whole sample, so that an entry need not have a
+ * sample of its own (a thread's entry of a key whose row has one skips
+ * the ramp: hold.c, "The ramp").
  */
-static inline void sp_entry_hold_totals(const struct sp_entry *e, uint64_t acquisitions,
-					int all_timed, uint64_t *holds, uint64_t *ns)
-{
-	const struct sp_entry_cold *c = sp_entry_cold_r(e);
-	uint64_t exact_n, sample_n, nonholds, n, rest, total, max;
+struct sp_hold_sums {
+	uint64_t exact_n, exact_ns, sample_n, sample_ns, nonholds, max, acquisitions;
+};
 
-	*holds = *ns = 0;
-	if (e->op != SP_TYPE_MUTEX && e->op != SP_TYPE_RWLOCK_READ &&
-	    e->op != SP_TYPE_RWLOCK_WRITE && e->op != SP_TYPE_SPINLOCK)
+static inline int sp_op_holds(int op)
+{
+	return op == SP_TYPE_MUTEX || op == SP_TYPE_RWLOCK_READ || op == SP_TYPE_RWLOCK_WRITE ||
+	       op == SP_TYPE_SPINLOCK;
+}
+
+static inline void sp_entry_hold_sums(const struct sp_entry *e, uint64_t acquisitions,
+				      struct sp_hold_sums *s)
+{
+	const struct sp_entry_cold *c;
+	uint64_t max;
+
+	if (!sp_op_holds(e->op))
 		return;
-	exact_n = sp_load_relaxed(&c->hold_exact_n);
-	sample_n = sp_load_relaxed(&c->hold_sample_n);
-	nonholds = sp_load_relaxed(&c->hold_nonholds);
-	total = sp_load_relaxed(&c->hold_exact_ns);
-	n = acquisitions > nonholds ? acquisitions - nonholds : 0;
+	c = sp_entry_cold_r(e);
+	s->exact_n += sp_load_relaxed(&c->hold_exact_n);
+	s->exact_ns += sp_load_relaxed(&c->hold_exact_ns);
+	s->sample_n += sp_load_relaxed(&c->hold_sample_n);
+	s->sample_ns += sp_load_relaxed(&c->hold_sample_ns);
+	s->nonholds += sp_load_relaxed(&c->hold_nonholds);
+	s->acquisitions += acquisitions;
+	max = sp_load_relaxed(&c->hold_max_ns);
+	if (max > s->max)
+		s->max = max;
+}
+
+static inline void sp_hold_sums_totals(const struct sp_hold_sums *s, int all_timed,
+				       uint64_t *holds, uint64_t *ns)
+{
+	uint64_t n, rest, total = s->exact_ns;
+
+	n = s->acquisitions > s->nonholds ? s->acquisitions - s->nonholds : 0;
 	if (all_timed)
-		n = exact_n + sample_n;
-	rest = n > exact_n ? n - exact_n : 0;
-	if (!rest && sample_n) /* read while a hold was being added */
+		n = s->exact_n + s->sample_n;
+	rest = n > s->exact_n ? n - s->exact_n : 0;
+	if (!rest && s->sample_n) /* read while a hold was being added */
 		rest = 1;
-	if (sample_n)
-		total += (uint64_t)((unsigned __int128)sp_load_relaxed(&c->hold_sample_ns) * rest /
-				    sample_n);
+	if (s->sample_n)
+		total += (uint64_t)((unsigned __int128)s->sample_ns * rest / s->sample_n);
 	/* The weighted mean of a sample can fall below its largest hold
 	 * when few holds of the rest were timed, with weights of the
 	 * entry's many acquisitions: the row is never below it. */
-	max = sp_load_relaxed(&c->hold_max_ns);
-	if (total < max)
-		total = max;
-	*holds = exact_n + rest;
+	if (total < s->max)
+		total = s->max;
+	*holds = s->exact_n + rest;
 	*ns = total;
 }
 /* A condition wait releases and retakes @obj: pause the hold around it. */

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "record/hold.h"
 #include "record/lockorder.h"
 #include "record/record.h"
 #include "record/registry.h"
@@ -457,6 +458,10 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 		sp_lost_add(1);
 		return NULL;
 	}
+	/* Its key's row has a sample: no ramp (hold.c, "The ramp").  Read
+	 * by this thread only, in the sample's test. */
+	if (sp_hold_times_on_fast() && sp_op_holds(op) && sp_hold_ramp_known(e))
+		sp_store_release(&e->flags, e->flags | SP_ENTRY_NO_RAMP);
 	t->last = e;
 	if (op != SP_TYPE_JOIN) /* joins: sp_join_entry_get() */
 		t->near[sp_near_slot(obj, sp_site_salt(site->file, site->pc, site->line))] = e;

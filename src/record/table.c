@@ -290,7 +290,7 @@ struct sp_entry *sp_table_at(const struct sp_table *t, size_t i)
 			if (!(sp_load_acquire(&t->home_live[i / 64]) >> (i % 64) & 1))
 				return NULL;
 			home = sp_load_acquire(&t->home);
-			return home && sp_load_acquire(&home[i].live) ? &home[i] : NULL;
+			return home && (sp_load_acquire(&home[i].flags) & SP_ENTRY_LIVE) ? &home[i] : NULL;
 		}
 		i -= SP_LOCK_SLOTS;
 	}
@@ -352,7 +352,7 @@ static struct sp_entry *home_alloc(struct sp_table *t, uintptr_t obj)
 		t->home_cold = cold;
 		sp_store_release(&t->home, home);
 	}
-	if (t->home[i].live)
+	if (t->home[i].flags & SP_ENTRY_LIVE)
 		return NULL;
 	t->home[i].cold = &t->home_cold[i];
 	return &t->home[i];
@@ -405,6 +405,8 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	e->op = (uint8_t)op;
 	e->type = (uint8_t)type;
 	e->cold_set = 0;
+	if (!home)
+		e->flags = 0; /* a chunk's entry, maybe reused: never live */
 	/* The cold part is fresh mmap'd memory, all zero: written only when
 	 * it is to say something, so that the cold pages of entries that
 	 * never wait stay untouched (not resident: docs/layout.md). */
@@ -417,7 +419,7 @@ struct sp_entry *sp_table_insert(struct sp_table *t, const struct sp_site *site,
 	if (home) {
 		size_t i = (size_t)(e - t->home);
 
-		sp_store_release(&e->live, 1);
+		sp_store_release(&e->flags, SP_ENTRY_LIVE);
 		sp_store_release(&t->home_live[i / 64], t->home_live[i / 64] | 1ull << (i % 64));
 		sp_store_release(&t->n_home, t->n_home + 1);
 	} else {
@@ -482,6 +484,10 @@ int sp_table_fold(struct sp_table *into, const struct sp_table *from)
 			if (hm > dc->hold_max_ns)
 				dc->hold_max_ns = hm;
 		}
+		/* The row has a sample of its short holds: its key's new
+		 * entries in other threads skip the ramp (hold.c). */
+		if (dc->hold_sample_n)
+			sp_hold_ramp_done(d);
 		/* A histogram without memory loses its counts only: fold the rest. */
 		if (sp_hist_fold(into, &dc->hist[SP_HIST_WAIT], &sc->hist[SP_HIST_WAIT]))
 			err = -ENOMEM;

@@ -62,9 +62,8 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	r->acquisitions = sp_load_relaxed(&e->acquisitions);
 	r->contended = sp_load_relaxed(&e->contended);
 	r->wait_ns = sp_load_relaxed(&c->wait_ns);
-	if (sp_hold_times_are_on())
-		sp_entry_hold_totals(e, r->acquisitions, sp_hold_all_timed(), &r->holds,
-				     &r->hold_ns);
+	/* The holds: from the row's sums, once every entry of it is read
+	 * (collect_holds()). */
 	if (sp_load_acquire(&c->epoch) == epoch) {
 		r->wait_max_ns = sp_load_relaxed(&c->wait_max_ns);
 		r->hold_max_ns = sp_load_relaxed(&c->hold_max_ns);
@@ -74,7 +73,8 @@ static void entry_to_row(const struct sp_entry *e, uint32_t epoch, struct sp_row
 	if (r->n_frames > SP_MAX_FRAMES)
 		r->n_frames = SP_MAX_FRAMES;
 	/* Histograms are only written on contended waits and timed holds. */
-	if (!r->contended && !r->holds && !r->n_frames)
+	if (!r->contended && !sp_load_relaxed(&c->hold_exact_n) &&
+	    !sp_load_relaxed(&c->hold_sample_n) && !r->n_frames)
 		return;
 	if (sp_hist_read(&c->hist[SP_HIST_WAIT], h->wait))
 		sp_hist_view(&tmp->hist, h->wait);
@@ -127,9 +127,14 @@ struct collect_ctx {
 	uint32_t epoch;
 	int err;
 	struct entry_hists hists; /* the current entry's */
+	/* with hold times: the hold sums of row i of @rows at [i] */
+	struct sp_hold_sums *sums;
+	size_t sums_cap;
 	struct site_remap remap[REMAP_MAX];
 	unsigned n_remap;
 };
+
+static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e);
 
 static void collect_table(const struct sp_table *t, void *arg)
 {
@@ -147,12 +152,41 @@ static void collect_table(const struct sp_table *t, void *arg)
 		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
 		resite_row(&r, &tmp, c->remap, &c->n_remap);
 		d = sp_row_map_get(&c->map, c->rows, &r);
-		if (!d || sp_row_add(c->rows, d, &r)) {
+		if (!d || sp_row_add(c->rows, d, &r) || (c->sums && row_sums_add(c, d, e))) {
 			c->err = -ENOMEM;
 			return;
 		}
 		d->n_objects = 1;
 	}
+}
+
+/* Entry @e's hold sums onto those of its row @d (sp_entry_hold_sums()). */
+static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e)
+{
+	size_t i = (size_t)(d - c->rows->v);
+
+	if (i >= c->sums_cap) {
+		size_t cap = c->sums_cap * 2 > i + 64 ? c->sums_cap * 2 : i + 64;
+		struct sp_hold_sums *v = realloc(c->sums, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->sums_cap, 0, (cap - c->sums_cap) * sizeof(*v));
+		c->sums = v;
+		c->sums_cap = cap;
+	}
+	sp_entry_hold_sums(e, sp_load_relaxed(&e->acquisitions), &c->sums[i]);
+	return 0;
+}
+
+/* Every row's holds from its sums: one ratio over the row's sample. */
+static void collect_holds(struct collect_ctx *c)
+{
+	int all_timed = sp_hold_all_timed();
+
+	for (size_t i = 0; i < c->rows->n && i < c->sums_cap; i++)
+		sp_hold_sums_totals(&c->sums[i], all_timed, &c->rows->v[i].holds,
+				    &c->rows->v[i].hold_ns);
 }
 
 static void count_table(const struct sp_table *t, void *arg)
@@ -291,7 +325,19 @@ int sp_collect(struct sp_rows *out, int with_blame)
 		sp_row_map_free(&c.map);
 		return -ENOMEM;
 	}
+	if (sp_hold_times_are_on()) {
+		c.sums = calloc(expect + 64, sizeof(*c.sums));
+		c.sums_cap = c.sums ? expect + 64 : 0;
+		if (!c.sums) {
+			sp_row_map_free(&c.map);
+			sp_rows_free(out);
+			return -ENOMEM;
+		}
+	}
 	sp_registry_foreach(collect_table, &c);
+	if (c.sums && !c.err)
+		collect_holds(&c);
+	free(c.sums);
 	if (with_blame && !c.err)
 		sp_blame_foreach(collect_blame, &c);
 	if (with_blame && !c.err)

@@ -21,7 +21,20 @@
  *     one, and its hold time 0, in two runs of four): hold_ns within 50%
  *     (a hold preempted into a long one is bounded by the tick, within
  *     250 us: a quarter of this row; a row without samples reads 0);
- *   - both: holds is the exact number of holds (weights never inflate the
+ *   - T, a lock held TASK_FIRST times, TASK_US each, by one thread that
+ *     then exits, and TASK_N times by each of TASK_LIVE threads, one after
+ *     another, that are alive, parked, while the report is taken: the
+ *     first thread's entry, retired with a sample and past the ramp's 256
+ *     acquisitions, makes the others' entries skip the ramp (hold.c, "The
+ *     ramp"), and most of them (TASK_N < 64) have no sample of their own;
+ *     the row's hold_ns is the ratio over its whole sample (record.h,
+ *     sp_hold_sums_totals()), within 25% (an estimate per entry read each
+ *     entry without a sample as its largest hold only: 32-47% too
+ *     little);
+ *   - F, a lock held SMALL_N times by one of those threads only: a key
+ *     never seen before ramps in a thread whose other keys skip it, so its
+ *     row has a sample: hold_ns within 50%;
+ *   - all: holds is the exact number of holds (weights never inflate the
  *     count), and hold_max_ns <= hold_ns <= holds x hold_max_ns.
  * Each hold is measured by the program itself, from the return of the
  * lock call to the unlock call.
@@ -33,6 +46,7 @@
 #define JSON_REPORT_LINKED
 #endif
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +60,15 @@
 #define SMALL_N 6
 #define SMALL_US 100
 
+#define TASK_FIRST 300
+#define TASK_N 20
+#define TASK_US 100
+#define TASK_LIVE 32
+
 static pthread_mutex_t periodic = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t small = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pertask = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 /* One hold of @m with @us of work (0: none), as the program measures it. */
 static unsigned long long hold(pthread_mutex_t *m, unsigned us)
@@ -137,9 +158,36 @@ static int check(const char *json, const char *name, const pthread_mutex_t *m, l
 	return rc;
 }
 
+/* T's threads: TASK_FIRST or TASK_N holds of pertask (and SMALL_N of fresh
+ * for the first of the live ones), their own sums in *arg; the live ones
+ * then wait for @go. */
+struct task {
+	unsigned long long own, own_fresh;
+	int live, fresh;
+};
+static sem_t done, go;
+
+static void *task(void *arg)
+{
+	struct task *t = arg;
+
+	for (int i = 0; i < (t->live ? TASK_N : TASK_FIRST); i++)
+		t->own += hold(&pertask, TASK_US);
+	for (int i = 0; t->fresh && i < SMALL_N; i++)
+		t->own_fresh += hold(&fresh, TASK_US);
+	if (t->live) {
+		sem_post(&done);
+		while (sem_wait(&go))
+			;
+	}
+	return NULL;
+}
+
 int main(void)
 {
-	unsigned long long own_p = 0, own_s = 0;
+	unsigned long long own_p = 0, own_s = 0, own_t = 0;
+	struct task tasks[1 + TASK_LIVE] = { { 0 } };
+	pthread_t th[1 + TASK_LIVE];
 	char *json;
 	int rc;
 
@@ -147,9 +195,34 @@ int main(void)
 		own_p += hold(&periodic, i % 4 == 3 ? LONG_US : 0);
 	for (int i = 0; i < SMALL_N; i++)
 		own_s += hold(&small, SMALL_US);
+	sem_init(&done, 0, 0);
+	sem_init(&go, 0, 0);
+	/* The first thread exits: its entry, with its sample, is retired. */
+	if (pthread_create(&th[0], NULL, task, &tasks[0]) || pthread_join(th[0], NULL))
+		return 1;
+	/* One after another: no contended (exactly timed) hold. */
+	for (int i = 1; i <= TASK_LIVE; i++) {
+		tasks[i].live = 1;
+		tasks[i].fresh = i == 1;
+		if (pthread_create(&th[i], NULL, task, &tasks[i]))
+			return 1;
+		while (sem_wait(&done))
+			;
+	}
 	json = json_report("short_holds");
+	for (int i = 1; i <= TASK_LIVE; i++)
+		sem_post(&go);
+	for (int i = 0; i <= TASK_LIVE; i++) {
+		if (i && pthread_join(th[i], NULL))
+			return 1;
+		own_t += tasks[i].own;
+	}
 	rc = check(json, "P (every 4th hold long)", &periodic, PERIODIC_N, own_p, 0.25, 1);
 	rc |= check(json, "S (a handful of holds)", &small, SMALL_N, own_s, 0.5, 0);
+	rc |= check(json, "T (a thread per task, most alive)", &pertask,
+		    TASK_FIRST + (long long)TASK_LIVE * TASK_N, own_t, 0.25, 0);
+	rc |= check(json, "F (a new lock in such a thread)", &fresh, SMALL_N, tasks[1].own_fresh,
+		    0.5, 0);
 	free(json);
 	return rc;
 }

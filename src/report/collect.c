@@ -134,7 +134,8 @@ struct collect_ctx {
 	unsigned n_remap;
 };
 
-static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e);
+static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e,
+			uint64_t acquisitions);
 
 static void collect_table(const struct sp_table *t, void *arg)
 {
@@ -152,7 +153,7 @@ static void collect_table(const struct sp_table *t, void *arg)
 		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
 		resite_row(&r, &tmp, c->remap, &c->n_remap);
 		d = sp_row_map_get(&c->map, c->rows, &r);
-		if (!d || sp_row_add(c->rows, d, &r) || (c->sums && row_sums_add(c, d, e))) {
+		if (!d || sp_row_add(c->rows, d, &r) || (c->sums && row_sums_add(c, d, e, r.acquisitions))) {
 			c->err = -ENOMEM;
 			return;
 		}
@@ -160,8 +161,10 @@ static void collect_table(const struct sp_table *t, void *arg)
 	}
 }
 
-/* Entry @e's hold sums onto those of its row @d (sp_entry_hold_sums()). */
-static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e)
+/* Entry @e's hold sums onto those of its row @d (sp_entry_hold_sums()), with
+ * the acquisitions its row was given (one read of the counter for both). */
+static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e,
+			uint64_t acquisitions)
 {
 	size_t i = (size_t)(d - c->rows->v);
 
@@ -175,7 +178,7 @@ static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const str
 		c->sums = v;
 		c->sums_cap = cap;
 	}
-	sp_entry_hold_sums(e, sp_load_relaxed(&e->acquisitions), &c->sums[i]);
+	sp_entry_hold_sums(e, acquisitions, &c->sums[i]);
 	return 0;
 }
 

@@ -377,12 +377,14 @@ static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
  * sums of all its entries (record.h, sp_hold_sums_totals()), so a thread's
  * entry of a key whose row has a sample needs none of its own.
  *
- * Which keys have one: those that threads that exited folded into the
- * retired aggregate with a sample and at least the ramp's acquisitions
- * (4 x hold_sample: the row is past the ramp as one thread's entry would
- * be, so that a sample of a new entry, standing for hold_sample holds,
- * is one of many; a row of a few dozen holds from a few threads each
- * still has most of them timed) (table.c, sp_table_fold()), noted here
+ * Which keys have one: those with a sample and at least the ramp's
+ * acquisitions (4 x hold_sample: the row is past the ramp as one thread's
+ * entry would be, so that a sample of a new entry, standing for
+ * hold_sample holds, is one of many; a row of a few dozen holds from a
+ * few threads each still has most of them timed) - a live thread's entry
+ * when it takes a sample past its own ramp (entry_add_sample()), and the
+ * retired aggregate's entry when an exiting thread's is folded into it
+ * (table.c, sp_table_fold()).  They are noted here
  * by the hash of their key - an open-addressed set of 64-bit hashes,
  * never emptied (the aggregate keeps its samples for the process's life,
  * resets included: a reset subtracts a snapshot), written with a CAS and
@@ -580,6 +582,14 @@ static void entry_add_sample(struct sp_entry *e, uint64_t ns, uint32_t weight)
 	if (ns > c->hold_max_ns)
 		sp_store_relaxed(&c->hold_max_ns, ns);
 	sp_entry_hist_add(e, SP_HIST_HOLD, ns, weight);
+	/* Past the ramp with a sample: the key is noted once, so that other
+	 * threads' new entries of it skip the ramp while this one lives ("The
+	 * ramp" above; an exit notes it too, at the fold). */
+	if (SP_UNLIKELY(!(e->flags & SP_ENTRY_RAMP_NOTED)) &&
+	    e->acquisitions >= sp_hold_rate.ramp_end) {
+		sp_hold_ramp_done(e);
+		sp_store_release(&e->flags, e->flags | SP_ENTRY_RAMP_NOTED);
+	}
 }
 
 /* An acquisition that is no hold of its own (taken again by its holder,

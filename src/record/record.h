@@ -63,6 +63,7 @@ _Static_assert(sizeof(struct sp_entry_cold) <= 104,
  */
 #define SP_ENTRY_LIVE 1
 #define SP_ENTRY_NO_RAMP 2
+#define SP_ENTRY_RAMP_NOTED 4
 
 struct sp_entry {
 	/* key: written before publication, then immutable */
@@ -74,7 +75,8 @@ struct sp_entry {
 	uint8_t type; /* enum sp_type reported (rec_mutex found at insertion) */
 	/* SP_ENTRY_LIVE: a home slot's entry, once published (release);
 	 * SP_ENTRY_NO_RAMP: its short holds are sampled at the full period
-	 * from its first (hold.c, "The ramp"), set by its owner only */
+	 * from its first; SP_ENTRY_RAMP_NOTED: its key is in the set of keys
+	 * past the ramp (hold.c, "The ramp"); both set by its owner only */
 	uint8_t flags;
 	/* 1 once anything was written to the cold part (sp_entry_cold_w());
 	 * until then it is all zero, and readers leave its page alone

@@ -31,6 +31,9 @@
  *     sp_hold_sums_totals()), within 25% (an estimate per entry read each
  *     entry without a sample as its largest hold only: 32-47% too
  *     little);
+ *   - L, the same with the first thread alive and parked too, after
+ *     LIVE_FIRST holds: its entry, past its ramp with a sample, notes the
+ *     key for the others while it lives; within 25%;
  *   - F, a lock held SMALL_N times by one of those threads only: a key
  *     never seen before ramps in a thread whose other keys skip it, so its
  *     row has a sample: hold_ns within 50%;
@@ -61,6 +64,7 @@
 #define SMALL_US 100
 
 #define TASK_FIRST 300
+#define LIVE_FIRST 640 /* past the ramp's 256, with 6 samples expected after it */
 #define TASK_N 20
 #define TASK_US 100
 #define TASK_LIVE 32
@@ -68,6 +72,7 @@
 static pthread_mutex_t periodic = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t small = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pertask = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t perlive = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 /* One hold of @m with @us of work (0: none), as the program measures it. */
@@ -162,8 +167,9 @@ static int check(const char *json, const char *name, const pthread_mutex_t *m, l
  * for the first of the live ones), their own sums in *arg; the live ones
  * then wait for @go. */
 struct task {
+	pthread_mutex_t *m;
 	unsigned long long own, own_fresh;
-	int live, fresh;
+	int first, park, fresh;
 };
 static sem_t done, go;
 
@@ -171,11 +177,11 @@ static void *task(void *arg)
 {
 	struct task *t = arg;
 
-	for (int i = 0; i < (t->live ? TASK_N : TASK_FIRST); i++)
-		t->own += hold(&pertask, TASK_US);
+	for (int i = 0; i < (!t->first ? TASK_N : t->park ? LIVE_FIRST : TASK_FIRST); i++)
+		t->own += hold(t->m, TASK_US);
 	for (int i = 0; t->fresh && i < SMALL_N; i++)
 		t->own_fresh += hold(&fresh, TASK_US);
-	if (t->live) {
+	if (t->park) {
 		sem_post(&done);
 		while (sem_wait(&go))
 			;
@@ -183,11 +189,49 @@ static void *task(void *arg)
 	return NULL;
 }
 
+/* T or L's threads on @m: the first (parked, for L, or gone) and then
+ * TASK_LIVE parked ones, one after another (no contended, exactly timed,
+ * hold); the first of those also takes fresh when @fresh. */
+static void tasks_start(struct task *tasks, pthread_t *th, pthread_mutex_t *m, int first_parks,
+			int with_fresh)
+{
+	for (int i = 0; i <= TASK_LIVE; i++) {
+		tasks[i] = (struct task){ .m = m, .first = i == 0,
+					  .park = i > 0 || first_parks,
+					  .fresh = i == 1 && with_fresh };
+		if (pthread_create(&th[i], NULL, task, &tasks[i]))
+			exit(1);
+		if (!tasks[i].park) {
+			if (pthread_join(th[i], NULL))
+				exit(1);
+			continue;
+		}
+		while (sem_wait(&done))
+			;
+	}
+}
+
+/* Let the parked threads of tasks_start() go; their own sum. */
+static unsigned long long tasks_end(struct task *tasks, pthread_t *th)
+{
+	unsigned long long own = 0;
+
+	for (int i = 0; i <= TASK_LIVE; i++)
+		if (tasks[i].park)
+			sem_post(&go);
+	for (int i = 0; i <= TASK_LIVE; i++) {
+		if (tasks[i].park && pthread_join(th[i], NULL))
+			exit(1);
+		own += tasks[i].own;
+	}
+	return own;
+}
+
 int main(void)
 {
-	unsigned long long own_p = 0, own_s = 0, own_t = 0;
-	struct task tasks[1 + TASK_LIVE] = { { 0 } };
-	pthread_t th[1 + TASK_LIVE];
+	unsigned long long own_p = 0, own_s = 0, own_t, own_l;
+	struct task tasks_t[1 + TASK_LIVE], tasks_l[1 + TASK_LIVE];
+	pthread_t th_t[1 + TASK_LIVE], th_l[1 + TASK_LIVE];
 	char *json;
 	int rc;
 
@@ -197,31 +241,20 @@ int main(void)
 		own_s += hold(&small, SMALL_US);
 	sem_init(&done, 0, 0);
 	sem_init(&go, 0, 0);
-	/* The first thread exits: its entry, with its sample, is retired. */
-	if (pthread_create(&th[0], NULL, task, &tasks[0]) || pthread_join(th[0], NULL))
-		return 1;
-	/* One after another: no contended (exactly timed) hold. */
-	for (int i = 1; i <= TASK_LIVE; i++) {
-		tasks[i].live = 1;
-		tasks[i].fresh = i == 1;
-		if (pthread_create(&th[i], NULL, task, &tasks[i]))
-			return 1;
-		while (sem_wait(&done))
-			;
-	}
+	/* T: the first thread exits, its entry retired with its sample. */
+	tasks_start(tasks_t, th_t, &pertask, 0, 1);
+	/* L: the first thread stays, its entry noted past its ramp. */
+	tasks_start(tasks_l, th_l, &perlive, 1, 0);
 	json = json_report("short_holds");
-	for (int i = 1; i <= TASK_LIVE; i++)
-		sem_post(&go);
-	for (int i = 0; i <= TASK_LIVE; i++) {
-		if (i && pthread_join(th[i], NULL))
-			return 1;
-		own_t += tasks[i].own;
-	}
+	own_t = tasks_end(tasks_t, th_t);
+	own_l = tasks_end(tasks_l, th_l);
 	rc = check(json, "P (every 4th hold long)", &periodic, PERIODIC_N, own_p, 0.25, 1);
 	rc |= check(json, "S (a handful of holds)", &small, SMALL_N, own_s, 0.5, 0);
 	rc |= check(json, "T (a thread per task, most alive)", &pertask,
 		    TASK_FIRST + (long long)TASK_LIVE * TASK_N, own_t, 0.25, 0);
-	rc |= check(json, "F (a new lock in such a thread)", &fresh, SMALL_N, tasks[1].own_fresh,
+	rc |= check(json, "L (the same, the first thread alive too)", &perlive,
+		    LIVE_FIRST + (long long)TASK_LIVE * TASK_N, own_l, 0.25, 0);
+	rc |= check(json, "F (a new lock in such a thread)", &fresh, SMALL_N, tasks_t[1].own_fresh,
 		    0.5, 0);
 	free(json);
 	return rc;

@@ -178,6 +178,18 @@ static inline uint64_t sp_mix64(uint64_t x)
 	return x;
 }
 
+/* A 64-bit hash of four words, never 0 (0 marks a free slot), for sets
+ * that keep the hash in place of the key (lockorder.c's edges, hold.c's
+ * keys past the ramp): each word goes through its own round of
+ * sp_mix64(), so that keys do not collide by their structure, only by
+ * chance (about N^2 / 2^65 for N keys). */
+static inline uint64_t sp_hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t h = sp_mix64(sp_mix64(sp_mix64(sp_mix64(a) ^ b) ^ c) ^ d);
+
+	return h ? h : 1;
+}
+
 static inline uint64_t sp_now_ns(void)
 {
 	struct timespec ts;

@@ -71,8 +71,8 @@
  *     aliasing with a program whose holds repeat with a period, which a
  *     fixed gap would have (tests/preload/short_holds.c).  The ramp is
  *     per thread's entry, but a row's estimate is taken over the sample
- *     of all its entries, so an entry of a key whose row already has a
- *     sample from an exited thread skips it ("The ramp", below).
+ *     of all its entries, so an entry of a key that another thread took
+ *     past its ramp with a sample skips it ("The ramp", below).
  * Per entry, the owner keeps (relaxed stores, single writer, as probe.c):
  * the exact holds (long, forced, timed or bounded), their count and sum;
  * the sampled short holds, their count and sum; and the acquisitions that
@@ -400,34 +400,33 @@ static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
 #define RAMPED_PROBES 16
 static uint64_t ramped[1u << RAMPED_BITS] SP_LARGE; /* untouched pages cost nothing */
 
+/* Not sp_key_slot(): that hash only picks an index slot, whose entry is
+ * then compared; here the hash stands for the key, so it must not collide
+ * by the key's structure. */
 static uint64_t ramp_key(const struct sp_entry *e)
 {
-	uint64_t h = sp_mix64(e->obj ^ 0x5851f42d4c957f2dull);
-
-	h = sp_mix64(h ^ (uintptr_t)e->file);
-	h = sp_mix64(h ^ e->pc);
-	h = sp_mix64(h ^ ((uint64_t)e->line << 8 | e->op));
-	return h | 1;
+	return sp_hash4(e->obj, (uintptr_t)e->file, e->pc, (uint64_t)e->line << 8 | e->op);
 }
 
-void sp_hold_ramp_done(const struct sp_entry *e)
+int sp_hold_ramp_done(const struct sp_entry *e)
 {
 	uint64_t h;
 
 	if (e->acquisitions < sp_hold_rate.ramp_end)
-		return;
+		return 0;
 	h = ramp_key(e);
 	for (unsigned i = 0; i < RAMPED_PROBES; i++) {
 		uint64_t *slot = &ramped[(h + i) & ((1u << RAMPED_BITS) - 1)];
 		uint64_t cur = sp_load_relaxed(slot);
 
 		if (cur == h)
-			return;
+			break;
 		if (!cur && (__atomic_compare_exchange_n(slot, &cur, h, 0, __ATOMIC_RELAXED,
 							  __ATOMIC_RELAXED) ||
 			     cur == h))
-			return;
+			break;
 	}
+	return 1; /* noted, or the set is full around it: not tried again */
 }
 
 int sp_hold_ramp_known(const struct sp_entry *e)
@@ -585,11 +584,8 @@ static void entry_add_sample(struct sp_entry *e, uint64_t ns, uint32_t weight)
 	/* Past the ramp with a sample: the key is noted once, so that other
 	 * threads' new entries of it skip the ramp while this one lives ("The
 	 * ramp" above; an exit notes it too, at the fold). */
-	if (SP_UNLIKELY(!(e->flags & SP_ENTRY_RAMP_NOTED)) &&
-	    e->acquisitions >= sp_hold_rate.ramp_end) {
-		sp_hold_ramp_done(e);
+	if (SP_UNLIKELY(!(e->flags & SP_ENTRY_RAMP_NOTED)) && sp_hold_ramp_done(e))
 		sp_store_release(&e->flags, e->flags | SP_ENTRY_RAMP_NOTED);
-	}
 }
 
 /* An acquisition that is no hold of its own (taken again by its holder,

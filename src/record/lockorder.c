@@ -257,9 +257,7 @@ void sp_order_forget(const void *obj)
  * (never 0: an empty slot). */
 static uint64_t edge_hash(uintptr_t from, uintptr_t to, uint64_t g, uint32_t mode)
 {
-	uint64_t h = sp_mix64(sp_mix64(sp_mix64(sp_mix64(from) ^ to) ^ g) ^ mode);
-
-	return h ? h : 1;
+	return sp_hash4(from, to, g, mode);
 }
 
 /* Of the two locks only: the thread's cache slot (the modes and

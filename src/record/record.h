@@ -719,10 +719,11 @@ void sp_hold_released(uintptr_t obj);
 void sp_hold_released_at(uintptr_t obj, uint64_t now);
 /* A contended wait acquired @obj (probe.c): its hold is timed, from now. */
 void sp_hold_waited(uintptr_t obj);
-/* The ramp (hold.c): @e, the retired aggregate's entry of a key, has a
- * sample now (noted once its acquisitions are past the ramp); whether a
- * new entry @e's key has such a row already. */
-void sp_hold_ramp_done(const struct sp_entry *e);
+/* The ramp (hold.c): @e - a live thread's entry, or the retired
+ * aggregate's - has a sample; its key is noted when its acquisitions are
+ * past the ramp (1; 0: not yet).  sp_hold_ramp_known(): whether a new
+ * entry @e's key was noted. */
+int sp_hold_ramp_done(const struct sp_entry *e);
 int sp_hold_ramp_known(const struct sp_entry *e);
 /*
  * The holds of one or more entries of the same key, from what hold.c

@@ -134,33 +134,6 @@ struct collect_ctx {
 	unsigned n_remap;
 };
 
-static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e,
-			uint64_t acquisitions);
-
-static void collect_table(const struct sp_table *t, void *arg)
-{
-	struct collect_ctx *c = arg;
-	size_t n = sp_table_span(t);
-
-	for (size_t i = sp_table_next(t, 0); i < n && !c->err; i = sp_table_next(t, i + 1)) {
-		const struct sp_entry *e = sp_table_at(t, i);
-		struct sp_row_detail tmp;
-		struct sp_row r;
-		struct sp_row *d;
-
-		if (!e)
-			continue; /* a free home slot */
-		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
-		resite_row(&r, &tmp, c->remap, &c->n_remap);
-		d = sp_row_map_get(&c->map, c->rows, &r);
-		if (!d || sp_row_add(c->rows, d, &r) || (c->sums && row_sums_add(c, d, e, r.acquisitions))) {
-			c->err = -ENOMEM;
-			return;
-		}
-		d->n_objects = 1;
-	}
-}
-
 /* Entry @e's hold sums onto those of its row @d (sp_entry_hold_sums()), with
  * the acquisitions its row was given (one read of the counter for both). */
 static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const struct sp_entry *e,
@@ -180,6 +153,31 @@ static int row_sums_add(struct collect_ctx *c, const struct sp_row *d, const str
 	}
 	sp_entry_hold_sums(e, acquisitions, &c->sums[i]);
 	return 0;
+}
+
+static void collect_table(const struct sp_table *t, void *arg)
+{
+	struct collect_ctx *c = arg;
+	size_t n = sp_table_span(t);
+
+	for (size_t i = sp_table_next(t, 0); i < n && !c->err; i = sp_table_next(t, i + 1)) {
+		const struct sp_entry *e = sp_table_at(t, i);
+		struct sp_row_detail tmp;
+		struct sp_row r;
+		struct sp_row *d;
+
+		if (!e)
+			continue; /* a free home slot */
+		entry_to_row(e, c->epoch, &r, &tmp, &c->hists);
+		resite_row(&r, &tmp, c->remap, &c->n_remap);
+		d = sp_row_map_get(&c->map, c->rows, &r);
+		if (!d || sp_row_add(c->rows, d, &r) ||
+		    (c->sums && row_sums_add(c, d, e, r.acquisitions))) {
+			c->err = -ENOMEM;
+			return;
+		}
+		d->n_objects = 1;
+	}
 }
 
 /* Every row's holds from its sums: one ratio over the row's sample. */

@@ -507,7 +507,7 @@ void sp_control_exit(void)
 
 void sp_control_exit_now(void)
 {
-	if (starter.pid && starter.pid == getpid() && helper.sock_path[0])
+	if (starter.pid == getpid() && helper.sock_path[0])
 		unlink(helper.sock_path);
 }
 

@@ -95,11 +95,6 @@ static void exit_in_handler(int sig)
 
 static int child(const char *mode)
 {
-	if (!strcmp(mode, "_Exit")) {
-		start_hammers();
-		wait_own_socket();
-		_Exit(8);
-	}
 	if (!strcmp(mode, "_exit_handler")) {
 		start_hammers();
 		wait_own_socket();
@@ -125,9 +120,11 @@ static int child(const char *mode)
 			T_FAIL("a vfork child's _exit() removed its parent's socket %s", path);
 		_exit(10);
 	}
-	if (!strcmp(mode, "_exit")) {
+	if (!strcmp(mode, "_exit") || !strcmp(mode, "_Exit")) {
 		start_hammers();
 		wait_own_socket();
+		if (mode[1] == 'E')
+			_Exit(8);
 		_exit(7);
 	}
 	if (!strcmp(mode, "kill")) {

@@ -39,6 +39,10 @@
  *          LOCKBENCH_OWNER=1 adds each lock's last owner in a table by
  *          the lock's address, read in the critical section and written
  *          when it changes: the least exact owner changes cost;
+ *          LOCKBENCH_OWNER=2: the same read and write after the unlock;
+ *          LOCKBENCH_OWNER=3: in the critical section, but in a word of
+ *          the lock's own cache line (glibc's __count, unused by a mutex
+ *          that is not recursive) instead of a table;
  *   floorlock  floortry with the lock called, not tried first: it cannot
  *          tell a contended acquisition (so it is no profiler's floor);
  *          floortry against it is what the try first costs, floorlock
@@ -176,7 +180,8 @@ static __thread struct floor_block *floor_tls_block __attribute__((tls_model("in
  * section, as syncprof did until 2026-11-28. */
 static int floor_pop_before;
 /* LOCKBENCH_OWNER=1: floortryhold also keeps each lock's last owner in a
- * table by address, as syncprof does for its owner changes. */
+ * table by address, as syncprof does for its owner changes; 2: after the
+ * unlock; 3: in the mutex's own __count instead. */
 static int floor_owner;
 #define FLOOR_OWNERS 16384
 static int floor_owners[FLOOR_OWNERS] __attribute__((aligned(64)));
@@ -266,11 +271,15 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 		}
 		if (kind == FLOOR_HOLD)
 			floor_push(&stack_block, &c->lock, (uintptr_t)libc_loop, &floor_tick, &no_left, 0);
-		if (kind == FLOOR_TRYHOLD && floor_owner) {
+		if (kind == FLOOR_TRYHOLD && (floor_owner == 1 || floor_owner == 3)) {
 			/* the last owner of the lock, by its address: an owner
 			 * change is counted and written (syncprof's
-			 * sp_hold_last_owner, hold.h) */
-			int *o = &floor_owners[((uintptr_t)&c->lock >> 5) & (FLOOR_OWNERS - 1)];
+			 * sp_hold_last_owner, hold.h); 3: in the lock's own
+			 * cache line instead, glibc's __count, which a mutex
+			 * that is not recursive leaves unused */
+			int *o = floor_owner == 3 ? (int *)&c->lock.__data.__count
+						  : &floor_owners[((uintptr_t)&c->lock >> 5) &
+								  (FLOOR_OWNERS - 1)];
 
 			if (__builtin_expect(__atomic_load_n(o, __ATOMIC_RELAXED) != w->tid, 0)) {
 				__atomic_store_n(o, w->tid, __ATOMIC_RELAXED);
@@ -295,6 +304,15 @@ static inline __attribute__((always_inline)) void *libc_loop(struct worker *w,
 		    __atomic_load_n(&floor_flags, __ATOMIC_RELAXED))
 			floor_pop(__atomic_load_n(&floor_tls_block, __ATOMIC_RELAXED), &c->lock,
 				  &floor_tick);
+		if (kind == FLOOR_TRYHOLD && floor_owner == 2) {
+			/* the table's, after the unlock */
+			int *o = &floor_owners[((uintptr_t)&c->lock >> 5) & (FLOOR_OWNERS - 1)];
+
+			if (__builtin_expect(__atomic_load_n(o, __ATOMIC_RELAXED) != w->tid, 0)) {
+				__atomic_store_n(o, w->tid, __ATOMIC_RELAXED);
+				w->owner_changes++;
+			}
+		}
 		if (nested)
 			libc_unlock(&outer);
 		ops++;
@@ -463,7 +481,9 @@ static void usage(FILE *f)
 	      "Ratios are against libc when it is measured, else against plain.\n"
 	      "LOCKBENCH_HOLD_SAMPLE=N: floortryhold times one hold in N (default 64; 0: none).\n"
 	      "LOCKBENCH_POP=before|after: floortryhold pops before or after the unlock (default after).\n"
-	      "LOCKBENCH_OWNER=1: floortryhold also keeps each lock's last owner (owner changes).\n",
+	      "LOCKBENCH_OWNER=1|2|3: floortryhold also keeps each lock's last owner (owner changes):\n"
+	      "  in a table, in the critical section (1) or after the unlock (2), or in the\n"
+	      "  mutex's own unused __count word (3).\n",
 	      f);
 }
 

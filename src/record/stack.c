@@ -798,8 +798,10 @@ unsigned sp_stack_unmatched(const char *const **patterns)
 	return setup.n_unmatched;
 }
 
-/* Return addresses of the current stack, outermost last. */
-static int unwind(uintptr_t *frames, int max)
+/* Return addresses of the current stack, outermost last; with @more, only
+ * as far as it goes on (sp_backtrace_while()). */
+static int unwind_while(uintptr_t *frames, int max,
+			int (*more)(const uintptr_t *frames, int n, void *arg), void *arg)
 {
 	struct sp_thread *saved;
 	int n;
@@ -807,9 +809,14 @@ static int unwind(uintptr_t *frames, int max)
 	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
-	n = sp_backtrace(frames, max);
+	n = more ? sp_backtrace_while(frames, max, more, arg) : sp_backtrace(frames, max);
 	sp_thread_leave(saved);
 	return n;
+}
+
+static int unwind(uintptr_t *frames, int max)
+{
+	return unwind_while(frames, max, NULL, NULL);
 }
 
 static int frame_index(const uintptr_t *frames, int n, uintptr_t pc)
@@ -988,18 +995,57 @@ void sp_entry_keep_stack(struct sp_thread *t, struct sp_entry *e)
 	}
 }
 
+/*
+ * How far a stack capture walks (sp_backtrace_while()): to the frame of
+ * the call's site, then @max callers above it; and, for a lock-order
+ * edge's held end, on to the frame of the function that made the held
+ * call (@held_fn), and @max callers above that one, instead of the whole
+ * stack (docs/cost.md, "Lock-order edges in a server").
+ */
+struct capture {
+	uintptr_t site_pc, held_fn;
+	int max;
+	int site_at, held_at; /* their frames' indexes; -1 until found */
+};
+
+static int capture_more(const uintptr_t *frames, int n, void *arg)
+{
+	struct capture *c = arg;
+	int k = n - 1;
+
+	if (c->site_at < 0) {
+		if (frames[k] != c->site_pc)
+			return 1;
+		c->site_at = k;
+	}
+	/* The held call's function: the site's own, or one of its callers. */
+	if (c->held_fn && c->held_at < 0 && sp_enclosing_function(frames[k]) == c->held_fn)
+		c->held_at = k;
+	if (n < c->site_at + 1 + c->max)
+		return 1;
+	return c->held_fn && (c->held_at < 0 || n < c->held_at + 1 + c->max);
+}
+
+/* The frames above index @at of @frames (@n of them), at most @max. */
+static unsigned frames_above(const uintptr_t *frames, int n, int at, uintptr_t *out,
+			     unsigned max)
+{
+	unsigned k = 0;
+
+	if (at < 0)
+		return 0;
+	while (++at < n && k < max)
+		out[k++] = frames[at];
+	return k;
+}
+
 unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)
 {
 	uintptr_t frames[MAX_UNWIND];
-	int n = unwind(frames, MAX_UNWIND);
-	int i = frame_index(frames, n, site_pc);
-	unsigned k = 0;
+	struct capture c = { .site_pc = site_pc, .max = (int)max, .site_at = -1, .held_at = -1 };
+	int n = unwind_while(frames, MAX_UNWIND, capture_more, &c);
 
-	if (i < 0)
-		return 0;
-	while (++i < n && k < max)
-		out[k++] = frames[i];
-	return k;
+	return frames_above(frames, n, c.site_at, out, max);
 }
 
 /*
@@ -1009,34 +1055,26 @@ unsigned sp_stack_capture(uintptr_t site_pc, uintptr_t *out, unsigned max)
  * by comparing enclosing functions (unwind tables, no symbols, no malloc;
  * the thread is busy during the unwind); its callers are then exactly the
  * held acquisition's stack.  When that function has returned meanwhile,
- * the held side gets no stack.
+ * the held side gets no stack.  The walk stops once both stacks are
+ * complete (capture_more()); a held side whose function returned walks to
+ * the end.
  */
 void sp_stack_capture_edge(uintptr_t site_pc, uintptr_t held_pc, unsigned max, uintptr_t *out,
 			   unsigned *n, uintptr_t *held_out, unsigned *n_held)
 {
 	uintptr_t frames[MAX_UNWIND];
-	int nf = unwind(frames, MAX_UNWIND);
-	int i = frame_index(frames, nf, site_pc);
-	struct sp_thread *saved;
-	uintptr_t fn;
+	struct capture c = { .site_pc = site_pc, .max = (int)max, .site_at = -1, .held_at = -1 };
+	int nf;
 
-	*n = *n_held = 0;
-	if (i < 0)
-		return;
-	for (int k = i + 1; k < nf && *n < max; k++)
-		out[(*n)++] = frames[k];
-	if (!held_pc)
-		return;
-	saved = sp_thread_enter(); /* the unwinder's lookups may lock */
-	fn = sp_enclosing_function(held_pc);
-	for (int k = i; fn && k < nf; k++) {
-		if (sp_enclosing_function(frames[k]) != fn)
-			continue;
-		while (++k < nf && *n_held < max)
-			held_out[(*n_held)++] = frames[k];
-		break;
+	if (held_pc) {
+		struct sp_thread *saved = sp_thread_enter(); /* the lookup may lock */
+
+		c.held_fn = sp_enclosing_function(held_pc);
+		sp_thread_leave(saved);
 	}
-	sp_thread_leave(saved);
+	nf = unwind_while(frames, MAX_UNWIND, capture_more, &c);
+	*n = frames_above(frames, nf, c.site_at, out, max);
+	*n_held = frames_above(frames, nf, c.held_at, held_out, max); /* set after site_at */
 }
 
 /* ---- where other threads are: the hold sampler's stacks ------------------- */

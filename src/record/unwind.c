@@ -35,6 +35,8 @@ struct walk {
 	int n, max;
 	int skipped;	/* the frame of sp_backtrace() itself */
 	uintptr_t cfa;	/* of the last frame stored */
+	int (*more)(const uintptr_t *frames, int n, void *arg);
+	void *arg;
 };
 
 static _Unwind_Reason_Code step(struct _Unwind_Context *ctx, void *arg)
@@ -52,17 +54,33 @@ static _Unwind_Reason_Code step(struct _Unwind_Context *ctx, void *arg)
 		return _URC_END_OF_STACK;
 	w->frames[w->n++] = ip;
 	w->cfa = cfa;
-	return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+	if (w->n == w->max || (w->more && !w->more(w->frames, w->n, w->arg)))
+		return _URC_END_OF_STACK;
+	return _URC_NO_REASON;
 }
 
-SP_NOINLINE int sp_backtrace(uintptr_t *frames, int max)
+/* Inlined into each entry point, so that the frame skipped is its own. */
+static SP_ALWAYS_INLINE int walk(uintptr_t *frames, int max,
+				 int (*more)(const uintptr_t *, int, void *), void *arg)
 {
-	struct walk w = { .frames = frames, .max = max };
+	struct walk w = { .frames = frames, .max = max, .more = more, .arg = arg };
 
 	if (max <= 0)
 		return 0;
 	_Unwind_Backtrace(step, &w);
 	return w.n;
+}
+
+SP_NOINLINE int sp_backtrace(uintptr_t *frames, int max)
+{
+	return walk(frames, max, NULL, NULL);
+}
+
+SP_NOINLINE int sp_backtrace_while(uintptr_t *frames, int max,
+				   int (*more)(const uintptr_t *frames, int n, void *arg),
+				   void *arg)
+{
+	return walk(frames, max, more, arg);
 }
 
 uintptr_t sp_enclosing_function(uintptr_t pc)

@@ -23,6 +23,13 @@
  */
 int sp_backtrace(uintptr_t *frames, int max);
 
+/* The same, stopping early: after each frame it stores, @more(frames, n,
+ * @arg) says whether the walk goes on (0: stop).  A walk costs a table
+ * lookup and a CFA program per frame, so a caller that needs only the
+ * frames near the top stops there. */
+int sp_backtrace_while(uintptr_t *frames, int max,
+		       int (*more)(const uintptr_t *frames, int n, void *arg), void *arg);
+
 /* The start of the function that contains @pc, from its unwind tables
  * (no symbols needed); 0 when no table covers it. */
 uintptr_t sp_enclosing_function(uintptr_t pc);

@@ -4,6 +4,7 @@ with lock_order=1) against what a test program should give.
 
 Usage: check_lock_order.py PROFILE.json [--cycles N] [--cycle SPEC]...
                            [--min-count N] [--held-stack FUNC] [--acquired-stack FUNC]
+                           [--held-stack-is F,F,...] [--acquired-stack-is F,F,...]
 
   --cycles N        exactly N cycles
   --cycle SPEC      a cycle with exactly these edges, in any order and
@@ -13,6 +14,9 @@ Usage: check_lock_order.py PROFILE.json [--cycles N] [--cycle SPEC]...
   --min-count N     every cycle was found at least N times ("count")
   --held-stack F    some edge's held end has F in its stack
   --acquired-stack F  some edge's acquired end has F in its stack
+  --held-stack-is F,F,...      some edge's held end has exactly this stack
+                               (its functions, innermost first)
+  --acquired-stack-is F,F,...  the same for an acquired end
 
 Besides, every profile must be well formed: "lock_order" present with its
 counts, nothing dropped, each cycle closed (an edge's acquired object is
@@ -64,6 +68,7 @@ def main(argv):
         return 2
     path, args = argv[1], argv[2:]
     want_n, specs, min_count, held_stack, acq_stack = None, [], None, [], []
+    held_is, acq_is = [], []
     while args:
         a = args.pop(0)
         if a == "--cycles":
@@ -76,6 +81,10 @@ def main(argv):
             held_stack.append(args.pop(0))
         elif a == "--acquired-stack":
             acq_stack.append(args.pop(0))
+        elif a == "--held-stack-is":
+            held_is.append(args.pop(0).split(","))
+        elif a == "--acquired-stack-is":
+            acq_is.append(args.pop(0).split(","))
         else:
             print(__doc__)
             return 2
@@ -124,6 +133,12 @@ def main(argv):
     for f in acq_stack:
         if not any(f in [x.get("function") for x in a["stack"]] for _, a in ends):
             problems.append(f"no acquired end has {f} in its stack")
+    for want, side, what in [(w, 0, "held") for w in held_is] + \
+                            [(w, 1, "acquired") for w in acq_is]:
+        got = [[x.get("function") for x in end[side]["stack"]] for end in ends]
+        if want not in got:
+            problems.append(f"no {what} end has the stack {','.join(want)}; they have: "
+                            + "; ".join(",".join(map(str, g)) for g in got))
     for p in problems:
         print(f"check_lock_order: FAIL: {p}")
     if not problems:

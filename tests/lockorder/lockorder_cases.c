@@ -112,6 +112,69 @@ static void case_warm(void)
 	run(ba_warm, NULL);
 }
 
+/* ---- deep: abba, A taken three calls below the thread's function and B
+ *      three calls below that: each end's stack (frames=4) ends in a frame
+ *      that a walk stopped one frame early would miss; 1 cycle, edges
+ *      deep_held>deep_i3 and ba_outer>ba_inner ----------------------------- */
+
+NOINLINE static void deep_i3(void)
+{
+	check(pthread_mutex_lock(&B), "lock B");
+	check(pthread_mutex_unlock(&B), "unlock B");
+	KEEP();
+}
+
+NOINLINE static void deep_i2(void)
+{
+	deep_i3();
+	KEEP();
+}
+
+NOINLINE static void deep_i1(void)
+{
+	deep_i2();
+	KEEP();
+}
+
+NOINLINE static void deep_held(void)
+{
+	check(pthread_mutex_lock(&A), "lock A");
+	deep_i1();
+	check(pthread_mutex_unlock(&A), "unlock A");
+	KEEP();
+}
+
+NOINLINE static void deep_c3(void)
+{
+	deep_held();
+	KEEP();
+}
+
+NOINLINE static void deep_c2(void)
+{
+	deep_c3();
+	KEEP();
+}
+
+NOINLINE static void deep_c1(void)
+{
+	deep_c2();
+	KEEP();
+}
+
+NOINLINE static void *deep_thread(void *arg)
+{
+	deep_c1();
+	KEEP();
+	return arg;
+}
+
+static void case_deep(void)
+{
+	run(deep_thread, NULL);
+	run(ba_outer, NULL);
+}
+
 /* ---- three: A then B, B then C, C then A, three threads: 1 cycle of 3 --- */
 
 NOINLINE static void lock2(pthread_mutex_t *first, pthread_mutex_t *second)
@@ -596,6 +659,7 @@ static const struct {
 } cases[] = {
 	{ "abba", case_abba },
 	{ "warm", case_warm },
+	{ "deep", case_deep },
 	{ "three", case_three },
 	{ "wrapped", case_wrapped },
 	{ "rwlock", case_rwlock },

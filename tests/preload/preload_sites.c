@@ -47,13 +47,27 @@ __attribute__((noinline)) void caller_b(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Two frames between the worker and the callers: with frames=4, worker
+ * is the last frame of wrap_lock's stack, which a walk stopped one frame
+ * early would miss (stack.c, capture_more()). */
+__attribute__((noinline)) void work_inner(void)
+{
+	caller_a();
+	caller_b();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void work_outer(void)
+{
+	work_inner();
+	__asm__ volatile("" ::: "memory");
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < 20000; i++) {
-		caller_a();
-		caller_b();
-	}
+	for (int i = 0; i < 20000; i++)
+		work_outer();
 	return NULL;
 }
 
@@ -93,9 +107,12 @@ int main(int argc, char **argv)
 	T_ASSERT_CONTAINS(json, "preload_sites.c\",\"line\":");
 	T_ASSERT_CONTAINS(json, "\"dso\":\"");
 	T_ASSERT_CONTAINS(json, "\"address\":\"0x");
-	/* A contended wait kept its callers: worker is among them. */
+	/* A contended wait kept its callers: work_outer among them, and with
+	 * frames=4 worker too, the fourth (wrapped) or third (skipped). */
 	T_ASSERT_CONTAINS(json, "\"stack\":[{\"function\":\"");
-	T_ASSERT_CONTAINS(json, "\"function\":\"worker\"");
+	T_ASSERT_CONTAINS(json, "\"function\":\"work_outer\"");
+	if (getenv("SYNCPROF_OPTIONS") && strstr(getenv("SYNCPROF_OPTIONS"), "frames=4"))
+		T_ASSERT_CONTAINS(json, "\"function\":\"worker\"");
 	/* hold=1: hold times and blame. */
 	if (!getenv("SYNCPROF_OPTIONS") || !strstr(getenv("SYNCPROF_OPTIONS"), "hold=1"))
 		goto done;

@@ -1018,8 +1018,10 @@ static int capture_more(const uintptr_t *frames, int n, void *arg)
 			return 1;
 		c->site_at = k;
 	}
-	/* The held call's function: the site's own, or one of its callers. */
-	if (c->held_fn && c->held_at < 0 && sp_enclosing_function(frames[k]) == c->held_fn)
+	/* The held call's function: the site's own, or one of its callers (a
+	 * return address into it lies above its start: no lookup below). */
+	if (c->held_fn && c->held_at < 0 && frames[k] > c->held_fn &&
+	    sp_enclosing_function(frames[k]) == c->held_fn)
 		c->held_at = k;
 	if (n < c->site_at + 1 + c->max)
 		return 1;

@@ -200,6 +200,11 @@ void sp_table_init_in(struct sp_table *t, void *mem)
 	t->home_cold = (struct sp_entry_cold *)m;
 	m += SP_LOCK_SLOTS * sizeof(struct sp_entry_cold);
 	t->index = (struct sp_entry **)m;
+	/* Written before any lookup reads it: a fresh page read first is the
+	 * shared zero page, and the first insert's write then replaces it,
+	 * which costs a second fault and, in a process with more than one
+	 * thread, a TLB shootdown of the other CPUs (an interrupt each). */
+	*(volatile uintptr_t *)(void *)t->index = 0;
 	t->index_mask = INDEX_MIN - 1;
 	t->index_shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)INDEX_MIN);
 	t->index_lent = t->index;

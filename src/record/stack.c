@@ -27,7 +27,7 @@
  * fixed static array, read-only after start-up.  A return address without
  * a row (the default libraries, code without CFI, an expression rule) or
  * --skip-frames (any function may be the Nth) pays for an unwind until
- * its addresses' rules are learned (below, "--skip-frames N"):
+ * its addresses' rules are learned (cfi.c, "--skip-frames N"):
  * sp_backtrace() (unwind.c, libgcc's unwinder linked in), which finds
  * unwind tables through _dl_find_object without locks or malloc once
  * warmed up here.
@@ -70,7 +70,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <regex.h>
 #include <signal.h>
@@ -83,6 +82,7 @@
 #include "base/demangle.h"
 #include "base/libdw.h"
 #include "record/record.h"
+#include "record/cfi.h"
 #include "record/ranges.h"
 #include "record/unwind.h"
 
@@ -91,20 +91,8 @@ unsigned sp_skip_frames;
 
 #define MAX_UNWIND 64
 #define MAX_WRAP_DEPTH 8 /* nested wrappers walked through their CFI */
-/* A wrapper's frame is smaller than this: a CFA further up is wrong. */
-#define MAX_WRAP_FRAME (64 * 1024)
 
 
-/*
- * One CFI row of a wrapper: over [lo, hi), CFA = (cfa_rbp ? rbp : rsp) +
- * cfa_off, and the caller's rbp is at CFA + rbp_off when rbp_saved (else
- * unchanged).  Sorted, disjoint, read-only once cfi_n is published.
- */
-struct cfi_row {
-	uintptr_t lo, hi;
-	int32_t cfa_off, rbp_off;
-	uint8_t cfa_rbp, rbp_saved;
-};
 #define MAX_CFI_ROWS 8192
 #define NOT_PROGRAM_MAX 8
 
@@ -113,8 +101,9 @@ struct cfi_row {
  * once published: the skip regexes that matched no function
  * (sp_stack_unmatched()); the wrapper ranges filled, published as
  * sp_skip_n; the ranges of --skip patterns (not the default libraries),
- * whose CFI rows are computed at start-up; the CFI rows (cfi_n published
- * last) and how many were sorted before libstdc++'s copies' were added;
+ * whose CFI rows are computed at start-up; the CFI rows (sorted,
+ * disjoint; cfi_n published last) and how many were sorted before
+ * libstdc++'s copies' were added;
  * the code that is never the point of a sampled stack.
  */
 static struct {
@@ -129,12 +118,12 @@ static struct {
 	struct sp_range not_program[NOT_PROGRAM_MAX];
 	const char *unmatched[SP_STACK_MAX_SKIP];
 	struct sp_range user_ranges[SP_MAX_RANGES];
-	struct cfi_row cfi_rows[MAX_CFI_ROWS];
+	struct sp_cfi_row cfi_rows[MAX_CFI_ROWS];
 } setup SP_LARGE;
 
 static int cfi_row_cmp(const void *a, const void *b)
 {
-	const struct cfi_row *x = a, *y = b;
+	const struct sp_cfi_row *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
@@ -364,76 +353,6 @@ static void add_regex_ranges(Dwfl *dwfl, const char *const *skip, unsigned n_ski
 	}
 }
 
-/* "CFA = reg + off" with reg rsp (7) or rbp (6); -1 for anything else. */
-static int cfa_rule(Dwarf_Frame *frame, struct cfi_row *row)
-{
-	Dwarf_Op *ops;
-	size_t nops;
-	unsigned reg;
-	int64_t off;
-
-	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
-		return -1;
-	if (ops[0].atom == DW_OP_bregx) {
-		reg = (unsigned)ops[0].number;
-		off = (int64_t)ops[0].number2;
-	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-		reg = ops[0].atom - DW_OP_breg0;
-		off = (int64_t)ops[0].number;
-	} else {
-		return -1;
-	}
-	if ((reg != 6 && reg != 7) || off < 8 || off > MAX_WRAP_FRAME)
-		return -1;
-	row->cfa_rbp = reg == 6;
-	row->cfa_off = (int32_t)off;
-	return 0;
-}
-
-/* Where the caller's rbp is: unchanged, or saved at CFA + off. */
-static int rbp_rule(Dwarf_Frame *frame, struct cfi_row *row)
-{
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-
-	if (dwarf_frame_register(frame, 6, mem, &ops, &nops))
-		return -1;
-	row->rbp_saved = 0;
-	if (!nops)
-		return ops ? -1 : 0; /* undefined : same value */
-	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2)
-		return -1;
-	row->rbp_saved = 1;
-	row->rbp_off = 0;
-	if (nops == 2) {
-		if (ops[1].atom != DW_OP_plus_uconst)
-			return -1;
-		row->rbp_off = (int32_t)(int64_t)ops[1].number;
-	}
-	return 0;
-}
-
-/* The row of @pc (a biased address) in @cfi, clipped to [pc, hi); 0, or -1
- * with row->hi the next address to try. */
-static int cfi_row_at(Dwarf_CFI *cfi, Dwarf_Addr bias, uintptr_t pc, uintptr_t hi,
-		      struct cfi_row *row)
-{
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
-	int rc = -1;
-
-	row->lo = pc;
-	row->hi = pc + 1;
-	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
-		return -1;
-	if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && end + bias > pc) {
-		row->hi = end + bias < hi ? (uintptr_t)(end + bias) : hi;
-		rc = cfa_rule(frame, row) || rbp_rule(frame, row) ? -1 : 0;
-	}
-	free(frame);
-	return rc;
-}
-
 /* The CFI rows of one --skip range; addresses without a usable row get
  * none (their calls unwind). */
 static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
@@ -446,12 +365,12 @@ static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
 	if (!mod)
 		return;
 	for (uintptr_t pc = lo; pc < hi && setup.cfi_n < MAX_CFI_ROWS;) {
-		struct cfi_row row;
+		struct sp_cfi_row row;
 
-		if (cfi_row_at(eh, eh_bias, pc, hi, &row)) {
+		if (sp_cfi_row_at(eh, eh_bias, pc, hi, &row)) {
 			if (!dw)
 				dw = dwfl_module_dwarf_cfi(mod, &dw_bias);
-			if (cfi_row_at(dw, dw_bias, pc, hi, &row)) {
+			if (sp_cfi_row_at(dw, dw_bias, pc, hi, &row)) {
 				pc = row.hi;
 				continue;
 			}
@@ -459,22 +378,6 @@ static void add_cfi_rows(Dwfl *dwfl, uintptr_t lo, uintptr_t hi)
 		setup.cfi_rows[setup.cfi_n++] = row;
 		pc = row.hi;
 	}
-}
-
-static Dwfl *session_open(void)
-{
-	static const Dwfl_Callbacks cb = {
-		.find_elf = sp_dw_proc_find_elf,
-		.find_debuginfo = sp_dw_build_id_find_debuginfo, /* no network at start-up */
-	};
-	Dwfl *dwfl = dwfl_begin(&cb);
-
-	if (dwfl && (dwfl_linux_proc_report(dwfl, getpid()) ||
-		     dwfl_report_end(dwfl, NULL, NULL))) {
-		dwfl_end(dwfl);
-		return NULL;
-	}
-	return dwfl;
 }
 
 static void add_skip_patterns(const char *const *skip, unsigned n_skip)
@@ -491,7 +394,7 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 			      "ignored\n", stderr);
 		return; /* ranges stay, found by unwinding */
 	}
-	dwfl = session_open();
+	dwfl = sp_cfi_session_open();
 	if (!dwfl)
 		return;
 	add_regex_ranges(dwfl, regexes, n_re);
@@ -508,177 +411,6 @@ static void add_skip_patterns(const char *const *skip, unsigned n_skip)
 	if (add_dso_ranges(skip, n_skip, regexes))
 		fputs("syncprof: warning: skip=REGEX needs libdw (built without it); ignored\n",
 		      stderr);
-}
-#endif
-
-/*
- * --skip-frames N: the CFA rules of the return addresses on the way up,
- * learned.  Any function can be the Nth caller, so they cannot be
- * computed at start-up as the --skip ranges' rows are, and computing one
- * on the lock path would take libdw (malloc, locks) there.  So a call
- * whose return addresses have no rule yet unwinds (as every call did
- * before), and asks for their rules: each address goes into wanted[] (a
- * CAS on an empty slot) and the learner thread, woken by a futex, computes
- * its row with libdw (cfi_row_at(), at the call instruction) and publishes
- * it in learned[], an open-addressing table written by the learner only
- * (fields, then the pc with a release store) and read lock-free.  Once a
- * call's addresses are learned, it steps up through them like a --skip
- * wrapper (cfi_step()) with the per-thread wrap_cache[] in front: no
- * unwind.  An address whose rule is unusable (no CFI, an expression rule)
- * is learned as such and keeps unwinding.  The learner runs with the
- * thread marked busy (its own lock calls, libdw's, are not recorded); it
- * is started at start-up when skip_frames is set and libdw is there, so a
- * fork child has none and unwinds (limit).
- */
-#define LEARNED 4096 /* return addresses; 40 bytes each, pages touched as used */
-#define LEARNED_PROBES 16
-#define WANTED 256
-
-struct learned_rule {
-	uintptr_t pc; /* 0: empty; published last (release) */
-	struct cfi_row row;
-	int usable;
-};
-/* Written by the learner thread (its rules, published pc last) and by
- * the threads that want a rule (wanted[], and the futex word they bump). */
-static struct {
-	struct learned_rule learned[LEARNED];
-	uintptr_t wanted[WANTED];
-	uint32_t wanted_seq;
-	int running;
-} learner SP_LARGE;
-
-static size_t pc_hash(uintptr_t pc)
-{
-	return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 40);
-}
-
-/* The learned rule of return address @pc: 1 and *row, 0 unknown, -1
- * known unusable. */
-static int learned_find(uintptr_t pc, const struct cfi_row **row)
-{
-	size_t h = pc_hash(pc);
-
-	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
-		const struct learned_rule *l = &learner.learned[(h + i) & (LEARNED - 1)];
-		uintptr_t p = sp_load_acquire(&l->pc);
-
-		if (!p)
-			return 0;
-		if (p == pc) {
-			*row = &l->row;
-			return l->usable ? 1 : -1;
-		}
-	}
-	return 0;
-}
-
-/* Ask the learner for the rule of @pc (no-op without a learner). */
-static void learn_request(uintptr_t pc)
-{
-	size_t h = pc_hash(pc);
-
-	if (!sp_load_relaxed(&learner.running) || pc < 4096)
-		return;
-	for (unsigned i = 0; i < 4; i++) {
-		uintptr_t *w = &learner.wanted[(h + i) & (WANTED - 1)], none = 0;
-
-		if (sp_load_relaxed(w) == pc)
-			return;
-		if (__atomic_compare_exchange_n(w, &none, pc, 0, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&learner.wanted_seq, 1, __ATOMIC_RELEASE);
-			sp_futex(&learner.wanted_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-			return;
-		}
-	}
-}
-
-#ifdef SYNCPROF_HAVE_LIBDW
-/* The learner's only writer side: publish @pc's rule. */
-static void learned_put(uintptr_t pc, const struct cfi_row *row, int usable)
-{
-	size_t h = pc_hash(pc);
-
-	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
-		struct learned_rule *l = &learner.learned[(h + i) & (LEARNED - 1)];
-
-		if (l->pc == pc)
-			return;
-		if (!l->pc) {
-			l->row = *row;
-			l->usable = usable;
-			sp_store_release(&l->pc, pc);
-			return;
-		}
-	}
-}
-
-/* The rule at the call before return address @pc, from the CFI of its
- * module (.eh_frame, else .debug_frame); 0 when usable. */
-static int learn_one(Dwfl *dwfl, uintptr_t pc, struct cfi_row *row)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc - 1);
-	Dwarf_Addr bias = 0;
-	Dwarf_CFI *cfi;
-
-	memset(row, 0, sizeof(*row));
-	if (!mod)
-		return -1;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && !cfi_row_at(cfi, bias, pc - 1, pc, row))
-		return 0;
-	cfi = dwfl_module_dwarf_cfi(mod, &bias);
-	return cfi && !cfi_row_at(cfi, bias, pc - 1, pc, row) ? 0 : -1;
-}
-
-static void *learner_main(void *arg)
-{
-	Dwfl *dwfl = NULL;
-	uint32_t seen = 0;
-
-	(void)arg;
-	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
-	for (;;) {
-		uint32_t seq = sp_load_acquire(&learner.wanted_seq);
-
-		if (seq == seen) {
-			sp_futex(&learner.wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
-			continue;
-		}
-		seen = seq;
-		for (unsigned i = 0; i < WANTED; i++) {
-			uintptr_t pc = __atomic_exchange_n(&learner.wanted[i], 0, __ATOMIC_ACQUIRE);
-			const struct cfi_row *known;
-			struct cfi_row row;
-
-			if (!pc || learned_find(pc, &known))
-				continue;
-			if (dwfl && !dwfl_addrmodule(dwfl, pc - 1)) {
-				dwfl_end(dwfl); /* a module loaded since: report anew */
-				dwfl = NULL;
-			}
-			if (!dwfl)
-				dwfl = session_open();
-			if (!dwfl)
-				continue;
-			if (learn_one(dwfl, pc, &row))
-				learned_put(pc, &row, 0);
-			else
-				learned_put(pc, &row, 1);
-		}
-	}
-	return NULL;
-}
-
-static void learner_start(void)
-{
-	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024, "syncprof-cfi"))
-		sp_store_release(&learner.running, 1);
-}
-#else
-static void learner_start(void)
-{
 }
 #endif
 
@@ -753,7 +485,7 @@ static void cxx_copy_add(uintptr_t lo, uintptr_t hi)
 	body = (uintptr_t)code + 4;
 	if (row_overlaps(lo, hi))
 		return;
-	setup.cfi_rows[setup.cfi_n++] = (struct cfi_row){ .lo = body, .hi = hi, .cfa_off = 16,
+	setup.cfi_rows[setup.cfi_n++] = (struct sp_cfi_row){ .lo = body, .hi = hi, .cfa_off = 16,
 					      .rbp_off = -16, .cfa_rbp = 1, .rbp_saved = 1 };
 }
 
@@ -783,7 +515,7 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	sp_store_release(&sp_skip_n, setup.n_ranges);
 	sp_store_release(&setup.stack_ready, 1);
 	if (skip_frames)
-		learner_start();
+		sp_cfi_learner_start();
 	sp_thread_leave(saved);
 }
 
@@ -840,20 +572,20 @@ static uintptr_t site_by_unwind(uintptr_t ret, unsigned skip)
 		return frames[n - 1];
 	/* With --skip-frames: learn the rules of the frames stepped through. */
 	for (int k = i; skip && k < i + (int)skip; k++)
-		learn_request(frames[k]);
+		sp_cfi_learn(frames[k]);
 	i += (int)skip;
 	if (!sp_pc_skipped(frames[i]) && !sp_pc_in_locklib(frames[i]))
 		return frames[i];
 	while (++i < n) {
 		if (skip)
-			learn_request(frames[i - 1]);
+			sp_cfi_learn(frames[i - 1]);
 		if (!sp_pc_skipped(frames[i]) && !sp_pc_in_locklib(frames[i]))
 			return frames[i];
 	}
 	return ret;
 }
 
-static const struct cfi_row *cfi_find(uintptr_t pc)
+static const struct sp_cfi_row *cfi_find(uintptr_t pc)
 {
 	unsigned lo = 0, hi = setup.cfi_n;
 
@@ -882,7 +614,7 @@ static const struct cfi_row *cfi_find(uintptr_t pc)
 #define WRAP_CACHE 16
 static SP_TLS struct wrap_slot {
 	uintptr_t ret;
-	const struct cfi_row *row;
+	const struct sp_cfi_row *row;
 } wrap_cache[WRAP_CACHE];
 
 static struct wrap_slot *wrap_slot(uintptr_t ret)
@@ -908,41 +640,21 @@ static int outside_wrappers(uintptr_t pc)
 }
 
 /* The row of a return address @pc inside a wrapper, cached; NULL: none. */
-static const struct cfi_row *row_of(uintptr_t pc)
+static const struct sp_cfi_row *row_of(uintptr_t pc)
 {
 	struct wrap_slot *w = wrap_slot(pc);
-	const struct cfi_row *r;
+	const struct sp_cfi_row *r;
 
 	if (w->ret == pc)
 		return w->row;
 	r = cfi_find(pc - 1); /* the call, not what follows */
-	if (!r && sp_skip_frames && learned_find(pc, &r) != 1)
+	if (!r && sp_skip_frames && sp_cfi_learned(pc, &r) != 1)
 		r = NULL;
 	if (r) {
 		w->ret = pc;
 		w->row = r;
 	}
 	return r;
-}
-
-/*
- * One step up through the CFI row @r of return address @*pc: with the
- * frame's rsp after the call returns @*cfa and its rbp @*fp, to the
- * caller's.  -1 when the rule points outside the frame.
- */
-static int cfi_step(const struct cfi_row *r, uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp)
-{
-	uintptr_t base, up;
-
-	base = r->cfa_rbp ? *fp : *cfa;
-	if (base < *cfa || base - *cfa > MAX_WRAP_FRAME)
-		return -1;
-	up = base + (uintptr_t)(intptr_t)r->cfa_off;
-	if (r->rbp_saved)
-		*fp = *(const uintptr_t *)(up + (uintptr_t)(intptr_t)r->rbp_off);
-	*pc = *(const uintptr_t *)(up - 8);
-	*cfa = up;
-	return 0;
 }
 
 SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr_t fp)
@@ -956,9 +668,9 @@ SP_NOINLINE uintptr_t sp_site_pc__slowpath(uintptr_t ret, uintptr_t cfa, uintptr
 	 * inside a wrapper; an address without a rule unwinds instead (and
 	 * with --skip-frames has the rules of its frames learned). */
 	for (unsigned k = 0; k < skip + MAX_WRAP_DEPTH; k++) {
-		const struct cfi_row *r = row_of(pc);
+		const struct sp_cfi_row *r = row_of(pc);
 
-		if (!r || cfi_step(r, &pc, &cfa, &fp))
+		if (!r || sp_cfi_step(r, &pc, &cfa, &fp))
 			break;
 		if (k + 1 >= skip && outside_wrappers(pc))
 			return pc;
@@ -1150,16 +862,16 @@ unsigned sp_stack_remote(uintptr_t pc, uintptr_t sp, uintptr_t *out, unsigned ma
 		/* The row at the pc itself for the interrupted frame, at the
 		 * call (before the return address) for the others. */
 		uintptr_t at = n == 1 ? pc + 1 : pc;
-		struct cfi_row row;
+		struct sp_cfi_row row;
 		uintptr_t base, up, ret;
 
 		if (dwfl && !dwfl_addrmodule(dwfl, at - 1)) {
 			dwfl_end(dwfl); /* a module loaded since: report anew */
 			dwfl = NULL;
 		}
-		if (!dwfl && !(dwfl = session_open()))
+		if (!dwfl && !(dwfl = sp_cfi_session_open()))
 			break;
-		if (learn_one(dwfl, at, &row) || (row.cfa_rbp && !fp_known))
+		if (sp_cfi_learn_one(dwfl, at, &row) || (row.cfa_rbp && !fp_known))
 			break;
 		base = row.cfa_rbp ? fp : cfa;
 		up = base + (uintptr_t)(intptr_t)row.cfa_off;

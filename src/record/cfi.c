@@ -18,6 +18,7 @@
  * lock calls and the wrapper ranges; this file holds what reads the CFI
  * and the learner, so that neither grows past what one reads at once.
  */
+#include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,24 @@ static int rbp_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
 	return 0;
 }
 
+/* Where the return address is: at CFA - 8, or nowhere (undefined: the
+ * outermost frame, clone3's child or _start); -1 for anything else. */
+static int ra_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(frame, 16, mem, &ops, &nops))
+		return -1;
+	row->end = !nops && ops;
+	if (!nops)
+		return ops ? 0 : -1; /* undefined : same value (not a return address) */
+	return nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			       ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number == -8
+		       ? 0
+		       : -1;
+}
+
 int sp_cfi_row_at(Dwarf_CFI *cfi, Dwarf_Addr bias, uintptr_t pc, uintptr_t hi,
 		  struct sp_cfi_row *row)
 {
@@ -90,7 +109,7 @@ int sp_cfi_row_at(Dwarf_CFI *cfi, Dwarf_Addr bias, uintptr_t pc, uintptr_t hi,
 		return -1;
 	if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && end + bias > pc) {
 		row->hi = end + bias < hi ? (uintptr_t)(end + bias) : hi;
-		rc = cfa_rule(frame, row) || rbp_rule(frame, row) ? -1 : 0;
+		rc = cfa_rule(frame, row) || rbp_rule(frame, row) || ra_rule(frame, row) ? -1 : 0;
 	}
 	free(frame);
 	return rc;
@@ -129,8 +148,13 @@ Dwfl *sp_cfi_session_open(void)
  * unwind.  An address whose rule is unusable (no CFI, an expression rule)
  * is learned as such and keeps unwinding.  The learner runs with the
  * thread marked busy (its own lock calls, libdw's, are not recorded); it
- * is started at start-up when skip_frames is set and libdw is there, so a
- * fork child has none and unwinds (limit).
+ * is started at start-up when skip_frames is set, or lock order with
+ * frames=N (stack.c, walk_learned(): a new edge's stacks), and loads libdw
+ * itself (it ends at once without).  A fork child has no learner: it keeps
+ * the rules learned before the fork and unwinds for the others (limit).
+ * A row also says where the return address is: at CFA - 8, or undefined in
+ * the outermost frame (clone3's child, _start), where a walk ends as
+ * libgcc's does; any other rule makes no row.
  */
 #define LEARNED 4096 /* return addresses; 40 bytes each, pages touched as used */
 #define LEARNED_PROBES 16
@@ -147,7 +171,7 @@ static struct {
 	struct learned_rule learned[LEARNED];
 	uintptr_t wanted[WANTED];
 	uint32_t wanted_seq;
-	int running;
+	int running, started;
 } learner SP_LARGE;
 
 static size_t pc_hash(uintptr_t pc)
@@ -237,6 +261,10 @@ static void *learner_main(void *arg)
 
 	(void)arg;
 	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
+	if (!sp_libdw_present()) { /* loaded here, not in the starter's call */
+		sp_store_release(&learner.running, 0);
+		return NULL;
+	}
 	for (;;) {
 		uint32_t seq = sp_load_acquire(&learner.wanted_seq);
 
@@ -269,21 +297,36 @@ static void *learner_main(void *arg)
 	return NULL;
 }
 
-void sp_cfi_learner_start(void)
+int sp_cfi_learner_start(void)
 {
-	if (sp_libdw_present() && !sp_start_detached(learner_main, 256 * 1024, "syncprof-cfi"))
-		sp_store_release(&learner.running, 1);
+	int rc;
+
+	if (__atomic_exchange_n(&learner.started, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	sp_store_release(&learner.running, 1); /* before its first request */
+	rc = sp_start_detached(learner_main, 256 * 1024, "syncprof-cfi");
+	if (rc)
+		sp_store_release(&learner.running, 0);
+	return rc;
 }
 #else
-void sp_cfi_learner_start(void)
+int sp_cfi_learner_start(void)
 {
+	return -ENOSYS;
 }
 #endif
+
+int sp_cfi_learner_on(void)
+{
+	return sp_load_relaxed(&learner.running);
+}
 
 int sp_cfi_step(const struct sp_cfi_row *r, uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp)
 {
 	uintptr_t base, up;
 
+	if (r->end)
+		return -1;
 	base = r->cfa_rbp ? *fp : *cfa;
 	if (base < *cfa || base - *cfa > SP_CFI_MAX_FRAME)
 		return -1;

@@ -22,13 +22,14 @@ struct sp_cfi_row {
 	uintptr_t lo, hi;
 	int32_t cfa_off, rbp_off;
 	uint8_t cfa_rbp, rbp_saved;
+	uint8_t end; /* the return address is undefined: the outermost frame */
 };
 
 /*
  * One step up through the row @r of return address @*pc: with the frame's
  * rsp after the call returns @*cfa and its rbp @*fp, to the caller's.  -1
- * when the rule points outside the frame.  Reads the stack: @r must be
- * the row of @*pc.
+ * when the rule points outside the frame, or the frame is the outermost
+ * (r->end).  Reads the stack: @r must be the row of @*pc.
  */
 int sp_cfi_step(const struct sp_cfi_row *r, uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp);
 
@@ -40,8 +41,12 @@ int sp_cfi_learned(uintptr_t pc, const struct sp_cfi_row **row);
  * it was asked already.  Any thread; a futex wake when it asks. */
 void sp_cfi_learn(uintptr_t pc);
 
-/* Start the learner thread (once, at start-up; nothing without libdw). */
-void sp_cfi_learner_start(void);
+/* Start the learner thread (once; it loads libdw itself, and ends at once
+ * without it).  0, or a negative errno. */
+int sp_cfi_learner_start(void);
+
+/* Whether a learner runs. */
+int sp_cfi_learner_on(void);
 
 #ifdef SYNCPROF_HAVE_LIBDW
 /* A libdw session of this process's modules, or NULL. */

@@ -941,6 +941,11 @@ extern unsigned sp_stack_frames;
 unsigned sp_stack_unmatched(const char *const **patterns);
 void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 		   unsigned skip_frames);
+/* Stacks walked through learned CFI rows from now on (lock order with
+ * frames=N): starts the learner thread (cfi.c); start-up only. */
+void sp_stack_learn(void);
+/* Stack captures walked through learned rows, not unwound (tests). */
+extern unsigned long sp_stack_walks_learned;
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at
  * start-up only, before sp_skip_n is published. */
 struct sp_range {

@@ -519,6 +519,14 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 	sp_thread_leave(saved);
 }
 
+void sp_stack_learn(void)
+{
+	struct sp_thread *saved = sp_thread_enter();
+
+	sp_cfi_learner_start();
+	sp_thread_leave(saved);
+}
+
 /*
  * A skip regex that matched no function adds no range, so it costs the
  * lock path nothing; but the user meant it to move sites, and it moved
@@ -530,18 +538,73 @@ unsigned sp_stack_unmatched(const char *const **patterns)
 	return setup.n_unmatched;
 }
 
+unsigned long sp_stack_walks_learned;
+
+/*
+ * The walk through learned rows (cfi.c): from this function's own frame -
+ * gcc gives a function that takes __builtin_frame_address(0) a frame
+ * pointer, so its caller's return address, stack pointer and rbp are at
+ * hand - one sp_cfi_step() a frame, where libgcc's unwinder finds each
+ * frame's FDE and runs its CFA program.  It stores what
+ * sp_backtrace_while() would: frames[0] is the return address into its
+ * caller, and the outermost frame (its return address undefined) is the
+ * last.  -1 at the first return address whose row is not learned, asked
+ * for then (or known unusable: an expression rule, a signal frame): the
+ * caller unwinds instead, so a stack walks this way once the learner has
+ * seen each of its return addresses.
+ */
+static SP_NOINLINE int walk_learned(uintptr_t *frames, int max,
+				    int (*more)(const uintptr_t *frames, int n, void *arg),
+				    void *arg)
+{
+	const uintptr_t *fp0 = __builtin_frame_address(0);
+	uintptr_t pc = fp0[1], cfa = (uintptr_t)(fp0 + 2), fp = fp0[0];
+	int n = 0;
+
+	for (;;) {
+		const struct sp_cfi_row *r;
+		int known;
+
+		if (pc < 4096)
+			return n; /* libgcc ends at a null return address too */
+		frames[n++] = pc;
+		if (n == max || !more(frames, n, arg))
+			return n;
+		known = sp_cfi_learned(pc, &r);
+		if (known == 0)
+			sp_cfi_learn(pc);
+		if (known != 1)
+			return -1;
+		if (r->end)
+			return n;
+		if (sp_cfi_step(r, &pc, &cfa, &fp))
+			return -1;
+	}
+}
+
 /* Return addresses of the current stack, outermost last; with @more, only
- * as far as it goes on (sp_backtrace_while()). */
+ * as far as it goes on (sp_backtrace_while()), through learned rows when
+ * a learner runs (lock order with frames=N, --skip-frames). */
 static int unwind_while(uintptr_t *frames, int max,
 			int (*more)(const uintptr_t *frames, int n, void *arg), void *arg)
 {
 	struct sp_thread *saved;
-	int n;
+	int n = -1;
 
 	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
-	n = more ? sp_backtrace_while(frames, max, more, arg) : sp_backtrace(frames, max);
+	if (more && sp_cfi_learner_on()) {
+		n = walk_learned(frames, max, more, arg);
+		if (n >= 0)
+			sp_add_relaxed(&sp_stack_walks_learned, 1);
+	}
+	if (n < 0 && more)
+		n = more(frames, 0, arg) /* forget the learned walk's part */
+			    ? sp_backtrace_while(frames, max, more, arg)
+			    : 0;
+	else if (n < 0)
+		n = sp_backtrace(frames, max);
 	sp_thread_leave(saved);
 	return n;
 }
@@ -725,6 +788,10 @@ static int capture_more(const uintptr_t *frames, int n, void *arg)
 	struct capture *c = arg;
 	int k = n - 1;
 
+	if (!n) { /* a walk begins again (unwind_while()) */
+		c->site_at = c->held_at = -1;
+		return 1;
+	}
 	if (c->site_at < 0) {
 		if (frames[k] != c->site_pc)
 			return 1;

@@ -24,7 +24,8 @@
 int sp_backtrace(uintptr_t *frames, int max);
 
 /* The same, stopping early: after each frame it stores, @more(frames, n,
- * @arg) says whether the walk goes on (0: stop).  A walk costs a table
+ * @arg) says whether the walk goes on (0: stop; n is at least 1: n = 0 is
+ * its callers' "begin again", stack.c).  A walk costs a table
  * lookup and a CFA program per frame, so a caller that needs only the
  * frames near the top stops there. */
 int sp_backtrace_while(uintptr_t *frames, int max,

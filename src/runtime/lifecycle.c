@@ -652,6 +652,10 @@ static void runtime_start(const char *attach_options)
 	 * a no-op then. */
 	sp_stack_init((const char *const *)sp_opts.skip, sp_opts.n_skip, sp_opts.frames,
 		      sp_opts.skip_frames);
+	/* A new lock-order edge keeps two stacks: through learned rows once
+	 * its return addresses are known (stack.c, walk_learned()). */
+	if (sp_opts.lock_order && sp_opts.frames)
+		sp_stack_learn();
 	glibc_locks_start();
 	sp_locklib_prepare();
 	sp_store_relaxed(&sp_account_on, sp_opts.account);

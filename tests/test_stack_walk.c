@@ -7,14 +7,18 @@
  * with an alloca, whole stacks and the first four frames.  A capture is
  * repeated until the learner has the rows of every frame and the walk
  * took them, then must equal what sp_backtrace() gives from the same
- * place.  Linked with libdw (tests/CMakeLists.txt), which the learner
- * needs.
+ * place.  Then through a frame of a library (argv[1], stack_walk_dso.c):
+ * once the library is unloaded, the rule learned for its return address
+ * is no longer used (cfi.c, sp_cfi_learned()).  Linked with libdw
+ * (tests/CMakeLists.txt), which the learner needs.
  */
 #include <alloca.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "record/cfi.h"
 #include "record/record.h"
 #include "record/unwind.h"
 
@@ -71,14 +75,36 @@ static NOINLINE void c1(unsigned max, struct result *r, unsigned pad)
 	KEEP();
 }
 
+/* Through the library's frame when @dso_call is set. */
+static void (*dso_call)(void (*fn)(void *), void *arg);
+
+struct args {
+	unsigned max;
+	struct result *r;
+	unsigned pad;
+};
+
+static void via_dso(void *arg)
+{
+	struct args *a = arg;
+
+	c1(a->max, a->r, a->pad);
+	KEEP();
+}
+
 /* Capture until the walk went through learned rows (the learner has
  * the rows of every frame), at most ~4 s; then compare. */
-static void check(const char *where, unsigned max)
+static struct result check(const char *where, unsigned max)
 {
 	struct result r;
 
 	for (int tries = 0; tries < 4000; tries++) {
-		c1(max, &r, 64 + (unsigned)tries % 64);
+		struct args a = { max, &r, 64 + (unsigned)tries % 64 };
+
+		if (dso_call)
+			dso_call(via_dso, &a);
+		else
+			via_dso(&a);
 		if (r.learned)
 			break;
 		usleep(1000);
@@ -95,6 +121,7 @@ static void check(const char *where, unsigned max)
 		       r.n_want);
 	}
 	printf("%s, max %u: %u frames, the same as libgcc's\n", where, max, r.n_got);
+	return r;
 }
 
 static void *thread_main(void *arg)
@@ -105,15 +132,47 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* The return address into the library among @r's frames, or 0. */
+static uintptr_t frame_in(const struct result *r, void *lib_fn)
 {
-	pthread_t t;
+	Dl_info lib, f;
 
+	if (!dladdr(lib_fn, &lib))
+		return 0;
+	for (unsigned i = 0; i < r->n_got; i++)
+		if (dladdr((void *)r->got[i], &f) && f.dli_fbase == lib.dli_fbase)
+			return r->got[i];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct sp_cfi_row *row;
+	struct result r;
+	uintptr_t ra;
+	pthread_t t;
+	void *lib;
+
+	T_ASSERT(argc == 2);
 	sp_stack_learn();
 	T_ASSERT_INT(pthread_create(&t, NULL, thread_main, NULL), ==, 0);
 	T_ASSERT_INT(pthread_join(t, NULL), ==, 0);
 	check("main", MAX); /* to _start's frame */
 	check("main", 4);
+
+	/* A library's frame: learned, then unloaded. */
+	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	T_ASSERT(lib != NULL);
+	dso_call = (void (*)(void (*)(void *), void *))dlsym(lib, "stack_walk_dso_call");
+	T_ASSERT(dso_call != NULL);
+	r = check("main, through the library", MAX);
+	ra = frame_in(&r, (void *)dso_call);
+	T_ASSERT(ra != 0);
+	T_ASSERT_INT(sp_cfi_learned(ra, &row), ==, 1);
+	dso_call = NULL;
+	T_ASSERT_INT(dlclose(lib), ==, 0);
+	T_ASSERT_INT(sp_cfi_learned(ra, &row), ==, -1);
+	puts("main, the library unloaded: its learned rule is not used");
 	puts("test_stack_walk: ok");
 	return 0;
 }

@@ -18,6 +18,7 @@
  * lock calls and the wrapper ranges; this file holds what reads the CFI
  * and the learner, so that neither grows past what one reads at once.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -164,6 +165,7 @@ struct learned_rule {
 	uintptr_t pc; /* 0: empty; published last (release) */
 	struct sp_cfi_row row;
 	int usable;
+	uintptr_t eh_frame; /* of the object the rule was read from */
 };
 /* Written by the learner thread (its rules, published pc last) and by
  * the threads that want a rule (wanted[], and the futex word they bump). */
@@ -179,6 +181,18 @@ static size_t pc_hash(uintptr_t pc)
 	return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 40);
 }
 
+/* The unwind tables of the object that holds the call before return
+ * address @pc (_dl_find_object(): lock-free, no malloc), or 0. */
+static uintptr_t eh_frame_of(uintptr_t pc)
+{
+	struct dl_find_object d;
+
+	return _dl_find_object((void *)(pc - 1), &d) ? 0 : (uintptr_t)d.dlfo_eh_frame;
+}
+
+/* A rule is used only while the object it was read from is still the one
+ * at its address: after a dlclose(), another library loaded there has
+ * other tables (its rules would read the wrong stack slots). */
 int sp_cfi_learned(uintptr_t pc, const struct sp_cfi_row **row)
 {
 	size_t h = pc_hash(pc);
@@ -191,7 +205,7 @@ int sp_cfi_learned(uintptr_t pc, const struct sp_cfi_row **row)
 			return 0;
 		if (p == pc) {
 			*row = &l->row;
-			return l->usable ? 1 : -1;
+			return l->usable && eh_frame_of(pc) == l->eh_frame ? 1 : -1;
 		}
 	}
 	return 0;
@@ -222,6 +236,7 @@ void sp_cfi_learn(uintptr_t pc)
 static void learned_put(uintptr_t pc, const struct sp_cfi_row *row, int usable)
 {
 	size_t h = pc_hash(pc);
+	uintptr_t eh_frame = eh_frame_of(pc);
 
 	for (unsigned i = 0; i < LEARNED_PROBES; i++) {
 		struct learned_rule *l = &learner.learned[(h + i) & (LEARNED - 1)];
@@ -230,7 +245,8 @@ static void learned_put(uintptr_t pc, const struct sp_cfi_row *row, int usable)
 			return;
 		if (!l->pc) {
 			l->row = *row;
-			l->usable = usable;
+			l->usable = usable && eh_frame;
+			l->eh_frame = eh_frame;
 			sp_store_release(&l->pc, pc);
 			return;
 		}

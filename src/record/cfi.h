@@ -34,7 +34,8 @@ struct sp_cfi_row {
 int sp_cfi_step(const struct sp_cfi_row *r, uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp);
 
 /* The learned rule of return address @pc: 1 and *@row, 0 unknown, -1
- * known unusable.  Any thread, lock-free. */
+ * known unusable, or read from an object no longer at that address.  Any
+ * thread, lock-free (and async-signal-safe: _dl_find_object()). */
 int sp_cfi_learned(uintptr_t pc, const struct sp_cfi_row **row);
 
 /* Ask the learner for the rule of @pc: a no-op without a learner, or when

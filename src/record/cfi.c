@@ -151,7 +151,7 @@ Dwfl *sp_cfi_session_open(void)
  * thread marked busy (its own lock calls, libdw's, are not recorded); it
  * is started at start-up when skip_frames is set, or lock order with
  * frames=N (stack.c, walk_learned(): a new edge's stacks), and loads libdw
- * itself (it ends at once without).  A fork child has no learner: it keeps
+ * itself at its first request (it ends then without).  A fork child has no learner: it keeps
  * the rules learned before the fork and unwinds for the others (limit).
  * A row also says where the return address is: at CFA - 8, or undefined in
  * the outermost frame (clone3's child, _start), where a walk ends as
@@ -277,16 +277,18 @@ static void *learner_main(void *arg)
 
 	(void)arg;
 	sp_thread_enter(); /* for good: its lock calls (libdw's) are not recorded */
-	if (!sp_libdw_present()) { /* loaded here, not in the starter's call */
-		sp_store_release(&learner.running, 0);
-		return NULL;
-	}
 	for (;;) {
 		uint32_t seq = sp_load_acquire(&learner.wanted_seq);
 
 		if (seq == seen) {
 			sp_futex(&learner.wanted_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
 			continue;
+		}
+		/* libdw (~2 ms of CPU to load) at the first request, here, not in
+		 * the start-up of every process that might ask */
+		if (!seen && !sp_libdw_present()) {
+			sp_store_release(&learner.running, 0);
+			return NULL;
 		}
 		seen = seq;
 		for (unsigned i = 0; i < WANTED; i++) {

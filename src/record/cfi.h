@@ -42,8 +42,8 @@ int sp_cfi_learned(uintptr_t pc, const struct sp_cfi_row **row);
  * it was asked already.  Any thread; a futex wake when it asks. */
 void sp_cfi_learn(uintptr_t pc);
 
-/* Start the learner thread (once; it loads libdw itself, and ends at once
- * without it).  0, or a negative errno. */
+/* Start the learner thread (once; it loads libdw itself at its first
+ * request, and ends then without it).  0, or a negative errno. */
 int sp_cfi_learner_start(void);
 
 /* Whether a learner runs. */

@@ -539,6 +539,11 @@ unsigned sp_stack_unmatched(const char *const **patterns)
 }
 
 unsigned long sp_stack_walks_learned;
+/* Captures unwound since start-up: rules are asked for from the
+ * LEARN_AFTER-th on, so that a process that keeps a few stacks never has
+ * the learner load libdw (2 ms of CPU) for them. */
+static unsigned long walks_unwound;
+#define LEARN_AFTER 64
 
 /*
  * The walk through learned rows (cfi.c): from this function's own frame -
@@ -551,7 +556,8 @@ unsigned long sp_stack_walks_learned;
  * last.  -1 at the first return address whose row is not learned, asked
  * for then (or known unusable: an expression rule, a signal frame): the
  * caller unwinds instead, so a stack walks this way once the learner has
- * seen each of its return addresses.
+ * seen each of its return addresses (asked for after LEARN_AFTER unwound
+ * captures).
  */
 static SP_NOINLINE int walk_learned(uintptr_t *frames, int max,
 				    int (*more)(const uintptr_t *frames, int n, void *arg),
@@ -571,7 +577,7 @@ static SP_NOINLINE int walk_learned(uintptr_t *frames, int max,
 		if (n == max || !more(frames, n, arg))
 			return n;
 		known = sp_cfi_learned(pc, &r);
-		if (known == 0)
+		if (known == 0 && sp_load_relaxed(&walks_unwound) >= LEARN_AFTER)
 			sp_cfi_learn(pc);
 		if (known != 1)
 			return -1;
@@ -599,6 +605,8 @@ static int unwind_while(uintptr_t *frames, int max,
 		if (n >= 0)
 			sp_add_relaxed(&sp_stack_walks_learned, 1);
 	}
+	if (n < 0)
+		sp_add_relaxed(&walks_unwound, 1);
 	if (n < 0 && more)
 		n = more(frames, 0, arg) /* forget the learned walk's part */
 			    ? sp_backtrace_while(frames, max, more, arg)

@@ -56,45 +56,45 @@ static int cfa_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
 	return 0;
 }
 
-/* Where the caller's rbp is: unchanged, or saved at CFA + off. */
-static int rbp_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
+/* The rule of register @reg in @frame: the caller's value kept (same
+ * value), lost (undefined), or saved at CFA + *@off; -1 for anything
+ * else (an expression, another register). */
+enum { REG_SAME, REG_UNDEFINED, REG_AT_CFA };
+
+static int reg_rule(Dwarf_Frame *frame, int reg, int32_t *off)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 
-	if (dwarf_frame_register(frame, 6, mem, &ops, &nops))
+	if (dwarf_frame_register(frame, reg, mem, &ops, &nops))
 		return -1;
-	row->rbp_saved = 0;
 	if (!nops)
-		return ops ? -1 : 0; /* undefined : same value */
-	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2)
+		return ops ? REG_UNDEFINED : REG_SAME;
+	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2 ||
+	    (nops == 2 && ops[1].atom != DW_OP_plus_uconst))
 		return -1;
-	row->rbp_saved = 1;
-	row->rbp_off = 0;
-	if (nops == 2) {
-		if (ops[1].atom != DW_OP_plus_uconst)
-			return -1;
-		row->rbp_off = (int32_t)(int64_t)ops[1].number;
-	}
-	return 0;
+	*off = nops == 2 ? (int32_t)(int64_t)ops[1].number : 0;
+	return REG_AT_CFA;
+}
+
+/* Where the caller's rbp is: unchanged, or saved at CFA + off. */
+static int rbp_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
+{
+	int r = reg_rule(frame, 6, &row->rbp_off);
+
+	row->rbp_saved = r == REG_AT_CFA;
+	return r == REG_SAME || r == REG_AT_CFA ? 0 : -1;
 }
 
 /* Where the return address is: at CFA - 8, or nowhere (undefined: the
  * outermost frame, clone3's child or _start); -1 for anything else. */
 static int ra_rule(Dwarf_Frame *frame, struct sp_cfi_row *row)
 {
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
+	int32_t off = 0;
+	int r = reg_rule(frame, 16, &off);
 
-	if (dwarf_frame_register(frame, 16, mem, &ops, &nops))
-		return -1;
-	row->end = !nops && ops;
-	if (!nops)
-		return ops ? 0 : -1; /* undefined : same value (not a return address) */
-	return nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-			       ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number == -8
-		       ? 0
-		       : -1;
+	row->end = r == REG_UNDEFINED;
+	return row->end || (r == REG_AT_CFA && off == -8) ? 0 : -1;
 }
 
 int sp_cfi_row_at(Dwarf_CFI *cfi, Dwarf_Addr bias, uintptr_t pc, uintptr_t hi,

@@ -600,19 +600,18 @@ static int unwind_while(uintptr_t *frames, int max,
 	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
-	if (more && sp_cfi_learner_on()) {
+	if (more && sp_cfi_learner_on())
 		n = walk_learned(frames, max, more, arg);
-		if (n >= 0)
-			sp_add_relaxed(&sp_stack_walks_learned, 1);
-	}
-	if (n < 0)
+	if (n >= 0) {
+		sp_add_relaxed(&sp_stack_walks_learned, 1);
+	} else if (more) {
 		sp_add_relaxed(&walks_unwound, 1);
-	if (n < 0 && more)
-		n = more(frames, 0, arg) /* forget the learned walk's part */
-			    ? sp_backtrace_while(frames, max, more, arg)
-			    : 0;
-	else if (n < 0)
+		more(frames, 0, arg); /* forget the learned walk's part */
+		n = sp_backtrace_while(frames, max, more, arg);
+	} else {
+		sp_add_relaxed(&walks_unwound, 1);
 		n = sp_backtrace(frames, max);
+	}
 	sp_thread_leave(saved);
 	return n;
 }

@@ -151,8 +151,10 @@ Dwfl *sp_cfi_session_open(void)
  * thread marked busy (its own lock calls, libdw's, are not recorded); it
  * is started at start-up when skip_frames is set, or lock order with
  * frames=N (stack.c, walk_learned(): a new edge's stacks), and loads libdw
- * itself at its first request (it ends then without).  A fork child has no learner: it keeps
- * the rules learned before the fork and unwinds for the others (limit).
+ * itself at its first request (it ends then without).  A fork child keeps
+ * the rules learned before the fork (same mappings) but not the thread:
+ * its own learner starts at its first walk (sp_cfi_learner_restart()),
+ * outside the atfork handler, as the hold ticker does.
  * A row also says where the return address is: at CFA - 8, or undefined in
  * the outermost frame (clone3's child, _start), where a walk ends as
  * libgcc's does; any other rule makes no row.
@@ -174,6 +176,7 @@ static struct {
 	uintptr_t wanted[WANTED];
 	uint32_t wanted_seq;
 	int running, started;
+	int restart; /* in a fork child whose parent had a learner */
 } learner SP_LARGE;
 
 static size_t pc_hash(uintptr_t pc)
@@ -215,7 +218,7 @@ void sp_cfi_learn(uintptr_t pc)
 {
 	size_t h = pc_hash(pc);
 
-	if (!sp_load_relaxed(&learner.running) || pc < 4096)
+	if ((!sp_load_relaxed(&learner.running) && !sp_cfi_learner_restart()) || pc < 4096)
 		return;
 	for (unsigned i = 0; i < 4; i++) {
 		uintptr_t *w = &learner.wanted[(h + i) & (WANTED - 1)], none = 0;
@@ -337,6 +340,27 @@ int sp_cfi_learner_start(void)
 int sp_cfi_learner_on(void)
 {
 	return sp_load_relaxed(&learner.running);
+}
+
+/* After fork(), in the child (one thread): the parent's learner is not
+ * here; its requests, answered by nobody, go.  Its rules stay. */
+void sp_cfi_fork_child(void)
+{
+	if (!sp_load_relaxed(&learner.started))
+		return;
+	memset(learner.wanted, 0, sizeof(learner.wanted));
+	sp_store_relaxed(&learner.wanted_seq, 0);
+	sp_store_relaxed(&learner.running, 0);
+	sp_store_relaxed(&learner.started, 0);
+	sp_store_release(&learner.restart, 1);
+}
+
+int sp_cfi_learner_restart(void)
+{
+	if (!sp_load_relaxed(&learner.restart) ||
+	    !__atomic_exchange_n(&learner.restart, 0, __ATOMIC_ACQ_REL))
+		return 0;
+	return !sp_cfi_learner_start();
 }
 
 int sp_cfi_step(const struct sp_cfi_row *r, uintptr_t *pc, uintptr_t *cfa, uintptr_t *fp)

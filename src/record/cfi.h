@@ -49,6 +49,11 @@ int sp_cfi_learner_start(void);
 /* Whether a learner runs. */
 int sp_cfi_learner_on(void);
 
+/* fork(): the child forgets the parent's learner thread (atfork child
+ * handler); its first walk then starts its own: 1 when it did. */
+void sp_cfi_fork_child(void);
+int sp_cfi_learner_restart(void);
+
 #ifdef SYNCPROF_HAVE_LIBDW
 /* A libdw session of this process's modules, or NULL. */
 Dwfl *sp_cfi_session_open(void);

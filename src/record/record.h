@@ -944,6 +944,9 @@ void sp_stack_init(const char *const *skip, unsigned n_skip, unsigned frames,
 /* Stacks walked through learned CFI rows from now on (lock order with
  * frames=N): starts the learner thread (cfi.c); start-up only. */
 void sp_stack_learn(void);
+/* fork(), in the child: the learner thread is the parent's; the child's
+ * own starts at its first walk that could use it. */
+void sp_stack_fork_child(void);
 /* Stack captures walked through learned rows, not unwound (tests). */
 extern unsigned long sp_stack_walks_learned;
 /* Sorted, disjoint [lo, hi) code ranges of lock wrappers; written at

@@ -527,6 +527,11 @@ void sp_stack_learn(void)
 	sp_thread_leave(saved);
 }
 
+void sp_stack_fork_child(void)
+{
+	sp_cfi_fork_child();
+}
+
 /*
  * A skip regex that matched no function adds no range, so it costs the
  * lock path nothing; but the user meant it to move sites, and it moved
@@ -600,7 +605,7 @@ static int unwind_while(uintptr_t *frames, int max,
 	if (!sp_load_acquire(&setup.stack_ready))
 		return 0;
 	saved = sp_thread_enter();
-	if (more && sp_cfi_learner_on())
+	if (more && (sp_cfi_learner_on() || sp_cfi_learner_restart()))
 		n = walk_learned(frames, max, more, arg);
 	if (n >= 0) {
 		sp_add_relaxed(&sp_stack_walks_learned, 1);

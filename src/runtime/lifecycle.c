@@ -535,6 +535,7 @@ static void fork_child(void)
 	sp_registry_fork_child();
 	sp_hold_fork_child();
 	sp_holdstate_fork_child();
+	sp_stack_fork_child();
 	sp_lockname_fork_child();
 	sp_trace_fork_child();
 	sp_control_fork_child();

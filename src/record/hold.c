@@ -115,8 +115,8 @@
  * the fast paths of hold.h inlined into the probes and one store per push
  * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).  The
  * tick's load and store: docs/cost.md; the ticker's CPU time: bench/cost.sh
- * ticker.  The
- * ticker wakes 2000 times a second while any thread holds a lock or the
+ * ticker.  The ticker (its thread and clock ring: hold_tick.c)
+ * wakes 2000 times a second while any thread holds a lock or the
  * held lists changed lately (~28 us a wake on this VM: ~5% of a core),
  * every 20 ms after 100 ms of no lock activity; it asks for SCHED_FIFO
  * (a starved ticker bounds holds loosely: under a load of 12 on 2 cores,
@@ -161,13 +161,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <time.h>
 
 #include "hold.h"
+#include "hold_tick.h"
 #include "probe.h"
 #include "record/registry.h"
 #include "record/table.h"
@@ -185,183 +182,6 @@ static SP_ALWAYS_INLINE uint64_t ticks(void)
 static uint64_t ticks_to_ns(uint64_t t)
 {
 	return sp_clock_ticks_to_ns(t);
-}
-
-/* ---- the hold tick ---------------------------------------------------------- */
-
-#define SP_HOLD_TICK_NS 500000ull     /* the ticker's period */
-#define SP_HOLD_LONG_LO_NS 250000ull  /* a hold at least this long after a tick is long */
-#define SP_HOLD_LONG_NS 1000000ull    /* ... and one of 1 ms arms its lock's countdown */
-#define SP_HOLD_LONG_COUNTDOWN 511    /* acquisitions timed after it (9 bits, hold.h) */
-#define TICK_RING 4096                /* clocks of the last ticks: 2 s */
-#define TICK_IDLE_AFTER 200           /* quiet ticks (100 ms) before the ticker idles */
-#define TICK_IDLE_NS 20000000         /* its period meanwhile */
-
-uint64_t sp_hold_tick __attribute__((aligned(64)));
-/* Gaps between ticks longer than SP_HOLD_LATE_NS while the ticker was
- * active (not idling) are counted with the longest (ns): in such a gap a
- * hold up to the gap plus SP_HOLD_LONG_LO_NS long can begin and end
- * without seeing the tick move, and count as short: reports say so. */
-#define SP_HOLD_LATE_NS (SP_HOLD_LONG_NS - SP_HOLD_LONG_LO_NS)
-/* Written by the ticker (its clocks, its late ticks) and by whoever
- * starts it (long_lo_ticks, running, wanted). */
-static struct {
-	uint64_t clock[TICK_RING]; /* clock (ticks()) of tick k at [k % TICK_RING] */
-	uint64_t long_lo_ticks;    /* SP_HOLD_LONG_LO_NS in clock ticks */
-	int running;               /* in this process */
-	uint64_t late, gap_max_ns;
-	int wanted;                /* a fork child starts its own at its next timed hold */
-} ticker SP_LARGE;
-
-/*
- * Activity of the held lists: a sum of their states (which change at every
- * push and pop) and whether anything is held.  The ticker walks the list
- * once a tick; there are as many blocks as threads ever held a lock at
- * once.
- */
-static uint64_t pubs_activity(int *holding);
-
-/* Called by the ticker at each tick, @holding when something is held: the
- * hold states' sampler (holdstate.c), installed by the runtime at start-up
- * (sp_hold_set_tick_hook()), before the ticker starts. */
-static void (*tick_hook)(uint64_t tick, int holding);
-
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding))
-{
-	tick_hook = hook;
-}
-
-static void *ticker_main(void *arg)
-{
-	struct timespec next;
-	struct sched_param sp = { .sched_priority = 1 };
-	uint64_t last_activity = 0, late_ticks = 0, prev = 0;
-	unsigned quiet = 0, was_idle = 1;
-
-	(void)arg;
-	/* Punctual ticks make tight bounds: real-time priority when allowed
-	 * (it runs a few microseconds a tick), no timer slack. */
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (;;) {
-		uint64_t k = sp_load_relaxed(&sp_hold_tick) + 1, activity, now = ticks();
-		int holding = 0;
-
-		/* The clock of tick k before k itself: a reader that sees k
-		 * (acquire) sees its clock. */
-		sp_store_relaxed(&ticker.clock[k % TICK_RING], now);
-		sp_store_release(&sp_hold_tick, k);
-		/* Late (starved of CPU: no real-time priority and busy cores,
-		 * a stopped VM, a throttled cgroup)?  Not after an idle period,
-		 * whose long gap is by design, and not while profiling is off:
-		 * no hold is measured then, and the reports of a stopped
-		 * profile must stay as they were (rerender compares two). */
-		if (!was_idle && prev && now > prev &&
-		    (sp_load_relaxed(&syncprof__enabled) & SYNCPROF__PROFILING)) {
-			uint64_t gap = ticks_to_ns(now - prev);
-
-			if (gap > SP_HOLD_LATE_NS) {
-				sp_store_relaxed(&ticker.late, ++late_ticks);
-				if (gap > sp_load_relaxed(&ticker.gap_max_ns))
-					sp_store_relaxed(&ticker.gap_max_ns, gap);
-			}
-		}
-		prev = now;
-		/* Idle: nothing held and no push or pop for TICK_IDLE_AFTER
-		 * ticks; then tick every TICK_IDLE_NS until there is. */
-		activity = pubs_activity(&holding);
-		/* What the threads that hold a lock long are doing. */
-		if (tick_hook)
-			tick_hook(k, holding);
-		quiet = holding || activity != last_activity ? 0 : quiet + 1;
-		last_activity = activity;
-		was_idle = quiet >= TICK_IDLE_AFTER;
-		next.tv_nsec += was_idle ? TICK_IDLE_NS : SP_HOLD_TICK_NS;
-		while (next.tv_nsec >= 1000000000) {
-			next.tv_nsec -= 1000000000;
-			next.tv_sec++;
-		}
-		/* Absolute deadlines: lateness does not accumulate. */
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
-	}
-	return NULL;
-}
-
-/* Start the ticker; 0 or a negative errno.  Signals blocked, so that it
- * never runs a handler of the program; detached: it runs until exit. */
-static int ticker_start(void)
-{
-	int rc;
-
-	if (__atomic_exchange_n(&ticker.running, 1, __ATOMIC_ACQ_REL))
-		return 0;
-	rc = sp_start_detached(ticker_main, 64 * 1024, "syncprof-tick");
-	if (rc)
-		sp_store_release(&ticker.running, 0);
-	return -rc;
-}
-
-/* A fork child's ticker, started by its first timed hold (a child that
- * only execs never starts a thread).  Its own lock calls pass unrecorded. */
-static SP_NOINLINE void ticker_start_lazy__slowpath(void)
-{
-	struct sp_thread *saved;
-
-	if (!__atomic_exchange_n(&ticker.wanted, 0, __ATOMIC_ACQ_REL))
-		return;
-	saved = sp_thread_enter();
-	ticker_start();
-	sp_thread_leave(saved);
-}
-
-uint64_t sp_hold_tick_age_ns(uint64_t a)
-{
-	uint64_t r = sp_load_acquire(&sp_hold_tick), now = ticks(), t_a;
-
-	if (!a || a > r)
-		return 0;
-	if (r - a >= TICK_RING - 2)
-		return (r - a) * SP_HOLD_TICK_NS;
-	t_a = sp_load_relaxed(&ticker.clock[a % TICK_RING]);
-	return now > t_a ? ticks_to_ns(now - t_a) : 0;
-}
-
-/*
- * A hold stamped with tick @a, ended at clock @now: 1 when it is long
- * (since the tick after @a, at least SP_HOLD_LONG_LO_NS went by), with
- * *start the middle of when it can have begun (between the clocks of tick
- * @a and of the next one); 0 when it can be short.  Ticks older than the
- * ring: the hold is long (> 2 s), its start extrapolated from the ring's
- * oldest tick at the ring's mean period.
- */
-static int hold_is_long(uint64_t a, uint64_t now, uint64_t *start)
-{
-	uint64_t r = sp_load_acquire(&sp_hold_tick), t_a, t_a1;
-
-	if (r == a || !a)
-		return 0; /* no tick since (or no ticker when it began) */
-	if (r - a < TICK_RING - 2) {
-		t_a = sp_load_relaxed(&ticker.clock[a % TICK_RING]);
-		t_a1 = sp_load_relaxed(&ticker.clock[(a + 1) % TICK_RING]);
-		/* Still the ticks a and a + 1 (not overwritten meanwhile)? */
-		if (sp_load_acquire(&sp_hold_tick) - a < TICK_RING - 2) {
-			*start = t_a + (t_a1 - t_a) / 2;
-			return now > t_a1 && now - t_a1 >= ticker.long_lo_ticks;
-		}
-		r = sp_load_acquire(&sp_hold_tick);
-	}
-	{
-		uint64_t oldest = r - (TICK_RING - 3);
-		uint64_t t_old = sp_load_relaxed(&ticker.clock[oldest % TICK_RING]);
-		uint64_t t_r = sp_load_relaxed(&ticker.clock[r % TICK_RING]);
-		uint64_t period = t_r > t_old ? (t_r - t_old) / (TICK_RING - 3) : 0;
-		uint64_t back = (oldest - a) * period + period / 2;
-
-		*start = t_old > back ? t_old - back : 0;
-	}
-	return 1;
 }
 
 /* ---- the ramp: keys whose row has a sample --------------------------------- */
@@ -459,6 +279,9 @@ int sp_hold_ready;
 /* Last owner of each lock (hold.h); written only when it changes. */
 pid_t sp_hold_last_owner[1u << SP_OWNER_BITS] SP_LARGE;
 
+/* The held lists' activity, for the ticker (hold_tick.h): a sum of their
+ * states and whether anything is held; one walk of the list, as many
+ * blocks as threads ever held a lock at once. */
 static uint64_t pubs_activity(int *holding)
 {
 	uint64_t sum = 0;
@@ -723,8 +546,7 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->t0 = ticks();
 	sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
 	sp_pub_push(p, state);
-	if (SP_UNLIKELY(sp_load_relaxed(&ticker.wanted)))
-		ticker_start_lazy__slowpath();
+	sp_hold_ticker_start_lazy();
 	return 1;
 }
 
@@ -799,8 +621,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		sp_store_release(&h->since_ns, 0);
 	}
 	sp_pub_push(p, state);
-	if (SP_UNLIKELY(sp_load_relaxed(&ticker.wanted)))
-		ticker_start_lazy__slowpath();
+	sp_hold_ticker_start_lazy();
 }
 
 /* The hold that follows is timed: a countdown of one on the lock's owner
@@ -825,7 +646,7 @@ void sp_hold_waited(uintptr_t obj)
 static void held_end(const struct sp_held *h, uint64_t now)
 {
 	uint64_t start = 0, ns;
-	int is_long = hold_is_long(h->tick, now, &start);
+	int is_long = sp_hold_is_long(h->tick, now, &start);
 	struct sp_entry *e;
 
 	if (h->timed == SP_HOLD_UNTIMED && !is_long)
@@ -915,7 +736,7 @@ SP_NOINLINE void sp_hold_cond_begin(uintptr_t obj)
 
 		if (h->timed)
 			h->paused += now > h->t0 ? now - h->t0 : 0;
-		else if ((hold_is_long(h->tick, now, &start), start) && now > start)
+		else if ((sp_hold_is_long(h->tick, now, &start), start) && now > start)
 			h->paused = now - start;
 		if (!h->e)
 			h->e = held_entry(h);
@@ -1045,12 +866,6 @@ uint64_t sp_hold_untracked(void)
 	return sp_load_relaxed(&untracked);
 }
 
-void sp_hold_ticker_lateness(uint64_t *late_ticks, uint64_t *gap_max_ns)
-{
-	*late_ticks = sp_load_relaxed(&ticker.late);
-	*gap_max_ns = sp_load_relaxed(&ticker.gap_max_ns);
-}
-
 /*
  * In a child of fork() only the forking thread exists: its block gets the
  * child's tid; the other threads' blocks keep the locks they held (they
@@ -1066,12 +881,7 @@ void sp_hold_fork_child(void)
 		else if (tid > 0)
 			sp_store_release(&p->tid, SP_PUB_N(p->state) ? -tid : 0);
 	}
-	/* The ticker is the parent's: the child's own starts with its first
-	 * timed hold (sp_hold_acquired()). */
-	if (sp_load_relaxed(&ticker.running)) {
-		sp_store_relaxed(&ticker.running, 0);
-		sp_store_release(&ticker.wanted, 1);
-	}
+	sp_hold_ticker_fork_child();
 }
 
 int sp_hold_times_are_on(void)
@@ -1089,10 +899,8 @@ int sp_hold_init(unsigned sample, int with_times)
 	if (sp_hold_is_on())
 		return 0;
 	times = with_times;
-	if (times) {
+	if (times)
 		sp_clock_calibrate_now();
-		ticker.long_lo_ticks = sp_clock_ticks_per_sec() * SP_HOLD_LONG_LO_NS / 1000000000ull;
-	}
 	if (!sample)
 		sample = 1;
 	if (times)
@@ -1103,16 +911,9 @@ int sp_hold_init(unsigned sample, int with_times)
 		sp_hold_rate = (struct sp_hold_rate){ 0, 0, 1 };
 	if (pthread_key_create(&pub_key, pub_exit))
 		return -ENOMEM;
-	/* Without a ticker, every hold counts as short: sampled, as before.
-	 * Tick 1 is struck now, so that a hold begun before the ticker's
-	 * first tick has a start to be bounded from (and be long). */
-	if (times) {
-		if (!sp_load_relaxed(&sp_hold_tick)) {
-			sp_store_relaxed(&ticker.clock[1], ticks());
-			sp_store_release(&sp_hold_tick, 1);
-		}
-		ticker_start();
-	}
+	/* Without a ticker, every hold counts as short: sampled, as before. */
+	if (times)
+		sp_hold_ticker_init(pubs_activity);
 	sp_store_release(&sp_hold_ready, 1);
 	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks reach us */
 	return 0;

@@ -19,6 +19,11 @@
  * process that is still there; both waits sleep in read(), where attach
  * stops a thread.
  *
+ * With -y each thread also sleeps once (a microsecond): a context switch,
+ * which sends its exit's time account to the /proc files
+ * (account.c, sp_sched_self_unswitched()) - tests/account_churn.sh
+ * checks their ration so.
+ *
  * Invariants: the threads do the same work in every mode; a failed
  * pthread_create is an error (exit 1), never skipped silently.
  *
@@ -27,7 +32,7 @@
  * on the scheduler's order of wake-ups; batches of W are simpler and
  * alike in every mode.
  *
- * Usage: thread_churn [-s] [N] [W]
+ * Usage: thread_churn [-s] [-y] [N] [W]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -42,10 +47,16 @@
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long shared;
+static int sleep_once; /* -y */
 
 static void *worker(void *arg)
 {
 	(void)arg;
+	if (sleep_once) {
+		const struct timespec us = { 0, 1000 };
+
+		nanosleep(&us, NULL);
+	}
 	for (int i = 0; i < ROUNDS; i++) {
 		pthread_mutex_lock(&outer);
 		pthread_mutex_lock(&inner);
@@ -80,19 +91,23 @@ static int wait_stdin(int line)
 
 int main(int argc, char **argv)
 {
-	int gated = argc > 1 && !strcmp(argv[1], "-s");
+	int gated = 0;
 	long n, w;
 	pthread_t tids[MAX_WORKERS];
 	double t0, el;
 
-	if (gated) {
-		argv++;
-		argc--;
+	for (; argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2]; argv++, argc--) {
+		if (argv[1][1] == 's')
+			gated = 1;
+		else if (argv[1][1] == 'y')
+			sleep_once = 1;
+		else
+			break;
 	}
 	n = argc > 1 ? atol(argv[1]) : 40000;
 	w = argc > 2 ? atol(argv[2]) : 4;
 	if (n < 1 || w < 1 || w > MAX_WORKERS) {
-		fprintf(stderr, "usage: thread_churn [-s] [N] [W<=%d]\n", MAX_WORKERS);
+		fprintf(stderr, "usage: thread_churn [-s] [-y] [N] [W<=%d]\n", MAX_WORKERS);
 		return 2;
 	}
 	if (gated) {

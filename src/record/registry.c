@@ -251,7 +251,9 @@ static void thread_exit(void *arg)
 	tls_record = NULL;
 	/* Its own table, read by its owner; the name as the kernel has it now
 	 * (the thread may have renamed itself after registering). */
-	if (want && !account_admit(t->start_ns ? 1 : 2))
+	if (want && sp_sched_self_unswitched(t->start_ns, &s))
+		rc = 0; /* never left its CPU: no file to read */
+	else if (want && !account_admit(t->start_ns ? 1 : 2))
 		rc = 1; /* past the rate: counted, not read */
 	else if (want)
 		rc = sp_sched_read(t->tid, t->start_ns, &s); /* its own */

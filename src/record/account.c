@@ -207,17 +207,21 @@ out:
 }
 
 /*
- * A thread that had no context switch since it began (the trampoline's
- * clock, start_ns, is read on its CPU) ran all along: its lifetime is
- * running time, nothing preempted, nothing blocked - what schedstat
- * would say, less the wait for its first CPU, which came before start_ns
- * (outside its lifetime) and which schedstat counts as preempted all the
- * same.  Its life starts at start_ns or its CPU time ago, whichever is
- * earlier.  A voluntary switch (a sleep, a futex wait) or an involuntary one
- * (preempted, a yield) sends it to the files.  Short threads mostly have
- * none: their exits then cost two system calls (~1 us) instead of the
- * open, read and close of a /proc file that the kernel makes for a new
- * thread on first use (~20 us each, 2026-11-28; docs/accounting.md).
+ * A thread that had no context switch since it began ran all along: its
+ * lifetime is running time, nothing preempted, nothing blocked - what
+ * schedstat would say, less the wait for its first CPU, which came
+ * before its life as the preload's trampoline clocks it (start_ns, read
+ * on its CPU) and which schedstat counts as preempted all the same.  Its
+ * life starts at its CPU time ago (glibc's start of a thread, its first
+ * page faults: tens of us before the trampoline's clock), or at start_ns
+ * when that is earlier (a CPU clock that leaves out a hypervisor's
+ * steal time); so a thread whose start is unknown (compiled in, under
+ * attach) is accounted so too.  A voluntary switch (a sleep, a futex
+ * wait) or an involuntary one (preempted, a yield) sends it to the
+ * files.  Short threads mostly have none: their exits then cost two
+ * system calls (~1 us) instead of the open, read and close of a /proc
+ * file that the kernel makes for a new thread on first use (~20 us each,
+ * 2026-11-28; docs/accounting.md).
  */
 int sp_sched_self_unswitched(uint64_t start_ns, struct sp_sched *out)
 {
@@ -225,17 +229,15 @@ int sp_sched_self_unswitched(uint64_t start_ns, struct sp_sched *out)
 	struct rusage ru;
 	struct timespec cpu;
 
-	if (!start_ns || getrusage(RUSAGE_THREAD, &ru) || ru.ru_nvcsw || ru.ru_nivcsw ||
+	if (getrusage(RUSAGE_THREAD, &ru) || ru.ru_nvcsw || ru.ru_nivcsw ||
 	    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)) {
 		errno = saved;
 		return 0;
 	}
 	out->now_ns = sp_boottime_ns();
 	out->running_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
-	/* Its CPU time counts from its first instant on a CPU, before the
-	 * trampoline's clock (glibc's start of a thread, its first page
-	 * faults: tens of us): it began no later than that much ago. */
-	if (out->now_ns - start_ns < out->running_ns && out->now_ns > out->running_ns)
+	if ((!start_ns || out->now_ns - start_ns < out->running_ns) &&
+	    out->now_ns > out->running_ns)
 		start_ns = out->now_ns - out->running_ns;
 	out->start_ns = start_ns;
 	out->start_ticks = 0;

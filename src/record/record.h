@@ -575,9 +575,10 @@ uint64_t sp_boottime_ns(void);
  * allocation, no lock.  Never call it on the lock path. */
 int sp_sched_read(pid_t tid, uint64_t start_ns, struct sp_sched *out);
 /* The calling thread's account without /proc, when it can be had so: it
- * has its exact start (@start_ns, not 0) and never left its CPU since
- * (no context switch, getrusage(RUSAGE_THREAD)): 1, *@out filled but its
- * name.  0 else (nothing filled).  Keeps errno. */
+ * never left its CPU since it began (no context switch,
+ * getrusage(RUSAGE_THREAD)): 1, *@out filled but its name, its start
+ * @start_ns (0: unknown) or its CPU time ago, the earlier.  0 else
+ * (nothing filled).  Keeps errno. */
 int sp_sched_self_unswitched(uint64_t start_ns, struct sp_sched *out);
 /* Set by the preload's pthread_create() in each thread it starts, first
  * thing: CLOCK_BOOTTIME then; 0 in any other thread.  The thread's record

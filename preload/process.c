@@ -194,10 +194,12 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
  * object's): resolve, read SYNCPROF_OPTIONS, compute wrapper ranges, warm
  * the unwinder, register this thread - all outside any lock call.
  */
-__attribute__((constructor(101))) static void preload_init(void)
+__attribute__((constructor(101))) static void preload_init(int argc, char **argv, char **envp)
 {
 	struct sp_thread *saved;
 
+	(void)envp;
+	sp_command_from_argv(argc, argv); /* glibc gives constructors argv */
 	sp_real_resolve_all();
 	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
 										  "execve");

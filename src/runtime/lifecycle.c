@@ -622,7 +622,7 @@ static void runtime_start(const char *attach_options)
 	} else {
 		sp_options_env(&sp_opts, stderr); /* warns once per process tree */
 	}
-	sp_command_read();
+	sp_command_read(!attach_options);
 	if (!attach_options) {
 		stderr_keep();
 		run_role_init();
@@ -717,7 +717,10 @@ int sp_runtime_attach(const char *options)
 	return 0;
 }
 
-__attribute__((constructor)) static void syncprof_constructor(void)
+/* glibc calls a constructor with the program's argc, argv and envp. */
+__attribute__((constructor)) static void syncprof_constructor(int argc, char **argv, char **envp)
 {
+	(void)envp;
+	sp_command_from_argv(argc, argv);
 	sp_runtime_init();
 }

@@ -44,9 +44,13 @@ extern const struct sp_fork_hooks *sp_attach_fork_hooks;
 
 /* How long profiling was on since start-up or the last reset. */
 uint64_t sp_profiled_ns(void);
-/* The program's command line, read once at start-up. */
+/* The program's command line, read once at start-up: from the argv that
+ * glibc hands the constructors (init_array functions are called with
+ * argc, argv and envp), given with sp_command_from_argv(), when
+ * @at_start; else (under attach) from /proc/self/cmdline. */
 const char *sp_command(void);
-void sp_command_read(void);
+void sp_command_from_argv(int argc, char **argv);
+void sp_command_read(int at_start);
 /* Whether profiling was ever switched on; start-up dates the state. */
 int sp_ever_enabled(void);
 void sp_state_started(void);

@@ -19,7 +19,7 @@
  * process that is still there; both waits sleep in read(), where attach
  * stops a thread.
  *
- * With -y each thread also sleeps once (a microsecond): a context switch,
+ * With -y each thread also sleeps once (100 us): a context switch,
  * which sends its exit's time account to the /proc files
  * (account.c, sp_sched_self_unswitched()) - tests/account_churn.sh
  * checks their ration so.
@@ -53,7 +53,9 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	if (sleep_once) {
-		const struct timespec us = { 0, 1000 };
+		/* long enough to block: a sleep whose timer has expired
+		 * before the thread would block returns without a switch */
+		const struct timespec us = { 0, 100 * 1000 };
 
 		nanosleep(&us, NULL);
 	}

@@ -93,7 +93,7 @@ struct sp_hold_pub {
 	uint64_t hs_now_since_ns;
 	int hs_class;
 	pid_t hs_tid;
-	/* holdstate.c's stacks (frames=N): the ticker's request to the
+	/* holdwhere.c's stacks (frames=N): the ticker's request to the
 	 * thread's signal handler (wh_req) and the handler's answer (wh_done
 	 * = wh_req, wh_pc: where the thread was, 0 when it could not say);
 	 * the ticker's only: the interval that waits for the answer, as its

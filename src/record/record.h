@@ -709,9 +709,6 @@ extern int sp_hold_ready;
  * Return 0, or -ENOMEM (then the program runs on without it).
  */
 int sp_hold_init(unsigned sample, int times);
-/* The ticker's call at each tick, @holding when something is held (the
- * hold states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding));
 /* Hold times, owner changes and blame are recorded (hold=1), not only the
  * held lists. */
 int sp_hold_times_are_on(void);
@@ -847,6 +844,12 @@ struct sp_blame_view {
  * the row, but blamed on no one). */
 /* Holds not tracked: more locks held at once than a list holds. */
 uint64_t sp_hold_untracked(void);
+
+/* ---- "hold_tick.c": the hold tick ---------------------------------------- */
+
+/* The ticker's call at each tick, @holding when something is held (the
+ * hold states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
+void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding));
 /* Ticks of the hold ticker that came more than 750 us after the previous
  * one while it was active, and the longest gap (ns); since start-up (a
  * reset keeps them: they qualify every hold time measured since). */
@@ -875,24 +878,6 @@ struct sp_holdstate_view {
 	uint64_t sys_ns[SP_HS_SYSCALLS];
 	unsigned n_sys;
 };
-/* Where in the critical section (frames=N): the time of a record's long
- * holds at one point of the holder's code, in one class (@class:
- * SP_HS_RUNNING for running or runnable, SP_HS_OTHER, or SP_HS_FIXED with
- * @sys_nr a system call). */
-struct sp_holdwhere_view {
-	uint8_t type;
-	uintptr_t obj;
-	struct sp_site holder;
-	uintptr_t pc;
-	int class;
-	long sys_nr;
-	uint64_t ns;
-};
-void sp_holdstate_where_foreach(void (*fn)(const struct sp_holdwhere_view *v, void *arg),
-				void *arg);
-/* Points found, and samples that found none (their intervals are in the
- * hold states, not at a point), since start-up. */
-void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped);
 /* Long holds begin this many hold ticks after their acquisition (0:
  * states off); set at start-up from hold_states=MS. */
 extern unsigned sp_holdstate_long_ticks;
@@ -933,6 +918,27 @@ void sp_blame_foreach(void (*fn)(const struct sp_blame_view *b, void *arg), void
 int sp_blame_init(void);
 uint64_t sp_blame_lost(void);
 void sp_blame_snapshot(void);
+
+/* ---- "holdwhere.c": where in the critical section they were ----------- */
+
+/* Where in the critical section (frames=N): the time of a record's long
+ * holds at one point of the holder's code, in one class (@class:
+ * SP_HS_RUNNING for running or runnable, SP_HS_OTHER, or SP_HS_FIXED with
+ * @sys_nr a system call). */
+struct sp_holdwhere_view {
+	uint8_t type;
+	uintptr_t obj;
+	struct sp_site holder;
+	uintptr_t pc;
+	int class;
+	long sys_nr;
+	uint64_t ns;
+};
+void sp_holdstate_where_foreach(void (*fn)(const struct sp_holdwhere_view *v, void *arg),
+				void *arg);
+/* Points found, and samples that found none (their intervals are in the
+ * hold states, not at a point), since start-up. */
+void sp_holdstate_where_cost(uint64_t *points, uint64_t *dropped);
 
 /* ---- "stack.c" --------------------------------------------------------- */
 

@@ -123,7 +123,7 @@ struct sp_hold_state {
 };
 #define SP_HOLD_STATES_MAX 12 /* per row; more: folded into "other" */
 
-/* Where in the critical section (frames=N, record/holdstate.c): time of a
+/* Where in the critical section (frames=N, record/holdwhere.c): time of a
  * row's long holds with the holder at one point of its own code, in one
  * state ("running" - or runnable -, "other", "syscall:NAME"). */
 struct sp_hold_where {
@@ -346,7 +346,7 @@ size_t sp_syscalls_under_lock(const struct sp_rows *rows, struct sp_syscall_unde
 /* The sum of @d's hold states. */
 uint64_t sp_hold_states_total(const struct sp_row_detail *d);
 /* Add @ns at point @pc in @state (a static or profile string) to @r's
- * list (record/holdstate.c's where): -ENOMEM or 0. */
+ * list (record/holdwhere.c): -ENOMEM or 0. */
 int sp_rows_hold_where_add(struct sp_rows *rows, struct sp_row *r, uintptr_t pc,
 			   const struct sp_frame *names, const char *state, uint64_t ns);
 uint64_t sp_hold_where_total(const struct sp_row_detail *d);

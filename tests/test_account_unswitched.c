@@ -57,21 +57,29 @@ static struct result in_thread(int sleep_first, int with_start)
 	return r;
 }
 
+/* A thread that only reads its clocks has no switch, unless the machine
+ * preempted it: one in 1,000 is enough.  Its result, given. */
+static struct result unswitched(int with_start, int *tries)
+{
+	struct result r;
+
+	for (*tries = 1; *tries <= 1000; ++*tries) {
+		r = in_thread(0, with_start);
+		if (r.given)
+			break;
+	}
+	T_ASSERT_INT(r.given, ==, 1);
+	T_ASSERT_INT(r.errno_after, ==, 1234);
+	return r;
+}
+
 int main(void)
 {
 	struct result r;
 	struct sp_account_figs f;
 	int tries;
 
-	/* A thread that only reads its clocks has no switch, unless the
-	 * machine preempted it: one in 1,000 is enough. */
-	for (tries = 0; tries < 1000; tries++) {
-		r = in_thread(0, 1);
-		if (r.given)
-			break;
-	}
-	T_ASSERT_INT(r.given, ==, 1);
-	T_ASSERT_INT(r.errno_after, ==, 1234);
+	r = unswitched(1, &tries);
 	/* it began when it began running: its CPU time ago at the latest */
 	T_ASSERT(r.s.start_ns <= r.start_ns);
 	T_ASSERT(r.s.now_ns - r.s.start_ns >= r.s.running_ns);
@@ -85,7 +93,7 @@ int main(void)
 	T_ASSERT_INT(f.preempted_ns, ==, 0);
 	T_ASSERT_INT(f.running_ns, ==, r.s.running_ns);
 	T_ASSERT(f.running_ns <= f.lifetime_ns);
-	printf("unswitched thread (try %d): lived %llu ns, ran %llu ns\n", tries + 1,
+	printf("unswitched thread (try %d): lived %llu ns, ran %llu ns\n", tries,
 	       (unsigned long long)f.lifetime_ns, (unsigned long long)r.s.running_ns);
 
 	r = in_thread(1, 1);
@@ -95,13 +103,7 @@ int main(void)
 	puts("a thread that slept: refused, nothing filled");
 
 	/* without its start (compiled in, attached): its CPU time ago */
-	for (tries = 0; tries < 1000; tries++) {
-		r = in_thread(0, 0);
-		if (r.given)
-			break;
-	}
-	T_ASSERT_INT(r.given, ==, 1);
-	T_ASSERT_INT(r.errno_after, ==, 1234);
+	r = unswitched(0, &tries);
 	T_ASSERT_INT(r.s.now_ns - r.s.start_ns, ==, r.s.running_ns);
 	T_ASSERT_INT(r.s.preempted_ns, ==, 0);
 	puts("a thread without its start: its life is its CPU time");

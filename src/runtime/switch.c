@@ -94,9 +94,9 @@ void sp_command_from_argv(int argc, char **argv)
 		start_argv = argv;
 }
 
-/* The arguments, each ended by a space, as /proc/self/cmdline gives them
- * with NULs: without the file's open, read and close (~20 us here on a
- * process's first /proc file). */
+/* The arguments into command[], each ended by a NUL as /proc/self/cmdline
+ * gives them (sp_command_read() makes them spaces), without the file's
+ * open, read and close (~20 us here for a process's first /proc file). */
 static ssize_t command_of_argv(char **argv)
 {
 	size_t n = 0;

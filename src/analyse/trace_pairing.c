@@ -16,27 +16,42 @@
 
 /* ---- second pass: pairing --------------------------------------------- */
 
+/*
+ * Room for element @n of a track array of the timeline (*@v, capacity
+ * *@cap, elements of @size) and of its pass-private state (*@st,
+ * elements of @st_size), which grows with it: both zeroed there.  0, or
+ * -ENOMEM.
+ */
+static int grow_track(void *v, size_t *cap, size_t n, size_t size, void *st, size_t st_size)
+{
+	size_t old = *cap;
+	unsigned char **pv = v, **pst = st;
+
+	if (sp_grow(v, cap, n, size))
+		return -ENOMEM;
+	if (old != *cap) {
+		unsigned char *grown = realloc(*pst, *cap * st_size);
+
+		if (!grown)
+			return -ENOMEM;
+		*pst = grown;
+	}
+	memset(*pv + n * size, 0, size);
+	memset(*pst + n * st_size, 0, st_size);
+	return 0;
+}
+
 static uint32_t thread_index(struct sp_timeline *tl, uint32_t tid)
 {
 	struct sp_tl_private *p = tl->priv;
 	uint32_t i = map_get(&p->threads, tid, 0, 0);
-	size_t cap;
 
 	if (i != SP_TL_NONE)
 		return i;
-	cap = tl->cap_threads;
-	if (sp_grow(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads)))
+	if (grow_track(&tl->threads, &tl->cap_threads, tl->n_threads, sizeof(*tl->threads), &p->ts,
+		       sizeof(*p->ts)))
 		return SP_TL_NONE;
-	if (cap != tl->cap_threads) {
-		struct tstate *v = realloc(p->ts, tl->cap_threads * sizeof(*v));
-
-		if (!v)
-			return SP_TL_NONE;
-		p->ts = v;
-	}
 	i = (uint32_t)tl->n_threads;
-	memset(&tl->threads[i], 0, sizeof(tl->threads[i]));
-	memset(&p->ts[i], 0, sizeof(p->ts[i]));
 	tl->threads[i].tid = tid;
 	tl->threads[i].lanes = 1;
 	if (map_put(&p->threads, tid, 0, 0, i))
@@ -49,23 +64,13 @@ static uint32_t lock_index(struct sp_timeline *tl, uint64_t obj, int type)
 {
 	struct sp_tl_private *p = tl->priv;
 	uint32_t i = map_get(&p->locks, obj, 0, 0);
-	size_t cap;
 
 	if (i != SP_TL_NONE)
 		return i;
-	cap = tl->cap_locks;
-	if (sp_grow(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks)))
+	if (grow_track(&tl->locks, &tl->cap_locks, tl->n_locks, sizeof(*tl->locks), &p->ls,
+		       sizeof(*p->ls)))
 		return SP_TL_NONE;
-	if (cap != tl->cap_locks) {
-		struct lstate *v = realloc(p->ls, tl->cap_locks * sizeof(*v));
-
-		if (!v)
-			return SP_TL_NONE;
-		p->ls = v;
-	}
 	i = (uint32_t)tl->n_locks;
-	memset(&tl->locks[i], 0, sizeof(tl->locks[i]));
-	memset(&p->ls[i], 0, sizeof(p->ls[i]));
 	tl->locks[i].obj = obj;
 	tl->locks[i].type = (uint8_t)type;
 	tl->locks[i].first_site = SP_TL_NONE;

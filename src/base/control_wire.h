@@ -1,8 +1,8 @@
 /*
  * control_wire.h - what both ends of the control socket agree on: the
- * longest request line.  The server is src/runtime/control.c, the client
- * tools/syncprof/ctl_client.c (for 'ctl' and 'top'); the protocol is in
- * docs/control.md.
+ * longest request line and where the sockets live.  The server is
+ * src/runtime/control.c, the client tools/syncprof/ctl_client.c (for 'ctl'
+ * and 'top'); the protocol is in docs/control.md.
  * Also the report box of 'syncprof attach' (preload/attach.c writes it,
  * tools/syncprof/cmd_attach.c reads it).
  * Private to src/runtime, preload/ and tools/syncprof.
@@ -13,7 +13,39 @@
 
 #define SP_CTL_LINE_MAX 1024 /* longest request line, newline included */
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+/*
+ * Where @uid's control sockets may live, in the order the server tries
+ * them: candidate @i (0, 1, ...) into @buf; 0, -ENOENT past the last, or
+ * -ENAMETOOLONG.  $SYNCPROF_CONTROL_DIR alone when it is set; else
+ * /dev/shm/syncprof-UID, then /tmp/syncprof-UID.  The server binds in the
+ * first that it can make a private directory of (control.c), the client
+ * looks in each (it checks the answering pid, SO_PEERCRED).  tmpfs first:
+ * making a socket's file costs 15 us on /dev/shm against 760-840 us on the
+ * ext4 /tmp of the VM of docs/cost.md ("Per process"), on every profiled
+ * process's start.
+ */
+static inline int sp_ctl_dir(uid_t uid, int i, char *buf, size_t size)
+{
+	static const char *const roots[] = { "/dev/shm", "/tmp" };
+	const char *env = getenv("SYNCPROF_CONTROL_DIR");
+	int n;
+
+	if (env && *env)
+		n = i ? -1 : snprintf(buf, size, "%s", env);
+	else if (i < 0 || i >= (int)(sizeof(roots) / sizeof(*roots)))
+		n = -1;
+	else
+		n = snprintf(buf, size, "%s/syncprof-%u", roots[i], (unsigned)uid);
+	if (n < 0)
+		return -ENOENT;
+	return (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
 
 /*
  * The report of an attach session, rendered in the target by the attach

@@ -3,16 +3,17 @@
  * report on a signal.
  *
  * What it does.  With SYNCPROF_OPTIONS control=1 the process listens on
- * the Unix socket DIR/PID.sock, DIR being $SYNCPROF_CONTROL_DIR or
- * /tmp/syncprof-UID; 'syncprof ctl PID ...' connects there and sends one
+ * the Unix socket DIR/PID.sock, DIR being $SYNCPROF_CONTROL_DIR or else
+ * /dev/shm/syncprof-UID, or /tmp/syncprof-UID where that cannot be made
+ * (control_wire.h, sp_ctl_dir()); 'syncprof ctl PID ...' connects there and sends one
  * request line (control_proto.c).  With warn_wait=MS the same thread runs
  * the watchdog (watchdog.c); with report_signal=USR2 it prints a report
  * when the signal arrives.
  *
  * Access.  DIR is created 0700 and must be a directory owned by us with no
  * group/other permission bits, else the socket is not created (a warning
- * says why): that stops another user from pre-creating it in /tmp.  The
- * socket is chmod'ed 0600.  Every accepted connection is checked with
+ * says why): that stops another user from pre-creating it in /dev/shm or
+ * /tmp (the next candidate is tried then).  The socket is chmod'ed 0600.  Every accepted connection is checked with
  * SO_PEERCRED: a peer that is neither our effective uid nor root is closed
  * without a byte of answer.
  *
@@ -126,18 +127,6 @@ static int helper_move(int from, int to)
 					   __ATOMIC_ACQUIRE);
 }
 
-int sp_control_dir(char *buf, size_t size)
-{
-	const char *env = getenv("SYNCPROF_CONTROL_DIR");
-	int n;
-
-	if (env && *env)
-		n = snprintf(buf, size, "%s", env);
-	else
-		n = snprintf(buf, size, "/tmp/syncprof-%u", (unsigned)geteuid());
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
 /* DIR exists (or is created) as a private directory of ours. */
 static int private_dir(const char *dir)
 {
@@ -155,19 +144,30 @@ static int private_dir(const char *dir)
 static int open_socket(void)
 {
 	struct sockaddr_un addr;
-	char dir[sizeof(helper.sock_path)];
-	int fd, rc;
+	char dir[sizeof(helper.sock_path)], first[sizeof(helper.sock_path)];
+	int fd, rc, first_rc = 0;
 
-	rc = sp_control_dir(dir, sizeof(dir) - 16);
-	if (rc)
-		return rc;
-	rc = private_dir(dir);
-	if (rc) {
-		fprintf(stderr,
-			"syncprof: control socket not started: %s must be a directory owned by "
-			"uid %u with mode 0700 (%s)\n",
-			dir, (unsigned)geteuid(), strerror(-rc));
-		return rc;
+	first[0] = '\0';
+
+	/* The first candidate (control_wire.h) we can make our own. */
+	for (int i = 0;; i++) {
+		rc = sp_ctl_dir(geteuid(), i, dir, sizeof(dir) - 16);
+		if (rc == -ENOENT) {
+			fprintf(stderr,
+				"syncprof: control socket not started: %s must be a directory "
+				"owned by uid %u with mode 0700 (%s)\n",
+				first, (unsigned)geteuid(), strerror(-first_rc));
+			return first_rc;
+		}
+		if (rc)
+			return rc;
+		rc = private_dir(dir);
+		if (!rc)
+			break;
+		if (!i) {
+			memcpy(first, dir, sizeof(first));
+			first_rc = rc;
+		}
 	}
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;

@@ -97,8 +97,6 @@ void sp_control_exit(void);
 void sp_control_exit_now(void);
 void sp_control_fork_child(void);
 void sp_control_fork_prepare(void);
-/* $SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID, into @buf. */
-int sp_control_dir(char *buf, size_t size);
 
 /* ---- "control_proto.c" ------------------------------------------------ */
 

@@ -36,9 +36,6 @@ char *cli_find_preload(void);
 
 #include <sys/types.h>
 
-/* DIR of the control sockets of processes owned by @uid
- * ($SYNCPROF_CONTROL_DIR or /tmp/syncprof-UID); -ENAMETOOLONG. */
-int cli_ctl_socket_dir(uid_t uid, char *buf, size_t size);
 /* /proc/PID/comm of @pid into @buf ("" when unknown); 0 or a negative errno. */
 int cli_read_comm(pid_t pid, char *buf, size_t size);
 /*

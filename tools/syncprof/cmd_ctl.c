@@ -51,7 +51,8 @@ static const char help[] =
 	"%s"
 	"Report options not given keep the process's own SYNCPROF_OPTIONS values.\n"
 	"\n"
-	"Sockets live in $SYNCPROF_CONTROL_DIR, by default /tmp/syncprof-UID.\n"
+	"Sockets live in $SYNCPROF_CONTROL_DIR, by default /dev/shm/syncprof-UID\n"
+	"(or /tmp/syncprof-UID where /dev/shm cannot hold it).\n"
 	"Exit status: 0 done, 1 the process could not be reached or refused,\n"
 	"2 bad usage.\n"
 	"Example: syncprof ctl 4242 report -n 10 -s avg\n";
@@ -73,56 +74,76 @@ static int ctl_request(pid_t pid, const char *line, char **payload, size_t *plen
 	return 1;
 }
 
-static int cmp_pid(const void *a, const void *b)
+struct listed {
+	int pid, dir; /* the candidate (sp_ctl_dir) its socket is in */
+};
+
+static int cmp_listed(const void *a, const void *b)
 {
-	return *(const int *)a - *(const int *)b;
+	const struct listed *x = a, *y = b;
+
+	return x->pid != y->pid ? (x->pid > y->pid) - (x->pid < y->pid) : x->dir - y->dir;
 }
 
 static int do_list(void)
 {
-	char dir[108], on[16], thr[16], sites[16], cmd[256];
-	int pids[4096], n = 0;
+	char dirs[2][108], on[16], thr[16], sites[16], cmd[256];
+	static struct listed pids[4096];
+	int n = 0, ndirs = 0, seen = 0, rc;
 	struct dirent *d;
 	DIR *dp;
 
-	if (cli_ctl_socket_dir(geteuid(), dir, sizeof(dir))) {
+	/* Every candidate of the server's (control_wire.h). */
+	while (ndirs < 2 && !(rc = sp_ctl_dir(geteuid(), ndirs, dirs[ndirs], sizeof(dirs[0]))))
+		ndirs++;
+	if (rc == -ENAMETOOLONG) {
 		cli_error("ctl", "SYNCPROF_CONTROL_DIR is too long");
 		return 1;
 	}
-	dp = opendir(dir);
-	if (!dp) {
-		if (errno == ENOENT) {
-			fprintf(stderr, "syncprof ctl: no controllable process (%s does not exist)\n",
-				dir);
-			return 0;
+	for (int k = 0; k < ndirs; k++) {
+		dp = opendir(dirs[k]);
+		if (!dp) {
+			if (errno == ENOENT)
+				continue;
+			cli_error("ctl", "cannot read %s: %s", dirs[k], strerror(errno));
+			return 1;
 		}
-		cli_error("ctl", "cannot read %s: %s", dir, strerror(errno));
-		return 1;
-	}
-	while ((d = readdir(dp)) && n < (int)(sizeof(pids) / sizeof(*pids))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
+		seen++;
+		while ((d = readdir(dp)) && n < (int)(sizeof(pids) / sizeof(*pids))) {
+			char *end;
+			long pid = strtol(d->d_name, &end, 10);
 
-		if (pid > 0 && !strcmp(end, ".sock"))
-			pids[n++] = (int)pid;
+			if (pid > 0 && !strcmp(end, ".sock"))
+				pids[n++] = (struct listed){ (int)pid, k };
+		}
+		closedir(dp);
 	}
-	closedir(dp);
-	qsort(pids, (size_t)n, sizeof(*pids), cmp_pid);
+	if (!seen) {
+		fprintf(stderr, "syncprof ctl: no controllable process (%s%s%s does not exist)\n",
+			dirs[0], ndirs > 1 ? " nor " : "", ndirs > 1 ? dirs[1] : "");
+		return 0;
+	}
+	qsort(pids, (size_t)n, sizeof(*pids), cmp_listed);
 	printf("%8s  %-9s  %7s  %7s  %s\n", "PID", "profiling", "threads", "sites", "command");
 	for (int i = 0; i < n; i++) {
 		char *payload = NULL;
 		size_t plen;
 
-		if (ctl_request(pids[i], "status\n", &payload, &plen, 1)) {
+		if (i && pids[i].pid == pids[i - 1].pid)
+			continue; /* in both directories: asked once */
+		if (ctl_request(pids[i].pid, "status\n", &payload, &plen, 1)) {
 			char path[160];
 
-			/* The process is gone: its socket file is litter. */
-			snprintf(path, sizeof(path), "%s/%d.sock", dir, pids[i]);
-			if (kill(pids[i], 0) && errno == ESRCH)
-				unlink(path);
+			/* The process is gone: its socket files are litter. */
+			if (kill(pids[i].pid, 0) && errno == ESRCH)
+				for (int j = i; j < n && pids[j].pid == pids[i].pid; j++) {
+					snprintf(path, sizeof(path), "%s/%d.sock",
+						 dirs[pids[j].dir], pids[j].pid);
+					unlink(path);
+				}
 			continue;
 		}
-		printf("%8d  %-9s  %7s  %7s  %s\n", pids[i],
+		printf("%8d  %-9s  %7s  %7s  %s\n", pids[i].pid,
 		       cli_ctl_field(payload, "profiling", on, sizeof(on)),
 		       cli_ctl_field(payload, "threads", thr, sizeof(thr)),
 		       cli_ctl_field(payload, "sites", sites, sizeof(sites)),

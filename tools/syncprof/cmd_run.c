@@ -304,8 +304,8 @@ static void usage(FILE *f)
 	      "Environment: SYNCPROF_PRELOAD overrides where " PRELOAD_NAME " is\n"
 	      "looked for; SYNCPROF_OPTIONS already set is kept, options given here win.\n"
 	      "TMPDIR: where run makes the private directory the program hands its\n"
-	      "profile over in (default /tmp; when it cannot, the program names its\n"
-	      "call sites itself).  SYNCPROF_RUN_RUSAGE=1: run prints PROGRAM's peak\n"
+	      "profile over in (default /dev/shm, else /tmp; when it cannot, the\n"
+	      "program names its call sites itself).  SYNCPROF_RUN_RUSAGE=1: run prints PROGRAM's peak\n"
 	      "RSS when it ends (for measurements).\n",
 	      f);
 }

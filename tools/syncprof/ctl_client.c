@@ -33,6 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/control_wire.h"
 #include "cli.h"
 
 #define CTL_TIMEOUT_MS 30000
@@ -47,15 +48,6 @@ static int fail(char *err, size_t size, int rc, const char *fmt, ...)
 	vsnprintf(err, size, fmt, ap);
 	va_end(ap);
 	return rc;
-}
-
-int cli_ctl_socket_dir(uid_t uid, char *buf, size_t size)
-{
-	const char *env = getenv("SYNCPROF_CONTROL_DIR");
-	int n = env && *env ? snprintf(buf, size, "%s", env)
-			    : snprintf(buf, size, "/tmp/syncprof-%u", (unsigned)uid);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 int cli_read_comm(pid_t pid, char *buf, size_t size)
@@ -84,6 +76,7 @@ static int ctl_connect(pid_t pid, char *err, size_t esize)
 	socklen_t len = sizeof(cred);
 	char dir[sizeof(addr.sun_path)], comm[64], proc[64];
 	struct stat st;
+	uid_t uid;
 	int fd;
 
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
@@ -102,18 +95,35 @@ static int ctl_connect(pid_t pid, char *err, size_t esize)
 			    "process %d (%s) belongs to uid %u, not to you (uid %u); only "
 			    "its owner or root can control it",
 			    (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
-	if (cli_ctl_socket_dir(st.st_uid, dir, sizeof(dir) - 16))
-		return fail(err, esize, -ENAMETOOLONG,
-			    "SYNCPROF_CONTROL_DIR is too long for a socket path");
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%.*s/%d.sock", (int)(sizeof(dir) - 16),
-		 dir, (int)pid);
-	if (lstat(addr.sun_path, &st) || !S_ISSOCK(st.st_mode))
-		return fail(err, esize, -ENOENT,
-			    "process %d (%s) is not profiled with a control socket (no %s); "
-			    "start it with SYNCPROF_OPTIONS=control=1",
-			    (int)pid, comm, addr.sun_path);
+	/* The first of the server's candidates (control_wire.h) that has
+	 * the socket: the pid that answers is checked below. */
+	uid = st.st_uid;
+	for (int i = 0;; i++) {
+		int rc = sp_ctl_dir(uid, i, dir, sizeof(dir) - 16);
+
+		if (rc == -ENAMETOOLONG)
+			return fail(err, esize, rc,
+				    "SYNCPROF_CONTROL_DIR is too long for a socket path");
+		if (rc) {
+			char where[2 * sizeof(addr.sun_path) + 16];
+
+			sp_ctl_dir(uid, 0, where, sizeof(where));
+			if (!sp_ctl_dir(uid, 1, dir, sizeof(dir) - 16))
+				snprintf(where + strlen(where), sizeof(where) - strlen(where),
+					 " or %s", dir);
+			return fail(err, esize, -ENOENT,
+				    "process %d (%s) is not profiled with a control socket "
+				    "(no %d.sock in %s); start it with "
+				    "SYNCPROF_OPTIONS=control=1",
+				    (int)pid, comm, (int)pid, where);
+		}
+		memset(&addr, 0, sizeof(addr));
+		addr.sun_family = AF_UNIX;
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%.*s/%d.sock",
+			 (int)(sizeof(dir) - 16), dir, (int)pid);
+		if (!lstat(addr.sun_path, &st) && S_ISSOCK(st.st_mode))
+			break;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		int e = errno;

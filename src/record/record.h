@@ -239,6 +239,10 @@ struct sp_table {
 	int home_failed;             /* owner only: the home arrays could not be mapped */
 	struct sp_entry *home;       /* SP_LOCK_SLOTS entries, mmap'd at the first insert */
 	struct sp_entry_cold *home_cold;
+	/* The home arrays a record's mapping lent (sp_table_init_in()),
+	 * published as @home at the first insert, whose write is the first
+	 * touch of its page (table.c, home_alloc()). */
+	struct sp_entry *home_lent;
 	/* Non-NULL: the home arrays and this first index are parts of a
 	 * mapping the table does not own (sp_table_init_in()), unmapped
 	 * neither with the table nor when the index grows. */
@@ -403,6 +407,12 @@ static inline struct sp_entry *sp_table_find(const struct sp_table *t, const str
 					     uintptr_t obj, int op)
 {
 	return sp_table_find_key(t, site->file, site->pc, site->line, obj, op);
+}
+
+/* Whether @e is one of @t's home slots. */
+static inline int sp_table_is_home(const struct sp_table *t, const struct sp_entry *e)
+{
+	return t->home && e >= t->home && e < t->home + SP_LOCK_SLOTS;
 }
 
 /* Owner only: the home slot of @obj in @t (free, or another key's), or

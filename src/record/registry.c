@@ -465,7 +465,13 @@ SP_NOINLINE struct sp_entry *sp_entry_insert__slowpath(struct sp_thread *t,
 	if (sp_hold_times_on_fast() && sp_op_holds(op) && sp_hold_ramp_known(e))
 		sp_store_release(&e->flags, e->flags | SP_ENTRY_NO_RAMP);
 	t->last = e;
-	if (op != SP_TYPE_JOIN) /* joins: sp_join_entry_get() */
+	/* Not for joins (sp_join_entry_get()), nor for an entry in its
+	 * lock's home slot, where every lookup looks before near[]
+	 * (SP_ENTRY_CACHED()): a fresh thread's near[] page stays unwritten,
+	 * and its first read (the shared zero page) is not followed by a
+	 * write that replaces it (table.c, home_alloc(), says what that
+	 * costs). */
+	if (op != SP_TYPE_JOIN && !sp_table_is_home(&t->table, e))
 		t->near[sp_near_slot(obj, sp_site_salt(site->file, site->pc, site->line))] = e;
 	if (t == sp_tls_self)
 		sp_tls_home_sync(t); /* home slots mapped by the insert */

@@ -195,7 +195,7 @@ void sp_table_init_in(struct sp_table *t, void *mem)
 
 	sp_table_init(t);
 	t->use_home = 1;
-	t->home = (struct sp_entry *)m;
+	t->home_lent = (struct sp_entry *)m;
 	m += SP_LOCK_SLOTS * sizeof(struct sp_entry);
 	t->home_cold = (struct sp_entry_cold *)m;
 	m += SP_LOCK_SLOTS * sizeof(struct sp_entry_cold);
@@ -244,8 +244,15 @@ int sp_table_reset(struct sp_table *t, struct sp_entry **near)
 
 		if (!e)
 			continue;
-		if (near)
-			near[sp_near_slot(e->obj, sp_site_salt(e->file, e->pc, e->line))] = NULL;
+		if (near) {
+			struct sp_entry **n =
+				&near[sp_near_slot(e->obj, sp_site_salt(e->file, e->pc, e->line))];
+
+			/* Only where it is e: a page of near[] that lookups
+			 * only read stays the shared zero page (home_alloc()). */
+			if (*n == e)
+				*n = NULL;
+		}
 		if (e->cold_set)
 			memset(e->cold, 0, sizeof(*e->cold));
 		memset(e, 0, sizeof(*e));
@@ -345,15 +352,27 @@ static struct sp_entry *home_alloc(struct sp_table *t, uintptr_t obj)
 	size_t i = sp_lock_slot(obj);
 
 	if (!t->home) {
-		struct sp_entry_cold *cold = sp_mmap(SP_LOCK_SLOTS * sizeof(*cold));
-		struct sp_entry *home = cold ? sp_mmap(SP_LOCK_SLOTS * sizeof(*home)) : NULL;
+		struct sp_entry_cold *cold = t->home_cold;
+		struct sp_entry *home = t->home_lent;
 
+		if (!home) {
+			cold = sp_mmap(SP_LOCK_SLOTS * sizeof(*cold));
+			home = cold ? sp_mmap(SP_LOCK_SLOTS * sizeof(*home)) : NULL;
+		}
 		if (!home) {
 			if (cold)
 				sp_munmap(cold, SP_LOCK_SLOTS * sizeof(*cold));
 			t->home_failed = 1; /* the span stays: its slots are NULL */
 			return NULL;
 		}
+		/* Nothing has read these pages: the fast paths look at the
+		 * home slots only once @home is published, reports only at
+		 * live slots.  So the first touch of this slot's page is a
+		 * write, not a read of the shared zero page that the insert
+		 * would then replace: a second fault and, with more than
+		 * one thread, a TLB shootdown of the other CPUs (14 us
+		 * against 2 us on the VM of docs/cost.md, "Per process"). */
+		home[i].cold = &cold[i];
 		t->home_cold = cold;
 		sp_store_release(&t->home, home);
 	}

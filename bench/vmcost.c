@@ -2,17 +2,27 @@
  * vmcost.c - what this machine charges for the things a profiled process
  * pays per process and per page: a system call, a /proc file read, the
  * first touch of an anonymous page, the same page populated ahead by
- * madvise(MADV_POPULATE_WRITE) and touched after, and an idle thread's
- * creation and join.  docs/cost.md ("Per process") reads start-up costs
- * in these units; on a VM they differ from bare metal by tens of times.
+ * madvise(MADV_POPULATE_WRITE) and touched after, an idle thread's
+ * creation and join, a page read before it is written while another
+ * thread runs (the shared zero page replaced: a second fault and a TLB
+ * shootdown), and a Unix socket's file (bind, listen, unlink) in the two
+ * directories of control sockets, /tmp/syncprof-UID and
+ * /dev/shm/syncprof-UID (socket_files() says why there).
+ * docs/cost.md ("Per process") reads start-up costs in these units; on a
+ * VM they differ from bare metal by tens of times.
  *
  * Usage: vmcost [PAGES]   (default 1024; medians of 5 rounds)
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +51,50 @@ static void *idle(void *arg)
 	return arg;
 }
 
-/* One round of every measurement, per unit, into @r[0..5]. */
+static volatile int spinning;
+
+static void *spin(void *arg)
+{
+	while (spinning)
+		;
+	return arg;
+}
+
+/* Per socket: bind, listen, unlink and close in @root/syncprof-UID - the
+ * directory of every profiled process's control socket (control_wire.h),
+ * made 0700 when missing - 500 in a row as a process churn makes them:
+ * ext4 skips the inodes deleted in the last seconds, so a directory with
+ * a history costs more than a fresh one.  -1 when it cannot be used. */
+static double socket_files(const char *root)
+{
+	char dir[64];
+	double t;
+	int n = 500;
+
+	snprintf(dir, sizeof(dir), "%s/syncprof-%u", root, (unsigned)geteuid());
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -1;
+	t = now_us();
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s/vmcost-%d-%d.sock", dir, (int)getpid(),
+			 i);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 8)) {
+			t = -1;
+			n = 1;
+		}
+		unlink(a.sun_path);
+		if (fd >= 0)
+			close(fd);
+		if (t < 0)
+			break;
+	}
+	return t < 0 ? -1 : (now_us() - t) / n;
+}
+
+/* One round of every measurement, per unit, into @r[0..8]. */
 static int round_of(long pages, double *r)
 {
 	size_t len = (size_t)pages * 4096;
@@ -90,6 +143,29 @@ static int round_of(long pages, double *r)
 		pthread_join(th, NULL);
 	}
 	r[5] = (now_us() - t) / 50;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	{
+		volatile char sink = 0;
+		pthread_t th;
+
+		spinning = 1;
+		if (pthread_create(&th, NULL, spin, NULL))
+			return -1;
+		for (long i = 0; i < pages; i++)
+			sink += p[i * 4096];
+		t = now_us();
+		for (long i = 0; i < pages; i++)
+			p[i * 4096] = 1;
+		r[6] = (now_us() - t) / (double)pages;
+		spinning = 0;
+		pthread_join(th, NULL);
+		(void)sink;
+	}
+	munmap(p, len);
+	r[7] = socket_files("/tmp");
+	r[8] = socket_files("/dev/shm");
 	return 0;
 }
 
@@ -102,30 +178,34 @@ int main(int argc, char **argv)
 		"MADV_POPULATE_WRITE, per page",
 		"first touch of a populated page",
 		"pthread_create+join, idle thread",
+		"write of a page read first, 2 threads",
+		"socket file in /tmp/syncprof-UID",
+		"socket file in /dev/shm/syncprof-UID",
 	};
 	long pages = argc > 1 ? atol(argv[1]) : 1024;
-	double r[6][ROUNDS];
+	double r[9][ROUNDS];
 
 	if (pages < 1 || argc > 2) {
 		fprintf(stderr, "usage: vmcost [PAGES]\n");
 		return 2;
 	}
 	for (int k = 0; k < ROUNDS; k++) {
-		double one[6];
+		double one[9];
 
 		if (round_of(pages, one)) {
 			perror("vmcost");
 			return 1;
 		}
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < 9; i++)
 			r[i][k] = one[i];
 	}
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 9; i++) {
 		qsort(r[i], ROUNDS, sizeof(double), cmp);
 		if (r[i][ROUNDS / 2] < 0)
-			printf("%-36s refused (kernel before 5.14)\n", what[i]);
+			printf("%-40s %s\n", what[i],
+			       i == 3 ? "refused (kernel before 5.14)" : "cannot be made here");
 		else
-			printf("%-36s %8.2f us (min %.2f, max %.2f)\n", what[i], r[i][ROUNDS / 2],
+			printf("%-40s %8.2f us (min %.2f, max %.2f)\n", what[i], r[i][ROUNDS / 2],
 			       r[i][0], r[i][ROUNDS - 1]);
 	}
 	return 0;

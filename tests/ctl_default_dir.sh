@@ -10,11 +10,12 @@
 #      the target's own: skipped where unshare -m is not allowed): the socket
 #      is /tmp/syncprof-UID/PID.sock, and ctl, outside that namespace, still
 #      finds it and lists the process once.
-#   3. syncprof run without TMPDIR hands the profile over in /dev/shm; with
-#      TMPDIR, there.
-# Usage: ctl_default_dir.sh SYNCPROF_CLI CTL_TARGET
+#   3. (with "run": that part alone, as it preloads, which the sanitizer
+#      builds cannot) syncprof run without TMPDIR hands the profile over in
+#      /dev/shm; with TMPDIR, there.
+# Usage: ctl_default_dir.sh SYNCPROF_CLI CTL_TARGET [run]
 . "$(dirname "$0")/lib.sh"
-cli=$1 target=$2
+cli=$1 target=$2 part=${3:-ctl}
 unset SYNCPROF_CONTROL_DIR TMPDIR
 uid=$(id -u)
 work=$(mktemp -d)
@@ -52,6 +53,20 @@ wait_sock() {
 	return 1
 }
 
+if [ "$part" = run ]; then
+	# 3. run's hand-off directory.
+	"$cli" run -o /dev/null -- sh -c 'echo "$SYNCPROF_RUN"' > "$work/run1" 2>&1 || fail "run: $(cat "$work/run1")"
+	if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+		grep -q ":/dev/shm/syncprof-run\." "$work/run1" ||
+			fail "run's directory is not in /dev/shm: $(cat "$work/run1")"
+	fi
+	mkdir "$work/tmpdir"
+	TMPDIR=$work/tmpdir "$cli" run -o /dev/null -- sh -c 'echo "$SYNCPROF_RUN"' > "$work/run2" 2>&1 ||
+		fail "run with TMPDIR: $(cat "$work/run2")"
+	grep -q ":$work/tmpdir/syncprof-run\." "$work/run2" || fail "run ignored TMPDIR: $(cat "$work/run2")"
+	exit "$fails"
+fi
+
 # 1. The default: /dev/shm.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	start shm "$target" idle
@@ -82,13 +97,4 @@ else
 	echo "ctl_default_dir: unshare -m not allowed here: part 2 skipped"
 fi
 
-# 3. run's hand-off directory.
-"$cli" run -o /dev/null -- sh -c 'echo "$SYNCPROF_RUN"' > "$work/run1" 2>&1 || fail "run: $(cat "$work/run1")"
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-	grep -q ":/dev/shm/syncprof-run\." "$work/run1" || fail "run's directory is not in /dev/shm: $(cat "$work/run1")"
-fi
-mkdir "$work/tmpdir"
-TMPDIR=$work/tmpdir "$cli" run -o /dev/null -- sh -c 'echo "$SYNCPROF_RUN"' > "$work/run2" 2>&1 ||
-	fail "run with TMPDIR: $(cat "$work/run2")"
-grep -q ":$work/tmpdir/syncprof-run\." "$work/run2" || fail "run ignored TMPDIR: $(cat "$work/run2")"
 exit "$fails"

@@ -3,17 +3,18 @@
  * report on a signal.
  *
  * What it does.  With SYNCPROF_OPTIONS control=1 the process listens on
- * the Unix socket DIR/PID.sock, DIR being $SYNCPROF_CONTROL_DIR or else
+ * the Unix socket DIR/PID.sock, DIR being $SYNCPROF_CONTROL_DIR, else
  * /dev/shm/syncprof-UID, or /tmp/syncprof-UID where that cannot be made
- * (control_wire.h, sp_ctl_dir()); 'syncprof ctl PID ...' connects there and sends one
- * request line (control_proto.c).  With warn_wait=MS the same thread runs
- * the watchdog (watchdog.c); with report_signal=USR2 it prints a report
- * when the signal arrives.
+ * (control_wire.h, sp_ctl_dir()); 'syncprof ctl PID ...' connects there
+ * and sends one request line (control_proto.c).  With warn_wait=MS the
+ * same thread runs the watchdog (watchdog.c); with report_signal=USR2 it
+ * prints a report when the signal arrives.
  *
  * Access.  DIR is created 0700 and must be a directory owned by us with no
- * group/other permission bits, else the socket is not created (a warning
- * says why): that stops another user from pre-creating it in /dev/shm or
- * /tmp (the next candidate is tried then).  The socket is chmod'ed 0600.  Every accepted connection is checked with
+ * group/other permission bits, else the next candidate is tried, and when
+ * none is left the socket is not created (a warning says why): that stops
+ * another user from pre-creating it in /dev/shm or /tmp.  The socket is
+ * chmod'ed 0600.  Every accepted connection is checked with
  * SO_PEERCRED: a peer that is neither our effective uid nor root is closed
  * without a byte of answer.
  *

@@ -63,9 +63,9 @@
  * Where the private directory goes: $TMPDIR when set, else /dev/shm when
  * we may write there, else /tmp.  Every profiled process makes two files
  * in it at its exit; on tmpfs that costs ~30 us, on the ext4 /tmp of the
- * VM of docs/cost.md ("Per process") 1.4 ms, which ext4 spends finding a
- * free inode among the recently deleted ones.  The profiles are small (a
- * few KB to a few MB) and leave with run.
+ * VM of docs/cost.md ("Per process") up to 1.5 ms, which ext4 spends
+ * finding a free inode past the recently deleted ones.  The profiles are
+ * small (a few KB to a few MB) and leave with run.
  */
 static const char *tmp_root(void)
 {

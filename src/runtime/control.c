@@ -397,6 +397,65 @@ static void helper_wait_past(int state)
 	}
 }
 
+/*
+ * The clients past their deadline at @now, served or dropped; returns the
+ * poll timeout (ms, at most @timeout) that wakes the helper at the next
+ * deadline.
+ */
+static int clients_due(uint64_t now, int timeout)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &helper.clients[i];
+		int left;
+
+		if (c->fd < 0)
+			continue;
+		if (now >= c->deadline_ns) {
+			/*
+			 * Past its deadline - but maybe by our fault: the request
+			 * (or the room for the answer) may have been waiting
+			 * while this thread rendered other clients' reports, or
+			 * was not scheduled.  Serve what is there first; drop the
+			 * client only when that does not move it on (then it is
+			 * silent or slow).  Dropping it unread reset connections
+			 * whose request sat in the socket (ctl_stress.sh).
+			 */
+			uint64_t d = c->deadline_ns;
+			size_t off = c->out_off;
+
+			if (c->out)
+				client_write(c);
+			else
+				client_read(c);
+			if (c->fd >= 0 && c->deadline_ns == d && c->out_off == off)
+				client_close(c); /* silent or slow: drop it */
+			if (c->fd < 0)
+				continue;
+			if (c->deadline_ns == d) /* progress on the answer */
+				c->deadline_ns = now + (uint64_t)ANSWER_MS * 1000000u;
+		}
+		left = (int)((c->deadline_ns - now) / 1000000u) + 1;
+		timeout = left < timeout ? left : timeout;
+	}
+	return timeout;
+}
+
+/* The clients whose descriptors poll() found ready (@pfd, one per client). */
+static void clients_serve(const struct pollfd *pfd)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &helper.clients[i];
+		short ev = pfd[i].revents;
+
+		if (c->fd < 0 || !ev)
+			continue;
+		if (c->out)
+			client_write(c);
+		else if (ev & (POLLIN | POLLHUP | POLLERR))
+			client_read(c);
+	}
+}
+
 static void *helper_main(void *arg)
 {
 	struct pollfd pfd[MAX_CLIENTS + 2];
@@ -427,40 +486,7 @@ static void *helper_main(void *arg)
 			timeout = (int)((next_scan - now) / 1000000u) + 1;
 		pfd[n++] = (struct pollfd){ .fd = helper.listen_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = starter.sig_pipe[0], .events = POLLIN };
-		for (int i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &helper.clients[i];
-			int left;
-
-			if (c->fd < 0)
-				continue;
-			if (now >= c->deadline_ns) {
-				/*
-				 * Past its deadline - but maybe by our fault: the
-				 * request (or the room for the answer) may have
-				 * been waiting while this thread rendered other
-				 * clients' reports, or was not scheduled.  Serve
-				 * what is there first; drop the client only when
-				 * that does not move it on (then it is silent or
-				 * slow).  Dropping it unread reset connections
-				 * whose request sat in the socket (ctl_stress.sh).
-				 */
-				uint64_t d = c->deadline_ns;
-				size_t off = c->out_off;
-
-				if (c->out)
-					client_write(c);
-				else
-					client_read(c);
-				if (c->fd >= 0 && c->deadline_ns == d && c->out_off == off)
-					client_close(c); /* silent or slow: drop it */
-				if (c->fd < 0)
-					continue;
-				if (c->deadline_ns == d) /* progress on the answer */
-					c->deadline_ns = now + (uint64_t)ANSWER_MS * 1000000u;
-			}
-			left = (int)((c->deadline_ns - now) / 1000000u) + 1;
-			timeout = left < timeout ? left : timeout;
-		}
+		timeout = clients_due(now, timeout);
 		for (int i = 0; i < MAX_CLIENTS; i++)
 			pfd[n++] = (struct pollfd){ .fd = helper.clients[i].fd,
 						    .events = helper.clients[i].out ? POLLOUT : POLLIN };
@@ -468,17 +494,7 @@ static void *helper_main(void *arg)
 			continue;
 		if (pfd[1].revents & POLLIN)
 			signal_report();
-		for (int i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &helper.clients[i];
-			short ev = pfd[2 + i].revents;
-
-			if (c->fd < 0 || !ev)
-				continue;
-			if (c->out)
-				client_write(c);
-			else if (ev & (POLLIN | POLLHUP | POLLERR))
-				client_read(c);
-		}
+		clients_serve(pfd + 2);
 		if (pfd[0].revents & POLLIN)
 			accept_clients();
 	}

@@ -276,18 +276,6 @@ static int report_to_file(void)
 }
 
 /*
- * Under 'syncprof run' (SYNCPROF_RUN=root:DIR), the program's report is
- * named and rendered by run: write the profile, shaped by the report
- * options but with interposed sites unnamed (sp_profile_resolve_unnamed:
- * no symbolizer, no debug information read into this process), as profile
- * JSON to DIR/profile.json, and with output=FILE the name of FILE (%p
- * expanded, made absolute against the directory the program is in now)
- * to DIR/output, first.  Both are written whole or not at all (a
- * temporary file renamed).  Returns
- * 1 when handed off; 0 when the report is to be made here as before
- * (symbolize=inprocess, not run's program, or a failure, said in one line).
- */
-/*
  * A file of run's directory (ours alone) that run reads only once the
  * profile it belongs to is in place (renamed in after this one is
  * closed): written directly, without sp_report_file_write()'s checks and
@@ -306,79 +294,85 @@ static int write_run_file(const char *path, const char *data, size_t len)
 	return rc;
 }
 
-static int report_hand_off(void)
+/* output=FILE, %p expanded and made absolute against the directory the
+ * program is in now, into @abs ("" without output=); 0, or -1 when the
+ * program is to report itself (report_to_file() says why). */
+static int hand_off_output(char *abs, size_t size)
 {
+	char out[4096];
+
+	abs[0] = '\0';
+	if (!sp_opts.output)
+		return 0;
+	if (!sp_path_expand(sp_opts.output, out, sizeof(out)))
+		return -1;
+	if (out[0] != '/') {
+		char cwd[4096];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -1;
+		snprintf(abs, size, "%s/%s", cwd, out);
+	} else {
+		snprintf(abs, size, "%s", out);
+	}
+	return 0;
+}
+
+/* What run reads before the profile, and the profile's name into @name:
+ * run's program writes DIR/output (with output=FILE) and is "profile";
+ * another process writes k<exit time>-<pid>.meta - output FILE (or an empty
+ * line), then its SYNCPROF_OPTIONS (it may not be run's) - and is named so
+ * that run renders them in the order they exited.  0, -errno, or 1 when
+ * there was no memory to say it (the program reports itself, quietly). */
+static int hand_off_meta(int root, const char *abs_out, char *name, size_t nsize)
+{
+	char file[4096 + 96];
+	const char *o;
+	char *meta = NULL;
+	size_t len = 0;
+	struct timespec now;
+	FILE *m;
+	int rc;
+
+	if (root) {
+		snprintf(name, nsize, "profile");
+		if (!abs_out[0])
+			return 0;
+		snprintf(file, sizeof(file), "%s/output", run_role.dir);
+		return write_run_file(file, abs_out, strlen(abs_out));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	snprintf(name, nsize, "k%010lld%09ld-%d", (long long)now.tv_sec, now.tv_nsec,
+		 (int)getpid());
+	m = open_memstream(&meta, &len);
+	if (!m)
+		return 1;
+	o = getenv("SYNCPROF_OPTIONS");
+	fprintf(m, "%s\n%s", abs_out, o ? o : "");
+	rc = fclose(m) ? -ENOMEM : 0;
+	snprintf(file, sizeof(file), "%s/%s.meta", run_role.dir, name);
+	if (!rc)
+		rc = write_run_file(file, meta, len);
+	free(meta);
+	return rc;
+}
+
+/* The profile as JSON into DIR/@name.json: streamed into a file of its
+ * own, renamed when whole, so that the JSON of a large profile is not held
+ * in memory (DIR is ours alone).  0 or -errno. */
+static int hand_off_profile(const char *name)
+{
+	char file[4096 + 96], tmp[4096 + 96];
 	struct sp_thread *saved;
 	struct sp_profile p;
-	char file[4096 + 96], tmp[4096 + 96], out[4096], abs_out[8192], name[64];
-	int root = getpid() == run_role.root_pid;
 	FILE *f;
 	int rc;
 
-	if (!run_role.dir[0] || sp_opts.symbolize_inprocess)
-		return 0;
-	/* Another process's report goes where run writes it: output=FILE, or
-	 * run's stderr - so only when that is this process's stderr too. */
-	if (!root && !sp_opts.output &&
-	    (kept_err.fd < 0 || (unsigned long long)kept_err.dev != run_role.err_dev ||
-	     (unsigned long long)kept_err.ino != run_role.err_ino))
-		return 0;
-	abs_out[0] = '\0';
-	if (sp_opts.output) {
-		if (!sp_path_expand(sp_opts.output, out, sizeof(out)))
-			return 0; /* report_to_file() says it */
-		if (out[0] != '/') {
-			char cwd[4096];
-
-			if (!getcwd(cwd, sizeof(cwd)))
-				return 0;
-			snprintf(abs_out, sizeof(abs_out), "%s/%s", cwd, out);
-		} else {
-			snprintf(abs_out, sizeof(abs_out), "%s", out);
-		}
-	}
-	if (root) {
-		snprintf(name, sizeof(name), "profile");
-		if (abs_out[0]) {
-			snprintf(file, sizeof(file), "%s/output", run_role.dir);
-			rc = write_run_file(file, abs_out, strlen(abs_out));
-			if (rc)
-				goto failed;
-		}
-	} else {
-		/* k<exit time>-<pid>: run renders them in the order they exited.
-		 * Its .meta first: output FILE (or an empty line), then the
-		 * process's SYNCPROF_OPTIONS (it may not be run's). */
-		const char *o = getenv("SYNCPROF_OPTIONS");
-		char *meta = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&meta, &len);
-
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		snprintf(name, sizeof(name), "k%010lld%09ld-%d", (long long)now.tv_sec, now.tv_nsec,
-			 (int)getpid());
-		if (!m)
-			return 0;
-		fprintf(m, "%s\n%s", abs_out, o ? o : "");
-		rc = fclose(m) ? -ENOMEM : 0;
-		snprintf(file, sizeof(file), "%s/%s.meta", run_role.dir, name);
-		if (!rc)
-			rc = write_run_file(file, meta, len);
-		free(meta);
-		if (rc)
-			goto failed;
-	}
-	/* Streamed into a file of its own, renamed when whole: the JSON of a
-	 * large profile is not held in memory (DIR is ours alone). */
 	snprintf(tmp, sizeof(tmp), "%s/%s.json.tmp", run_role.dir, name);
 	snprintf(file, sizeof(file), "%s/%s.json", run_role.dir, name);
 	f = fopen(tmp, "we");
-	if (!f) {
-		rc = -errno;
-		goto failed;
-	}
+	if (!f)
+		return -errno;
 	saved = sp_thread_enter();
 	sp_report_lock();
 	rc = sp_report_build_locked(&p, &sp_opts.report, 0);
@@ -394,10 +388,47 @@ static int report_hand_off(void)
 		rc = -(errno ? errno : EIO);
 	if (!rc && rename(tmp, file))
 		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/*
+ * Under 'syncprof run' (SYNCPROF_RUN=root:DIR), the program's report is
+ * named and rendered by run: write the profile, shaped by the report
+ * options but with interposed sites unnamed (sp_profile_resolve_unnamed:
+ * no symbolizer, no debug information read into this process), as profile
+ * JSON to DIR/profile.json, and with output=FILE the name of FILE (%p
+ * expanded, made absolute against the directory the program is in now)
+ * to DIR/output, first (another process: DIR/k...meta, hand_off_meta()).
+ * Both are written whole or not at all (a temporary file renamed).
+ * Returns 1 when handed off; 0 when the report is to be made here as
+ * before (symbolize=inprocess, not run's program, or a failure, said in
+ * one line).
+ */
+static int report_hand_off(void)
+{
+	char abs_out[8192], name[64];
+	int root = getpid() == run_role.root_pid;
+	int rc;
+
+	if (!run_role.dir[0] || sp_opts.symbolize_inprocess)
+		return 0;
+	/* Another process's report goes where run writes it: output=FILE, or
+	 * run's stderr - so only when that is this process's stderr too. */
+	if (!root && !sp_opts.output &&
+	    (kept_err.fd < 0 || (unsigned long long)kept_err.dev != run_role.err_dev ||
+	     (unsigned long long)kept_err.ino != run_role.err_ino))
+		return 0;
+	if (hand_off_output(abs_out, sizeof(abs_out)))
+		return 0;
+	rc = hand_off_meta(root, abs_out, name, sizeof(name));
+	if (rc == 1)
+		return 0;
+	if (!rc)
+		rc = hand_off_profile(name);
 	if (!rc)
 		return 1;
-	unlink(tmp);
-failed:
 	say("syncprof: cannot hand the profile to syncprof run (%s: %s); the program reports "
 	    "itself\n",
 	    run_role.dir, strerror(-rc));

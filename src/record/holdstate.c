@@ -418,14 +418,157 @@ static void trace_interval(pid_t tid, const struct long_hold *lh, int n, uint64_
 	syncprof_trace_emit(SP_EV_HOLD_STATE, 6, a);
 }
 
+/* The run-queue delay (ns) in @tid's schedstat, the second of its three
+ * figures; 0 when it cannot be read. */
+static int schedstat_delay(pid_t tid, uint64_t *delay)
+{
+	char buf[256];
+	const char *s = buf;
+	uint64_t v = 0;
+
+	if (kept_read(tid, KEPT_SCHEDSTAT, buf, sizeof(buf)) <= 0)
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	while (*s == ' ')
+		s++;
+	if (*s < '0' || *s > '9')
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	*delay = v;
+	return 1;
+}
+
+/* One sample's interval: its length and how it splits, and the part of
+ * the last interval's blocked time found to be preempted after all. */
+struct interval {
+	uint64_t dt, run, pre, blocked;
+	uint64_t fix;  /* moved from @fix_class to preempted */
+	int fix_class;
+};
+
+/*
+ * The interval since @p's last sample, from the thread's CPU time @cpu and
+ * run-queue delay @delay now (0: unread) and its state @class now (< 0:
+ * runnable); @oldest, the age of its oldest long hold, bounds a first
+ * interval.  Keeps @p's figures between samples (the credit and suspect
+ * corrections below).
+ */
+static struct interval split_interval(struct sp_hold_pub *p, pid_t tid, int class, uint64_t cpu,
+				      uint64_t delay, uint64_t oldest, uint64_t now)
+{
+	struct interval iv = { .fix_class = -1 };
+	uint64_t dcpu, ddelay;
+
+	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !p->hs_cpu_ns) {
+		/* No earlier figures: the stretch so far (or since the last
+		 * sample, which had none), whole, by its state now. */
+		iv.dt = p->hs_last_ns && p->hs_tid == tid && now > p->hs_last_ns
+				? now - p->hs_last_ns
+				: oldest;
+		iv.run = class < 0 ? iv.dt : 0;
+		iv.blocked = class < 0 ? 0 : iv.dt;
+		p->hs_class = -1;
+		p->hs_credit_ns = 0;
+		p->hs_suspect_ns = 0;
+		return iv;
+	}
+	dcpu = cpu > p->hs_cpu_ns ? cpu - p->hs_cpu_ns : 0;
+	ddelay = delay > p->hs_delay_ns ? delay - p->hs_delay_ns : 0;
+	iv.dt = now > p->hs_last_ns ? now - p->hs_last_ns : 0;
+	/* Run-queue time counted ahead (below) is not counted again. */
+	if (p->hs_credit_ns) {
+		uint64_t c = ddelay < p->hs_credit_ns ? ddelay : p->hs_credit_ns;
+
+		ddelay -= c;
+		p->hs_credit_ns -= c;
+	}
+	/* More run-queue time than the interval leaves: the delay of a
+	 * thread that was queued at the last sample, which that sample gave
+	 * to what the thread had blocked in before (below, "suspect"): moved
+	 * to preempted now. */
+	if (dcpu + ddelay > iv.dt && p->hs_suspect_ns) {
+		uint64_t excess = dcpu + ddelay - iv.dt;
+
+		iv.fix = excess < p->hs_suspect_ns ? excess : p->hs_suspect_ns;
+		if (iv.fix > ddelay)
+			iv.fix = ddelay;
+		iv.fix_class = p->hs_suspect_class;
+		ddelay -= iv.fix;
+	}
+	p->hs_suspect_ns = 0;
+	if (dcpu + ddelay > iv.dt) { /* the clocks' own skew */
+		uint64_t sum = dcpu + ddelay;
+
+		dcpu = (uint64_t)((unsigned __int128)iv.dt * dcpu / sum);
+		ddelay = iv.dt - dcpu;
+	}
+	iv.run = dcpu;
+	iv.pre = ddelay;
+	iv.blocked = iv.dt - dcpu - ddelay;
+	if (class < 0 && iv.blocked && p->hs_class < 0) {
+		/* Runnable now and at the last sample, yet neither running nor
+		 * queued for part of the interval as far as schedstat says: a
+		 * thread waiting on a run queue has its delay added only when
+		 * it gets a CPU.  That part is preempted time, counted now and
+		 * taken off the delay the kernel adds later. */
+		iv.pre += iv.blocked;
+		p->hs_credit_ns += iv.blocked;
+		iv.blocked = 0;
+	}
+	/* Runnable now, blocked at the last sample: it blocked there until it
+	 * woke (class below) - or it woke earlier and waits on a run queue
+	 * since, which schedstat says only when it runs: suspect, corrected by
+	 * the next sample.  Runnable at both and never blocked between:
+	 * whatever it last blocked in is over. */
+	if (class < 0 && iv.blocked && p->hs_class >= 0) {
+		p->hs_suspect_ns = iv.blocked;
+		p->hs_suspect_class = p->hs_class;
+	}
+	if (class < 0 && !iv.blocked)
+		p->hs_class = -1;
+	return iv;
+}
+
+/* The interval @iv, in state @class, shared among the @n long holds @lh:
+ * each its part (its own age when that is shorter), into its record; the
+ * records and parts into @wh_rec and @wh_ns for "where".  Returns how many. */
+static int spread(const struct long_hold *lh, int n, const struct interval *iv, int class,
+		  uint32_t *wh_rec, uint64_t *wh_ns)
+{
+	int wh_n = 0;
+
+	for (int i = 0; i < n && iv->dt; i++) {
+		struct hs_rec *r = rec_get(lh[i].obj, lh[i].type, &lh[i].site);
+		uint64_t age = sp_hold_tick_age_ns(lh[i].tick), share = iv->dt, dt = iv->dt;
+
+		if (!r)
+			continue;
+		/* Long since less than the interval: its own age, in proportion. */
+		if (age && age < dt)
+			share = age;
+		if (iv->fix)
+			rec_to_preempted(r, iv->fix_class,
+					 (uint64_t)((unsigned __int128)iv->fix * share / dt));
+		rec_add(r, SP_HS_RUNNING, (uint64_t)((unsigned __int128)iv->run * share / dt));
+		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)iv->pre * share / dt));
+		rec_add(r, class, (uint64_t)((unsigned __int128)iv->blocked * share / dt));
+		wh_rec[wh_n] = (uint32_t)(r - states.table);
+		wh_ns[wh_n++] = share;
+	}
+	return wh_n;
+}
+
 static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n)
 {
-	char buf[256], sysbuf[256];
+	char sysbuf[256];
 	const char *sysline;
-	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0, dt, run, pre, blocked, fix = 0;
+	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0;
 	uint64_t wh_ns[SP_HELD_MAX];
 	uint32_t wh_rec[SP_HELD_MAX];
-	int class, now_class, have_delay = 0, fix_class = -1, wh_n = 0;
+	struct interval iv;
+	int class, now_class, have_delay, wh_n;
 
 	for (int i = 0; i < n; i++) {
 		uint64_t age = sp_hold_tick_age_ns(lh[i].tick);
@@ -434,21 +577,7 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 			oldest = age;
 	}
 	cpu = sp_thread_cpu_ns(tid, 0);
-	if (kept_read(tid, KEPT_SCHEDSTAT, buf, sizeof(buf)) > 0) {
-		const char *s = buf;
-		uint64_t v = 0;
-
-		while (*s >= '0' && *s <= '9')
-			s++;
-		while (*s == ' ')
-			s++;
-		if (*s >= '0' && *s <= '9') {
-			while (*s >= '0' && *s <= '9')
-				v = v * 10 + (uint64_t)(*s++ - '0');
-			delay = v;
-			have_delay = 1;
-		}
-	}
+	have_delay = schedstat_delay(tid, &delay);
 	class = blocked_class(tid, p, sysbuf, sizeof(sysbuf), &sysline);
 	now_class = class;
 	if (!cpu || !have_delay) {
@@ -464,105 +593,20 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 	 * is older than the oldest hold now long. */
 	if (p->hs_last_ns && (now < p->hs_last_ns || now - p->hs_last_ns > oldest))
 		sp_store_relaxed(&p->hs_last_ns, 0);
-	if (!p->hs_last_ns || p->hs_tid != tid || !cpu || !p->hs_cpu_ns) {
-		/* No earlier figures: the stretch so far (or since the last
-		 * sample, which had none), whole, by its state now. */
-		dt = p->hs_last_ns && p->hs_tid == tid && now > p->hs_last_ns ? now - p->hs_last_ns
-									  : oldest;
-		run = class < 0 ? dt : 0;
-		pre = 0;
-		blocked = class < 0 ? 0 : dt;
-		p->hs_class = -1;
-		p->hs_credit_ns = 0;
-		p->hs_suspect_ns = 0;
-	} else {
-		uint64_t dcpu = cpu > p->hs_cpu_ns ? cpu - p->hs_cpu_ns : 0;
-		uint64_t ddelay = delay > p->hs_delay_ns ? delay - p->hs_delay_ns : 0;
-
-		dt = now > p->hs_last_ns ? now - p->hs_last_ns : 0;
-		/* Run-queue time counted ahead (below) is not counted again. */
-		if (p->hs_credit_ns) {
-			uint64_t c = ddelay < p->hs_credit_ns ? ddelay : p->hs_credit_ns;
-
-			ddelay -= c;
-			p->hs_credit_ns -= c;
-		}
-		/* More run-queue time than the interval leaves: the delay of a
-		 * thread that was queued at the last sample, which that
-		 * sample gave to what the thread had blocked in before (below,
-		 * "suspect"): moved to preempted now. */
-		if (dcpu + ddelay > dt && p->hs_suspect_ns) {
-			uint64_t excess = dcpu + ddelay - dt;
-
-			fix = excess < p->hs_suspect_ns ? excess : p->hs_suspect_ns;
-			if (fix > ddelay)
-				fix = ddelay;
-			fix_class = p->hs_suspect_class;
-			ddelay -= fix;
-		}
-		p->hs_suspect_ns = 0;
-		if (dcpu + ddelay > dt) { /* the clocks' own skew */
-			uint64_t sum = dcpu + ddelay;
-
-			dcpu = (uint64_t)((unsigned __int128)dt * dcpu / sum);
-			ddelay = dt - dcpu;
-		}
-		run = dcpu;
-		pre = ddelay;
-		blocked = dt - dcpu - ddelay;
-		if (class < 0 && blocked && p->hs_class < 0) {
-			/* Runnable now and at the last sample, yet neither
-			 * running nor queued for part of the interval as far as
-			 * schedstat says: a thread waiting on a run queue has its
-			 * delay added only when it gets a CPU.  That part is
-			 * preempted time, counted now and taken off the delay the
-			 * kernel adds later. */
-			pre += blocked;
-			p->hs_credit_ns += blocked;
-			blocked = 0;
-		}
-		/* Runnable now, blocked at the last sample: it blocked there
-		 * until it woke (class below) - or it woke earlier and waits
-		 * on a run queue since, which schedstat says only when it
-		 * runs: suspect, corrected by the next sample.  Runnable at
-		 * both and never blocked between: whatever it last blocked in
-		 * is over. */
-		if (class < 0 && blocked && p->hs_class >= 0) {
-			p->hs_suspect_ns = blocked;
-			p->hs_suspect_class = p->hs_class;
-		}
-		if (class < 0 && !blocked)
-			p->hs_class = -1;
-	}
+	iv = split_interval(p, tid, class, cpu, delay, oldest, now);
 	if (class < 0)
 		class = p->hs_class >= 0 ? p->hs_class : SP_HS_OTHER;
-	for (int i = 0; i < n && dt; i++) {
-		struct hs_rec *r = rec_get(lh[i].obj, lh[i].type, &lh[i].site);
-		uint64_t age = sp_hold_tick_age_ns(lh[i].tick), share = dt;
-
-		if (!r)
-			continue;
-		/* Long since less than the interval: its own age, in proportion. */
-		if (age && age < dt)
-			share = age;
-		if (fix)
-			rec_to_preempted(r, fix_class, (uint64_t)((unsigned __int128)fix * share / dt));
-		rec_add(r, SP_HS_RUNNING, (uint64_t)((unsigned __int128)run * share / dt));
-		rec_add(r, SP_HS_PREEMPTED, (uint64_t)((unsigned __int128)pre * share / dt));
-		rec_add(r, class, (uint64_t)((unsigned __int128)blocked * share / dt));
-		wh_rec[wh_n] = (uint32_t)(r - states.table);
-		wh_ns[wh_n++] = share;
-	}
+	wh_n = spread(lh, n, &iv, class, wh_rec, wh_ns);
 	if (sp_stack_frames && sp_holdstate_where)
 		sp_holdwhere_sample(p, tid, now_class, sysline, wh_rec, wh_ns, wh_n);
-	if (dt && sp_load_relaxed(&syncprof__trace_on[SP_EV_HOLD_STATE]))
-		trace_interval(tid, lh, n, run, pre, blocked, class);
+	if (iv.dt && sp_load_relaxed(&syncprof__trace_on[SP_EV_HOLD_STATE]))
+		trace_interval(tid, lh, n, iv.run, iv.pre, iv.blocked, class);
 	/* What it mostly did in this interval, and since when, for the live
 	 * warning and ctl status (sp_holdstate_now()). */
 	{
-		int dom = blocked >= run && blocked >= pre ? class
-			  : run >= pre ? SP_HS_RUNNING : SP_HS_PREEMPTED;
-		uint64_t start = now > dt ? now - dt : now;
+		int dom = iv.blocked >= iv.run && iv.blocked >= iv.pre ? class
+			  : iv.run >= iv.pre ? SP_HS_RUNNING : SP_HS_PREEMPTED;
+		uint64_t start = now > iv.dt ? now - iv.dt : now;
 
 		if (!p->hs_last_ns || dom != p->hs_now_class || !p->hs_now_since_ns)
 			sp_store_relaxed(&p->hs_now_since_ns, start);
@@ -571,7 +615,7 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 	sp_store_relaxed(&p->hs_last_ns, now);
 	p->hs_cpu_ns = cpu;
 	p->hs_delay_ns = delay;
-	if (blocked)
+	if (iv.blocked)
 		p->hs_class = class;
 	p->hs_tid = tid;
 }

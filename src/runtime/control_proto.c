@@ -111,13 +111,11 @@ static int apply_report_key(struct sp_ctl_request *req, const char *key, size_t 
 static const char *const report_keys[] = { "format", "top", "sort", "coalesce", "columns",
 					   "src_root" };
 
-int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_options *defaults,
-		 struct sp_ctl_request *req, char *err, size_t err_size)
+/* @req with the verb unset and @defaults' report options, its column list
+ * and source root copied into @req's own buffers. */
+static void request_defaults(struct sp_ctl_request *req,
+			     const struct syncprof_report_options *defaults)
 {
-	const char *p = line, *end;
-	unsigned seen = 0; /* bit per key, to refuse repeats */
-	int verb = -1;
-
 	memset(req, 0, sizeof(*req));
 	req->report = *defaults;
 	req->report.columns = NULL;
@@ -128,24 +126,83 @@ int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_opti
 	if (defaults->src_root && !word_copy(req->src_root, sizeof(req->src_root),
 					     defaults->src_root, strlen(defaults->src_root)))
 		req->report.src_root = req->src_root;
-	if (len && line[len - 1] == '\n')
-		len--;
-	if (len >= SP_CTL_LINE_MAX) {
+}
+
+/* The line's length without its newline into *@len, when it is short
+ * enough and printable ASCII; else -EINVAL and why in @err. */
+static int line_check(const char *line, size_t *len, char *err, size_t err_size)
+{
+	size_t n = *len;
+
+	if (n && line[n - 1] == '\n')
+		n--;
+	if (n >= SP_CTL_LINE_MAX) {
 		snprintf(err, err_size, "request longer than %d bytes", SP_CTL_LINE_MAX - 1);
 		return -EINVAL;
 	}
-	end = line + len;
-	for (const char *q = line; q < end; q++)
-		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e) {
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e) {
 			snprintf(err, err_size, "byte 0x%02x at offset %zu is not printable ASCII",
-				 (unsigned char)*q, (size_t)(q - line));
+				 (unsigned char)line[i], i);
 			return -EINVAL;
 		}
+	*len = n;
+	return 0;
+}
+
+/* A report's KEY=VALUE word (@w, @n bytes) applied to @req; each key once
+ * (@seen: a bit per key).  0, or -EINVAL and why in @err. */
+static int report_word(struct sp_ctl_request *req, const char *w, size_t n, unsigned *seen,
+		       char *err, size_t err_size)
+{
+	const char *eq = memchr(w, '=', n);
+	char val[256];
+	int rc, klen;
+
+	if (!eq || eq == w) {
+		snprintf(err, err_size, "expected KEY=VALUE, got '%.*s'", (int)(n > 64 ? 64 : n), w);
+		return -EINVAL;
+	}
+	klen = (int)(eq - w > 64 ? 64 : eq - w);
+	if (word_copy(val, sizeof(val), eq + 1, (size_t)(w + n - eq - 1))) {
+		snprintf(err, err_size, "value of '%.*s' is too long", klen, w);
+		return -EINVAL;
+	}
+	rc = apply_report_key(req, w, (size_t)(eq - w), val);
+	if (rc == -ENOENT) {
+		snprintf(err, err_size, "unknown report option '%.*s' (known: " KEYS ")", klen, w);
+		return -EINVAL;
+	}
+	if (rc) {
+		snprintf(err, err_size, "bad value '%.64s' for '%.*s'", val, klen, w);
+		return -EINVAL;
+	}
+	for (unsigned k = 0; k < sizeof(report_keys) / sizeof(*report_keys); k++) {
+		if (!word_is(w, (size_t)(eq - w), report_keys[k]))
+			continue;
+		if (*seen & (1u << k)) {
+			snprintf(err, err_size, "report option '%s' given twice", report_keys[k]);
+			return -EINVAL;
+		}
+		*seen |= 1u << k;
+	}
+	return 0;
+}
+
+int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_options *defaults,
+		 struct sp_ctl_request *req, char *err, size_t err_size)
+{
+	const char *p = line, *end;
+	unsigned seen = 0; /* bit per key, to refuse repeats */
+	int verb = -1;
+
+	request_defaults(req, defaults);
+	if (line_check(line, &len, err, err_size))
+		return -EINVAL;
+	end = line + len;
 	while (p < end) {
-		const char *w, *eq;
+		const char *w;
 		size_t n;
-		char val[256];
-		int rc;
 
 		while (p < end && *p == ' ')
 			p++;
@@ -172,38 +229,8 @@ int sp_ctl_parse(const char *line, size_t len, const struct syncprof_report_opti
 			snprintf(err, err_size, "'%s' takes no arguments", verbs[verb]);
 			return -EINVAL;
 		}
-		eq = memchr(w, '=', n);
-		if (!eq || eq == w) {
-			snprintf(err, err_size, "expected KEY=VALUE, got '%.*s'",
-				 (int)(n > 64 ? 64 : n), w);
+		if (report_word(req, w, n, &seen, err, err_size))
 			return -EINVAL;
-		}
-		if (word_copy(val, sizeof(val), eq + 1, (size_t)(w + n - eq - 1))) {
-			snprintf(err, err_size, "value of '%.*s' is too long",
-				 (int)(eq - w > 64 ? 64 : eq - w), w);
-			return -EINVAL;
-		}
-		rc = apply_report_key(req, w, (size_t)(eq - w), val);
-		if (rc == -ENOENT) {
-			snprintf(err, err_size, "unknown report option '%.*s' (known: " KEYS ")",
-				 (int)(eq - w > 64 ? 64 : eq - w), w);
-			return -EINVAL;
-		}
-		if (rc) {
-			snprintf(err, err_size, "bad value '%.64s' for '%.*s'", val,
-				 (int)(eq - w > 64 ? 64 : eq - w), w);
-			return -EINVAL;
-		}
-		for (unsigned k = 0; k < sizeof(report_keys) / sizeof(*report_keys); k++) {
-			if (!word_is(w, (size_t)(eq - w), report_keys[k]))
-				continue;
-			if (seen & (1u << k)) {
-				snprintf(err, err_size, "report option '%s' given twice",
-					 report_keys[k]);
-				return -EINVAL;
-			}
-			seen |= 1u << k;
-		}
 	}
 	if (verb < 0) {
 		snprintf(err, err_size, "empty request");

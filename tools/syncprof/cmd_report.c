@@ -343,24 +343,67 @@ static void print_diff(FILE *out, const struct diff_row *v, size_t n, int csv, c
 		fputs("(no lock activity in either profile)\n", out);
 }
 
-static int do_diff(int argc, char **argv, int i)
-{
-	const char *files[2] = { NULL, NULL }, *output = NULL;
-	struct sp_profile p[2];
-	char err[512];
-	struct diff_row *v = NULL;
-	struct sp_rows all = { 0 };
+struct diff_opts {
+	const char *files[2], *output;
 	enum diff_key sort_by;
-	size_t n = 0, auto_len;
-	unsigned top = 0;
-	int nf = 0, csv = 0, rc = 0;
-	FILE *out = stdout;
+	unsigned top;
+	int csv;
+};
 
-	sort_by = DIFF_WAIT;
-	/* Options and profiles in any order, before or after --diff itself,
-	 * each option as "-x V", "--xx V" or "--xx=V". */
+/* One --diff option @opt ('n', 's', 'f' or 'o') with its value @val into
+ * @o: 0, or 2 after saying why it is bad. */
+static int diff_option(char opt, const char *val, struct diff_opts *o)
+{
+	char *end;
+
+	switch (opt) {
+	case 'n':
+		o->top = (unsigned)strtoul(val, &end, 10);
+		if (!*val || *end || *val == '-') {
+			cli_error("report", "bad --top '%s' (a number of rows)", val);
+			return 2;
+		}
+		return 0;
+	case 's':
+		if (!strcmp(val, "wait") || !strcmp(val, "total"))
+			o->sort_by = DIFF_WAIT;
+		else if (!strcmp(val, "count"))
+			o->sort_by = DIFF_COUNT;
+		else if (!strcmp(val, "contended"))
+			o->sort_by = DIFF_CONTENDED;
+		else {
+			cli_error("report", "bad --diff sort key '%s' (valid: wait, count, "
+					    "contended)", val);
+			return 2;
+		}
+		return 0;
+	case 'f':
+		if (!strcmp(val, "csv"))
+			o->csv = 1;
+		else if (!strcmp(val, "table"))
+			o->csv = 0;
+		else {
+			cli_error("report", "--diff prints a table or csv, not '%s'", val);
+			return 2;
+		}
+		return 0;
+	default:
+		o->output = val;
+		return 0;
+	}
+}
+
+/* Options and profiles in any order, before or after --diff itself, each
+ * option as "-x V", "--xx V" or "--xx=V", from argv[@i] on into @o: 0, or
+ * 2 after saying why they are bad. */
+static int diff_args(int argc, char **argv, int i, struct diff_opts *o)
+{
+	int nf = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->sort_by = DIFF_WAIT;
 	for (; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
+		const char *a = argv[i], *val;
 		char opt = 0;
 
 		if (!strcmp(a, "--diff"))
@@ -383,44 +426,14 @@ static int do_diff(int argc, char **argv, int i)
 				cli_error("report", "option %s needs a value", a);
 				return 2;
 			}
-		}
-		if (opt == 'n') {
-			char *end;
-
-			top = (unsigned)strtoul(val, &end, 10);
-			if (!*val || *end || *val == '-') {
-				cli_error("report", "bad --top '%s' (a number of rows)", val);
+			if (diff_option(opt, val, o))
 				return 2;
-			}
-		} else if (opt == 's') {
-			if (!strcmp(val, "wait") || !strcmp(val, "total"))
-				sort_by = DIFF_WAIT;
-			else if (!strcmp(val, "count"))
-				sort_by = DIFF_COUNT;
-			else if (!strcmp(val, "contended"))
-				sort_by = DIFF_CONTENDED;
-			else {
-				cli_error("report", "bad --diff sort key '%s' (valid: wait, count, "
-						    "contended)", val);
-				return 2;
-			}
-		} else if (opt == 'f') {
-			if (!strcmp(val, "csv"))
-				csv = 1;
-			else if (!strcmp(val, "table"))
-				csv = 0;
-			else {
-				cli_error("report", "--diff prints a table or csv, not '%s'", val);
-				return 2;
-			}
-		} else if (opt == 'o') {
-			output = val;
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("report", "unknown or incomplete --diff option '%s' (valid: -n, -s, "
 					    "-f, -o)", a);
 			return 2;
 		} else if (nf < 2) {
-			files[nf++] = a;
+			o->files[nf++] = a;
 		} else {
 			cli_error("report", "--diff takes two profiles, got a third: '%s'", a);
 			return 2;
@@ -430,8 +443,46 @@ static int do_diff(int argc, char **argv, int i)
 		cli_error("report", "--diff needs two profiles: BASE.json NEW.json");
 		return 2;
 	}
+	return 0;
+}
+
+/* The @n rows of @v, sorted and cut as @o says, to its output: 0 or -EIO. */
+static int diff_write(const struct diff_opts *o, struct diff_row *v, size_t n)
+{
+	enum diff_key sort_by = o->sort_by;
+	FILE *out = stdout;
+
+	qsort_r(v, n, sizeof(*v), diff_cmp, &sort_by);
+	if (o->top && n > o->top)
+		n = o->top;
+	if (o->output && strcmp(o->output, "-"))
+		out = fopen(o->output, "we");
+	if (!out) {
+		cli_error("report", "cannot write '%s': %s", o->output, strerror(errno));
+		return -EIO;
+	}
+	print_diff(out, v, n, o->csv, o->files[0], o->files[1], o->sort_by);
+	if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
+		cli_error("report", "writing the diff failed: %s", strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int do_diff(int argc, char **argv, int i)
+{
+	struct diff_opts o;
+	struct sp_profile p[2];
+	char err[512];
+	struct diff_row *v = NULL;
+	struct sp_rows all = { 0 };
+	size_t n = 0, auto_len;
+	int rc = 0;
+
+	if (diff_args(argc, argv, i, &o))
+		return 2;
 	for (int k = 0; k < 2; k++)
-		if (sp_profile_load(files[k], &p[k], err, sizeof(err))) {
+		if (sp_profile_load(o.files[k], &p[k], err, sizeof(err))) {
 			cli_error("report", "%s", err);
 			if (k)
 				sp_profile_free(&p[0]);
@@ -446,25 +497,10 @@ static int do_diff(int argc, char **argv, int i)
 	sp_rows_free(&all);
 	for (int k = 0; k < 2 && !rc; k++)
 		rc = diff_add(&v, &n, &p[k], k, auto_len);
-	if (!rc) {
-		qsort_r(v, n, sizeof(*v), diff_cmp, &sort_by);
-		if (top && n > top)
-			n = top;
-		if (output && strcmp(output, "-"))
-			out = fopen(output, "we");
-		if (!out) {
-			cli_error("report", "cannot write '%s': %s", output, strerror(errno));
-			rc = -EIO;
-		} else {
-			print_diff(out, v, n, csv, files[0], files[1], sort_by);
-			if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
-				cli_error("report", "writing the diff failed: %s", strerror(errno));
-				rc = -EIO;
-			}
-		}
-	} else if (rc == -ENOMEM) {
+	if (!rc)
+		rc = diff_write(&o, v, n);
+	else if (rc == -ENOMEM)
 		cli_error("report", "out of memory");
-	}
 	free(v);
 	sp_profile_free(&p[0]);
 	sp_profile_free(&p[1]);

@@ -4,8 +4,9 @@
 # tmp_root()), and that 'syncprof ctl' finds the socket in either place.
 #
 #   1. SYNCPROF_CONTROL_DIR unset: the socket is /dev/shm/syncprof-UID/PID.sock
-#      (tmpfs: a socket file in an ext4 /tmp cost 0.8 ms of every process's
-#      start on the VM of docs/cost.md); ctl status and ctl --list reach it.
+#      (tmpfs: a socket file in an ext4 /tmp cost up to 0.84 ms of every
+#      process's start on the VM of docs/cost.md); ctl status and ctl --list
+#      reach it.
 #   2. /dev/shm unusable (a read-only tmpfs over it, in a mount namespace of
 #      the target's own: skipped where unshare -m is not allowed): the socket
 #      is /tmp/syncprof-UID/PID.sock, and ctl, outside that namespace, still

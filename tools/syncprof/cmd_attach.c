@@ -648,29 +648,23 @@ static int find_library(char *buf, size_t size)
 	return 0;
 }
 
-int cmd_attach(int argc, char **argv)
+/* The command line into @o, @pid, @seconds and @quiet: 0, 1 after --help,
+ * or 2 after saying what is wrong. */
+static int attach_args(int argc, char **argv, struct cli_render_opts *o, long *pid,
+		       double *seconds, int *quiet)
 {
-	struct cli_render_opts o;
-	struct target t;
-	char request[SP_CTL_LINE_MAX], *end, *report = NULL;
-	sigset_t block, stop;
-	double seconds = 0;
-	long pid = 0, slots, restored = 0;
-	uint64_t stop_attach = 0, stop_detach[2] = { 0, 0 };
-	size_t report_len = 0;
-	int quiet = 0, rc;
+	char *end;
 
-	cli_render_opts_init(&o);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int r;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf(help, cli_render_help);
-			return 0;
+			return 1;
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			quiet = 1;
+			*quiet = 1;
 			continue;
 		}
 		if (!strcmp(a, "-d") || !strcmp(a, "--duration") || !strncmp(a, "--duration=", 11)) {
@@ -683,35 +677,54 @@ int cmd_attach(int argc, char **argv)
 			if (!v)
 				v = argv[++i];
 			errno = 0;
-			seconds = strtod(v, &end);
-			if (!*v || *end || errno || !(seconds > 0) || !isfinite(seconds) ||
-			    seconds > 1e7) {
+			*seconds = strtod(v, &end);
+			if (!*v || *end || errno || !(*seconds > 0) || !isfinite(*seconds) ||
+			    *seconds > 1e7) {
 				cli_error("attach", "--duration: '%s' is not a number of seconds > 0",
 					  v);
 				return 2;
 			}
 			continue;
 		}
-		r = cli_render_option("attach", argc, argv, &i, &o);
+		r = cli_render_option("attach", argc, argv, &i, o);
 		if (r < 0)
 			return 2;
 		if (r > 0)
 			continue;
-		if (a[0] == '-' || pid) {
+		if (a[0] == '-' || *pid) {
 			cli_error("attach", "unexpected argument '%s' (see --help)", a);
 			return 2;
 		}
-		pid = strtol(a, &end, 10);
-		if (!*a || *end || pid <= 0 || pid > 0x3fffffff) {
+		*pid = strtol(a, &end, 10);
+		if (!*a || *end || *pid <= 0 || *pid > 0x3fffffff) {
 			cli_error("attach", "'%s' is not a process id", a);
 			return 2;
 		}
 	}
-	if (!pid) {
+	if (!*pid) {
 		cli_error("attach", "usage: syncprof attach PID [--duration S] [REPORT OPTIONS] "
 				    "(see --help)");
 		return 2;
 	}
+	return 0;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct cli_render_opts o;
+	struct target t;
+	char request[SP_CTL_LINE_MAX], *report = NULL;
+	sigset_t block, stop;
+	double seconds = 0;
+	long pid = 0, slots, restored = 0;
+	uint64_t stop_attach = 0, stop_detach[2] = { 0, 0 };
+	size_t report_len = 0;
+	int quiet = 0, rc;
+
+	cli_render_opts_init(&o);
+	rc = attach_args(argc, argv, &o, &pid, &seconds, &quiet);
+	if (rc)
+		return rc == 1 ? 0 : 2;
 	if (cli_report_request(&o, request, sizeof(request))) {
 		cli_error("attach", "report options too long (or --src-root with a space)");
 		return 2;

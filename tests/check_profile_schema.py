@@ -194,7 +194,9 @@ def without_hold(doc):
     doc["hold_tracking"] = False
     for k in ("hold_sample", "hold_untracked", "blame_lost"):
         del doc[k]
-    for k in ("hold_ticker_late", "hold_ticker_gap_max_ns"):  # present when the ticker was late
+    # present when the ticker was late, or in clock mode
+    for k in ("hold_ticker_late", "hold_ticker_gap_max_ns", "hold_clock_ns",
+              "hold_clock_switches"):
         doc.pop(k, None)
     for r in doc["rows"]:
         r["hold_ns"] = r["hold_max_ns"] = None

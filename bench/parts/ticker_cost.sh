@@ -4,10 +4,15 @@
 #
 #   floor       a bare loop of nanosleep(500 us) (the tick's period) and of
 #               nanosleep(1 ms): its own CPU per wake and share of a core
-#   hold        syncprof-tick's CPU (its schedstat) while one thread holds a
+#   held        syncprof-tick's CPU (its schedstat) while one thread holds a
 #               mutex across nanosleep for 4 s, preloaded, hold=1 with
-#               hold_states=0; then with hold states (the default), with
+#               hold_states=0 (clock mode: a tick every 10 ms), the same
+#               with hold_clock=tick (every 500 us); then with hold states
+#               (the default: the held lock is sampled every ms), with
 #               hold_where=0, and with hold_where=all
+#   light       the same while one thread takes a lock for a short hold
+#               after each 100 us sleep (a few thousand holds a second):
+#               hold_clock=auto (clock mode) against hold_clock=tick
 #
 # The two small programs are compiled into a temporary directory.  No
 # figure here is an assertion: the machine's noise is stated by running
@@ -49,12 +54,30 @@ int main(int argc, char **argv)
 C
 cat > "$tmp/holder.c" <<'C'
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-int main(void)
+int main(int argc, char **argv)
 {
-	struct timespec ts = { 0, 100000000 };
+	struct timespec ts = { 0, 100000000 }, gap = { 0, 100000 };
+	volatile unsigned sink = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "light")) {
+		/* A program that locks now and then: a short hold every
+		 * 100 us of sleep (a few thousand a second), for 6 s. */
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			pthread_mutex_lock(&m);
+			for (int i = 0; i < 100; i++)
+				sink += i;
+			pthread_mutex_unlock(&m);
+			nanosleep(&gap, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (t.tv_sec - t0.tv_sec < 6);
+		return 0;
+	}
 	pthread_mutex_lock(&m);
 	for (int i = 0; i < 60; i++)
 		nanosleep(&ts, NULL);
@@ -64,24 +87,30 @@ int main(void)
 C
 cc -O2 -o "$tmp/wake" "$tmp/wake.c"
 cc -O2 -o "$tmp/holder" "$tmp/holder.c" -lpthread
-tick_cpu() { # OPTIONS -> the ticker's CPU over 4 s of a 6 s hold
+tick_cpu() { # OPTIONS [light] -> the ticker's CPU over 4 s of a 6 s run
 	local pid t0 t1
-	LD_PRELOAD=$lib SYNCPROF_OPTIONS="enabled=1,report_at_exit=0,control=0,$1" "$tmp/holder" &
+	LD_PRELOAD=$lib SYNCPROF_OPTIONS="enabled=1,report_at_exit=0,control=0,$1" "$tmp/holder" ${2:-} &
 	pid=$!
 	sleep 1
 	tick() { for t in /proc/$pid/task/*; do
 		[ "$(cat "$t/comm")" = syncprof-tick ] && cut -d' ' -f1 "$t/schedstat"; done; }
 	t0=$(tick); sleep 4; t1=$(tick)
 	wait $pid
-	awk -v a="${t0:-0}" -v b="${t1:-0}" -v o="$1" \
-		'BEGIN { printf "hold: %-40s syncprof-tick %.2f%% of a core\n", o, (b - a) / 4e7 }'
+	awk -v a="${t0:-0}" -v b="${t1:-0}" -v o="$1" -v w="${2:-held}" \
+		'BEGIN { printf "%-5s %-46s syncprof-tick %.2f%% of a core\n", w, o, (b - a) / 4e7 }'
 }
 uptime
 for round in 1 2; do
 	"$tmp/wake" 500
 	"$tmp/wake" 1000
+	"$tmp/wake" 10000
+	# a lock held throughout (hold states sample it: 500 us ticks)
 	tick_cpu hold=1,hold_states=0
+	tick_cpu hold=1,hold_states=0,hold_clock=tick
 	tick_cpu hold=1
 	tick_cpu hold=1,hold_where=0
 	tick_cpu hold=1,hold_where=all
+	# short holds now and then: clock mode (hold_clock=auto) against tick
+	tick_cpu hold=1 light
+	tick_cpu hold=1,hold_clock=tick light
 done

@@ -38,6 +38,7 @@
 #include <regex.h>
 
 #include "read/options.h"
+#include "record/record.h"
 #include "report/profile.h"
 #include "trace/format.h"
 
@@ -331,6 +332,19 @@ static int opt_hold_states(struct sp_options *o, const char *v)
 	return 0;
 }
 
+static int opt_hold_clock(struct sp_options *o, const char *v)
+{
+	if (!strcmp(v, "auto"))
+		o->hold_clock = SP_HOLD_CLOCK_AUTO;
+	else if (!strcmp(v, "tick"))
+		o->hold_clock = SP_HOLD_CLOCK_TICK;
+	else if (!strcmp(v, "clock"))
+		o->hold_clock = SP_HOLD_CLOCK_CLOCK;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int opt_hold_where(struct sp_options *o, const char *v)
 {
 	if (!strcmp(v, "0") || !strcmp(v, "off"))
@@ -408,6 +422,10 @@ static const struct option_row option_table[] = {
 	  "with hold=1, sample what the holder does during holds longer than this many "
 	  "milliseconds (running, preempted, a system call...), 0 off, at most 60000 "
 	  "(default 1)" },
+	{ "hold_clock", opt_hold_clock,
+	  "with hold=1, how holds are timed: auto (default: the hold ticker's 500 us tick "
+	  "while locks are taken often, the clock at every hold while they are taken less "
+	  "than 400,000 times a second), tick or clock" },
 	{ "hold_where", opt_hold_where,
 	  "with hold states and frames=N, where in its code a long hold's holder is: "
 	  "'blocked' (default: holders blocked in the kernel, unwound without disturbing "

@@ -41,6 +41,7 @@ struct sp_options {
 	int report_signal;     /* 0, or the signal that prints a report */
 	unsigned warn_wait_ms; /* watchdog.c: 0 = off */
 	unsigned hold_states_ms; /* record/holdstate.c: a hold past this is long; 0 = off */
+	int hold_clock;          /* SP_HOLD_CLOCK_* (record/record.h) */
 	unsigned hold_where;     /* record/holdstate.c, with frames=N: 0 off, 1 blocked holders,
 				  * 2 running holders too (a signal) */
 	int deadlock;          /* deadlock.c: report waiting threads in a cycle */

@@ -775,6 +775,8 @@ static int read_meta(struct loader *l, const struct jv *root)
 	get_u64(root, "hold_ticker_late", 1, &p->hold_late_ticks, NULL);
 	get_u64(root, "hold_state_samples", 1, &p->hold_state_samples, NULL);
 	get_u64(root, "hold_state_cpu_ns", 1, &p->hold_state_cpu_ns, NULL);
+	get_u64(root, "hold_clock_ns", 1, &p->hold_clock_ns, NULL);
+	get_u64(root, "hold_clock_switches", 1, &p->hold_clock_switches, NULL);
 	get_u64(root, "hold_state_unread", 1, &p->hold_state_unread, NULL);
 	get_u64(root, "hold_where_points", 1, &p->hold_where_points, NULL);
 	get_u64(root, "hold_where_lost", 1, &p->hold_where_lost, NULL);

@@ -24,6 +24,10 @@
  * (the hold lasts from the outermost acquisition to the last release); a
  * condition wait pauses the hold of its mutex.
  *
+ * Clock mode (hold_tick.c, hold_clock=): while holds are few, every hold
+ * is timed by the sampled push with a weight of 1 and the ticker wakes
+ * every 20 ms; what follows is tick mode, the design for many holds.
+ *
  * Hold times: measured where they matter, sampled where they do not
  * (issue 14; until then one hold in 16 was timed and weighted by 16, and a
  * lock held once for 800 ms could be reported with 12.8 s).  Reading the
@@ -115,10 +119,11 @@
  * the fast paths of hold.h inlined into the probes and one store per push
  * or pop, ~1.43x (the rest of the cost: the timed samples, ~1/3).  The
  * tick's load and store: docs/cost.md; the ticker's CPU time: bench/cost.sh
- * ticker.  The ticker (its thread and clock ring: hold_tick.c)
- * wakes 2000 times a second while any thread holds a lock or the
- * held lists changed lately (~28 us a wake on this VM: ~5% of a core),
- * every 20 ms after 100 ms of no lock activity; it asks for SCHED_FIFO
+ * ticker.  The ticker (its thread and clock ring: hold_tick.c), in
+ * tick mode, wakes 2000 times a second while any thread holds a lock or
+ * the held lists changed lately (~28 us a wake on this VM: ~5% of a
+ * core), every 20 ms after 100 ms of no lock activity and in clock
+ * mode; it asks for SCHED_FIFO
  * (a starved ticker bounds holds loosely: under a load of 12 on 2 cores,
  * 1 of 20 runs of the known-holds test missed a 2 ms hold before) and
  * runs at normal priority when that is not allowed.
@@ -279,21 +284,37 @@ int sp_hold_ready;
 /* Last owner of each lock (hold.h); written only when it changes. */
 pid_t sp_hold_last_owner[1u << SP_OWNER_BITS] SP_LARGE;
 
-/* The held lists' activity, for the ticker (hold_tick.h): a sum of their
- * states and whether anything is held; one walk of the list, as many
- * blocks as threads ever held a lock at once. */
-static uint64_t pubs_activity(int *holding)
+/* A timed hold's since_ns: even, where the first observer's clock of an
+ * untimed one (pub_lookup()) is odd, and 0 until then. */
+static inline uint64_t timed_since(uint64_t t0)
 {
-	uint64_t sum = 0;
+	return sp_clock_mono_ns(t0) & ~1ull;
+}
 
+/* The held lists' activity, for the ticker (hold_tick.h): a sum of their
+ * states, whether anything is held, any of it untimed, and the start of
+ * the oldest timed hold; one walk of the list, as many blocks as threads
+ * ever held a lock at once.  Not retried when torn: the ticker only
+ * picks its next period from it. */
+static void pubs_activity(struct sp_hold_activity *a)
+{
 	for (struct sp_hold_pub *p = sp_load_acquire(&pubs); p; p = p->next) {
 		uint64_t state = sp_load_relaxed(&p->state);
+		uint32_t n = SP_PUB_N(state);
 
-		sum += state;
-		if (SP_PUB_N(state) && sp_load_relaxed(&p->tid) > 0)
-			*holding = 1;
+		a->sum += state;
+		if (!n || sp_load_relaxed(&p->tid) <= 0)
+			continue;
+		a->holding = 1;
+		for (uint32_t i = 0; i < n && i < SP_HELD_MAX; i++) {
+			uint64_t since = sp_load_acquire(&p->e[i].since_ns);
+
+			if (!since || (since & 1))
+				a->untimed = 1;
+			else if (!a->oldest_ns || since < a->oldest_ns)
+				a->oldest_ns = since;
+		}
 	}
-	return sum;
 }
 
 static void pub_exit(void *arg)
@@ -530,9 +551,13 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	uint64_t state = p->state;
 	uint32_t n = SP_PUB_N(state);
 	struct sp_held *h = &p->e[n];
+	uint32_t weight;
 	int ok;
 
-	if (!times || !(ok = sp_hold_push_ok(p, n, obj, op)))
+	/* Decided again, with one load of the rate: the caller's may have
+	 * come before the ticker changed mode (hold.h). */
+	if (!times || !(weight = sp_hold_due_weight(e, e->acquisitions)) ||
+	    !(ok = sp_hold_push_ok(p, n, obj, op)))
 		return 0;
 	if (ok == 2)
 		owner_changed(e, sp_load_relaxed(&p->tid));
@@ -540,13 +565,15 @@ SP_NOINLINE int sp_hold_push_sampled(struct sp_entry *e)
 	h->depth = 1;
 	h->paused = 0;
 	h->timed = SP_HOLD_SAMPLED;
-	h->weight = (uint32_t)sp_hold_period(e, e->acquisitions);
+	h->weight = weight;
 	sp_store_relaxed(&h->tick, sp_load_relaxed(&sp_hold_tick));
 	h->e = e;
 	h->t0 = ticks();
-	sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
+	sp_store_release(&h->since_ns, timed_since(h->t0));
 	sp_pub_push(p, state);
 	sp_hold_ticker_start_lazy();
+	if (weight == 1 && !(++p->clock_n & SP_HOLD_CLOCK_BURST_MASK))
+		sp_hold_clock_burst(p, h->t0);
 	return 1;
 }
 
@@ -570,6 +597,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	uint32_t n;
 	struct sp_entry *e = NULL;
 	int timed = SP_HOLD_UNTIMED;
+	uint32_t weight = 1;
 
 	if (SP_UNLIKELY(!p))
 		return;
@@ -599,7 +627,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 	if (owner_change(t, site, obj, op) && times)
 		timed = SP_HOLD_FORCED;
 	else if (times && (e = entry_found(t, site, obj, op)) &&
-		 sp_hold_sample_due(e, e->acquisitions))
+		 (weight = sp_hold_due_weight(e, e->acquisitions)))
 		timed = SP_HOLD_SAMPLED;
 	/* Slot n is not visible until n is published (hold.h). */
 	h = &p->e[n];
@@ -612,10 +640,9 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		/* Only a timed hold needs its entry now (found through the
 		 * probe's one-entry cache). */
 		h->e = e ? e : sp_entry_get(t, site, obj, op);
-		h->weight = timed == SP_HOLD_SAMPLED ? (uint32_t)sp_hold_period(e, e->acquisitions)
-							 : 1;
+		h->weight = timed == SP_HOLD_SAMPLED ? weight : 1;
 		h->t0 = ticks();
-		sp_store_release(&h->since_ns, sp_clock_mono_ns(h->t0));
+		sp_store_release(&h->since_ns, timed_since(h->t0));
 	} else {
 		h->e = NULL;
 		sp_store_release(&h->since_ns, 0);
@@ -657,12 +684,18 @@ static void held_end(const struct sp_held *h, uint64_t now)
 		ns = ticks_to_ns(now > start ? now - start : 0);
 	else
 		ns = ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0));
+	/* A hold timed with a weight of 1 (clock mode, the ramp,
+	 * hold_sample=1) stands for itself alone: long by its own length,
+	 * whatever the tick (which clock mode moves every 10 ms only). */
+	if (h->timed == SP_HOLD_SAMPLED && h->weight == 1 && ns >= SP_HOLD_LONG_LO_NS)
+		is_long = 1;
 	if (h->timed == SP_HOLD_SAMPLED && !is_long) {
 		entry_add_sample(e, ns, h->weight);
 		return;
 	}
 	entry_add_exact(e, ns);
 	long_hold_seen(h->obj, ns);
+	sp_hold_ticker_long_ended(ns);
 }
 
 /*
@@ -685,6 +718,9 @@ static SP_ALWAYS_INLINE int released_sampled(struct sp_hold_pub *p, uintptr_t ob
 		return 0;
 	if (!now)
 		now = ticks();
+	/* Long by its own length (held_end()), though the tick stood. */
+	if (h->weight == 1 && now > h->t0 && now - h->t0 >= sp_hold_long_lo_ticks())
+		return 0;
 	entry_add_sample(h->e, ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0)), h->weight);
 	sp_pub_pop(p, state);
 	return 1;
@@ -801,7 +837,9 @@ static int pub_lookup(struct sp_hold_pub *p, uintptr_t obj, pid_t *tid, struct s
 			return 0;
 		if (!since && since_ns) {
 			/* Untimed hold: the first observer's clock is the bound. */
-			uint64_t now = sp_now_ns(), zero = 0;
+			/* Odd: the ticker tells it from a timed hold's
+			 * (timed_since()). */
+			uint64_t now = sp_now_ns() | 1, zero = 0;
 
 			__atomic_compare_exchange_n(&p->e[found].since_ns, &zero, now, 0,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -894,7 +932,7 @@ int sp_hold_all_timed(void)
 	return sp_hold_rate.pmax == 1;
 }
 
-int sp_hold_init(unsigned sample, int with_times)
+int sp_hold_init(unsigned sample, int with_times, int clock_policy)
 {
 	if (sp_hold_is_on())
 		return 0;
@@ -913,7 +951,7 @@ int sp_hold_init(unsigned sample, int with_times)
 		return -ENOMEM;
 	/* Without a ticker, every hold counts as short: sampled, as before. */
 	if (times)
-		sp_hold_ticker_init(pubs_activity);
+		sp_hold_ticker_init(pubs_activity, clock_policy);
 	sp_store_release(&sp_hold_ready, 1);
 	sp_unlock_hooks_set(SP_UNLOCK_HOOK_HOLD, 1); /* instrumented unlocks reach us */
 	return 0;

@@ -84,6 +84,10 @@ struct sp_hold_pub {
 	 * holds began), its CPU and run-queue times then, the class of its
 	 * blocked time then (-1: none). */
 	uint64_t hs_last_ns, hs_cpu_ns, hs_delay_ns;
+	/* The owner's: clock mode's timed holds, and the clock of the last
+	 * one checked for a burst (hold_tick.h, sp_hold_clock_burst()). */
+	uint32_t clock_n;
+	uint64_t clock_t0;
 	uint64_t hs_credit_ns; /* run-queue time counted before schedstat had it */
 	uint64_t hs_suspect_ns; /* blocked time given to hs_suspect_class while */
 	int hs_suspect_class;   /* ... the thread was runnable at the sample */
@@ -168,15 +172,43 @@ static SP_ALWAYS_INLINE uint64_t sp_hold_sample_x(const struct sp_entry *e, uint
 /* Holds are timed (hold=1), not only listed: the sample's threshold. */
 static SP_ALWAYS_INLINE int sp_hold_times_on_fast(void)
 {
-	return sp_hold_rate.below != 0;
+	return sp_load_relaxed(&sp_hold_rate.below) != 0;
+}
+
+/*
+ * Clock mode (hold_tick.c): while holds are few, the ticker sets @below to
+ * SP_HOLD_BELOW_ALL, and every hold is timed, by the sampled push, with a
+ * weight of 1; ramp_end and pmax never change after start-up.  Whoever
+ * pushes a sampled hold decides with one load of @below
+ * (sp_hold_due_weight()), so that a hold due because of clock mode is
+ * never weighted as a sample of the ticker's mode, nor the reverse.
+ */
+#define SP_HOLD_BELOW_ALL UINT64_MAX
+
+static SP_ALWAYS_INLINE int sp_hold_due_below(const struct sp_entry *e, uint64_t n,
+					      uint64_t below)
+{
+	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end) && !(e->flags & SP_ENTRY_NO_RAMP))
+		return below == SP_HOLD_BELOW_ALL ||
+		       (uint64_t)(((unsigned __int128)sp_hold_sample_x(e, n) *
+				   sp_hold_ramp_period(n)) >> 64) == 0;
+	return sp_hold_sample_x(e, n) <= below;
 }
 
 static SP_ALWAYS_INLINE int sp_hold_sample_due(const struct sp_entry *e, uint64_t n)
 {
-	if (SP_UNLIKELY(n < sp_hold_rate.ramp_end) && !(e->flags & SP_ENTRY_NO_RAMP))
-		return (uint64_t)(((unsigned __int128)sp_hold_sample_x(e, n) *
-				   sp_hold_ramp_period(n)) >> 64) == 0;
-	return sp_hold_sample_x(e, n) <= sp_hold_rate.below;
+	return sp_hold_due_below(e, n, sp_load_relaxed(&sp_hold_rate.below));
+}
+
+/* 0: acquisition @n of @e is not due to be timed; else the holds it
+ * stands for (1 in clock mode). */
+static inline uint32_t sp_hold_due_weight(const struct sp_entry *e, uint64_t n)
+{
+	uint64_t below = sp_load_relaxed(&sp_hold_rate.below);
+
+	if (!sp_hold_due_below(e, n, below))
+		return 0;
+	return below == SP_HOLD_BELOW_ALL ? 1 : (uint32_t)sp_hold_period(e, n);
 }
 
 /*

@@ -13,12 +13,38 @@
 #define SP_HOLD_LONG_NS 1000000ull /* a hold this long arms its lock's countdown */
 #define SP_HOLD_LONG_COUNTDOWN 511 /* acquisitions timed after it (9 bits, hold.h) */
 
+#define SP_HOLD_LONG_LO_NS 250000ull /* at least this long after a tick: long */
+
+/* What the held lists show at a tick (hold.c, pubs_activity()). */
+struct sp_hold_activity {
+	uint64_t sum;       /* of their states, which change at every push and pop */
+	int holding;        /* a live thread holds a lock */
+	int untimed;        /* ... one whose hold is not timed */
+	uint64_t oldest_ns; /* the start of the oldest timed hold held (0: none) */
+};
+
 /* Holds are timed (hold=1): the tick's first clock, and the ticker
- * thread started; 0 or a negative errno.  @activity: the held lists'
- * activity, a sum of their states (which change at every push and pop),
- * and *holding set when anything is held (hold.c's); the ticker idles
- * while it stays the same and nothing is held. */
-int sp_hold_ticker_init(uint64_t (*activity)(int *holding));
+ * thread started; 0 or a negative errno.  @activity: fills a zeroed
+ * struct sp_hold_activity (hold.c's); the ticker idles while the sum
+ * stays the same and nothing is held, and picks tick or clock mode
+ * (hold_tick.c) from how fast it moves.  @policy: SP_HOLD_CLOCK_*
+ * (options.h, hold_clock=). */
+int sp_hold_ticker_init(void (*activity)(struct sp_hold_activity *a), int policy);
+
+/* A hold timed at @ns ended: one past the hold states' threshold that
+ * ended between two of clock mode's slow ticks went unsampled, and the
+ * ticker ticks every 500 us for a while (hold_tick.c). */
+void sp_hold_ticker_long_ended(uint64_t ns);
+
+/* Clock mode's timed push, on every CLOCK_BURST_N-th of thread @p's
+ * (SP_HOLD_CLOCK_BURST_MASK): its clock @t0 against the last such one's;
+ * a burst of holds wakes the ticker into tick mode at once. */
+#define SP_HOLD_CLOCK_BURST_MASK 4095u
+struct sp_hold_pub;
+void sp_hold_clock_burst(struct sp_hold_pub *p, uint64_t t0);
+
+/* SP_HOLD_LONG_LO_NS in clock ticks (sp_clock_ticks()). */
+uint64_t sp_hold_long_lo_ticks(void);
 
 /* A fork child's ticker: wanted (the atfork handler), started by the
  * child's first timed hold. */

@@ -712,13 +712,14 @@ unsigned sp_cond_signallers(const void *cond, struct sp_site *sites, int *broadc
 extern int sp_hold_ready;
 
 /*
- * Start hold tracking, timing 1 hold in @sample (1: all); start-up only.
+ * Start hold tracking, timing 1 hold in @sample (1: all), @clock_policy
+ * SP_HOLD_CLOCK_* (hold_clock=); start-up only.
  * @times 0: the published held lists only, which lock-order checking needs
  * (lock_order=1 without hold=1): no hold is timed, no waiter looks for
  * its holder to blame, and reports show no hold facts.
  * Return 0, or -ENOMEM (then the program runs on without it).
  */
-int sp_hold_init(unsigned sample, int times);
+int sp_hold_init(unsigned sample, int times, int clock_policy);
 /* Hold times, owner changes and blame are recorded (hold=1), not only the
  * held lists. */
 int sp_hold_times_are_on(void);
@@ -856,6 +857,16 @@ struct sp_blame_view {
 uint64_t sp_hold_untracked(void);
 
 /* ---- "hold_tick.c": the hold tick ---------------------------------------- */
+
+/* hold_clock= (sp_hold_init()): how hold times are taken. */
+enum {
+	SP_HOLD_CLOCK_AUTO,  /* the ticker's tick, or the clock while holds are few */
+	SP_HOLD_CLOCK_TICK,  /* the tick alone: the ticker wakes every 500 us */
+	SP_HOLD_CLOCK_CLOCK, /* the clock at every hold: the ticker wakes every 10 ms */
+};
+/* Time spent in clock mode since start-up (ns), and the switches into it
+ * and out (hold_tick.c). */
+void sp_hold_clock_mode(uint64_t *ns, uint64_t *switches);
 
 /* The ticker's call at each tick, @holding when something is held (the
  * hold states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */

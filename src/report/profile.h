@@ -297,6 +297,9 @@ struct sp_profile {
 	 * holder's point, and those that did not */
 	uint64_t hold_where_points, hold_where_lost;
 	uint64_t hold_gap_max_ns; /* ... its longest gap */
+	/* the hold ticker's clock mode (record/hold_tick.c): its time since
+	 * start-up, and the switches into it and out */
+	uint64_t hold_clock_ns, hold_clock_switches;
 	uint64_t names_lost;     /* lock names and creation sites not kept */
 	/* how the rows are shaped */
 	int coalesced;

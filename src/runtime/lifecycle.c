@@ -670,7 +670,8 @@ static void runtime_start(const char *attach_options)
 	sp_holdstate_where = sp_opts.hold_where;
 	sp_hold_set_tick_hook(sp_holdstate_tick);
 	if ((sp_opts.hold || sp_opts.lock_order || sp_opts.deadlock) &&
-	    (sp_blame_init() || sp_hold_init(sp_opts.hold_sample, sp_opts.hold)))
+	    (sp_blame_init() || sp_hold_init(sp_opts.hold_sample, sp_opts.hold,
+					     sp_opts.hold_clock)))
 		fputs("syncprof: warning: hold tracking could not start (out of memory)\n",
 		      stderr);
 	else if (sp_opts.lock_order && sp_order_init())

@@ -302,6 +302,7 @@ int sp_report_build_locked(struct sp_profile *p, const struct syncprof_report_op
 		p->hold_untracked = sp_hold_untracked();
 		p->blame_lost = sp_blame_lost();
 		sp_hold_ticker_lateness(&p->hold_late_ticks, &p->hold_gap_max_ns);
+		sp_hold_clock_mode(&p->hold_clock_ns, &p->hold_clock_switches);
 		{
 			int err;
 

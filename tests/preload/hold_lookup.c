@@ -111,7 +111,7 @@ int main(void)
 	sp_opts.hold = 1;
 	sp_opts.report_at_exit = 0;
 	T_ASSERT_INT(sp_blame_init(), ==, 0);
-	T_ASSERT_INT(sp_hold_init(sp_opts.hold_sample, 1), ==, 0);
+	T_ASSERT_INT(sp_hold_init(sp_opts.hold_sample, 1, sp_opts.hold_clock), ==, 0);
 	syncprof_enable();
 	t = sp_thread_self();
 	T_ASSERT(t != NULL);

@@ -384,6 +384,10 @@ int sp_render_json(FILE *out, const struct sp_profile *p, const struct syncprof_
 		fprintf(out, "\"hold_state_samples\":%llu,\"hold_state_cpu_ns\":%llu,",
 			(unsigned long long)p->hold_state_samples,
 			(unsigned long long)p->hold_state_cpu_ns);
+	if (p->hold && (p->hold_clock_ns || p->hold_clock_switches))
+		fprintf(out, "\"hold_clock_ns\":%llu,\"hold_clock_switches\":%llu,",
+			(unsigned long long)p->hold_clock_ns,
+			(unsigned long long)p->hold_clock_switches);
 	if (p->hold && p->hold_state_unread)
 		fprintf(out, "\"hold_state_unread\":%llu,", (unsigned long long)p->hold_state_unread);
 	if (p->hold && (p->hold_where_points || p->hold_where_lost))

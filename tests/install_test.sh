@@ -179,7 +179,7 @@ if command -v bash >/dev/null 2>&1; then
 		c syncprof run --trace-events a; c syncprof run -- true
 		c syncprof run --report-signal ""' _ "$comp")
 	echo "$got" | sed -n 1p | grep -qx 'run report' || die "completion of 'syncprof r': $got"
-	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-states --hold-where' || die "completion of 'run --ho': $got"
+	echo "$got" | sed -n 2p | grep -qx -- '--hold --hold-clock --hold-states --hold-where' || die "completion of 'run --ho': $got"
 	echo "$got" | sed -n 3p | grep -q 'json.*pprof' || die "completion of '-f': $got"
 	echo "$got" | sed -n 4p | grep -qx 'count contended' || die "completion of '-s co': $got"
 	echo "$got" | sed -n 5p | grep -q 'dump' || die "completion of 'trace': $got"

@@ -165,6 +165,12 @@ static const struct run_option run_options[] = {
 	  "holds are measured; of the short uncontended ones, a row's first\n"
 	  "are all timed, then ever fewer, down to 1 in 64, and the rest\n"
 	  "estimated from them (hold_sample=N in SYNCPROF_OPTIONS)" },
+	{ "hold-clock", 0, ARG_VALUE, "hold_clock", NULL, "MODE",
+	  "with --hold: how holds are timed - 'tick' (a ticker thread wakes\n"
+	  "every 500 us; a hold reads the clock only when it saw it move, or\n"
+	  "is sampled), 'clock' (every hold reads the clock; the ticker wakes\n"
+	  "every 20 ms), or 'auto' (default: clock while fewer than 400,000\n"
+	  "holds a second begin, tick above 800,000; docs/options.md)" },
 	{ "hold-states", 0, ARG_VALUE, "hold_states", NULL, "MS",
 	  "with --hold: what the holder of a hold longer than MS ms (default\n"
 	  "1; 0 off) was doing - running, preempted, blocked in which system\n"

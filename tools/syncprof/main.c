@@ -44,9 +44,9 @@ static const char usage[] =
 	"\n"
 	"SYNCPROF_OPTIONS keys: enabled, output, format, top, sort, coalesce, merged,\n"
 	"report_at_exit, account, src_root, frames, skip, skip_frames, hold,\n"
-	"hold_sample, hold_states, lock_order, columns, control, warn_wait,\n"
-	"deadlock, report_signal, trace, trace_buffer, trace_events,\n"
-	"trace_min_wait, glibc_locks, symbolize\n"
+	"hold_sample, hold_clock, hold_states, hold_where, lock_order, columns,\n"
+	"control, warn_wait, deadlock, report_signal, trace, trace_buffer,\n"
+	"trace_events, trace_min_wait, glibc_locks, symbolize\n"
 	"(docs/options.md has them all).\n";
 
 static const struct {

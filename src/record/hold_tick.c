@@ -109,10 +109,11 @@ int sp_hold_ticker_wanted; /* hold_tick.h */
 
 /* Called by the ticker at each tick, @holding when something is held: the
  * hold states' sampler (holdstate.c), installed by the runtime at start-up
- * (sp_hold_set_tick_hook()), before the ticker starts. */
-static void (*tick_hook)(uint64_t tick, int holding);
+ * (sp_hold_set_tick_hook()), before the ticker starts; it returns when
+ * its next sample is due (ns; 0: no hold is long). */
+static uint64_t (*tick_hook)(uint64_t tick, int holding);
 
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding))
+void sp_hold_set_tick_hook(uint64_t (*hook)(uint64_t tick, int holding))
 {
 	tick_hook = hook;
 }
@@ -226,14 +227,16 @@ void sp_hold_ticker_long_ended(uint64_t ns)
 }
 
 /* The next period: 500 us in tick mode; in clock mode 20 ms, but 500 us
- * while an untimed hold is held (taken before the mode changed), during
- * the grace ticks, and, with hold states, for a second after a hold older
- * than their threshold was held (their samples come at the tick,
- * holdstate.c), or ended between two slow ticks, unsampled: a program
- * whose holds are often long has them sampled from their first
- * millisecond, as in tick mode; the first of them after a quiet second
- * is first sampled up to a slow tick late. */
-static uint64_t next_period(const struct sp_hold_activity *a, uint64_t now)
+ * while an untimed hold is held (taken before the mode changed) and
+ * during the grace ticks.  With hold states (their samples come at the
+ * tick, holdstate.c): while a hold is long, when its next sample is due
+ * (@due: every ms at first, then ever sparser, holdstate.c); 500 us while
+ * a hold is older than their threshold but not yet long in ticks, and for
+ * a second after a long hold was held or ended between two slow ticks,
+ * unsampled: a program whose holds are often long has them sampled from
+ * their first millisecond, as in tick mode; the first of them after a
+ * quiet second is first sampled up to a slow tick late. */
+static uint64_t next_period(const struct sp_hold_activity *a, uint64_t now, uint64_t due)
 {
 	uint64_t w = watch_ns();
 
@@ -247,7 +250,13 @@ static uint64_t next_period(const struct sp_hold_activity *a, uint64_t now)
 		ticker.grace--;
 		return SP_HOLD_TICK_NS;
 	}
-	if (a->untimed || now < ticker.watch_until)
+	if (a->untimed)
+		return SP_HOLD_TICK_NS;
+	if (due) {
+		ticker.watch_until = now + sp_clock_ticks_per_sec();
+		return due < SP_HOLD_TICK_NS ? SP_HOLD_TICK_NS : due > CLOCK_TICK_NS ? CLOCK_TICK_NS : due;
+	}
+	if (now < ticker.watch_until)
 		return SP_HOLD_TICK_NS;
 	if (w && a->oldest_ns) {
 		uint64_t now_ns = sp_clock_mono_ns(now);
@@ -275,7 +284,7 @@ static void *ticker_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
-		uint64_t k = sp_load_relaxed(&sp_hold_tick) + 1, now = ticks(), period;
+		uint64_t k = sp_load_relaxed(&sp_hold_tick) + 1, now = ticks(), period, due;
 		struct sp_hold_activity a = { 0 };
 
 		/* The clock of tick k before k itself: a reader that sees k
@@ -304,16 +313,15 @@ static void *ticker_main(void *arg)
 		prev = now;
 		ticker.activity(&a);
 		/* What the threads that hold a lock long are doing. */
-		if (tick_hook)
-			tick_hook(k, a.holding);
+		due = tick_hook ? tick_hook(k, a.holding) : 0;
 		pick_mode(&a, now, &win_t, &win_sum);
 		/* Idle: nothing held and no push or pop for TICK_IDLE_AFTER
 		 * ticks; then tick every TICK_IDLE_NS until there is. */
 		quiet = a.holding || a.sum != last_activity ? 0 : quiet + 1;
 		last_activity = a.sum;
-		period = quiet >= TICK_IDLE_AFTER ? TICK_IDLE_NS : next_period(&a, now);
+		period = quiet >= TICK_IDLE_AFTER ? TICK_IDLE_NS : next_period(&a, now, due);
 		was_fast = period == SP_HOLD_TICK_NS;
-		sp_store_relaxed(&ticker.slow, period == CLOCK_TICK_NS);
+		sp_store_relaxed(&ticker.slow, period > SP_HOLD_TICK_NS);
 		next.tv_nsec += (long)period;
 		while (next.tv_nsec >= 1000000000) {
 			next.tv_nsec -= 1000000000;

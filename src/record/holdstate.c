@@ -8,8 +8,10 @@
  * at.  Each tick (sp_holdstate_tick()) the ticker walks the published
  * lists; a thread that holds a lock acquired at least
  * sp_holdstate_long_ticks ticks ago (hold_states=MS, 1 ms by default) is
- * sampled, once per SAMPLE_EVERY ticks, from the ticker's thread, never
- * from a lock path:
+ * sampled every ms, and once its oldest long hold is 16 ms old every
+ * sixteenth of its age, up to 20 ms apart (sample_spacing(): a lock held
+ * for seconds costs 50 samples a second, not 1,000), from the ticker's
+ * thread, never from a lock path:
  *   - its CPU time (its CPU clock) and its run-queue time
  *     (/proc/self/task/TID/schedstat): since the previous sample, these
  *     are the running and preempted parts of the interval, measured by
@@ -24,7 +26,7 @@
  * The interval before the first sample of a stretch of long holds (from
  * the oldest long hold's start) has no earlier CPU figures: it is classed
  * whole by the first sample's state (running when the thread runs).  The
- * tail after the last sample, up to one sampling period, is not seen.
+ * tail after the last sample, up to one sample's spacing, is not seen.
  * Each long hold the thread holds gets the interval's parts (a hold that
  * turned long since the previous sample: its own age, in the same
  * proportions), in a table keyed like blame: (object, type, where the
@@ -64,7 +66,14 @@
 #include "record/record.h"
 #include "trace/format.h"
 
-#define SAMPLE_EVERY 2 /* ticks: a sample per ms of long hold */
+/* A thread that holds a lock long is sampled every SAMPLE_NS at first,
+ * then every 1/16 of its oldest long hold's age (2^SAMPLE_AGE_SHIFT), at
+ * most SAMPLE_MAX_NS apart; a sample is due SAMPLE_SLACK_NS early rather
+ * than a 500 us tick late. */
+#define SAMPLE_NS 1000000ull
+#define SAMPLE_AGE_SHIFT 4
+#define SAMPLE_MAX_NS 20000000ull
+#define SAMPLE_SLACK_NS 250000ull
 #define HS_SLOTS 4096
 #define HS_PROBES 32
 
@@ -560,15 +569,10 @@ static int spread(const struct long_hold *lh, int n, const struct interval *iv, 
 	return wh_n;
 }
 
-static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n)
+/* The age of the oldest of @n long holds @lh. */
+static uint64_t oldest_age(const struct long_hold *lh, int n)
 {
-	char sysbuf[256];
-	const char *sysline;
-	uint64_t now = mono_ns(), cpu, delay = 0, oldest = 0;
-	uint64_t wh_ns[SP_HELD_MAX];
-	uint32_t wh_rec[SP_HELD_MAX];
-	struct interval iv;
-	int class, now_class, have_delay, wh_n;
+	uint64_t oldest = 0;
 
 	for (int i = 0; i < n; i++) {
 		uint64_t age = sp_hold_tick_age_ns(lh[i].tick);
@@ -576,6 +580,28 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 		if (age > oldest)
 			oldest = age;
 	}
+	return oldest;
+}
+
+/* Between two samples of a thread whose oldest long hold is @oldest old. */
+static uint64_t sample_spacing(uint64_t oldest)
+{
+	uint64_t s = oldest >> SAMPLE_AGE_SHIFT;
+
+	return s < SAMPLE_NS ? SAMPLE_NS : s > SAMPLE_MAX_NS ? SAMPLE_MAX_NS : s;
+}
+
+static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh, int n,
+		   uint64_t oldest, uint64_t now)
+{
+	char sysbuf[256];
+	const char *sysline;
+	uint64_t cpu, delay = 0;
+	uint64_t wh_ns[SP_HELD_MAX];
+	uint32_t wh_rec[SP_HELD_MAX];
+	struct interval iv;
+	int class, now_class, have_delay, wh_n;
+
 	cpu = sp_thread_cpu_ns(tid, 0);
 	have_delay = schedstat_delay(tid, &delay);
 	class = blocked_class(tid, p, sysbuf, sizeof(sysbuf), &sysline);
@@ -620,17 +646,19 @@ static void sample(struct sp_hold_pub *p, pid_t tid, const struct long_hold *lh,
 	p->hs_tid = tid;
 }
 
-void sp_holdstate_tick(uint64_t k, int holding)
+uint64_t sp_holdstate_tick(uint64_t k, int holding)
 {
 	struct long_hold lh[SP_HELD_MAX];
-	uint64_t t0;
+	uint64_t t0, now, due = 0;
 
 	kept_idle();
-	if (!holding || !sp_holdstate_long_ticks || k % SAMPLE_EVERY)
-		return;
+	if (!holding || !sp_holdstate_long_ticks)
+		return 0;
 	t0 = self_cpu_ns();
+	now = mono_ns();
 	for (struct sp_hold_pub *p = sp_hold_pubs(); p; p = p->next) {
 		pid_t tid = sp_load_relaxed(&p->tid);
+		uint64_t oldest, spacing, last;
 		int n;
 
 		sp_holdwhere_collect(p, tid, tid <= 0);
@@ -645,10 +673,22 @@ void sp_holdstate_tick(uint64_t k, int holding)
 			sp_store_relaxed(&p->hs_last_ns, 0);
 			continue;
 		}
-		sample(p, tid, lh, n);
+		oldest = oldest_age(lh, n);
+		spacing = sample_spacing(oldest);
+		last = sp_load_relaxed(&p->hs_last_ns);
+		if (last && p->hs_tid == tid && now > last && now - last + SAMPLE_SLACK_NS < spacing) {
+			/* Not due yet. */
+			if (!due || spacing - (now - last) < due)
+				due = spacing - (now - last);
+			continue;
+		}
+		sample(p, tid, lh, n, oldest, now);
 		sp_store_relaxed(&states.samples, states.samples + 1);
+		if (!due || spacing < due)
+			due = spacing;
 	}
 	sp_store_relaxed(&states.sample_cpu_ns, states.sample_cpu_ns + (self_cpu_ns() - t0));
+	return due;
 }
 
 void sp_holdstate_foreach(void (*fn)(const struct sp_holdstate_view *v, void *arg), void *arg)
@@ -750,11 +790,12 @@ int sp_holdstate_now(pid_t tid, char *buf, size_t size, uint64_t *for_ns)
 
 		if (sp_load_relaxed(&p->tid) != tid)
 			continue;
-		/* The sampler's view, if it is current (it samples every ms
-		 * while the hold is long: 20 ms is stale). */
+		/* The sampler's view, if it is current (it samples at least
+		 * every SAMPLE_MAX_NS while the hold is long: twice that is
+		 * stale). */
 		last = sp_load_relaxed(&p->hs_last_ns);
 		since = sp_load_relaxed(&p->hs_now_since_ns);
-		if (!last || now - last > 20000000 || !since)
+		if (!last || now - last > 2 * SAMPLE_MAX_NS || !since)
 			break;
 		class_text(sp_load_relaxed(&p->hs_now_class), buf, size);
 		*for_ns = now > since ? now - since : 0;

@@ -869,8 +869,9 @@ enum {
 void sp_hold_clock_mode(uint64_t *ns, uint64_t *switches);
 
 /* The ticker's call at each tick, @holding when something is held (the
- * hold states' sampler, sp_holdstate_tick()); set before sp_hold_init(). */
-void sp_hold_set_tick_hook(void (*hook)(uint64_t tick, int holding));
+ * hold states' sampler, sp_holdstate_tick(), which returns when its next
+ * sample is due: clock mode ticks then); set before sp_hold_init(). */
+void sp_hold_set_tick_hook(uint64_t (*hook)(uint64_t tick, int holding));
 /* Ticks of the hold ticker that came more than 750 us after the previous
  * one while it was active, and the longest gap (ns); since start-up (a
  * reset keeps them: they qualify every hold time measured since). */
@@ -905,9 +906,10 @@ extern unsigned sp_holdstate_long_ticks;
 /* With frames=N: 0 no points, 1 blocked holders' points, 2 running too. */
 extern unsigned sp_holdstate_where;
 /* The ticker, each tick (@holding: something is held): sample the holders
- * of long holds; close the files kept open for threads no longer sampled.
- * Reads /proc; never on a lock path. */
-void sp_holdstate_tick(uint64_t tick, int holding);
+ * of long holds that are due; close the files kept open for threads no
+ * longer sampled.  Reads /proc; never on a lock path.  Returns the time
+ * (ns) until the next sample is due, 0 when no hold is long. */
+uint64_t sp_holdstate_tick(uint64_t tick, int holding);
 /* In a child of fork(): the files kept open for the parent's threads
  * closed (holdstate.c). */
 void sp_holdstate_fork_child(void);

@@ -175,7 +175,8 @@ static const struct run_option run_options[] = {
 	  "with --hold: what the holder of a hold longer than MS ms (default\n"
 	  "1; 0 off) was doing - running, preempted, blocked in which system\n"
 	  "call, waiting for another lock - sampled by the hold ticker every\n"
-	  "ms, shown under the row (docs/hold-states.md)" },
+	  "ms (past 16 ms ever sparser, at most 20 ms apart), shown under\n"
+	  "the row (docs/hold-states.md)" },
 	{ "hold-where", 0, ARG_VALUE, "hold_where", NULL, "MODE",
 	  "with --hold and --frames N (default 4): where in its own code the\n"
 	  "holder of a long hold was, shown under the row - 'blocked' (default:\n"

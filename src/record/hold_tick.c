@@ -95,13 +95,13 @@ static struct {
 	uint64_t below_tick;       /* sp_hold_rate.below of tick mode */
 	int clock_mode;            /* every hold timed: sp_hold_rate.below is SP_HOLD_BELOW_ALL */
 	unsigned grace;            /* ticks at 500 us still due after clock mode began */
-	int slow;                  /* the present period is CLOCK_TICK_NS */
+	int slow;                  /* the present period is longer than 500 us */
 	int unwatched;             /* a long hold ended unsampled meanwhile */
 	uint64_t watch_until;      /* clock until which clock mode ticks at 500 us */
 	uint64_t clock_ticks;      /* clock ticks in clock mode while profiling */
 	uint64_t burst_ticks;      /* CLOCK_BURST_N holds at CLOCK_LEAVE_RATE, in clock ticks */
 	uint32_t wake;             /* futex word of the ticker's sleep */
-	int burst;                 /* a thread asks for tick mode (sp_hold_ticker_burst()) */
+	int burst;                 /* a thread asks for tick mode (sp_hold_clock_burst()) */
 	uint64_t switches;         /* into clock mode and out, after start-up */
 } ticker SP_LARGE;
 

@@ -24,6 +24,11 @@
  * its hold histogram ("hold_buckets", weighted by the holds a timed one
  * stands for) counts exactly 200 (the tick's sample, one in n/4+1 with
  * that weight, makes 200 only by chance).
+ * With the argument "sparse", V's 400 ms hold alone: hold states sample a
+ * holder every ms for 16 ms, then every 1/16 of its hold's age, at most
+ * 20 ms apart (holdstate.c): about 50-70 samples, where one a millisecond
+ * made about 400; hold_state_samples must lie between 20 and 150 (a late
+ * ticker makes fewer, never more), and V's hold be measured.
  * With hold_clock=tick (argument "tick") the ticker never switches:
  * hold_clock_ns and hold_clock_switches are absent, the totals the same.
  * A late ticker excuses a miss as in known_holds.c.  Exit 1 on failure.
@@ -43,6 +48,7 @@ static pthread_mutex_t lock_y = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_w = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_z = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_q = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_v = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stop;
 static volatile unsigned long sink;
 
@@ -148,14 +154,45 @@ static long long hold_ns_of(const char *json, pthread_mutex_t *m, const char **r
 	return sum;
 }
 
+/* "sparse": one hold of 400 ms, and how often its holder was sampled. */
+static int sparse(void)
+{
+	struct truth v = { "V", &lock_v, 0, 0 };
+	const char *row;
+	long long samples, ns;
+	char *json;
+	int failed = 0;
+
+	holds(&v, 1, 400000000, 0);
+	json = json_report("hold_clock");
+	samples = json_row_value(json, NULL, "hold_state_samples");
+	ns = hold_ns_of(json, &lock_v, &row);
+	printf("hold_clock: one hold of %" PRIu64 " ns, measured %lld, %lld hold-state samples\n",
+	       v.inner, ns, samples);
+	if (samples < 20 || samples > 150) {
+		fprintf(stderr, "hold_clock: FAIL: %lld hold-state samples of a 400 ms hold (20 to "
+				"150: every ms for 16 ms, then sparser)\n", samples);
+		failed = 1;
+	}
+	if ((double)ns < 0.9 * (double)v.inner || (double)ns > 1.1 * (double)v.outer) {
+		fprintf(stderr, "hold_clock: FAIL: V's hold measured %lld ns\n", ns);
+		failed = 1;
+	}
+	free(json);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	int tick = argc > 1 && !strcmp(argv[1], "tick");
+
+	if (argc > 1 && !strcmp(argv[1], "sparse"))
+		return sparse();
 	struct truth y = { "Y", &lock_y, 0, 0 }, w = { "W", &lock_w, 0, 0 },
 		     z = { "Z", &lock_z, 0, 0 };
 	struct truth *all[] = { &y, &w, &z };
 	pthread_t spinner;
-	long long switches, clock_ns, late, gap;
+	long long switches, clock_ns, late, gap, samples;
 	int failed = 0, said;
 	char *json;
 
@@ -180,8 +217,10 @@ int main(int argc, char **argv)
 	clock_ns = json_row_value(json, NULL, "hold_clock_ns");
 	late = json_row_value(json, NULL, "hold_ticker_late");
 	gap = json_row_value(json, NULL, "hold_ticker_gap_max_ns");
+	samples = json_row_value(json, NULL, "hold_state_samples");
 	said = late > 0 && gap + 250000 >= 2000000;
-	printf("hold_clock: hold_clock_switches=%lld hold_clock_ns=%lld\n", switches, clock_ns);
+	printf("hold_clock: hold_clock_switches=%lld hold_clock_ns=%lld hold_state_samples=%lld\n",
+	       switches, clock_ns, samples);
 	if (tick && (switches >= 0 || clock_ns >= 0)) {
 		fprintf(stderr, "hold_clock: FAIL: hold_clock=tick, yet the ticker was in clock mode\n");
 		failed = 1;

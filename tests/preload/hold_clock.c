@@ -58,14 +58,6 @@ struct truth {
 	uint64_t inner, outer;
 };
 
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-
-	while (nanosleep(&t, &t))
-		;
-}
-
 static void *spin(void *arg)
 {
 	(void)arg;

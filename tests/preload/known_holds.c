@@ -78,14 +78,6 @@ static struct truth truths[] = {
 
 static volatile unsigned sink;
 
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-
-	while (nanosleep(&t, &t))
-		;
-}
-
 static void work(void)
 {
 	for (unsigned i = 0; i < 100; i++)

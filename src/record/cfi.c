@@ -277,8 +277,9 @@ int sp_cfi_learn_one(Dwfl *dwfl, uintptr_t pc, struct sp_cfi_row *row)
  * session reported before a dlopen() can have a module over the new
  * object's addresses, one that was mapped there then: its CFI is the
  * wrong one (a rule learned from it unusable, or usable and wrong).  Seen
- * in test_stack_walk under ASan, about one run in 60: a module reported
- * at 0x7f3305800000 over a library loaded at 0x7f3305ea7000.  Unknown (no
+ * in test_stack_walk under ASan, 4 runs in 150 with another test beside
+ * it: a module reported at 0x7f3305800000 over a library loaded at
+ * 0x7f3305ea7000.  Unknown (no
  * object found, as for the vDSO): yes. */
 static int module_current(Dwfl *dwfl, uintptr_t pc)
 {

@@ -640,7 +640,7 @@ SP_NOINLINE void sp_hold_acquired(struct sp_thread *t, uintptr_t obj, int op,
 		/* Only a timed hold needs its entry now (found through the
 		 * probe's one-entry cache). */
 		h->e = e ? e : sp_entry_get(t, site, obj, op);
-		h->weight = timed == SP_HOLD_SAMPLED ? weight : 1;
+		h->weight = weight; /* 1 for a forced hold */
 		h->t0 = ticks();
 		sp_store_release(&h->since_ns, timed_since(h->t0));
 	} else {
@@ -686,7 +686,7 @@ static void held_end(const struct sp_held *h, uint64_t now)
 		ns = ticks_to_ns(h->paused + (now > h->t0 ? now - h->t0 : 0));
 	/* A hold timed with a weight of 1 (clock mode, the ramp,
 	 * hold_sample=1) stands for itself alone: long by its own length,
-	 * whatever the tick (which clock mode moves every 10 ms only). */
+	 * whatever the tick (which clock mode moves every 20 ms only). */
 	if (h->timed == SP_HOLD_SAMPLED && h->weight == 1 && ns >= SP_HOLD_LONG_LO_NS)
 		is_long = 1;
 	if (h->timed == SP_HOLD_SAMPLED && !is_long) {

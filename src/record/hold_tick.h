@@ -28,7 +28,7 @@ struct sp_hold_activity {
  * struct sp_hold_activity (hold.c's); the ticker idles while the sum
  * stays the same and nothing is held, and picks tick or clock mode
  * (hold_tick.c) from how fast it moves.  @policy: SP_HOLD_CLOCK_*
- * (options.h, hold_clock=). */
+ * (record.h, hold_clock=). */
 int sp_hold_ticker_init(void (*activity)(struct sp_hold_activity *a), int policy);
 
 /* A hold timed at @ns ended: one past the hold states' threshold that

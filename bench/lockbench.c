@@ -531,7 +531,15 @@ int main(int argc, char **argv)
 	}
 	if (getenv("LOCKBENCH_HOLD_SAMPLE"))
 		floor_sample = (unsigned)strtoul(getenv("LOCKBENCH_HOLD_SAMPLE"), NULL, 10);
-	floor_owner = getenv("LOCKBENCH_OWNER") && atoi(getenv("LOCKBENCH_OWNER"));
+	if (getenv("LOCKBENCH_OWNER")) {
+		const char *o = getenv("LOCKBENCH_OWNER");
+
+		if (strlen(o) != 1 || o[0] < '0' || o[0] > '3') {
+			fputs("lockbench: LOCKBENCH_OWNER is 0, 1, 2 or 3\n", stderr);
+			return 2;
+		}
+		floor_owner = o[0] - '0';
+	}
 	if (getenv("LOCKBENCH_POP")) {
 		if (strcmp(getenv("LOCKBENCH_POP"), "before") && strcmp(getenv("LOCKBENCH_POP"), "after")) {
 			fputs("lockbench: LOCKBENCH_POP is before or after\n", stderr);

@@ -20,7 +20,7 @@ int cmd_report(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
-/* "cmd_trace_analyse.c": 'syncprof trace what-if' and 'trace chains' */
+/* cmd_trace_whatif.c, cmd_trace_chains.c: 'syncprof trace what-if', 'trace chains' */
 int cmd_trace_whatif(int argc, char **argv);
 int cmd_trace_chains(int argc, char **argv);
 int cmd_attach(int argc, char **argv);

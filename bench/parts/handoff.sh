@@ -23,6 +23,14 @@
 #                                      preloaded hold=1, under perf stat
 #                                      (when it can count syscalls: root):
 #                                      where a slower hand-off's time goes
+#   steady state                       compiled in and preloaded, with and
+#                                      without hold=1, floortry and the
+#                                      floors with hold lists, each against
+#                                      glibc in one round of 33 x MS: the
+#                                      rounds of MS above begin with each
+#                                      thread's first acquisitions and the
+#                                      ticker's change of mode, which a
+#                                      long run is past
 #   sysbench mutex --threads=2         bare, 'syncprof run', 'syncprof run
 #                                      --hold', wall time (when installed)
 #
@@ -88,6 +96,32 @@ for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold
 	[ "$c" = floortry ] && echo "the floors (docs/cost.md), compiled in and preloaded, without and with hold lists:"
 	printf "  %-18s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/$c")" \
 		"$(spread < "$tmp/$c")" "$(echo "1 / $(median < "$tmp/$c")" | bc -l)"
+done
+# In steady state: one round each of glibc and the mode, 33 x MS long,
+# in one process, past the start of the threads, their first
+# acquisitions (all timed) and the ticker's change of mode that rounds
+# of MS begin with (docs/cost.md, "In steady state").
+steady() { # MODE [VAR=VALUE...] -> time ratio to libc
+	local mode=$1
+	shift
+	env SYNCPROF_OPTIONS=report_at_exit=0,control=0 "$@" "$lb" -M libc,"$mode" -t 2 -m 1 \
+		-d $((ms * 33)) -r 1 | awk -v m="$mode" '$1 == m { gsub("x", "", $4); print $4 }'
+}
+for i in $(seq "$repeats"); do
+	steady on >> "$tmp/st-compiled-on"
+	steady on SYNCPROF_OPTIONS=report_at_exit=0,control=0,hold=1 >> "$tmp/st-compiled-hold"
+	steady plain LD_PRELOAD="$pre" >> "$tmp/st-preload-on"
+	steady plain LD_PRELOAD="$pre" SYNCPROF_OPTIONS=report_at_exit=0,control=0,hold=1 \
+		>> "$tmp/st-preload-hold"
+	steady floortry >> "$tmp/st-floortry"
+	steady floortryhold >> "$tmp/st-floortryhold"
+	steady floortryhold LOCKBENCH_OWNER=1 >> "$tmp/st-floortryhold-owner"
+done
+echo "the same in steady state (one round of $((ms * 33)) ms each, in one process):"
+for c in compiled-on compiled-hold preload-on preload-hold floortry floortryhold \
+	floortryhold-owner; do
+	printf "  %-18s %6.3fx  (%s)  throughput %.3fx\n" "$c" "$(median < "$tmp/st-$c")" \
+		"$(spread < "$tmp/st-$c")" "$(echo "1 / $(median < "$tmp/st-$c")" | bc -l)"
 done
 # Where the time goes: the futex calls per operation, counted by perf (as
 # root, or with kernel.perf_event_paranoid <= -1 and tracefs readable).

@@ -9,7 +9,8 @@
 #      static: compared with 'report -f json' of the same profile), and
 #      so is docs/example-report.html;
 #   3. a profile whose strings hold "</script>" and "<!--" re-rendered:
-#      the data block still parses, the title is escaped;
+#      the data block still parses, the title is escaped; one whose rows'
+#      hold states differ 100,000-fold: each row's bar is still seen;
 #   4. with chromium (Debian's; skipped, exit 77, without it): each page
 #      loaded headless with a window.onerror hook and a script that sorts
 #      the table, opens a row and zooms the flame graph; no script error,
@@ -125,6 +126,18 @@ $check static evil.html evil.again.json || die "evil.html"
 grep -q '<title>syncprof: bank &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &lt;!-- &amp; &quot;q&quot; (pid' evil.html ||
 	die "the title is not escaped: $(grep '<title>' evil.html)"
 
+# a row whose holds were long for a moment beside one long for seconds:
+# its hold-state bar must still be seen (a loaded machine made one 0.13 px)
+python3 - again.json tiny.json <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["rows"][0]["hold_states"] = {"running": 2000000000, "syscall:futex": 1000000000}
+p["rows"][1]["hold_states"] = {"running": 30000}
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+"$cli" report -f html -o tiny.html tiny.json || die "report -f html (tiny) exited $?"
+"$cli" report -f json -o tiny.again.json tiny.json || die "report -f json (tiny) exited $?"
+
 # 4. in a browser
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -159,6 +172,7 @@ load trace "$(rows again.json)" timeline
 load live "$(rows live.again.json)"
 load env "$(rows env.again.json)"
 load evil "$(rows evil.again.json)"
+load tiny "$(rows tiny.again.json)"
 load example "$(rows example.again.json)" timeline
 load small "$(rows small.again.json)" timeline
 load full "$(rows full.again.json)" timeline

@@ -924,18 +924,22 @@
 		s.appendChild(el("p", null, "What the holder was doing during each row's holds longer " +
 				 "than the threshold (hold_states=MS, 1 ms by default): running and " +
 				 "preempted from the kernel's accounting, blocked time by the system " +
-				 "call it was blocked in, sampled every ms (docs/hold-states.md)."));
+				 "call it was blocked in, sampled every ms (docs/hold-states.md). " +
+				 "The bars are to scale, but none is under 3 pixels."));
 		var W = pageWidth(600), LABEL = 320, H = 16, GAP = 4;
 		var box = svg("svg", { "class": "sp-holdstates", width: W,
 				       height: rows.length * (H + GAP) + GAP });
 		rows.forEach(function (x, j) {
 			var y = GAP + j * (H + GAP), left = LABEL;
+			/* to scale with the longest row, but never thinner than
+			 * 3 px: a row listed here has a visible bar */
+			var rowW = Math.max((W - LABEL - 8) * x.total / longest, 3);
 			var g = svg("g", { "class": "sp-holdstate-row", "data-row": x.i });
 			var label = svg("text", { x: 4, y: y + H - 4 });
 			label.textContent = V.rows[x.i].site;
 			g.appendChild(label);
 			Object.keys(x.r.hold_states).forEach(function (k) {
-				var ns = x.r.hold_states[k], w = (W - LABEL - 8) * ns / longest;
+				var ns = x.r.hold_states[k], w = x.total ? rowW * ns / x.total : 0;
 				var rect = svg("rect", { "class": "sp-holdstate", x: left, y: y,
 							 width: Math.max(0, w), height: H,
 							 fill: stateFill(k, syscalls), "data-state": k,

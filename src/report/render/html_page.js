@@ -924,7 +924,8 @@
 		s.appendChild(el("p", null, "What the holder was doing during each row's holds longer " +
 				 "than the threshold (hold_states=MS, 1 ms by default): running and " +
 				 "preempted from the kernel's accounting, blocked time by the system " +
-				 "call it was blocked in, sampled every ms (docs/hold-states.md). " +
+				 "call it was blocked in, sampled every ms at first, then ever less often " +
+				 "(docs/hold-states.md). " +
 				 "The bars are to scale, but none is under 3 pixels."));
 		var W = pageWidth(600), LABEL = 320, H = 16, GAP = 4;
 		var box = svg("svg", { "class": "sp-holdstates", width: W,

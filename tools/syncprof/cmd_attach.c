@@ -221,13 +221,11 @@ static int exe_kind(pid_t pid)
 	return dynamic;
 }
 
-/* Every refusal that can be told before touching the process. */
-static int check_target(struct target *t)
+/* The process is there, and running: /proc/PID/stat's state; its name
+ * into t->comm. */
+static int check_state(struct target *t)
 {
 	char path[64], buf[4096], *p;
-	unsigned long uids[4];
-	int linked, kind, scope = ptrace_scope();
-	uint64_t v;
 
 	if (t->pid == getpid()) {
 		cli_error("attach", "process %d is this syncprof itself", (int)t->pid);
@@ -252,6 +250,17 @@ static int check_target(struct target *t)
 			  (int)t->pid, t->comm, (int)t->pid);
 		return 1;
 	}
+	return 0;
+}
+
+/* This syncprof may trace it: no tracer yet, its user's or
+ * CAP_SYS_PTRACE, as the Yama ptrace scope allows. */
+static int check_permission(const struct target *t)
+{
+	char path[64], buf[4096], *p;
+	unsigned long uids[4];
+	int scope = ptrace_scope();
+
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->pid);
 	if (read_file(path, buf, sizeof(buf)) || !(p = strstr(buf, "Uid:")) ||
 	    sscanf(p + 4, "%lu %lu %lu %lu", &uids[0], &uids[1], &uids[2], &uids[3]) != 4) {
@@ -283,7 +292,17 @@ static int check_target(struct target *t)
 			  scope_why(scope));
 		return 1;
 	}
-	kind = exe_kind(t->pid);
+	return 0;
+}
+
+/* Its program can take the preload: a dynamically linked x86-64 program
+ * on glibc, not profiled already; its libc's path into t->libc_file. */
+static int check_program(struct target *t)
+{
+	char path[64];
+	int linked, kind = exe_kind(t->pid);
+	uint64_t v;
+
 	if (kind == -2) {
 		cli_error("attach", "process %d (%s) has no program file (a kernel thread, or it "
 				    "exited)",
@@ -321,6 +340,12 @@ static int check_target(struct target *t)
 	}
 	snprintf(t->libc_file, sizeof(t->libc_file), "/proc/%d/root%s", (int)t->pid, t->libc);
 	return 0;
+}
+
+/* Every refusal that can be told before touching the process. */
+static int check_target(struct target *t)
+{
+	return check_state(t) || check_permission(t) || check_program(t);
 }
 
 static int inject_fail(const struct target *t, struct inject *in, int rc)

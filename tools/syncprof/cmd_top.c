@@ -156,14 +156,75 @@ static int parse_uint(const char *v, unsigned long max, unsigned *out)
 }
 
 /* 0, or 2 after one message. */
+/* One of top's options with a value, at argv[*i], into @o: 1 when
+ * taken, 0 when it is none of them, 2 after one line on stderr. */
+static int value_option(int argc, char **argv, int *i, struct top_opts *o)
+{
+	const char *v;
+	int m;
+
+	v = take(argc, argv, i, "-d", "--interval", &m);
+	if (m) {
+		char *end;
+
+		if (!v)
+			return 2;
+		o->interval = strtod(v, &end);
+		if (!*v || *end || !isfinite(o->interval) || o->interval < 0.1 ||
+		    o->interval > 3600) {
+			cli_error("top", "bad --interval '%s' (seconds, 0.1 to 3600)", v);
+			return 2;
+		}
+		return 1;
+	}
+	v = take(argc, argv, i, "-s", "--sort", &m);
+	if (m) {
+		int k;
+
+		if (!v)
+			return 2;
+		k = top_sort_parse(v);
+		if (k < 0) {
+			cli_error("top", "bad sort key '%s' (valid: rate, total, count, "
+					 "contended, avg, max, hold)", v);
+			return 2;
+		}
+		o->sort = (enum top_sort)k;
+		return 1;
+	}
+	v = take(argc, argv, i, "-n", "--rows", &m);
+	if (m) {
+		if (!v)
+			return 2;
+		if (parse_uint(v, 100000, &o->rows) || !o->rows) {
+			cli_error("top", "bad --rows '%s' (a number of rows, 1 or more)", v);
+			return 2;
+		}
+		return 1;
+	}
+	v = take(argc, argv, i, "-b", "--batch", &m);
+	if (m) {
+		if (!v)
+			return 2;
+		if (parse_uint(v, 1000000000ul, &o->batch) || !o->batch) {
+			cli_error("top", "bad --batch '%s' (a number of snapshots, 1 or more)", v);
+			return 2;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
 	int have_pid = 0;
 
 	*o = (struct top_opts){ .interval = 2, .sort = TOP_SORT_RATE, .coalesce = -1 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int m;
+		const char *a = argv[i];
+		char *end;
+		long pid;
+		int taken;
 
 		if (!strcmp(a, "--no-coalesce") || !strcmp(a, "--coalesce")) {
 			o->coalesce = a[2] == 'c';
@@ -173,70 +234,22 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			o->merged = 1;
 			continue;
 		}
-		v = take(argc, argv, &i, "-d", "--interval", &m);
-		if (m) {
-			char *end;
-
-			if (!v)
-				return 2;
-			o->interval = strtod(v, &end);
-			if (!*v || *end || !isfinite(o->interval) || o->interval < 0.1 ||
-			    o->interval > 3600) {
-				cli_error("top", "bad --interval '%s' (seconds, 0.1 to 3600)", v);
-				return 2;
-			}
+		taken = value_option(argc, argv, &i, o);
+		if (taken == 2)
+			return 2;
+		if (taken)
 			continue;
-		}
-		v = take(argc, argv, &i, "-s", "--sort", &m);
-		if (m) {
-			int k;
-
-			if (!v)
-				return 2;
-			k = top_sort_parse(v);
-			if (k < 0) {
-				cli_error("top", "bad sort key '%s' (valid: rate, total, count, "
-						 "contended, avg, max, hold)", v);
-				return 2;
-			}
-			o->sort = (enum top_sort)k;
-			continue;
-		}
-		v = take(argc, argv, &i, "-n", "--rows", &m);
-		if (m) {
-			if (!v)
-				return 2;
-			if (parse_uint(v, 100000, &o->rows) || !o->rows) {
-				cli_error("top", "bad --rows '%s' (a number of rows, 1 or more)", v);
-				return 2;
-			}
-			continue;
-		}
-		v = take(argc, argv, &i, "-b", "--batch", &m);
-		if (m) {
-			if (!v)
-				return 2;
-			if (parse_uint(v, 1000000000ul, &o->batch) || !o->batch) {
-				cli_error("top", "bad --batch '%s' (a number of snapshots, 1 or more)",
-					  v);
-				return 2;
-			}
-			continue;
-		}
 		if (a[0] == '-' || have_pid) {
 			cli_error("top", "unexpected argument '%s' (see syncprof top --help)", a);
 			return 2;
-		} else {
-			char *end;
-			long pid = strtol(a, &end, 10);
-
-			if (!*a || *end || pid <= 0 || pid > 0x3fffffff) {
-				cli_error("top", "'%s' is not a process id", a);
-				return 2;
-			}
-			o->pid = (pid_t)pid;
-			have_pid = 1;
 		}
+		pid = strtol(a, &end, 10);
+		if (!*a || *end || pid <= 0 || pid > 0x3fffffff) {
+			cli_error("top", "'%s' is not a process id", a);
+			return 2;
+		}
+		o->pid = (pid_t)pid;
+		have_pid = 1;
 	}
 	if (!have_pid) {
 		cli_error("top", "usage: syncprof top PID [-d S] [-s KEY] [-n ROWS] [-b N] "
@@ -567,27 +580,28 @@ static int refresh(struct top_state *t, char *err, size_t esize)
 	return 0;
 }
 
-static int run_screen(const struct top_opts *o)
+/* The first snapshot, then the terminal raw and the signals handled: 0,
+ * or 1 after one line on stderr (the terminal as it was). */
+static int screen_setup(struct top_state *t, char *err, size_t size)
 {
-	struct top_state t = { .o = o };
-	char err[512];
+	const struct top_opts *o = t->o;
 	int rc;
 
-	t.v = (struct top_screen){ .max_rows = o->rows, .sort = o->sort, .interval = o->interval,
-				   .tty = 1, .merged = o->merged };
+	t->v = (struct top_screen){ .max_rows = o->rows, .sort = o->sort, .interval = o->interval,
+				    .tty = 1, .merged = o->merged };
 	/* The first snapshot before the screen: an unreachable process is one
 	 * line on a normal terminal. */
-	rc = top_fetch(o->pid, o->coalesce, &t.snap, err, sizeof(err));
+	rc = top_fetch(o->pid, o->coalesce, &t->snap, err, size);
 	if (rc) {
 		cli_error("top", "%s", err);
 		return 1;
 	}
-	top_rates(&t.snap, NULL);
-	top_sort(&t.snap, t.v.sort, t.v.merged);
-	t.next = now_s() + o->interval;
+	top_rates(&t->snap, NULL);
+	top_sort(&t->snap, t->v.sort, t->v.merged);
+	t->next = now_s() + o->interval;
 	if (tcgetattr(STDIN_FILENO, &saved_tio) || pipe2(wake_pipe, O_NONBLOCK | O_CLOEXEC)) {
 		cli_error("top", "cannot set up the terminal: %s", strerror(errno));
-		top_snap_free(&t.snap);
+		top_snap_free(&t->snap);
 		return 1;
 	}
 	set_handler(SIGINT, on_stop_signal);
@@ -598,11 +612,19 @@ static int run_screen(const struct top_opts *o)
 	if (term_raw()) {
 		term_restore();
 		cli_error("top", "cannot set up the terminal: %s", strerror(errno));
-		top_snap_free(&t.snap);
+		top_snap_free(&t->snap);
 		return 1;
 	}
-	rc = 0;
-	for (int redraw = 1; !t.quit && !got_stop;) {
+	return 0;
+}
+
+/* Refresh, draw and take keys until q, end of input, a stop signal or a
+ * failed refresh (its status, @err saying why). */
+static int screen_loop(struct top_state *t, char *err, size_t size)
+{
+	int rc = 0;
+
+	for (int redraw = 1; !t->quit && !got_stop;) {
 		struct pollfd p[2] = { { .fd = STDIN_FILENO, .events = POLLIN },
 				       { .fd = wake_pipe[0], .events = POLLIN } };
 		double wait;
@@ -617,20 +639,20 @@ static int run_screen(const struct top_opts *o)
 			got_winch = 0;
 			redraw = 1;
 		}
-		if (t.force || (!t.v.paused && now_s() >= t.next)) {
-			rc = refresh(&t, err, sizeof(err));
+		if (t->force || (!t->v.paused && now_s() >= t->next)) {
+			rc = refresh(t, err, size);
 			if (rc)
 				break;
 			redraw = 1;
 		}
 		if (redraw) {
-			term_size(&t.v.width, &t.v.height);
-			t.v.message = t.message[0] ? t.message : NULL;
-			draw(&t.snap, &t.v);
+			term_size(&t->v.width, &t->v.height);
+			t->v.message = t->message[0] ? t->message : NULL;
+			draw(&t->snap, &t->v);
 			redraw = 0;
 		}
-		wait = t.v.paused ? -1 : ceil((t.next - now_s()) * 1000);
-		if (poll(p, 2, wait < 0 && !t.v.paused ? 0 : (int)wait) <= 0)
+		wait = t->v.paused ? -1 : ceil((t->next - now_s()) * 1000);
+		if (poll(p, 2, wait < 0 && !t->v.paused ? 0 : (int)wait) <= 0)
 			continue; /* a refresh is due, or a signal came */
 		if (p[1].revents) {
 			while (read(wake_pipe[0], keys, sizeof(keys)) > 0)
@@ -640,9 +662,21 @@ static int run_screen(const struct top_opts *o)
 		n = read(STDIN_FILENO, keys, sizeof(keys));
 		if (n <= 0 && !(n < 0 && errno == EINTR))
 			break; /* end of input: as q */
-		on_key(&t, keys, n);
+		on_key(t, keys, n);
 		redraw = 1;
 	}
+	return rc;
+}
+
+static int run_screen(const struct top_opts *o)
+{
+	struct top_state t = { .o = o };
+	char err[512];
+	int rc;
+
+	if (screen_setup(&t, err, sizeof(err)))
+		return 1;
+	rc = screen_loop(&t, err, sizeof(err));
 	term_restore();
 	close(wake_pipe[0]);
 	close(wake_pipe[1]);

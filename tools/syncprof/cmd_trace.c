@@ -429,14 +429,81 @@ static int ts_off_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* The first line of a dump: the file's header, and its write error. */
+static void dump_header(const struct sp_trace_reader *r, int json)
+{
+	int werr = sp_trace_reader_write_error(r);
+	const char *clock = r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic";
+
+	if (json) {
+		printf("{\"type\":\"header\",\"format\":\"syncprof-trace\",\"version\":%u,\"pid\":%u,"
+		       "\"clock\":\"%s\",\"ticks_per_sec\":%" PRIu64 ",\"mono0_ns\":%" PRIu64
+		       ",\"realtime0_ns\":%" PRIu64,
+		       r->hdr.version, r->hdr.pid, clock, r->hdr.ticks_per_sec, r->hdr.mono0_ns,
+		       r->hdr.realtime0_ns);
+		if (werr) {
+			printf(",\"write_error\":");
+			sp_json_string(stdout, strerror(werr));
+		}
+		printf("}\n");
+		return;
+	}
+	printf("# syncprof trace v%u, pid %u, clock %s; times in us since the start\n",
+	       r->hdr.version, r->hdr.pid, clock);
+	if (werr)
+		printf("# incomplete: writing this file failed (%s); the events after its "
+		       "end are lost\n",
+		       strerror(werr));
+}
+
+static void dump_one(const struct sp_trace_reader *r, const struct sp_trace_rec *rec, int json)
+{
+	if (json)
+		dump_json(r, rec);
+	else
+		dump_text(r, rec);
+}
+
+/* The records a dump shows, in file order or (@sort) by time: 0, or 1
+ * after one line on stderr. */
+static int dump_records(struct sp_trace_reader *r, int json, int sort)
+{
+	struct sp_trace_rec rec;
+	struct ts_off *order = NULL;
+	size_t n_order = 0, cap_order = 0;
+
+	while (sp_trace_reader_next(r, &rec) > 0) {
+		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
+		    rec.type != SP_REC_WRITE_LOSS && rec.type != SP_REC_LOCK_NAME)
+			continue;
+		if (!sort) {
+			dump_one(r, &rec, json);
+			continue;
+		}
+		if (sp_grow(&order, &cap_order, n_order, sizeof(*order))) {
+			cli_error("trace dump", "out of memory for --sort");
+			free(order);
+			return 1;
+		}
+		order[n_order].ts = rec.ts;
+		order[n_order].off = rec.off;
+		n_order++;
+	}
+	/* Stable: equal timestamps keep file order (offsets). */
+	if (n_order)
+		qsort(order, n_order, sizeof(*order), ts_off_cmp);
+	for (size_t i = 0; i < n_order; i++)
+		if (!sp_trace_reader_read_at(r, order[i].off, &rec))
+			dump_one(r, &rec, json);
+	free(order);
+	return 0;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct trace_file tf;
-	struct sp_trace_rec rec;
-	struct ts_off *order = NULL;
-	size_t n_order = 0, cap_order = 0;
-	int json = 0, sort = 0, rc, werr;
+	int json = 0, sort = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -463,67 +530,10 @@ static int cmd_dump(int argc, char **argv)
 	}
 	if (load("trace dump", path, &tf))
 		return 1;
-	werr = sp_trace_reader_write_error(tf.r);
-	if (json) {
-		printf("{\"type\":\"header\",\"format\":\"syncprof-trace\",\"version\":%u,\"pid\":%u,"
-		       "\"clock\":\"%s\",\"ticks_per_sec\":%" PRIu64 ",\"mono0_ns\":%" PRIu64
-		       ",\"realtime0_ns\":%" PRIu64,
-		       tf.r->hdr.version, tf.r->hdr.pid,
-		       tf.r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic",
-		       tf.r->hdr.ticks_per_sec, tf.r->hdr.mono0_ns, tf.r->hdr.realtime0_ns);
-		if (werr) {
-			printf(",\"write_error\":");
-			sp_json_string(stdout, strerror(werr));
-		}
-		printf("}\n");
-	} else {
-		printf("# syncprof trace v%u, pid %u, clock %s; times in us since the start\n",
-		       tf.r->hdr.version, tf.r->hdr.pid,
-		       tf.r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic");
-		if (werr)
-			printf("# incomplete: writing this file failed (%s); the events after its "
-			       "end are lost\n",
-			       strerror(werr));
-	}
-	while (sp_trace_reader_next(tf.r, &rec) > 0) {
-		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
-		    rec.type != SP_REC_WRITE_LOSS && rec.type != SP_REC_LOCK_NAME)
-			continue;
-		if (sort) {
-			if (n_order == cap_order) {
-				size_t cap = cap_order ? cap_order * 2 : 4096;
-				struct ts_off *v = realloc(order, cap * sizeof(*v));
-
-				if (!v) {
-					cli_error("trace dump", "out of memory for --sort");
-					free(order);
-					unload(&tf);
-					return 1;
-				}
-				order = v;
-				cap_order = cap;
-			}
-			order[n_order].ts = rec.ts;
-			order[n_order].off = rec.off;
-			n_order++;
-		} else if (json) {
-			dump_json(tf.r, &rec);
-		} else {
-			dump_text(tf.r, &rec);
-		}
-	}
-	if (sort) {
-		/* Stable: equal timestamps keep file order (offsets). */
-		qsort(order, n_order, sizeof(*order), ts_off_cmp);
-		for (size_t i = 0; i < n_order; i++) {
-			if (sp_trace_reader_read_at(tf.r, order[i].off, &rec))
-				continue;
-			if (json)
-				dump_json(tf.r, &rec);
-			else
-				dump_text(tf.r, &rec);
-		}
-		free(order);
+	dump_header(tf.r, json);
+	if (dump_records(tf.r, json, sort)) {
+		unload(&tf);
+		return 1;
 	}
 	fflush(stdout);
 	rc = finish("trace dump", &tf);
@@ -578,14 +588,94 @@ static void stats_write_loss(const struct sp_trace_reader *r)
 		       strerror(werr));
 }
 
+/* What 'trace stats' counts in one pass over the file. */
+struct stats {
+	struct counts per_event, per_thread;
+	uint64_t events, dropped, drop_records, first, last;
+	int have_ts;
+};
+
+static void stats_count(struct sp_trace_reader *r, struct stats *st)
+{
+	struct sp_trace_rec rec;
+
+	while (sp_trace_reader_next(r, &rec) > 0) {
+		struct count_row *e, *t;
+		uint64_t end = rec.type != SP_REC_EVENT ? rec.ts2 : rec.ts;
+
+		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
+		    rec.type != SP_REC_WRITE_LOSS)
+			continue;
+		if (!st->have_ts || rec.ts < st->first)
+			st->first = rec.ts;
+		if (!st->have_ts || end > st->last)
+			st->last = end;
+		st->have_ts = 1;
+		if (rec.type == SP_REC_WRITE_LOSS)
+			continue; /* of no one thread: stats_write_loss() */
+		t = counts_get(&st->per_thread, rec.tid);
+		if (rec.type == SP_REC_DROPPED) {
+			st->dropped += rec.count;
+			st->drop_records++;
+			if (t) {
+				t->dropped += rec.count;
+				t->drop_records++;
+			}
+			continue;
+		}
+		st->events++;
+		e = counts_get(&st->per_event, rec.id);
+		if (e)
+			e->events++;
+		if (t)
+			t->events++;
+	}
+}
+
+static void stats_print(const struct sp_trace_reader *r, const char *path, const struct stats *st)
+{
+	printf("file:     %s\n", path);
+	printf("process:  pid %u, clock %s (%" PRIu64 " ticks/s)\n", r->hdr.pid,
+	       r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic", r->hdr.ticks_per_sec);
+	printf("span:     %.6f s\n",
+	       st->have_ts ? (double)(sp_trace_reader_rel_ns(r, st->last) -
+				      sp_trace_reader_rel_ns(r, st->first)) / 1e9
+			   : 0.0);
+	printf("events:   %" PRIu64 " recorded, %" PRIu64 " dropped (in %" PRIu64
+	       " dropped records)\n",
+	       st->events, st->dropped, st->drop_records);
+	/* The lock-event mode in force at the end (LOCK_MODE records). */
+	if (!r->lock_mode_seen || r->lock_mode == SP_TRACE_LOCKS_ALL)
+		printf("locks:    every acquisition and release (trace_events=all)\n");
+	else
+		printf("locks:    contended only (waits of at least %" PRIu64
+		       " ns and the releases that let a waiter through)\n",
+		       r->min_wait_ns);
+	stats_write_loss(r);
+	printf("\n%-32s %12s\n", "event", "count");
+	for (size_t i = 0; i < st->per_event.n; i++) {
+		const struct sp_trace_def *d = sp_trace_reader_def(r, st->per_event.v[i].key);
+		char nb[64];
+
+		snprintf(nb, sizeof(nb), "event_%u", st->per_event.v[i].key);
+		if (d)
+			snprintf(nb, sizeof(nb), "%s", d->name);
+		printf("%-32s %12" PRIu64 "\n", nb, st->per_event.v[i].events);
+	}
+	printf("\n%-8s %-16s %12s %12s\n", "tid", "thread", "events", "dropped");
+	for (size_t i = 0; i < st->per_thread.n; i++)
+		printf("%-8u %-16s %12" PRIu64 " %12" PRIu64 "\n", st->per_thread.v[i].key,
+		       st->per_thread.v[i].key ? thread_name(r, st->per_thread.v[i].key)
+					       : "(no thread)",
+		       st->per_thread.v[i].events, st->per_thread.v[i].dropped);
+}
+
 static int cmd_stats(int argc, char **argv)
 {
 	const char *path = NULL;
-	struct counts per_event = { 0 }, per_thread = { 0 };
+	struct stats st = { 0 };
 	struct trace_file tf;
-	struct sp_trace_rec rec;
-	uint64_t events = 0, dropped = 0, drop_records = 0, first = 0, last = 0;
-	int have_ts = 0, rc;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -608,75 +698,12 @@ static int cmd_stats(int argc, char **argv)
 	}
 	if (load("trace stats", path, &tf))
 		return 1;
-	while (sp_trace_reader_next(tf.r, &rec) > 0) {
-		struct count_row *e, *t;
-
-		if (rec.type != SP_REC_EVENT && rec.type != SP_REC_DROPPED &&
-		    rec.type != SP_REC_WRITE_LOSS)
-			continue;
-		if (!have_ts || rec.ts < first)
-			first = rec.ts;
-		if (!have_ts || (rec.type != SP_REC_EVENT ? rec.ts2 : rec.ts) > last)
-			last = rec.type != SP_REC_EVENT ? rec.ts2 : rec.ts;
-		have_ts = 1;
-		if (rec.type == SP_REC_WRITE_LOSS)
-			continue; /* of no one thread: below */
-		t = counts_get(&per_thread, rec.tid);
-		if (rec.type == SP_REC_DROPPED) {
-			dropped += rec.count;
-			drop_records++;
-			if (t) {
-				t->dropped += rec.count;
-				t->drop_records++;
-			}
-			continue;
-		}
-		events++;
-		e = counts_get(&per_event, rec.id);
-		if (e)
-			e->events++;
-		if (t)
-			t->events++;
-	}
-	printf("file:     %s\n", path);
-	printf("process:  pid %u, clock %s (%" PRIu64 " ticks/s)\n", tf.r->hdr.pid,
-	       tf.r->hdr.clock == SP_TRACE_CLOCK_TSC ? "tsc" : "monotonic",
-	       tf.r->hdr.ticks_per_sec);
-	printf("span:     %.6f s\n",
-	       have_ts ? (double)(sp_trace_reader_rel_ns(tf.r, last) -
-				  sp_trace_reader_rel_ns(tf.r, first)) / 1e9
-		       : 0.0);
-	printf("events:   %" PRIu64 " recorded, %" PRIu64 " dropped (in %" PRIu64
-	       " dropped records)\n",
-	       events, dropped, drop_records);
-	/* The lock-event mode in force at the end (LOCK_MODE records). */
-	if (!tf.r->lock_mode_seen || tf.r->lock_mode == SP_TRACE_LOCKS_ALL)
-		printf("locks:    every acquisition and release (trace_events=all)\n");
-	else
-		printf("locks:    contended only (waits of at least %" PRIu64
-		       " ns and the releases that let a waiter through)\n",
-		       tf.r->min_wait_ns);
-	stats_write_loss(tf.r);
-	printf("\n%-32s %12s\n", "event", "count");
-	for (size_t i = 0; i < per_event.n; i++) {
-		const struct sp_trace_def *d = sp_trace_reader_def(tf.r, per_event.v[i].key);
-		char nb[64];
-
-		snprintf(nb, sizeof(nb), "event_%u", per_event.v[i].key);
-		if (d)
-			snprintf(nb, sizeof(nb), "%s", d->name);
-		printf("%-32s %12" PRIu64 "\n", nb, per_event.v[i].events);
-	}
-	printf("\n%-8s %-16s %12s %12s\n", "tid", "thread", "events", "dropped");
-	for (size_t i = 0; i < per_thread.n; i++)
-		printf("%-8u %-16s %12" PRIu64 " %12" PRIu64 "\n", per_thread.v[i].key,
-		       per_thread.v[i].key ? thread_name(tf.r, per_thread.v[i].key)
-					   : "(no thread)",
-		       per_thread.v[i].events, per_thread.v[i].dropped);
+	stats_count(tf.r, &st);
+	stats_print(tf.r, path, &st);
 	fflush(stdout);
 	rc = finish("trace stats", &tf);
-	free(per_event.v);
-	free(per_thread.v);
+	free(st.per_event.v);
+	free(st.per_thread.v);
 	unload(&tf);
 	return rc;
 }

@@ -40,12 +40,9 @@ static const char *take_value(const char *cmd, int argc, char **argv, int *i, co
 	return argv[++*i];
 }
 
-int cli_render_option(const char *cmd, int argc, char **argv, int *i,
-		      struct cli_render_opts *o)
+/* The flags among the options (argv[*i]: @a): 1 when taken, else 0. */
+static int render_flag(const char *a, struct cli_render_opts *o)
 {
-	const char *a = argv[*i], *v;
-	int m;
-
 	if (!strcmp(a, "--no-coalesce")) {
 		o->report.coalesce = 0;
 		o->coalesce_set = 1;
@@ -61,6 +58,17 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		o->coalesce_set = 1;
 		return 1;
 	}
+	return 0;
+}
+
+/* -f, -n and -s with their values: 1 when taken, 0 when none of them, -1
+ * after one line on stderr. */
+static int render_view(const char *cmd, int argc, char **argv, int *i,
+		       struct cli_render_opts *o)
+{
+	const char *v;
+	int m;
+
 	v = take_value(cmd, argc, argv, i, "-f", "--format", &m);
 	if (m) {
 		if (!v)
@@ -101,6 +109,16 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		o->sort_name = v;
 		return 1;
 	}
+	return 0;
+}
+
+/* --columns, --src-root and -o with their values: the same. */
+static int render_detail(const char *cmd, int argc, char **argv, int *i,
+			 struct cli_render_opts *o)
+{
+	const char *v;
+	int m;
+
 	v = take_value(cmd, argc, argv, i, NULL, "--columns", &m);
 	if (m) {
 		int ids[SP_MAX_COLUMNS];
@@ -137,6 +155,17 @@ int cli_render_option(const char *cmd, int argc, char **argv, int *i,
 		return 1;
 	}
 	return 0;
+}
+
+int cli_render_option(const char *cmd, int argc, char **argv, int *i,
+		      struct cli_render_opts *o)
+{
+	int r;
+
+	if (render_flag(argv[*i], o))
+		return 1;
+	r = render_view(cmd, argc, argv, i, o);
+	return r ? r : render_detail(cmd, argc, argv, i, o);
 }
 
 void cli_render_opts_init(struct cli_render_opts *o)

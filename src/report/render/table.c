@@ -567,44 +567,52 @@ static void account_lines(FILE *out, const struct sp_account *a)
 			(unsigned long long)a->skipped, a->skipped == 1 ? "" : "s");
 }
 
-int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
+/* The columns' layout (@l) and the text cells of every row (@cells),
+ * whose widths it takes: 0, -EINVAL (bad columns) or -ENOMEM. */
+static int layout_cells(const struct sp_profile *p, const struct syncprof_report_options *o,
+			size_t auto_len, struct layout *l, struct cells *cells)
 {
 	const struct sp_rows *rows = &p->rows;
-	size_t auto_len = sp_rows_common_prefix(rows);
-	struct cells cells = { 0 };
-	struct layout l;
-	int total = 0;
 
-	l.n = sp_columns_parse(o->columns, l.ids, SP_MAX_COLUMNS, p->hold);
-	if (l.n < 0)
+	l->n = sp_columns_parse(o->columns, l->ids, SP_MAX_COLUMNS, p->hold);
+	if (l->n < 0)
 		return -EINVAL;
-	l.n_text = 0;
-	for (int c = 0; c < l.n; c++) {
-		int id = l.ids[c];
+	l->n_text = 0;
+	for (int c = 0; c < l->n; c++) {
+		int id = l->ids[c];
 
-		l.text[c] = id == C_TYPE || id == C_OBJECT || id == C_SITE ? l.n_text++ : -1;
-		l.width[c] = (int)strlen(cols[id].header);
-		if (l.width[c] < cols[id].min_width)
-			l.width[c] = cols[id].min_width;
+		l->text[c] = id == C_TYPE || id == C_OBJECT || id == C_SITE ? l->n_text++ : -1;
+		l->width[c] = (int)strlen(cols[id].header);
+		if (l->width[c] < cols[id].min_width)
+			l->width[c] = cols[id].min_width;
 	}
-	cells.off = malloc((rows->n + 1) * (size_t)(l.n_text + 1) * sizeof(*cells.off));
-	if (!cells.off)
+	cells->off = malloc((rows->n + 1) * (size_t)(l->n_text + 1) * sizeof(*cells->off));
+	if (!cells->off)
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->n; i++)
-		for (int c = 0; c < l.n; c++) {
+		for (int c = 0; c < l->n; c++) {
 			char b[CELL];
 			int w;
 
-			if (l.text[c] < 0)
+			if (l->text[c] < 0)
 				continue;
-			text_cell(&rows->v[i], l.ids[c], o, auto_len, b);
-			if (cells_add(&cells, b, &cells.off[i * (size_t)l.n_text + (size_t)l.text[c]])) {
-				cells_free(&cells);
+			text_cell(&rows->v[i], l->ids[c], o, auto_len, b);
+			if (cells_add(cells, b,
+				      &cells->off[i * (size_t)l->n_text + (size_t)l->text[c]])) {
+				cells_free(cells);
 				return -ENOMEM;
 			}
 			w = (int)strlen(b);
-			l.width[c] = w > l.width[c] ? w : l.width[c];
+			l->width[c] = w > l->width[c] ? w : l->width[c];
 		}
+	return 0;
+}
+
+/* The lines above the table: the process, the span, the rows, the sort,
+ * the time account. */
+static void table_head(FILE *out, const struct sp_profile *p)
+{
+	const struct sp_rows *rows = &p->rows;
 
 	fprintf(out, "syncprof: pid %d: %s\n", p->pid,
 		p->command && *p->command ? p->command : "?");
@@ -618,22 +626,11 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 	fprintf(out, ", sorted by %s%s\n", sort_label(p->sort),
 		p->coalesced ? ", objects coalesced per call site" : "");
 	account_lines(out, &p->account);
-	for (int c = 0; c < l.n; c++)
-		total += l.width[c] + (c ? 2 : 0);
-	if (o->merged || !rows->n) {
-		print_part(out, p, o, &l, &cells, auto_len, total, PART_ALL);
-	} else {
-		size_t locks = 0;
+}
 
-		for (size_t i = 0; i < rows->n; i++)
-			locks += sp_type_is_lock(rows->v[i].type) != 0;
-		/* The locks' section even when empty: it says none was taken. */
-		print_part(out, p, o, &l, &cells, auto_len, total, PART_LOCKS);
-		if (locks < rows->n)
-			print_part(out, p, o, &l, &cells, auto_len, total, PART_EVENTS);
-	}
-	if (!rows->n)
-		fputs("(no lock activity recorded)\n", out);
+/* The notes under the table: what could not be recorded or measured. */
+static void table_notes(FILE *out, const struct sp_profile *p)
+{
 	if (p->lost)
 		fprintf(out, "syncprof: %llu lock call%s could not be recorded (out of memory or "
 			     "during thread exit); they are missing from the counts above\n",
@@ -668,6 +665,36 @@ int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof
 			     "time is in the hold states only\n",
 			(unsigned long long)p->hold_where_lost,
 			(unsigned long long)(p->hold_where_lost + p->hold_where_points));
+}
+
+int sp_render_table(FILE *out, const struct sp_profile *p, const struct syncprof_report_options *o)
+{
+	const struct sp_rows *rows = &p->rows;
+	size_t auto_len = sp_rows_common_prefix(rows);
+	struct cells cells = { 0 };
+	struct layout l;
+	int total = 0, rc = layout_cells(p, o, auto_len, &l, &cells);
+
+	if (rc)
+		return rc;
+	table_head(out, p);
+	for (int c = 0; c < l.n; c++)
+		total += l.width[c] + (c ? 2 : 0);
+	if (o->merged || !rows->n) {
+		print_part(out, p, o, &l, &cells, auto_len, total, PART_ALL);
+	} else {
+		size_t locks = 0;
+
+		for (size_t i = 0; i < rows->n; i++)
+			locks += sp_type_is_lock(rows->v[i].type) != 0;
+		/* The locks' section even when empty: it says none was taken. */
+		print_part(out, p, o, &l, &cells, auto_len, total, PART_LOCKS);
+		if (locks < rows->n)
+			print_part(out, p, o, &l, &cells, auto_len, total, PART_EVENTS);
+	}
+	if (!rows->n)
+		fputs("(no lock activity recorded)\n", out);
+	table_notes(out, p);
 	if (p->hold)
 		syscall_section(out, rows, o, auto_len);
 	if (p->order.on)

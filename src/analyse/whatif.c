@@ -537,6 +537,68 @@ static void reach_point(struct reach_walk *rw, int64_t t, int64_t sim)
 	rw->sim = sim;
 }
 
+/* The critical path's work of @d ns, in a scaled hold or not; per
+ * thread too when @wt (the detailed pass). */
+static void path_work(struct sp_whatif_path *cp, struct sp_whatif_thread *wt, int64_t d,
+		      int scaled)
+{
+	if (scaled)
+		cp->scaled_ns += d;
+	else
+		cp->work_ns += d;
+	if (wt) {
+		wt->critical_ns += d;
+		if (scaled)
+			wt->crit_scaled_ns += d;
+	}
+}
+
+/* Its wait of @d ns at step @s for another thread: a hand-off of a lock,
+ * or (@join) a join, kept as measured; per thread, lock and site too
+ * when @w (the detailed pass). */
+static void path_wait(struct sp_whatif_path *cp, struct sp_whatif *w, struct sp_whatif_thread *wt,
+		      const struct sp_tm_step *s, int64_t d, int join)
+{
+	if (join) {
+		cp->kept_ns += d;
+		cp->joins++;
+	} else {
+		cp->lock_ns += d;
+		cp->handoffs++;
+	}
+	if (!w)
+		return;
+	wt->critical_ns += d;
+	if (join) {
+		wt->crit_kept_ns += d;
+		w->crit_site_ns[s->site] += d;
+	} else {
+		wt->crit_lock_ns += d;
+		w->locks[s->lock].crit_handoff_ns += d;
+		w->locks[s->lock].crit_handoffs++;
+	}
+}
+
+/* Its own time of @d ns at step @s: a lock call, or a wait kept as
+ * measured. */
+static void path_own(struct sp_whatif_path *cp, struct sp_whatif *w, struct sp_whatif_thread *wt,
+		     const struct sp_tm_step *s, int64_t d)
+{
+	if (s->kind == SP_TM_ACQ)
+		cp->lock_ns += d;
+	else
+		cp->kept_ns += d;
+	if (!w)
+		return;
+	wt->critical_ns += d;
+	if (s->kind == SP_TM_ACQ) {
+		wt->crit_lock_ns += d;
+	} else {
+		wt->crit_kept_ns += d;
+		w->crit_site_ns[s->site] += d;
+	}
+}
+
 /*
  * Walk the critical path of the latest replay back from thread @ti's end
  * into @cp and @reach; @detail: also per thread, per lock and per site
@@ -562,7 +624,6 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 		struct sp_whatif_thread *wt = &w->threads[ti];
 		uint32_t next = NONE;
 		size_t next_k = 0;
-		int64_t d;
 
 		if (!seen[ti]) {
 			seen[ti] = 1;
@@ -575,16 +636,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 			int64_t from = k ? p->ss[ti][k - 1].sim : th->first_ns;
 
 			/* work from the step before to @t */
-			d = t > from ? t - from : 0;
-			if (scaled)
-				cp->scaled_ns += d;
-			else
-				cp->work_ns += d;
-			if (detail) {
-				wt->critical_ns += d;
-				if (scaled)
-					wt->crit_scaled_ns += d;
-			}
+			path_work(cp, detail ? wt : NULL, t > from ? t - from : 0, scaled);
 			t = from;
 			if (!k)
 				break;
@@ -598,25 +650,8 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				int join = s->kind == SP_TM_BLOCK;
 				int64_t rel = join ? p->end[st->by_t] : p->ss[st->by_t][st->by_s].sim;
 
-				d = st->sim > rel ? st->sim - rel : 0;
-				if (join) {
-					cp->kept_ns += d;
-					cp->joins++;
-				} else {
-					cp->lock_ns += d;
-					cp->handoffs++;
-				}
-				if (detail) {
-					wt->critical_ns += d;
-					if (join) {
-						wt->crit_kept_ns += d;
-						w->crit_site_ns[s->site] += d;
-					} else {
-						wt->crit_lock_ns += d;
-						w->locks[s->lock].crit_handoff_ns += d;
-						w->locks[s->lock].crit_handoffs++;
-					}
-				}
+				path_wait(cp, detail ? w : NULL, wt, s, st->sim > rel ? st->sim - rel : 0,
+					  join);
 				t = rel;
 				next = st->by_t;
 				next_k = join ? m->threads[next].n_steps : st->by_s;
@@ -627,20 +662,7 @@ static void critical_path(struct replay *p, uint32_t ti, struct sp_whatif_path *
 				break;
 			}
 			/* its own time: a lock call, or a wait kept as measured */
-			d = st->sim > st->req ? st->sim - st->req : 0;
-			if (s->kind == SP_TM_ACQ)
-				cp->lock_ns += d;
-			else
-				cp->kept_ns += d;
-			if (detail) {
-				wt->critical_ns += d;
-				if (s->kind == SP_TM_ACQ) {
-					wt->crit_lock_ns += d;
-				} else {
-					wt->crit_kept_ns += d;
-					w->crit_site_ns[s->site] += d;
-				}
-			}
+			path_own(cp, detail ? w : NULL, wt, s, st->sim > st->req ? st->sim - st->req : 0);
 			t = st->req;
 		}
 		if (next == NONE) {
@@ -796,38 +818,49 @@ out:
 	return rc;
 }
 
-int sp_whatif_run(const struct sp_trace_model *m, const char *site, double factor,
-		  unsigned samples, struct sp_whatif *w)
+/* The result's arrays and the replay's: 0 or -ENOMEM. */
+static int run_alloc(const struct sp_trace_model *m, struct replay *p, struct sp_whatif *w)
 {
-	struct replay p = { .m = m, .factor = 1.0, .measure = 1, .boot = -1, .w = w };
-	uint8_t *sel = calloc(m->n_sites ? m->n_sites : 1, 1);
-	uint8_t *seen = calloc(m->n_threads ? m->n_threads : 1, 1);
-	int64_t end_max;
-	size_t steps = 0;
-	int rc = -ENOMEM;
-
-	memset(w, 0, sizeof(*w));
-	w->factor = factor;
-	w->site = site;
 	w->locks = calloc(m->n_locks ? m->n_locks : 1, sizeof(*w->locks));
 	w->threads = calloc(m->n_threads ? m->n_threads : 1, sizeof(*w->threads));
 	w->scaled_site = calloc(m->n_sites ? m->n_sites : 1, 1);
 	w->crit_site_ns = calloc(m->n_sites ? m->n_sites : 1, sizeof(*w->crit_site_ns));
-	p.ls = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p.ls));
-	p.ss = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p.ss));
-	p.end = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p.end));
-	p.med = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p.med));
-	p.done = calloc(m->n_threads ? m->n_threads : 1, 1);
-	if (!sel || !seen || !w->locks || !w->threads || !w->scaled_site || !w->crit_site_ns ||
-	    !p.ls || !p.ss || !p.end || !p.med || !p.done)
-		goto out;
+	p->ls = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p->ls));
+	p->ss = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p->ss));
+	p->end = calloc(m->n_threads ? m->n_threads : 1, sizeof(*p->end));
+	p->med = calloc(m->n_locks ? m->n_locks : 1, sizeof(*p->med));
+	p->done = calloc(m->n_threads ? m->n_threads : 1, 1);
+	if (!w->locks || !w->threads || !w->scaled_site || !w->crit_site_ns || !p->ls || !p->ss ||
+	    !p->end || !p->med || !p->done)
+		return -ENOMEM;
 	for (size_t ti = 0; ti < m->n_threads; ti++) {
-		p.ss[ti] = calloc(m->threads[ti].n_steps ? m->threads[ti].n_steps : 1,
-				  sizeof(**p.ss));
-		if (!p.ss[ti])
-			goto out;
+		p->ss[ti] = calloc(m->threads[ti].n_steps ? m->threads[ti].n_steps : 1,
+				   sizeof(**p->ss));
+		if (!p->ss[ti])
+			return -ENOMEM;
 	}
-	/* The sites to scale; NULL: every site. */
+	return 0;
+}
+
+static void run_free(const struct sp_trace_model *m, struct replay *p)
+{
+	for (size_t ti = 0; p->ss && ti < m->n_threads; ti++)
+		free(p->ss[ti]);
+	free(p->ss);
+	free(p->ls);
+	free(p->end);
+	free(p->med);
+	free(p->done);
+	free(p->pool);
+	free(p->gpool);
+	free(p->pool_off);
+}
+
+/* The sites to scale into @sel (@site NULL: every site), and the holds
+ * begun at them: 0, or -ENOENT when there is none. */
+static int select_sites(const struct sp_trace_model *m, const char *site, uint8_t *sel,
+			struct sp_whatif *w)
+{
 	for (size_t i = 0; i < m->n_sites; i++) {
 		sel[i] = !site || sp_tm_site_matches(&m->sites[i], site);
 		w->n_sites += sel[i];
@@ -841,35 +874,20 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 				w->scaled_site[th->steps[k].site] = 1;
 			}
 	}
-	if (!w->scaled_holds) {
-		snprintf(w->error, sizeof(w->error),
-			 "no critical section in the trace begins at '%s'", site ? site : "*");
-		rc = -ENOENT;
-		goto out;
-	}
-	p.sel = sel;
-	for (size_t ti = 0; ti < m->n_threads; ti++)
-		steps += m->threads[ti].n_steps;
-	p.blocks = steps >= (size_t)BLOCKS * MIN_BLOCK_STEPS;
-	rc = replay_run(&p);
-	if (rc == -EDEADLK)
-		snprintf(w->error, sizeof(w->error),
-			 "the replay cannot go on: the trace's hand-off order is inconsistent "
-			 "(a lock granted twice without a release between)");
-	if (rc || (rc = medians(&p)))
-		goto out;
-	w->measured_wall_ns = m->last_ns - m->first_ns;
-	for (size_t ti = 0; ti < m->n_threads; ti++)
-		w->threads[ti].end_measured = m->threads[ti].last_ns;
-	if (m->n_threads)
-		critical_path(&p, last_thread(&p, &end_max), &w->path_replayed, p.reach1, 0,
-			      seen);
-	else
-		end_max = m->first_ns;
-	w->replay_wall_ns = end_max - m->first_ns;
+	if (w->scaled_holds)
+		return 0;
+	snprintf(w->error, sizeof(w->error), "no critical section in the trace begins at '%s'",
+		 site ? site : "*");
+	return -ENOENT;
+}
+
+/* The trace's own acquisitions and waits, per lock and thread. */
+static void measured_waits(const struct sp_trace_model *m, struct sp_whatif *w)
+{
 	for (size_t ti = 0; ti < m->n_threads; ti++) {
 		const struct sp_tm_thread *th = &m->threads[ti];
 
+		w->threads[ti].end_measured = th->last_ns;
 		for (size_t k = 0; k < th->n_steps; k++) {
 			const struct sp_tm_step *s = &th->steps[k];
 
@@ -885,43 +903,93 @@ int sp_whatif_run(const struct sp_trace_model *m, const char *site, double facto
 			}
 		}
 	}
-	/* Pass 2: at F. */
-	p.factor = factor;
-	p.measure = 0;
-	rc = replay_run(&p);
+}
+
+/* Pass 1, at factor 1: the replay as measured (the model's own error),
+ * the hand-off medians, the replayed critical path. */
+static int pass_replayed(struct replay *p, uint8_t *seen)
+{
+	const struct sp_trace_model *m = p->m;
+	struct sp_whatif *w = p->w;
+	int64_t end_max = m->first_ns;
+	int rc = replay_run(p);
+
+	if (rc == -EDEADLK)
+		snprintf(w->error, sizeof(w->error),
+			 "the replay cannot go on: the trace's hand-off order is inconsistent "
+			 "(a lock granted twice without a release between)");
+	if (rc || (rc = medians(p)))
+		return rc;
+	w->measured_wall_ns = m->last_ns - m->first_ns;
+	if (m->n_threads)
+		critical_path(p, last_thread(p, &end_max), &w->path_replayed, p->reach1, 0, seen);
+	w->replay_wall_ns = end_max - m->first_ns;
+	measured_waits(m, w);
+	return 0;
+}
+
+/* Pass 2, at F: the prediction, its critical path, and (@samples) its
+ * intervals. */
+static int pass_predicted(struct replay *p, double factor, unsigned samples, uint8_t *seen)
+{
+	const struct sp_trace_model *m = p->m;
+	struct sp_whatif *w = p->w;
+	int64_t end_max = m->first_ns;
+	int rc;
+
+	p->factor = factor;
+	p->measure = 0;
+	rc = replay_run(p);
 	if (rc == -EDEADLK)
 		snprintf(w->error, sizeof(w->error), "the replay at factor %g cannot go on",
 			 factor);
 	if (rc)
-		goto out;
+		return rc;
 	for (size_t ti = 0; ti < m->n_threads; ti++)
-		w->threads[ti].end_predicted = p.end[ti];
-	w->last_thread = m->n_threads ? last_thread(&p, &end_max) : 0;
+		w->threads[ti].end_predicted = p->end[ti];
+	w->last_thread = m->n_threads ? last_thread(p, &end_max) : 0;
 	w->predicted_wall_ns = end_max - m->first_ns;
 	w->predicted_low_ns = w->predicted_high_ns = w->predicted_wall_ns;
 	for (size_t i = 0; i < m->n_locks; i++)
 		w->locks[i].wait_low = w->locks[i].wait_high = w->locks[i].wait_predicted;
 	if (m->n_threads)
-		critical_path(&p, w->last_thread, &w->path_predicted, p.reachf, 1, seen);
+		critical_path(p, w->last_thread, &w->path_predicted, p->reachf, 1, seen);
 	if (samples && m->n_threads) {
-		rc = bootstrap(&p, samples);
+		rc = bootstrap(p, samples);
 		if (rc == -EDEADLK)
 			snprintf(w->error, sizeof(w->error),
 				 "a replay with hand-off latencies drawn again cannot go on");
 	}
-out:
+	return rc;
+}
+
+int sp_whatif_run(const struct sp_trace_model *m, const char *site, double factor,
+		  unsigned samples, struct sp_whatif *w)
+{
+	struct replay p = { .m = m, .factor = 1.0, .measure = 1, .boot = -1, .w = w };
+	uint8_t *sel = calloc(m->n_sites ? m->n_sites : 1, 1);
+	uint8_t *seen = calloc(m->n_threads ? m->n_threads : 1, 1);
+	size_t steps = 0;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->factor = factor;
+	w->site = site;
+	rc = !sel || !seen ? -ENOMEM : run_alloc(m, &p, w);
+	if (!rc)
+		rc = select_sites(m, site, sel, w);
+	if (!rc) {
+		p.sel = sel;
+		for (size_t ti = 0; ti < m->n_threads; ti++)
+			steps += m->threads[ti].n_steps;
+		p.blocks = steps >= (size_t)BLOCKS * MIN_BLOCK_STEPS;
+		rc = pass_replayed(&p, seen);
+	}
+	if (!rc)
+		rc = pass_predicted(&p, factor, samples, seen);
 	if (rc == -ENOMEM)
 		snprintf(w->error, sizeof(w->error), "out of memory");
-	for (size_t ti = 0; p.ss && ti < m->n_threads; ti++)
-		free(p.ss[ti]);
-	free(p.ss);
-	free(p.ls);
-	free(p.end);
-	free(p.med);
-	free(p.done);
-	free(p.pool);
-	free(p.gpool);
-	free(p.pool_off);
+	run_free(m, &p);
 	free(sel);
 	free(seen);
 	return rc;

@@ -720,6 +720,49 @@ static int64_t quantile(int64_t *v, size_t n, double q)
 	return v[i < n ? i : n - 1];
 }
 
+/* The wall time's 90% interval from the replicates' ratios @rel (sorted
+ * here), around the prediction, which it always contains. */
+static void wall_interval(struct sp_whatif *w, double *rel, unsigned samples)
+{
+	double lo, hi;
+	size_t ilo, ihi;
+
+	/* sort the ratios: the same nearest ranks as quantile() */
+	for (unsigned b = 1; b < samples; b++)
+		for (unsigned j = b; j > 0 && rel[j - 1] > rel[j]; j--) {
+			double x = rel[j];
+
+			rel[j] = rel[j - 1];
+			rel[j - 1] = x;
+		}
+	ilo = (size_t)llround(0.05 * (samples - 1));
+	ihi = (size_t)llround(0.95 * (samples - 1));
+	lo = rel[ilo] < 1.0 ? rel[ilo] : 1.0;
+	hi = rel[ihi] > 1.0 ? rel[ihi] : 1.0;
+	w->predicted_low_ns = (int64_t)llround((double)w->predicted_wall_ns * lo);
+	w->predicted_high_ns = (int64_t)llround((double)w->predicted_wall_ns * hi);
+	if (w->predicted_low_ns > w->predicted_wall_ns)
+		w->predicted_low_ns = w->predicted_wall_ns;
+	if (w->predicted_high_ns < w->predicted_wall_ns)
+		w->predicted_high_ns = w->predicted_wall_ns;
+}
+
+/* A lock's interval of its predicted wait, from its replicates' changes
+ * @chg (copied into @col, @samples of them). */
+static void lock_interval(struct sp_whatif_lock *wl, const int64_t *chg, int64_t *col,
+			  unsigned samples)
+{
+	int64_t c = wl->wait_predicted - wl->wait_replayed, qlo, qhi;
+
+	memcpy(col, chg, samples * sizeof(*col));
+	qlo = quantile(col, samples, 0.05) - c;
+	qhi = quantile(col, samples, 0.95) - c;
+	wl->wait_low = wl->wait_predicted + (qlo < 0 ? qlo : 0);
+	wl->wait_high = wl->wait_predicted + (qhi > 0 ? qhi : 0);
+	if (wl->wait_low < 0)
+		wl->wait_low = 0;
+}
+
 /*
  * The interval: @samples replicates at factor 1 and at F with the
  * latencies drawn again.  Each one's wall ratio, relative to the point's,
@@ -768,41 +811,9 @@ static int bootstrap(struct replay *p, unsigned samples)
 		for (size_t i = 0; per_lock && i < nl; i++)
 			chg[i * samples + b] = p->bwait[i] - base[i];
 	}
-	{
-		double lo, hi;
-		size_t ilo, ihi;
-
-		/* sort the ratios: the same nearest ranks as quantile() */
-		for (unsigned b = 1; b < samples; b++)
-			for (unsigned j = b; j > 0 && rel[j - 1] > rel[j]; j--) {
-				double x = rel[j];
-
-				rel[j] = rel[j - 1];
-				rel[j - 1] = x;
-			}
-		ilo = (size_t)llround(0.05 * (samples - 1));
-		ihi = (size_t)llround(0.95 * (samples - 1));
-		lo = rel[ilo] < 1.0 ? rel[ilo] : 1.0;
-		hi = rel[ihi] > 1.0 ? rel[ihi] : 1.0;
-		w->predicted_low_ns = (int64_t)llround((double)w->predicted_wall_ns * lo);
-		w->predicted_high_ns = (int64_t)llround((double)w->predicted_wall_ns * hi);
-		if (w->predicted_low_ns > w->predicted_wall_ns)
-			w->predicted_low_ns = w->predicted_wall_ns;
-		if (w->predicted_high_ns < w->predicted_wall_ns)
-			w->predicted_high_ns = w->predicted_wall_ns;
-	}
-	for (size_t i = 0; per_lock && i < nl; i++) {
-		struct sp_whatif_lock *wl = &w->locks[i];
-		int64_t c = wl->wait_predicted - wl->wait_replayed, qlo, qhi;
-
-		memcpy(col, chg + i * samples, samples * sizeof(*col));
-		qlo = quantile(col, samples, 0.05) - c;
-		qhi = quantile(col, samples, 0.95) - c;
-		wl->wait_low = wl->wait_predicted + (qlo < 0 ? qlo : 0);
-		wl->wait_high = wl->wait_predicted + (qhi > 0 ? qhi : 0);
-		if (wl->wait_low < 0)
-			wl->wait_low = 0;
-	}
+	wall_interval(w, rel, samples);
+	for (size_t i = 0; per_lock && i < nl; i++)
+		lock_interval(&w->locks[i], chg + i * samples, col, samples);
 	w->samples = samples;
 	w->blocks = p->blocks ? BLOCKS : 0;
 	w->lock_intervals = per_lock;

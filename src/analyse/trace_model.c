@@ -285,6 +285,48 @@ static int release(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32
 	return step_add(th, &s);
 }
 
+/* An acquisition at @t after a wait of @ns (0: none measured): a hold
+ * of a lock, or the end of a wait that holds nothing (semaphore, barrier,
+ * join: a block kept as measured). */
+static int acquired(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32_t lock,
+		    uint32_t site, int type, int64_t t, uint64_t ns)
+{
+	int64_t req = t;
+
+	if (ns)
+		req = th->waiting && th->wait_lock == lock && th->wait_ns_at <= t
+			      ? th->wait_ns_at
+			      : t - (int64_t)ns;
+	th->waiting = 0;
+	if (sp_tm_type_held(type))
+		return acquire(b, th, ti, lock, site, type, t, req, ns > 0);
+	if (ns || type == SP_TYPE_JOIN) {
+		struct sp_tm_step s = { .kind = SP_TM_BLOCK, .t = t, .req = req, .site = site,
+					.pair = EMPTY, .join = type == SP_TYPE_JOIN };
+
+		b->m->blocks++;
+		return step_add(th, &s);
+	}
+	return 0;
+}
+
+/* A condition wait's end at @t: the wait (a block kept as measured),
+ * then its mutex (@lock, EMPTY when none is known) taken again. */
+static int cond_woken(struct build *b, struct sp_tm_thread *th, uint32_t ti, uint32_t lock,
+		      uint32_t site, int64_t t, uint64_t ns)
+{
+	struct sp_tm_step s = { .kind = SP_TM_BLOCK, .t = t, .site = site, .pair = EMPTY };
+
+	s.req = th->cond_pending && th->cond_at <= t ? th->cond_at : t - (int64_t)ns;
+	th->cond_pending = 0;
+	if (step_add(th, &s))
+		return -ENOMEM;
+	if (lock == EMPTY)
+		return 0;
+	/* The mutex is taken again as the wait returns. */
+	return acquire(b, th, ti, lock, site, SP_TYPE_MUTEX, t, t, 0);
+}
+
 static int lock_event(struct build *b, const struct sp_trace_reader *r,
 		      const struct sp_trace_rec *rec)
 {
@@ -329,26 +371,8 @@ static int lock_event(struct build *b, const struct sp_trace_reader *r,
 		th->wait_site = site;
 		th->wait_ns_at = t;
 		return 0;
-	case SP_EV_LOCK_ACQUIRED: {
-		int64_t req = t;
-
-		if (ns)
-			req = th->waiting && th->wait_lock == lock && th->wait_ns_at <= t
-				      ? th->wait_ns_at
-				      : t - (int64_t)ns;
-		th->waiting = 0;
-		if (sp_tm_type_held(type))
-			return acquire(b, th, ti, lock, site, type, t, req, ns > 0);
-		if (ns || type == SP_TYPE_JOIN) {
-			struct sp_tm_step s = { .kind = SP_TM_BLOCK, .t = t, .req = req,
-						.site = site, .pair = EMPTY,
-						.join = type == SP_TYPE_JOIN };
-
-			m->blocks++;
-			return step_add(th, &s);
-		}
-		return 0;
-	}
+	case SP_EV_LOCK_ACQUIRED:
+		return acquired(b, th, ti, lock, site, type, t, ns);
 	case SP_EV_LOCK_RELEASED:
 		if (!sp_tm_type_held(type) && type != SP_TYPE_RWLOCK_UNLOCK)
 			return 0; /* sem_post */
@@ -365,18 +389,8 @@ static int lock_event(struct build *b, const struct sp_trace_reader *r,
 		if (lock == EMPTY || !open_find(th, lock))
 			return 0;
 		return release(b, th, ti, lock, site, t, 0, 1);
-	case SP_EV_COND_WOKEN: {
-		struct sp_tm_step s = { .kind = SP_TM_BLOCK, .t = t, .site = site, .pair = EMPTY };
-
-		s.req = th->cond_pending && th->cond_at <= t ? th->cond_at : t - (int64_t)ns;
-		th->cond_pending = 0;
-		if (step_add(th, &s))
-			return -ENOMEM;
-		if (lock == EMPTY)
-			return 0;
-		/* The mutex is taken again as the wait returns. */
-		return acquire(b, th, ti, lock, site, SP_TYPE_MUTEX, t, t, 0);
-	}
+	case SP_EV_COND_WOKEN:
+		return cond_woken(b, th, ti, lock, site, t, ns);
 	default:
 		return 0;
 	}

@@ -331,6 +331,58 @@ static void first_taken(struct sp_timeline *tl, uint32_t lk, uint32_t site, uint
 	}
 }
 
+/* A wait of @t's thread begins (a lock's, or a condition's), by @e. */
+static void wait_begin(struct tstate *t, const struct ev *e)
+{
+	t->waiting = 1;
+	t->wait_obj = e->obj;
+	t->wait_start = e->ts;
+	t->wait_site = e->site;
+	t->wait_begun = 1;
+}
+
+/* Thread @ti waits for or takes @obj again while a hold of it is open:
+ * that hold ended before, when is not traced. */
+static int retaken(struct sp_timeline *tl, uint32_t ti, uint64_t obj)
+{
+	struct tstate *t = &tl->priv->ts[ti];
+	long h = find_hold(t, obj);
+	struct held old;
+
+	if (h < 0)
+		return 0;
+	old = t->holds[h];
+	drop_hold(t, h);
+	return hold_unknown_end(tl, ti, &old);
+}
+
+/* A condition wait ends (@e, on lock @lk): its slice, then its mutex
+ * (e->aux, 0 when none is known) held again from there. */
+static int cond_woken(struct sp_timeline *tl, uint32_t ti, const struct ev *e, uint32_t lk)
+{
+	struct tstate *t = &tl->priv->ts[ti];
+	uint32_t tid = tl->threads[ti].tid, mk;
+	int64_t start = e->ts - (int64_t)e->ns;
+	unsigned flags = SP_TL_FROM_NS;
+
+	if (t->waiting && t->wait_obj == e->obj && t->wait_start <= e->ts) {
+		start = t->wait_start;
+		flags = 0;
+	}
+	t->waiting = 0;
+	if (add_slice(tl, SP_TL_COND_WAIT, tid, start, e->ts, lk, e->site, e->ns, flags) ==
+	    SP_TL_NONE)
+		return -ENOMEM;
+	tl->locks[lk].waits++;
+	if (!e->aux)
+		return 0;
+	mk = lock_index(tl, e->aux, SP_TYPE_MUTEX);
+	if (mk == SP_TL_NONE)
+		return -ENOMEM;
+	first_taken(tl, mk, e->site, tid); /* the wait retook its mutex there */
+	return open_hold(tl, ti, e->aux, mk, tl->locks[mk].type, e->site, e->ts);
+}
+
 static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 {
 	struct tstate *t = &tl->priv->ts[ti];
@@ -349,25 +401,11 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 	    abandon_wait(tl, ti))
 		return -ENOMEM;
 	if (!tl->full_stream && (e->id == SP_EV_LOCK_WAIT || e->id == SP_EV_LOCK_ACQUIRED) &&
-	    type != SP_TYPE_REC_MUTEX) {
-		/* taken again: its last hold ended before, when is not traced */
-		long h = find_hold(t, e->obj);
-
-		if (h >= 0) {
-			struct held old = t->holds[h];
-
-			drop_hold(t, h);
-			if (hold_unknown_end(tl, ti, &old))
-				return -ENOMEM;
-		}
-	}
+	    type != SP_TYPE_REC_MUTEX && retaken(tl, ti, e->obj))
+		return -ENOMEM;
 	switch (e->id) {
 	case SP_EV_LOCK_WAIT:
-		t->waiting = 1;
-		t->wait_obj = e->obj;
-		t->wait_start = e->ts;
-		t->wait_site = e->site;
-		t->wait_begun = 1;
+		wait_begin(t, e);
 		return add_delta(tl, lk, e->ts, 1);
 	case SP_EV_LOCK_ACQUIRED:
 		if (e->ns || (t->waiting && t->wait_obj == e->obj)) {
@@ -395,34 +433,10 @@ static int lock_event(struct sp_timeline *tl, uint32_t ti, const struct ev *e)
 	case SP_EV_COND_WAIT:
 		if (e->aux && release(tl, ti, e->aux, SP_TYPE_MUTEX, e->site, e->ts, 0, 0))
 			return -ENOMEM;
-		t->waiting = 1;
-		t->wait_obj = e->obj;
-		t->wait_start = e->ts;
-		t->wait_site = e->site;
-		t->wait_begun = 1;
+		wait_begin(t, e);
 		return 0;
-	case SP_EV_COND_WOKEN: {
-		int64_t start = e->ts - (int64_t)e->ns;
-		unsigned flags = SP_TL_FROM_NS;
-		uint32_t mk;
-
-		if (t->waiting && t->wait_obj == e->obj && t->wait_start <= e->ts) {
-			start = t->wait_start;
-			flags = 0;
-		}
-		t->waiting = 0;
-		if (add_slice(tl, SP_TL_COND_WAIT, tid, start, e->ts, lk, e->site, e->ns, flags) ==
-		    SP_TL_NONE)
-			return -ENOMEM;
-		tl->locks[lk].waits++;
-		if (!e->aux)
-			return 0;
-		mk = lock_index(tl, e->aux, SP_TYPE_MUTEX);
-		if (mk == SP_TL_NONE)
-			return -ENOMEM;
-		first_taken(tl, mk, e->site, tid); /* the wait retook its mutex there */
-		return open_hold(tl, ti, e->aux, mk, tl->locks[mk].type, e->site, e->ts);
-	}
+	case SP_EV_COND_WOKEN:
+		return cond_woken(tl, ti, e, lk);
 	}
 	return 0;
 }

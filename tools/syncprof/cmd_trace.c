@@ -19,23 +19,20 @@
  * this file only parses the options and maps errors to exit statuses.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "trace_load.h"
 
 #include "report/render/text.h"
 #include "base/containers.h"
 #include "base/types.h"
 #include "read/trace_reader.h"
 #include "analyse/trace_timeline.h"
-
-#define EXIT_TRUNCATED 3
 
 static const char trace_usage[] =
 	"Usage: syncprof trace dump FILE [--json] [--sort]\n"
@@ -115,41 +112,10 @@ static void unload(struct trace_file *tf);
 
 static int load(const char *cmd, const char *path, struct trace_file *tf)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	size_t n = 0;
-
 	memset(tf, 0, sizeof(*tf));
 	tf->path = path;
-	if (fd < 0 || fstat(fd, &st)) {
-		cli_error(cmd, "cannot open '%s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (cli_read_whole(cmd, path, &tf->data, &tf->size))
 		return -1;
-	}
-	tf->data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
-	if (!tf->data) {
-		cli_error(cmd, "'%s': out of memory", path);
-		close(fd);
-		return -1;
-	}
-	while (n < (size_t)st.st_size) {
-		ssize_t got = read(fd, tf->data + n, (size_t)st.st_size - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			cli_error(cmd, "cannot read '%s': %s", path, strerror(errno));
-			close(fd);
-			free(tf->data);
-			return -1;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	tf->size = n;
 	tf->r = calloc(1, sizeof(*tf->r));
 	if (!tf->r) {
 		free(tf->data);

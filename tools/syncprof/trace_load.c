@@ -1,8 +1,9 @@
 /*
- * trace_load.c - a trace file read whole and modelled for 'syncprof trace
- * what-if' and 'trace chains' (trace_load.h).  Both need the whole trace:
- * a truncated or corrupt file, or one whose writer lost events (a full
- * disk), is refused rather than analysed wrongly.
+ * trace_load.c - a trace file read whole (every 'syncprof trace'
+ * command), and modelled for 'trace what-if' and 'trace chains'
+ * (trace_load.h).  Those two need the whole trace: a truncated or corrupt
+ * file, or one whose writer lost events (a full disk), is refused rather
+ * than analysed wrongly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,45 +28,50 @@ void cli_trace_release(struct cli_trace *a)
 	free(a->data);
 }
 
-static int read_file(struct cli_trace *a)
+int cli_read_whole(const char *cmd, const char *path, uint8_t **data, size_t *size)
 {
-	int fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	size_t n = 0;
 
+	*data = NULL;
+	*size = 0;
 	if (fd < 0 || fstat(fd, &st)) {
-		cli_error(a->cmd, "cannot open '%s': %s", a->path, strerror(errno));
+		cli_error(cmd, "cannot open '%s': %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	a->data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
-	if (!a->data) {
-		cli_error(a->cmd, "'%s': out of memory", a->path);
+	*data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+	if (!*data) {
+		cli_error(cmd, "'%s': out of memory", path);
 		close(fd);
 		return -1;
 	}
 	while (n < (size_t)st.st_size) {
-		ssize_t got = read(fd, a->data + n, (size_t)st.st_size - n);
+		ssize_t got = read(fd, *data + n, (size_t)st.st_size - n);
 
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0) {
-			if (got < 0)
-				cli_error(a->cmd, "cannot read '%s': %s", a->path, strerror(errno));
+		if (got < 0) {
+			cli_error(cmd, "cannot read '%s': %s", path, strerror(errno));
 			close(fd);
-			return got < 0 ? -1 : (a->size = n, 0);
+			free(*data);
+			*data = NULL;
+			return -1;
 		}
+		if (got == 0)
+			break; /* shorter than it was: what was read */
 		n += (size_t)got;
 	}
 	close(fd);
-	a->size = n;
+	*size = n;
 	return 0;
 }
 
 int cli_trace_load(struct cli_trace *a)
 {
-	if (read_file(a))
+	if (cli_read_whole(a->cmd, a->path, &a->data, &a->size))
 		return 1;
 	if (sp_trace_reader_init(&a->r, a->data, a->size)) {
 		cli_error(a->cmd, "'%s': %s", a->path, a->r.error);

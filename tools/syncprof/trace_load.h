@@ -1,9 +1,10 @@
 /*
- * trace_load.h - what 'syncprof trace what-if' and 'trace chains'
- * (cmd_trace_whatif.c, cmd_trace_chains.c) share: a trace file read
- * whole and modelled (src/analyse/trace_model.h), refused with one line
- * on stderr when the analyses cannot use it, and the small pieces of
- * their output and options.
+ * trace_load.h - a trace file read whole, as every 'syncprof trace'
+ * command starts (cmd_trace.c too); and what 'trace what-if' and 'trace
+ * chains' (cmd_trace_whatif.c, cmd_trace_chains.c) share besides: the
+ * file modelled (src/analyse/trace_model.h), refused with one line on
+ * stderr when the analyses cannot use it, and the small pieces of their
+ * output and options.
  */
 #ifndef SYNCPROF_TRACE_LOAD_H
 #define SYNCPROF_TRACE_LOAD_H
@@ -23,6 +24,11 @@ struct cli_trace {
 	struct sp_trace_model m;
 	int have_model;
 };
+
+/* The whole file @path into *@data (malloc'd) and *@size: 0, or -1
+ * after one line on stderr (*@data NULL).  'trace dump', 'stats' and
+ * 'export' read the file with it too (cmd_trace.c). */
+int cli_read_whole(const char *cmd, const char *path, uint8_t **data, size_t *size);
 
 /* Read and model @t->path; 0, or the exit status after one line on
  * stderr (1, or EXIT_TRUNCATED).  cli_trace_release() either way. */

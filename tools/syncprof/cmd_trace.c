@@ -479,13 +479,7 @@ static int cmd_dump(int argc, char **argv)
 			json = 1;
 		} else if (!strcmp(argv[i], "--sort")) {
 			sort = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("trace dump", "unknown option '%s' (see --help)", argv[i]);
-			return 2;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			cli_error("trace dump", "one FILE only (see --help)");
+		} else if (cli_take_file("trace dump", argv[i], &path)) {
 			return 2;
 		}
 	}
@@ -647,13 +641,7 @@ static int cmd_stats(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(stats_usage, stdout);
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("trace stats", "unknown option '%s' (see --help)", argv[i]);
-			return 2;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			cli_error("trace stats", "one FILE only (see --help)");
+		} else if (cli_take_file("trace stats", argv[i], &path)) {
 			return 2;
 		}
 	}
@@ -694,13 +682,7 @@ static int cmd_export(int argc, char **argv)
 			format = argv[i] + 9;
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out_path = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("trace export", "unknown option '%s' (see --help)", argv[i]);
-			return 2;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			cli_error("trace export", "one FILE only (see --help)");
+		} else if (cli_take_file("trace export", argv[i], &path)) {
 			return 2;
 		}
 	}

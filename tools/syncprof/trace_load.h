@@ -1,10 +1,11 @@
 /*
- * trace_load.h - a trace file read whole, as every 'syncprof trace'
- * command starts (cmd_trace.c too); and what 'trace what-if' and 'trace
- * chains' (cmd_trace_whatif.c, cmd_trace_chains.c) share besides: the
- * file modelled (src/analyse/trace_model.h), refused with one line on
- * stderr when the analyses cannot use it, and the small pieces of their
- * output and options.
+ * trace_load.h - what the 'syncprof trace' commands share: a trace file
+ * read whole and the one FILE among their arguments (cmd_trace.c too);
+ * for 'trace what-if' and 'trace chains' (cmd_trace_whatif.c,
+ * cmd_trace_chains.c) besides, the file modelled
+ * (src/analyse/trace_model.h), refused with one line on stderr when the
+ * analyses cannot use it, and the small pieces of their output and
+ * options.
  */
 #ifndef SYNCPROF_TRACE_LOAD_H
 #define SYNCPROF_TRACE_LOAD_H
